@@ -1,0 +1,19 @@
+"""Errors raised by the wire layer."""
+
+from __future__ import annotations
+
+
+class WireError(Exception):
+    """Base class for framing and transport failures."""
+
+
+class FrameTooLarge(WireError):
+    """A line exceeded the reader's size cap; the reader skipped it and goes on with the next line."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"line exceeds {limit} bytes")
+        self.limit = limit
+
+
+class PeerClosed(WireError):
+    """The other side closed its end of the stream."""

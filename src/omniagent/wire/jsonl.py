@@ -1,0 +1,152 @@
+"""JSON-lines framing with a size cap, and a single writer per output stream.
+
+Reading: `read_lines` yields each line as bytes (no newline). A line longer than the cap is skipped whole and
+reported as a `FrameTooLarge` value in the stream, so the caller can answer it with its wire's error and go on.
+
+Writing: `LineWriter` owns one task that writes every queued line, in order, and flushes after each batch of
+ready lines, so lines never interleave and a slow consumer sees complete lines.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable
+from types import TracebackType
+from typing import Any, Protocol
+
+from omniagent.wire.errors import FrameTooLarge, PeerClosed
+
+# Default cap for one input line: 16 MiB fits a large tool output or an inline image, and bounds memory.
+MAX_LINE_BYTES = 16 * 1024 * 1024
+# Bytes read per chunk; larger chunks mean fewer wakeups when a peer floods us.
+READ_CHUNK = 256 * 1024
+
+
+def dumps(value: Any) -> bytes:
+    """Compact JSON, UTF-8, no trailing newline."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+async def read_lines(
+    reader: asyncio.StreamReader, *, max_bytes: int = MAX_LINE_BYTES
+) -> AsyncIterator[bytes | FrameTooLarge]:
+    """Yield lines from `reader` until EOF; an oversize line is yielded as `FrameTooLarge` and skipped.
+
+    A final line without a newline is yielded too. Carriage returns before the newline are stripped.
+    """
+    pending = bytearray()
+    skipping = False  # inside an oversize line: drop bytes until the next newline
+    while True:
+        chunk = await reader.read(READ_CHUNK)
+        if not chunk:
+            break
+        start = 0
+        while True:
+            nl = chunk.find(b"\n", start)
+            if nl < 0:
+                if not skipping:
+                    pending += chunk[start:]
+                    if len(pending) > max_bytes:
+                        pending.clear()
+                        skipping = True
+                        yield FrameTooLarge(max_bytes)
+                break
+            if skipping:
+                skipping = False
+            else:
+                pending += chunk[start:nl]
+                if len(pending) > max_bytes:
+                    yield FrameTooLarge(max_bytes)
+                else:
+                    yield bytes(pending.removesuffix(b"\r"))
+            pending.clear()
+            start = nl + 1
+    if pending and not skipping:
+        yield bytes(pending.removesuffix(b"\r"))
+
+
+class ByteSink(Protocol):
+    """Where a `LineWriter` puts bytes: an asyncio StreamWriter or our stdout."""
+
+    def write(self, data: bytes) -> None: ...
+
+    async def drain(self) -> None: ...
+
+
+class LineWriter:
+    """One writer task for one output stream.
+
+    `send_nowait` enqueues a line and never blocks (the queue is unbounded: callers that can flood, like event
+    forwarders, bound themselves upstream). `wait_flushed` waits until everything sent so far is written.
+    If the sink fails, `failed` is set and later sends raise `PeerClosed`.
+    """
+
+    def __init__(self, sink: ByteSink, *, on_error: Callable[[BaseException], None] | None = None) -> None:
+        self._sink = sink
+        self._queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self._task: asyncio.Task[None] | None = None
+        self._on_error = on_error
+        self.failed: BaseException | None = None
+        self._written = 0
+        self._sent = 0
+        self._progress = asyncio.Event()
+
+    async def __aenter__(self) -> LineWriter:
+        self._task = asyncio.create_task(self._run(), name="line-writer")
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    def send_nowait(self, line: bytes) -> None:
+        """Queue one line (without newline) for writing."""
+        if self.failed is not None:
+            raise PeerClosed("output stream is closed") from self.failed
+        self._sent += 1
+        self._queue.put_nowait(line)
+
+    def send_json(self, value: Any) -> None:
+        """Queue one JSON value as a compact line."""
+        self.send_nowait(dumps(value))
+
+    async def wait_flushed(self) -> None:
+        """Wait until every line sent before this call is written and drained (or the sink failed)."""
+        target = self._sent
+        while self._written < target and self.failed is None:
+            self._progress.clear()
+            await self._progress.wait()
+
+    async def aclose(self) -> None:
+        """Write what is queued, then stop the writer task."""
+        if self._task is None:
+            return
+        self._queue.put_nowait(None)
+        try:
+            await self._task
+        finally:
+            self._task = None
+
+    async def _run(self) -> None:
+        while True:
+            first = await self._queue.get()
+            batch = [first]
+            # Take every line already waiting so a flood costs one write and one drain per batch.
+            while not self._queue.empty() and len(batch) < 4096:
+                batch.append(self._queue.get_nowait())
+            stop = None in batch
+            lines = [line for line in batch if line is not None]
+            if lines and self.failed is None:
+                try:
+                    self._sink.write(b"\n".join(lines) + b"\n")
+                    await self._sink.drain()
+                except (OSError, ConnectionError, RuntimeError) as exc:
+                    self.failed = exc
+                    if self._on_error is not None:
+                        self._on_error(exc)
+            self._written += len(lines)
+            self._progress.set()
+            if stop:
+                return

@@ -1,0 +1,69 @@
+"""Our own stdin and stdout as asyncio streams (with an explicit size limit), for `serve`, `rpc` and `acp`.
+
+Pipes, sockets and terminals use asyncio's pipe transports. A regular file (`omniagent serve < frames.jsonl`)
+cannot be watched by the event loop, so it is read and written by a helper thread instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from omniagent.wire.jsonl import READ_CHUNK, ByteSink
+
+
+class _ThreadedSink:
+    """Blocking writes to a file descriptor, run off the event loop."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._pending: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self._pending.append(data)
+
+    async def drain(self) -> None:
+        data, self._pending = b"".join(self._pending), []
+        await asyncio.to_thread(_write_all, self._fd, data)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _feed_from_thread(loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReader, fd: int) -> None:
+    try:
+        while chunk := os.read(fd, READ_CHUNK):
+            loop.call_soon_threadsafe(reader.feed_data, chunk)
+    except OSError:
+        pass
+    loop.call_soon_threadsafe(reader.feed_eof)
+
+
+@asynccontextmanager
+async def open_stdio(*, limit: int) -> AsyncIterator[tuple[asyncio.StreamReader, ByteSink]]:
+    """Open stdin for reading and stdout for writing as asyncio streams."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=limit)
+    stdin_fd, stdout_fd = sys.stdin.fileno(), sys.stdout.fileno()
+    try:
+        stdin = os.fdopen(stdin_fd, "rb", 0, closefd=False)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
+    except ValueError:
+        threading.Thread(target=_feed_from_thread, args=(loop, reader, stdin_fd), daemon=True).start()
+    sink: ByteSink
+    try:
+        transport, protocol = await loop.connect_write_pipe(
+            asyncio.streams.FlowControlMixin, os.fdopen(stdout_fd, "wb", 0, closefd=False)
+        )
+        sink = asyncio.StreamWriter(transport, protocol, None, loop)
+    except ValueError:
+        sink = _ThreadedSink(stdout_fd)
+    yield reader, sink
