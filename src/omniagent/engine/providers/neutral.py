@@ -6,7 +6,8 @@ This is the seam between the run loop (`engine.runs`) and the provider clients (
 Stream contract (every provider keeps it; tests pin it):
 - Content arrives in *blocks* numbered by `index` = 0, 1, 2, … in order of appearance. At most one block is open at a
   time: a block opens with its first event (`TextDelta`, `ReasoningDelta`, `RedactedReasoning` or `ToolCallStarted`)
-  and closes with `BlockEnded(index)`; every opened block is closed before `StreamEnd`.
+  and closes with `BlockEnded(index)`; every opened block is closed before `StreamEnd`. An opening delta may be
+  empty (`TextDelta(i, "")`): it announces the block.
 - A block is one kind only: text (`TextDelta`*), reasoning (`ReasoningDelta`* then at most one
   `ReasoningSignature`), redacted reasoning (one `RedactedReasoning`), or a tool call (`ToolCallStarted`, then
   `ToolCallArgumentsDelta`*; the joined deltas are the raw JSON arguments, `""` meaning `{}`).
@@ -21,7 +22,7 @@ Reasoning signatures are opaque per protocol: replay a `ReasoningPart` only to t
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal, Protocol
@@ -273,7 +274,7 @@ class Provider(Protocol):
     response, which is how a run cancels a call.
     """
 
-    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+    def stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
         """Send `request` and yield the answer as neutral events, ending with `Usage` then `StreamEnd`.
 
         Raises:

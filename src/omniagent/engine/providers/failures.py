@@ -1,0 +1,183 @@
+"""Provider failures as data: each failure kind → (class, RunErrorCode, safe sentence), and the status classifier.
+
+The sentence is what reaches the wire (`run.done{failed{message}}`, `retrying` activity): fixed text that can never
+echo a key or provider-supplied text. Provider bodies are read only to pick a kind, never to build a message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum, StrEnum
+
+import httpx
+
+from omniagent.engine.providers.neutral import ProviderError, RunErrorCode
+
+
+class FailureClass(Enum):
+    """How a failure may be retried (the retry policy still decides; see `retry.next_delay`)."""
+
+    TRANSIENT = "transient"  # the server said "not now" (429, 5xx, overloaded): retry after backoff
+    TRANSPORT = "transport"  # the connection or the stream broke: retry only if nothing streamed yet
+    PERMANENT = "permanent"  # the same request will fail again (auth, validation, quota): never retry
+
+
+class FailureKind(StrEnum):
+    """Every way a model call can fail, as the provider clients classify it."""
+
+    RATE_LIMITED = "rate_limited"
+    QUOTA_EXHAUSTED = "quota_exhausted"
+    OVERLOADED = "overloaded"
+    SERVER_ERROR = "server_error"
+    STREAM_ERROR = "stream_error"
+    RETRYABLE_STATUS = "retryable_status"
+    AUTH = "auth"
+    PERMISSION = "permission"
+    UNKNOWN_MODEL = "unknown_model"
+    CONTEXT_OVERFLOW = "context_overflow"
+    BAD_REQUEST = "bad_request"
+    REQUEST_TOO_LARGE = "request_too_large"
+    UNEXPECTED_STATUS = "unexpected_status"
+    CONNECT_FAILED = "connect_failed"
+    CONNECTION_LOST = "connection_lost"
+    TIMEOUT = "timeout"
+    TRUNCATED = "truncated"
+    MALFORMED = "malformed"
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """What a failure kind means for the run."""
+
+    failure_class: FailureClass
+    code: RunErrorCode
+    sentence: str
+
+
+_T, _X, _P = FailureClass.TRANSIENT, FailureClass.TRANSPORT, FailureClass.PERMANENT
+_C = RunErrorCode
+
+FAILURES: Mapping[FailureKind, Failure] = {
+    FailureKind.RATE_LIMITED: Failure(_T, _C.RATE_LIMITED, "The provider is rate limiting requests."),
+    FailureKind.QUOTA_EXHAUSTED: Failure(_P, _C.QUOTA_EXHAUSTED, "The provider account has no quota left."),
+    FailureKind.OVERLOADED: Failure(_T, _C.PROVIDER, "The provider is overloaded."),
+    FailureKind.SERVER_ERROR: Failure(_T, _C.PROVIDER, "The provider had an internal error."),
+    FailureKind.STREAM_ERROR: Failure(_T, _C.PROVIDER, "The provider reported an error during the answer."),
+    FailureKind.RETRYABLE_STATUS: Failure(_T, _C.PROVIDER, "The provider asked to retry the request."),
+    FailureKind.AUTH: Failure(_P, _C.AUTH, "The provider rejected the credential."),
+    FailureKind.PERMISSION: Failure(_P, _C.AUTH, "The credential is not allowed to use this model or endpoint."),
+    FailureKind.UNKNOWN_MODEL: Failure(_P, _C.UNKNOWN_MODEL, "The provider does not know this model."),
+    FailureKind.CONTEXT_OVERFLOW: Failure(
+        _P, _C.CONTEXT_OVERFLOW, "The conversation is too long for the model's context window."
+    ),
+    FailureKind.BAD_REQUEST: Failure(_P, _C.PROVIDER, "The provider rejected the request as invalid."),
+    FailureKind.REQUEST_TOO_LARGE: Failure(_P, _C.PROVIDER, "The request is too large for the provider."),
+    FailureKind.UNEXPECTED_STATUS: Failure(_P, _C.PROVIDER, "The provider answered with an unexpected HTTP status."),
+    FailureKind.CONNECT_FAILED: Failure(_X, _C.NETWORK, "Could not connect to the provider."),
+    FailureKind.CONNECTION_LOST: Failure(_X, _C.NETWORK, "The connection to the provider was lost."),
+    FailureKind.TIMEOUT: Failure(_X, _C.TIMEOUT, "The provider did not answer in time."),
+    FailureKind.TRUNCATED: Failure(_X, _C.PROTOCOL, "The provider's answer ended before it was complete."),
+    FailureKind.MALFORMED: Failure(_X, _C.PROTOCOL, "The provider sent an answer that could not be read."),
+}
+
+# Fragments of provider error text that mean "the prompt does not fit", across vendors.
+_OVERFLOW_MARKERS = ("prompt is too long", "context_length_exceeded", "maximum context length", "context window")
+
+
+def provider_error(
+    kind: FailureKind,
+    *,
+    status: int | None = None,
+    headers: httpx.Headers | None = None,
+    content_streamed: bool = False,
+) -> ProviderError:
+    """Build the `ProviderError` for `kind`, reading retry hints from response `headers` when given."""
+    failure = FAILURES[kind]
+    retryable = failure.failure_class is not FailureClass.PERMANENT
+    retry_after = None
+    if headers is not None:
+        retry_after = parse_retry_after(headers)
+        # Vendors send x-should-retry to override the status-based guess; a permanent class stays permanent.
+        should_retry = headers.get("x-should-retry", "").strip().lower()
+        if should_retry == "false":
+            retryable = False
+    return ProviderError(
+        failure.code,
+        failure.sentence,
+        status=status,
+        retry_after=retry_after,
+        retryable=retryable,
+        content_streamed=content_streamed,
+    )
+
+
+def classify_status(status: int, error_type: str, error_code: str, error_message: str) -> FailureKind:
+    """Pick the failure kind of an HTTP error answer from its status and the provider's error type/code/message."""
+    lowered = f"{error_type} {error_code} {error_message}".lower()
+    if error_code == "insufficient_quota" or error_type == "insufficient_quota":
+        return FailureKind.QUOTA_EXHAUSTED
+    if status in (400, 413) and any(marker in lowered for marker in _OVERFLOW_MARKERS):
+        return FailureKind.CONTEXT_OVERFLOW
+    by_status = {
+        400: FailureKind.BAD_REQUEST,
+        401: FailureKind.AUTH,
+        403: FailureKind.PERMISSION,
+        404: FailureKind.UNKNOWN_MODEL,
+        408: FailureKind.RETRYABLE_STATUS,
+        409: FailureKind.RETRYABLE_STATUS,
+        413: FailureKind.REQUEST_TOO_LARGE,
+        422: FailureKind.BAD_REQUEST,
+        429: FailureKind.RATE_LIMITED,
+        529: FailureKind.OVERLOADED,
+    }
+    if status in by_status:
+        return by_status[status]
+    if status == 503 or "overloaded" in lowered:
+        return FailureKind.OVERLOADED
+    if status >= 500:
+        return FailureKind.SERVER_ERROR
+    return FailureKind.UNEXPECTED_STATUS
+
+
+def classify_stream_error(error_type: str, error_code: str, error_message: str) -> FailureKind:
+    """Pick the failure kind of an error reported inside a 200 stream (Anthropic `error` event, Chat error line)."""
+    lowered = f"{error_type} {error_code}".lower()
+    if "insufficient_quota" in lowered:
+        return FailureKind.QUOTA_EXHAUSTED
+    if "rate_limit" in lowered:
+        return FailureKind.RATE_LIMITED
+    if "overloaded" in lowered:
+        return FailureKind.OVERLOADED
+    if any(marker in f"{lowered} {error_message.lower()}" for marker in _OVERFLOW_MARKERS):
+        return FailureKind.CONTEXT_OVERFLOW
+    return FailureKind.STREAM_ERROR
+
+
+def classify_transport(exc: httpx.HTTPError) -> FailureKind:
+    """Pick the failure kind of an httpx exception raised while sending or reading."""
+    if isinstance(exc, httpx.TimeoutException):
+        return FailureKind.TIMEOUT
+    if isinstance(exc, httpx.ConnectError):
+        return FailureKind.CONNECT_FAILED
+    if isinstance(exc, httpx.DecodingError):
+        return FailureKind.MALFORMED
+    return FailureKind.CONNECTION_LOST
+
+
+def parse_retry_after(headers: httpx.Headers) -> float | None:
+    """Seconds the server asked to wait: `retry-after-ms` (OpenAI) first, then `retry-after` in seconds.
+
+    HTTP-date forms are ignored (no provider we target sends them, and reading them needs a clock).
+    """
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            seconds = float(value.strip()) * scale
+        except ValueError:
+            continue
+        if seconds >= 0:
+            return seconds
+    return None
