@@ -164,9 +164,8 @@ class _Decoder:
             key = ("text", at, count(data, "content_index"))
             return [*self._blocks.ensure(key, lambda i: TextDelta(i, "")), TextDelta(self._index(key), _delta(data))]
         if kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
-            key = ("reasoning", at)
-            opened = self._blocks.ensure(key, lambda i: ReasoningDelta(i, ""))
-            return [*opened, ReasoningDelta(self._index(key), _delta(data))]
+            opened = self._blocks.ensure(("reasoning", at), lambda i: ReasoningDelta(i, ""))
+            return [*opened, ReasoningDelta(self._index(("reasoning", at)), _delta(data))]
         if kind == "response.reasoning_summary_part.added" and count(data, "summary_index") > 0:
             index = self._blocks.index_of(("reasoning", at))
             return [ReasoningDelta(index, "\n\n")] if index is not None else []
@@ -209,8 +208,11 @@ class _Decoder:
             events.append(ReasoningSignature(reasoning_index, json.dumps(sealed, separators=(",", ":"))))
         tool_index = self._blocks.index_of(("tool", at))
         # Some servers send the arguments only in the finished item.
-        if item_type == "function_call" and tool_index is not None and at not in self._streamed_args and text(
-            item, "arguments"
+        if (
+            item_type == "function_call"
+            and tool_index is not None
+            and at not in self._streamed_args
+            and text(item, "arguments")
         ):
             events.append(ToolCallArgumentsDelta(tool_index, self._call_ids[at], text(item, "arguments")))
         return [*events, *self._blocks.close()]
