@@ -1,0 +1,381 @@
+"""JSON-RPC peer over a pair of asyncio streams: calls both ways, id correlation, dispatch, the one error boundary.
+
+What it is: newline-delimited JSON-RPC (framing by `wire/jsonl.py`, envelope rules by `wire/dialects.py`). One
+`Peer` sends requests and notifications and answers the other side's, concurrently. It knows no protocol's
+methods: the layer above (`acp/client.py`, the engine's RPC server) passes handler tables of raw JSON params.
+
+Ordering: incoming notifications and responses are handled in the reading task, in arrival order (so a
+`session/update` stream stays ordered, and a slow notification handler slows reading: that is the backpressure).
+Each incoming request runs in its own task in the peer's TaskGroup and may await anything, including our own
+outgoing requests.
+
+Errors: a handler raises `RpcError(code, message, data)` to answer with that error. Any other exception is logged to
+stderr and answered with -32603 and a fixed sentence: no exception text and no traceback reach the wire.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from types import TracebackType
+from typing import Any, TypeVar
+
+from omniagent.wire.dialects import STRICT, Dialect, RequestId
+from omniagent.wire.errors import FrameTooLarge, PeerClosed, WireError
+from omniagent.wire.jsonl import MAX_LINE_BYTES, ByteSink, LineWriter, dumps, read_lines
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+# JSON-RPC 2.0 codes.
+PARSE_ERROR = -32700  # the line is not JSON
+INVALID_REQUEST = -32600  # JSON, but not a valid call (or an empty batch, or an oversize line)
+METHOD_NOT_FOUND = -32601  # no handler for this method
+INVALID_PARAMS = -32602  # params do not fit the method
+INTERNAL_ERROR = -32603  # the handler failed; details are in our stderr log only
+# ACP codes (acp-v2.schema.json `ErrorCode`).
+REQUEST_CANCELLED = -32800  # answered after `$/cancel_request`
+AUTH_REQUIRED = -32000  # the agent needs `authenticate` / `auth/login` first
+RESOURCE_NOT_FOUND = -32002  # e.g. an unknown session id
+
+_INTERNAL_SENTENCE = "internal error"
+
+# Handlers take the call's raw `params` (None when absent) and return the raw `result`.
+RequestHandler = Callable[[Any], Awaitable[Any]]
+NotificationHandler = Callable[[Any], Awaitable[None]]
+
+
+class RpcError(WireError):
+    """A JSON-RPC error: raised by handlers to answer one, and by `Peer.request` when the other side answers one."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(f"{message} ({code})")
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def body(self, dialect: Dialect) -> dict[str, Any]:
+        """The `error` object for `dialect`."""
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None and dialect.error_data:
+            error["data"] = self.data
+        return error
+
+
+class Peer:
+    """One JSON-RPC connection. Use as `async with Peer(reader, sink, ...) as peer:`.
+
+    `requests` and `notifications` map method names to handlers; `on_request` / `on_notification` add more.
+    Leaving the `async with` cancels running handlers, fails pending requests with `PeerClosed`, and flushes
+    what was sent. The streams belong to the caller (close them after the peer).
+    """
+
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        sink: ByteSink,
+        *,
+        dialect: Dialect = STRICT,
+        requests: Mapping[str, RequestHandler] | None = None,
+        notifications: Mapping[str, NotificationHandler] | None = None,
+        max_line_bytes: int = MAX_LINE_BYTES,
+        name: str = "jsonrpc",
+    ) -> None:
+        self.dialect = dialect
+        self.name = name
+        self._reader = reader
+        self._writer = LineWriter(sink)
+        self._requests: dict[str, RequestHandler] = dict(requests or {})
+        self._notifications: dict[str, NotificationHandler] = dict(notifications or {})
+        self._max_line_bytes = max_line_bytes
+        self._next_id = 0
+        self._pending: dict[RequestId, asyncio.Future[Any]] = {}
+        self._inflight: dict[RequestId, asyncio.Task[bytes]] = {}
+        self._cancelled_by_peer: set[RequestId] = set()
+        self._closed = asyncio.Event()
+        self._tg: asyncio.TaskGroup | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    def on_request(self, method: str, handler: RequestHandler) -> None:
+        """Answer incoming `method` requests with `handler`."""
+        self._requests[method] = handler
+
+    def on_notification(self, method: str, handler: NotificationHandler) -> None:
+        """Handle incoming `method` notifications with `handler` (in the reading task, in order)."""
+        self._notifications[method] = handler
+
+    async def __aenter__(self) -> Peer:
+        await self._writer.__aenter__()
+        self._tg = asyncio.TaskGroup()
+        await self._tg.__aenter__()
+        self._spawn(self._read_loop(), "reader")
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._closed.set()
+        assert self._tg is not None
+        tg, self._tg = self._tg, None
+        # The reader and every handler are ours: stop them rather than wait on the other side.
+        for task in list(self._tasks):
+            task.cancel()
+        try:
+            await tg.__aexit__(exc_type, exc, tb)
+        finally:
+            self._fail_pending()
+            await self._writer.aclose()
+
+    @property
+    def closed(self) -> bool:
+        """True once the other side closed its stream or we left the `async with`."""
+        return self._closed.is_set()
+
+    async def wait_closed(self) -> None:
+        """Wait until the other side closes its stream (or we close)."""
+        await self._closed.wait()
+
+    async def request(self, method: str, params: Any = None) -> Any:
+        """Send a request and wait for its result.
+
+        Cancelling the caller sends the dialect's cancel notification (`$/cancel_request`) and re-raises.
+
+        Raises:
+            RpcError: the other side answered with an error.
+            PeerClosed: the connection closed before the answer.
+        """
+        if self._closed.is_set():
+            raise PeerClosed(f"{self.name}: connection is closed")
+        self._next_id += 1
+        request_id = self.dialect.mint_id(self._next_id)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = future
+        body: dict[str, Any] = {"id": request_id, "method": method}
+        if params is not None:
+            body["params"] = params
+        try:
+            self._send(body)
+            return await future
+        except asyncio.CancelledError:
+            # Awaiting cancels the future too; only a future that got an answer needs no cancel notice.
+            answered = future.done() and not future.cancelled()
+            if not answered and not self._closed.is_set() and self.dialect.cancel_method is not None:
+                cancel = {self.dialect.cancel_id_member: request_id}
+                with contextlib.suppress(PeerClosed):
+                    self.notify(self.dialect.cancel_method, cancel)
+            raise
+        finally:
+            self._pending.pop(request_id, None)
+
+    def notify(self, method: str, params: Any = None) -> None:
+        """Send a notification (queued for the single writer; never waits).
+
+        Raises:
+            PeerClosed: the output stream is closed.
+        """
+        body: dict[str, Any] = {"method": method}
+        if params is not None:
+            body["params"] = params
+        self._send(body)
+
+    async def wait_flushed(self) -> None:
+        """Wait until everything sent so far is written to the stream."""
+        await self._writer.wait_flushed()
+
+    # --- reading -------------------------------------------------------------------------------------------
+
+    async def _read_loop(self) -> None:
+        try:
+            async for line in read_lines(self._reader, max_bytes=self._max_line_bytes):
+                if isinstance(line, FrameTooLarge):
+                    log.warning("%s: dropped a line over %d bytes", self.name, line.limit)
+                    self._send_error(
+                        self.dialect.unknown_id,
+                        self.dialect.invalid_request_code,
+                        "message exceeds the line size limit",
+                        {"limitBytes": line.limit},
+                    )
+                else:
+                    await self._handle_line(line)
+        except (OSError, ConnectionError) as exc:
+            log.info("%s: input stream failed: %s", self.name, exc)
+        finally:
+            self._on_peer_closed()
+
+    async def _handle_line(self, line: bytes) -> None:
+        if not line.strip():
+            return
+        try:
+            message = json.loads(line)
+        except ValueError:
+            self._send_error(self.dialect.unknown_id, PARSE_ERROR, "parse error: the line is not valid JSON")
+            return
+        if isinstance(message, list):
+            await self._handle_batch(message)
+            return
+        reply = await self._handle_message(message, in_batch=False)
+        if isinstance(reply, bytes):
+            self._send_line(reply)
+
+    async def _handle_batch(self, items: list[Any]) -> None:
+        if not self.dialect.batches or not items:
+            self._send_error(self.dialect.unknown_id, self.dialect.invalid_request_code, "invalid request: batch")
+            return
+        replies: list[bytes] = []
+        tasks: list[asyncio.Task[bytes]] = []
+        for item in items:
+            reply = await self._handle_message(item, in_batch=True)
+            if isinstance(reply, asyncio.Task):
+                tasks.append(reply)
+            elif reply is not None:
+                replies.append(reply)
+        if tasks or replies:
+            self._spawn(self._finish_batch(tasks, replies), "batch")
+
+    async def _finish_batch(self, tasks: list[asyncio.Task[bytes]], replies: list[bytes]) -> None:
+        for task in tasks:
+            replies.append(await task)
+        self._send_line(b"[" + b",".join(replies) + b"]")
+
+    async def _handle_message(self, message: Any, *, in_batch: bool) -> bytes | asyncio.Task[bytes] | None:
+        """Dispatch one message; return an immediate error reply, a request task (batch only), or None."""
+        dialect = self.dialect
+        if not isinstance(message, dict):
+            return self._error_line(dialect.unknown_id, dialect.invalid_request_code, "invalid request")
+        if "method" not in message:
+            if "result" in message or "error" in message:
+                self._resolve(message)
+                return None
+            return self._error_line(self._reply_id(message), dialect.invalid_request_code, "invalid request")
+        method, params = message["method"], message.get("params")
+        has_id = "id" in message
+        if (
+            not isinstance(method, str)
+            or not dialect.version_ok(message)
+            or (has_id and not dialect.valid_id(message["id"]))
+            or not isinstance(params, dict | list | None)
+        ):
+            return self._error_line(self._reply_id(message), dialect.invalid_request_code, "invalid request")
+        if not has_id:
+            await self._dispatch_notification(method, params)
+            return None
+        request_id: RequestId = message["id"]
+        task = self._spawn(self._run_request(request_id, method, params, send=not in_batch), method)
+        self._inflight[request_id] = task
+        return task if in_batch else None
+
+    async def _dispatch_notification(self, method: str, params: Any) -> None:
+        if method == self.dialect.cancel_method:
+            self._cancel_inflight(params)
+            return
+        handler = self._notifications.get(method)
+        if handler is None:
+            # JSON-RPC: notifications are never answered; unknown ones are ignored (ACP: "_" extensions too).
+            log.debug("%s: ignored notification %s", self.name, method)
+            return
+        try:
+            await handler(params)
+        except Exception:
+            log.exception("%s: handler for notification %s failed", self.name, method)
+
+    async def _run_request(self, request_id: RequestId, method: str, params: Any, *, send: bool) -> bytes:
+        try:
+            line = await self._answer(request_id, method, params)
+        finally:
+            self._inflight.pop(request_id, None)
+            self._cancelled_by_peer.discard(request_id)
+        if send:
+            self._send_line(line)
+        return line
+
+    async def _answer(self, request_id: RequestId, method: str, params: Any) -> bytes:
+        handler = self._requests.get(method)
+        if handler is None:
+            return self._error_line(request_id, METHOD_NOT_FOUND, f"method not found: {method}")
+        try:
+            result = await handler(params)
+            return dumps(self.dialect.envelope({"id": request_id, "result": result}))
+        except RpcError as exc:
+            return self._error_line(request_id, exc.code, exc.message, exc.data)
+        except asyncio.CancelledError:
+            if request_id not in self._cancelled_by_peer:
+                raise
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()
+            return self._error_line(request_id, REQUEST_CANCELLED, "request cancelled")
+        except Exception:
+            log.exception("%s: handler for %s failed", self.name, method)
+            return self._error_line(request_id, INTERNAL_ERROR, _INTERNAL_SENTENCE)
+
+    def _cancel_inflight(self, params: Any) -> None:
+        request_id = params.get(self.dialect.cancel_id_member) if isinstance(params, dict) else None
+        task = self._inflight.get(request_id) if isinstance(request_id, int | str) else None
+        if task is None:
+            return  # already answered, or never seen: the cancel is advisory
+        assert request_id is not None
+        self._cancelled_by_peer.add(request_id)
+        task.cancel()
+
+    def _resolve(self, message: dict[str, Any]) -> None:
+        request_id = message.get("id")
+        future = self._pending.get(request_id) if isinstance(request_id, int | str) else None
+        if future is None or future.done():
+            log.debug("%s: response for unknown or finished request %r", self.name, request_id)
+            return
+        error = message.get("error")
+        if error is None:
+            future.set_result(message.get("result"))
+            return
+        if isinstance(error, dict) and isinstance(error.get("code"), int) and isinstance(error.get("message"), str):
+            future.set_exception(RpcError(error["code"], error["message"], error.get("data")))
+        else:
+            future.set_exception(RpcError(INTERNAL_ERROR, "malformed error response", error))
+
+    def _on_peer_closed(self) -> None:
+        self._closed.set()
+        self._fail_pending()
+        for task in list(self._inflight.values()):
+            task.cancel()  # nobody is left to read the answers
+
+    def _fail_pending(self) -> None:
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(PeerClosed(f"{self.name}: the other side closed the connection"))
+        self._pending.clear()
+
+    def _spawn(self, coro: Coroutine[Any, Any, T], name: str) -> asyncio.Task[T]:
+        assert self._tg is not None, "the peer is used outside its async with"
+        task = self._tg.create_task(coro, name=f"{self.name}:{name}")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    # --- writing -------------------------------------------------------------------------------------------
+
+    def _reply_id(self, message: dict[str, Any]) -> RequestId | None:
+        request_id = message.get("id")
+        return request_id if self.dialect.valid_id(request_id) else self.dialect.unknown_id
+
+    def _error_line(self, request_id: RequestId | None, code: int, message: str, data: Any = None) -> bytes:
+        body = {"id": request_id, "error": RpcError(code, message, data).body(self.dialect)}
+        try:
+            return dumps(self.dialect.envelope(body))
+        except (TypeError, ValueError):
+            log.warning("%s: error data for %r is not JSON; sent without it", self.name, request_id)
+            return self._error_line(request_id, code, message)
+
+    def _send_error(self, request_id: RequestId | None, code: int, message: str, data: Any = None) -> None:
+        self._send_line(self._error_line(request_id, code, message, data))
+
+    def _send(self, body: dict[str, Any]) -> None:
+        self._writer.send_nowait(dumps(self.dialect.envelope(body)))
+
+    def _send_line(self, line: bytes) -> None:
+        try:
+            self._writer.send_nowait(line)
+        except PeerClosed:
+            log.info("%s: output closed; dropped a reply", self.name)
