@@ -1,0 +1,127 @@
+"""What a tool call receives (`ToolContext`, `ToolLimits`) and returns (`ToolResult`), and the error guard."""
+
+from __future__ import annotations
+
+import errno
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from omniagent.engine.tools.views import View
+
+__all__ = ["OutputSink", "ToolContext", "ToolError", "ToolLimits", "ToolResult", "guarded"]
+
+# Default seconds a command may run before its process group is killed; the model may ask for more, up to the max.
+EXEC_TIMEOUT = 120.0
+# Upper bound (seconds) on the timeout a model may ask for, so one call cannot hold a run for hours.
+EXEC_MAX_TIMEOUT = 600.0
+# Seconds between SIGTERM and SIGKILL when a timed-out command's group is stopped.
+KILL_GRACE = 2.0
+# Seconds to wait for the output pipe to close after the shell exits (background children may still hold it).
+DRAIN_GRACE = 0.5
+# Bytes of command output kept for the model: the head and the tail halves, the middle replaced by a notice.
+EXEC_OUTPUT_CAP = 64 * 1024
+# Bytes of live output streamed through `on_output` per call: yuke's "max tool output stream bytes".
+STREAM_OUTPUT_CAP = 1024 * 1024
+# Lines `read` returns when the model gives no `limit`.
+READ_DEFAULT_LINES = 2000
+# Bytes of file text one `read` returns at most; the rest is reachable with `offset`.
+READ_MAX_BYTES = 256 * 1024
+# Characters kept of one line in `read` and `search` output; minified files would otherwise flood the context.
+MAX_LINE_CHARS = 2000
+# Paths or matching lines `search` returns at most.
+SEARCH_MAX_RESULTS = 200
+# Files larger than this (bytes) are not searched for content.
+SEARCH_MAX_FILE_BYTES = 2 * 1024 * 1024
+
+OutputSink = Callable[[str], None]
+
+
+def _discard(_text: str) -> None:
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolLimits:
+    """Every bound a tool enforces; defaults are the named constants of this module."""
+
+    exec_timeout: float = EXEC_TIMEOUT
+    exec_max_timeout: float = EXEC_MAX_TIMEOUT
+    kill_grace: float = KILL_GRACE
+    drain_grace: float = DRAIN_GRACE
+    exec_output_cap: int = EXEC_OUTPUT_CAP
+    stream_output_cap: int = STREAM_OUTPUT_CAP
+    read_default_lines: int = READ_DEFAULT_LINES
+    read_max_bytes: int = READ_MAX_BYTES
+    max_line_chars: int = MAX_LINE_CHARS
+    search_max_results: int = SEARCH_MAX_RESULTS
+    search_max_file_bytes: int = SEARCH_MAX_FILE_BYTES
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContext:
+    """The world one tool call sees.
+
+    `root` is the canonical workspace directory (build with `for_workspace`); no tool touches a path outside it.
+    `on_output` receives live output deltas in order (exec only); it must not block. `limits` bounds everything.
+    """
+
+    root: Path
+    on_output: OutputSink = _discard
+    limits: ToolLimits = field(default_factory=ToolLimits)
+
+    @classmethod
+    def for_workspace(
+        cls, root: str | Path, *, on_output: OutputSink = _discard, limits: ToolLimits | None = None
+    ) -> ToolContext:
+        """A context rooted at the canonical form of `root`.
+
+        Raises:
+            NotADirectoryError: `root` is not an existing directory.
+        """
+        canonical = Path(root).resolve(strict=True)
+        if not canonical.is_dir():
+            raise NotADirectoryError(errno.ENOTDIR, "workspace root is not a directory", str(root))
+        return cls(root=canonical, on_output=on_output, limits=limits or ToolLimits())
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """The outcome of one tool call.
+
+    `output` is the text the model sees (also yuke's `completed.output` / `error.error`). `is_error` picks the
+    `error` tool state. `views` are the rendering hints for the state's `view` list.
+    """
+
+    output: str
+    is_error: bool = False
+    views: tuple[View, ...] = ()
+
+    @classmethod
+    def error(cls, message: str, views: tuple[View, ...] = ()) -> ToolResult:
+        """A failed call whose `message` is one clear sentence for the model."""
+        return cls(output=message, is_error=True, views=views)
+
+
+class ToolError(Exception):
+    """A tool call cannot proceed; the message is the sentence the model sees. Never escapes `guarded`."""
+
+
+async def guarded(root: Path, body: Callable[[], Awaitable[ToolResult]]) -> ToolResult:
+    """Run `body`, turning `ToolError` and `OSError` into an error result. Cancellation propagates untouched."""
+    try:
+        return await body()
+    except ToolError as exc:
+        return ToolResult.error(str(exc))
+    except OSError as exc:
+        return ToolResult.error(os_error_sentence(exc, root))
+
+
+def os_error_sentence(exc: OSError, root: Path) -> str:
+    """One sentence for a failed file operation, naming the path relative to the workspace when it is inside."""
+    reason = (exc.strerror or type(exc).__name__).lower()
+    if exc.filename is None:
+        return f"the operation failed: {reason}"
+    path = Path(str(exc.filename))
+    shown = path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
+    return f"the operation on {shown} failed: {reason}"
