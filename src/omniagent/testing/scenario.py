@@ -1,0 +1,146 @@
+"""Scenarios for the fake LLM server, as data: a queue of scripted steps, each a reply, an error or a dropped line.
+
+A scenario file is JSON: `{"steps": [...], "fallback": {...}?, "models": [...]?}`; each step is an object with a
+`"kind"` of `reply`, `error` or `drop` and the fields of the matching dataclass below (`tool_calls` as a list of
+`{"name", "arguments", "call_id"?}`, `usage` as `{"input", "output", ...}`). See docs/testing.md.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Literal
+
+Stop = Literal["stop", "length", "tool_calls", "refusal", "content_filter"]
+
+
+@dataclass(frozen=True, slots=True)
+class FakeUsage:
+    """Token counts to report; `input` includes the cache subsets (yuke convention), renderers convert per API."""
+
+    input: int = 12
+    output: int = 7
+    cache_read: int = 0
+    cache_write: int = 0
+    reasoning: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class FakeToolCall:
+    """A tool call to stream. `arguments` is JSON text (streamed in pieces) or an object (encoded first)."""
+
+    name: str
+    arguments: str | dict[str, object] = "{}"
+    call_id: str = ""
+
+    def arguments_json(self) -> str:
+        """The arguments as JSON text."""
+        return self.arguments if isinstance(self.arguments, str) else json.dumps(self.arguments)
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A successful answer (streamed or whole, as the client asked).
+
+    Order inside the answer: redacted reasoning, reasoning, text, tool calls. `chunk_size` splits text, reasoning and
+    tool arguments into deltas of that many characters. `cut_after_events` closes the connection after that many
+    SSE events (a truncated stream); `error_event` replaces the terminal events with a mid-stream error of that
+    provider error type (e.g. `overloaded_error`). `delay` waits before the status line, `chunk_delay` between
+    events (seconds).
+    """
+
+    text: str = ""
+    reasoning: str = ""
+    signature: str = "fake-signature"
+    redacted_reasoning: str | None = None
+    tool_calls: tuple[FakeToolCall, ...] = ()
+    stop: Stop | None = None
+    usage: FakeUsage = field(default_factory=FakeUsage)
+    chunk_size: int = 5
+    cut_after_events: int | None = None
+    error_event: str | None = None
+    delay: float = 0.0
+    chunk_delay: float = 0.0
+    match: str | None = None
+    sticky: bool = False
+
+    def stop_reason(self) -> Stop:
+        """The stop reason to report: explicit, else tool_calls when calling tools, else stop."""
+        return self.stop or ("tool_calls" if self.tool_calls else "stop")
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorReply:
+    """An HTTP error answer with the provider's error body. `retry_after` (seconds) sets the `retry-after` header."""
+
+    status: int
+    error_type: str = ""
+    code: str = ""
+    message: str = "fake error"
+    retry_after: float | None = None
+    retry_after_ms: int | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    match: str | None = None
+    sticky: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Drop:
+    """Close the connection without sending any status line."""
+
+    delay: float = 0.0
+    match: str | None = None
+    sticky: bool = False
+
+
+Step = Reply | ErrorReply | Drop
+"""Step selection: the first queued step whose `match` (a substring of the request body JSON, or None for any) fits
+is used and removed from the queue, unless it is `sticky` (then it answers every matching request)."""
+
+EXHAUSTED = ErrorReply(500, "api_error", "scenario_exhausted", "the fake LLM scenario has no step left")
+
+
+@dataclass(slots=True)
+class Scenario:
+    """A queue of steps plus what to answer once it is empty, and the model ids `GET …/models` lists."""
+
+    steps: list[Step] = field(default_factory=list)
+    fallback: Step = EXHAUSTED
+    models: tuple[str, ...] = ("fake-model",)
+
+    @classmethod
+    def from_json(cls, value: object) -> Scenario:
+        """Build a scenario from decoded JSON (see the module docstring). Raises ValueError on a bad shape."""
+        if not isinstance(value, dict):
+            raise ValueError("a scenario is a JSON object")
+        steps = [step_from_json(step) for step in value.get("steps", [])]
+        fallback = step_from_json(value["fallback"]) if "fallback" in value else EXHAUSTED
+        models = tuple(str(model) for model in value.get("models", ["fake-model"]))
+        return cls(steps=steps, fallback=fallback, models=models)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Scenario:
+        """Read a scenario JSON file."""
+        return cls.from_json(json.loads(Path(path).read_text(encoding="utf-8")))
+
+
+def step_from_json(value: object) -> Step:
+    """One step from its JSON object. Raises ValueError on an unknown kind or field."""
+    if not isinstance(value, dict):
+        raise ValueError("a scenario step is a JSON object")
+    data = dict(value)
+    kind = data.pop("kind", "reply")
+    step_type: type[Step] = {"reply": Reply, "error": ErrorReply, "drop": Drop}.get(kind)  # type: ignore[assignment]
+    if step_type is None:
+        raise ValueError(f"unknown scenario step kind {kind!r}")
+    known = {f.name for f in fields(step_type)}
+    unknown = set(data) - known
+    if unknown:
+        raise ValueError(f"unknown fields for a {kind} step: {sorted(unknown)}")
+    if "tool_calls" in data:
+        data["tool_calls"] = tuple(FakeToolCall(**call) for call in data["tool_calls"])
+    if "usage" in data:
+        data["usage"] = FakeUsage(**data["usage"])
+    return step_type(**data)

@@ -1,0 +1,322 @@
+"""The fake LLM server: real HTTP on 127.0.0.1 speaking Anthropic, OpenAI Chat, OpenAI Responses and Gemini.
+
+A `ThreadingHTTPServer` in a daemon thread answers each request with the next scripted step of its `Scenario` and
+records the request (auth header values replaced by a fingerprint). Streams use chunked transfer encoding, so a cut
+mid-stream is a broken body to the client, as with a real provider, not a clean end.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+from urllib.parse import urlsplit
+
+from omniagent.testing.frames import Renderer
+from omniagent.testing.render_anthropic import AnthropicRenderer
+from omniagent.testing.render_gemini import GeminiRenderer
+from omniagent.testing.render_openai import ChatRenderer, ResponsesRenderer
+from omniagent.testing.scenario import Drop, ErrorReply, Reply, Scenario, Step
+
+AUTH_HEADERS = frozenset({"authorization", "x-api-key", "x-goog-api-key", "api-key", "proxy-authorization", "cookie"})
+STOP_JOIN_TIMEOUT = 5.0  # seconds to wait for the serving thread when stopping
+_RENDERERS: dict[str, Renderer] = {
+    "anthropic": AnthropicRenderer(),
+    "openai_chat": ChatRenderer(),
+    "openai_responses": ResponsesRenderer(),
+    "gemini": GeminiRenderer(),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedRequest:
+    """One request the server received. `credential` is the SHA-256 hex of the key sent (never the key itself)."""
+
+    method: str
+    path: str
+    query: str
+    api: str
+    headers: dict[str, str]
+    credential: str | None
+    body: object
+
+    def to_json(self) -> dict[str, object]:
+        """The record as a JSON-ready dict (the `--log` line format)."""
+        return asdict(self)
+
+
+def fingerprint(secret: str) -> str:
+    """The fingerprint the server records for a credential (SHA-256 hex of the bare key)."""
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+class FakeLLMServer:
+    """A scripted LLM provider on loopback. Use as `with FakeLLMServer(scenario) as llm:` (or `async with`).
+
+    `url` is the origin (`http://127.0.0.1:PORT`); point Anthropic clients at `url` (SDK convention) or
+    `url + "/v1"` (providers.json convention), OpenAI clients at `openai_base_url`, Gemini at `url`.
+    """
+
+    def __init__(self, scenario: Scenario | None = None, *, port: int = 0, log_path: Path | None = None) -> None:
+        self.scenario = scenario or Scenario()
+        self._port = port
+        self._log_path = log_path
+        self._lock = threading.Condition()
+        self._requests: list[RecordedRequest] = []
+        self.stopping = threading.Event()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        """The server origin, e.g. `http://127.0.0.1:54321`."""
+        assert self._httpd is not None, "the server is not started"
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+
+    @property
+    def openai_base_url(self) -> str:
+        """Base URL for OpenAI-style clients and providers.json entries (`…/v1`)."""
+        return self.url + "/v1"
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """A snapshot of every request received so far, oldest first."""
+        with self._lock:
+            return list(self._requests)
+
+    def enqueue(self, *steps: Step) -> None:
+        """Append steps to the scenario queue."""
+        with self._lock:
+            self.scenario.steps.extend(steps)
+
+    def wait_for_requests(self, count: int, timeout: float = 5.0) -> list[RecordedRequest]:
+        """Block until at least `count` requests arrived (or `timeout` seconds passed); returns the snapshot."""
+        with self._lock:
+            self._lock.wait_for(lambda: len(self._requests) >= count, timeout)
+            return list(self._requests)
+
+    def start(self) -> None:
+        """Bind an ephemeral port on 127.0.0.1 and serve in a daemon thread."""
+        self._httpd = _HTTPServer(("127.0.0.1", self._port), _Handler, self)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name="fake-llm", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop serving; scripted delays in flight end at once."""
+        self.stopping.set()
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(STOP_JOIN_TIMEOUT)
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: tuple[type[BaseException] | None, BaseException | None, TracebackType | None]) -> None:
+        self.stop()
+
+    async def __aenter__(self) -> Self:
+        return self.__enter__()
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- called from handler threads ------------------------------------------------------------------------------
+
+    def take_step(self, raw_body: str) -> Step:
+        """The step answering a request with this body (see `scenario.Step` for the selection rule)."""
+        with self._lock:
+            for position, step in enumerate(self.scenario.steps):
+                if step.match is None or step.match in raw_body:
+                    if not step.sticky:
+                        del self.scenario.steps[position]
+                    return step
+            return self.scenario.fallback
+
+    def record(self, request: RecordedRequest) -> None:
+        """Store a request (and append it to the log file) and wake waiters."""
+        with self._lock:
+            self._requests.append(request)
+            if self._log_path is not None:
+                with self._log_path.open("a", encoding="utf-8") as log:
+                    log.write(json.dumps(request.to_json()) + "\n")
+            self._lock.notify_all()
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+
+    def __init__(self, address: tuple[str, int], handler: Callable[..., _Handler], owner: FakeLLMServer) -> None:
+        super().__init__(address, handler)
+        self.owner = owner
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _HTTPServer
+
+    def log_message(self, format: str, *args: object) -> None:
+        """Silence per-request stderr logging: the record is the log."""
+
+    def do_GET(self) -> None:
+        self._handle("GET")
+
+    def do_POST(self) -> None:
+        self._handle("POST")
+
+    def _handle(self, method: str) -> None:
+        owner = self.server.owner
+        split = urlsplit(self.path)
+        raw = self.rfile.read(int(self.headers.get("content-length") or 0)).decode("utf-8", "replace")
+        try:
+            body: object = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        api, model = _route(method, split.path)
+        owner.record(_recorded(method, split.path, split.query, api, dict(self.headers.items()), body))
+        if api in _RENDERERS:
+            request = dict(body) if isinstance(body, dict) else {}
+            if model:
+                request["model"] = model
+            self._answer(owner, _RENDERERS[api], owner.take_step(raw), request, _wants_stream(api, split.path, body))
+        elif api == "models":
+            self._json(200, _models(owner.scenario.models, split.path, "anthropic-version" in self.headers))
+        elif api == "count_tokens":
+            tokens = max(len(raw) // 4, 1)
+            self._json(200, {"totalTokens": tokens} if ":countTokens" in split.path else {"input_tokens": tokens})
+        else:
+            self._json(404, {"error": {"type": "not_found_error", "message": f"no fake route for {split.path}"}})
+
+    def _answer(
+        self, owner: FakeLLMServer, renderer: Renderer, step: Step, request: dict[str, object], stream: bool
+    ) -> None:
+        if step.delay and owner.stopping.wait(step.delay):
+            return
+        if isinstance(step, Drop):
+            self.close_connection = True
+            return
+        if isinstance(step, ErrorReply):
+            headers = dict(step.headers)
+            if step.retry_after is not None:
+                headers["retry-after"] = f"{step.retry_after:g}"
+            if step.retry_after_ms is not None:
+                headers["retry-after-ms"] = str(step.retry_after_ms)
+            self._json(step.status, renderer.error_body(step), headers)
+            return
+        if not stream:
+            self._json(200, renderer.whole(step, request))
+            return
+        self._stream(owner, renderer, step, request)
+
+    def _stream(self, owner: FakeLLMServer, renderer: Renderer, reply: Reply, request: dict[str, object]) -> None:
+        events = renderer.stream(reply, request)
+        if reply.error_event is not None:
+            events = [e for e in events if not _is_terminal(e)] + [renderer.stream_error(reply.error_event)]
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("transfer-encoding", "chunked")
+        self.send_header("connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        for number, event in enumerate(events):
+            if reply.cut_after_events is not None and number >= reply.cut_after_events:
+                return  # no terminating chunk: the client sees a broken body
+            if reply.chunk_delay and owner.stopping.wait(reply.chunk_delay):
+                return
+            data = event.encode()
+            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            self.wfile.flush()
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def _json(self, status: int, body: object, headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
+
+
+def _route(method: str, path: str) -> tuple[str, str]:
+    """(api, model-from-URL) for a request path; query strings are ignored (Claude Code adds `?beta=true`)."""
+    if method == "GET":
+        return ("models" if path.rstrip("/").endswith("/models") else "unknown"), ""
+    if path.endswith("/messages/count_tokens") or path.endswith(":countTokens"):
+        return "count_tokens", ""
+    if path.endswith("/messages"):
+        return "anthropic", ""
+    if path.endswith("/chat/completions"):
+        return "openai_chat", ""
+    if path.endswith("/responses"):
+        return "openai_responses", ""
+    if ":streamGenerateContent" in path or ":generateContent" in path:
+        return "gemini", path.rsplit("/", 1)[-1].split(":", 1)[0]
+    return "unknown", ""
+
+
+def _wants_stream(api: str, path: str, body: object) -> bool:
+    if api == "gemini":
+        return ":streamGenerateContent" in path
+    return isinstance(body, dict) and body.get("stream") is True
+
+
+def _is_terminal(event: str) -> bool:
+    markers = (
+        "message_delta",
+        "message_stop",
+        "[DONE]",
+        "response.completed",
+        "response.incomplete",
+        'finish_reason":"',
+    )
+    return any(marker in event for marker in markers)
+
+
+def _recorded(method: str, path: str, query: str, api: str, headers: dict[str, str], body: object) -> RecordedRequest:
+    lowered = {name.lower(): value for name, value in headers.items()}
+    credential = None
+    for name in ("x-api-key", "x-goog-api-key", "api-key", "authorization"):
+        if name in lowered:
+            credential = fingerprint(lowered[name].removeprefix("Bearer ").strip())
+            break
+    kept = {name: value for name, value in lowered.items() if name not in AUTH_HEADERS}
+    return RecordedRequest(method, path, query, api, kept, credential, body)
+
+
+def _models(models: tuple[str, ...], path: str, anthropic: bool) -> dict[str, object]:
+    if "/v1beta/" in path:
+        listed = [
+            {
+                "name": f"models/{m}",
+                "displayName": m,
+                "supportedGenerationMethods": ["generateContent", "streamGenerateContent", "countTokens"],
+            }
+            for m in models
+        ]
+        return {"models": listed}
+    if anthropic:
+        data = [{"type": "model", "id": m, "display_name": m, "created_at": "2025-01-01T00:00:00Z"} for m in models]
+        return {
+            "data": data,
+            "has_more": False,
+            "first_id": models[0] if models else None,
+            "last_id": models[-1] if models else None,
+        }
+    return {
+        "object": "list",
+        "data": [{"id": m, "object": "model", "created": 1_700_000_000, "owned_by": "fake"} for m in models],
+    }
