@@ -141,6 +141,7 @@ async def test_exec_with_malformed_arguments_gives_error_results(workspace: Path
         {"command": 5},
         {"command": "true", "timeout": -1},
         {"command": "true", "timeout": "x"},
+        {"command": "echo a\x00b"},
     ]
     for args in bad:
         result = await default_tools().run("exec", args, ctx)

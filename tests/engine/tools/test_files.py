@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
 import stat
 from pathlib import Path
 
 from omniagent.engine.tools import DiffView, TextView, default_tools
 
-from .conftest import listing, make_ctx
+from .conftest import WAIT_LIMIT, listing, make_ctx
 
 # ---------------------------------------------------------------------------------------------------------------------
 # read
@@ -198,3 +200,29 @@ async def test_edit_refuses_missing_files_non_utf8_files_and_no_op_edits(workspa
     assert (workspace / "latin.txt").read_bytes() == b"caf\xe9\n"
     assert (workspace / "f.txt").read_text() == "abc\n"
     assert not (workspace / "missing.txt").exists()
+
+
+async def test_file_tools_refuse_a_fifo_instead_of_blocking_on_it(workspace: Path) -> None:
+    """Our choice: opening a FIFO with no writer blocks forever, so only regular files are opened."""
+    os.mkfifo(workspace / "pipe")
+    ctx = make_ctx(workspace)
+    calls: list[tuple[str, dict[str, object]]] = [
+        ("read", {"path": "pipe"}),
+        ("edit", {"path": "pipe", "old_string": "a", "new_string": "b"}),
+        ("write", {"path": "pipe", "content": "x"}),
+    ]
+    for name, args in calls:
+        result = await asyncio.wait_for(default_tools().run(name, args, ctx), WAIT_LIMIT)
+        assert result.is_error, name
+    assert stat.S_ISFIFO(os.stat(workspace / "pipe").st_mode)
+
+
+async def test_text_with_a_lone_surrogate_is_refused_before_touching_disk(workspace: Path) -> None:
+    """Our choice: JSON can carry "\\ud800", which has no UTF-8 form; the model gets an error, not a crash."""
+    ctx = make_ctx(workspace)
+    (workspace / "f.txt").write_text("abc\n")
+    write = await default_tools().run("write", {"path": "new.txt", "content": "bad \ud800"}, ctx)
+    edit = await default_tools().run("edit", {"path": "f.txt", "old_string": "abc", "new_string": "\udfff"}, ctx)
+    assert write.is_error and edit.is_error
+    assert listing(workspace) == ["f.txt"]
+    assert (workspace / "f.txt").read_text() == "abc\n"

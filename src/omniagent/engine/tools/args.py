@@ -22,7 +22,7 @@ def required_str(args: Mapping[str, object], name: str, *, allow_empty: bool = F
         raise ToolError(f"the argument {name!r} must be a string")
     if not value and not allow_empty:
         raise ToolError(f"the argument {name!r} must not be empty")
-    return value
+    return _checked_text(name, value)
 
 
 def optional_str(args: Mapping[str, object], name: str) -> str | None:
@@ -36,7 +36,7 @@ def optional_str(args: Mapping[str, object], name: str) -> str | None:
         return None
     if not isinstance(value, str):
         raise ToolError(f"the argument {name!r} must be a string")
-    return value
+    return _checked_text(name, value)
 
 
 def optional_int(args: Mapping[str, object], name: str, *, minimum: int) -> int | None:
@@ -85,4 +85,13 @@ def optional_bool(args: Mapping[str, object], name: str, *, default: bool) -> bo
         return default
     if not isinstance(value, bool):
         raise ToolError(f"the argument {name!r} must be true or false")
+    return value
+
+
+def _checked_text(name: str, value: str) -> str:
+    # JSON may carry lone surrogates ("\ud800"); they cannot be written as UTF-8 or passed to the OS.
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ToolError(f"the argument {name!r} is not valid Unicode text (it holds a lone surrogate)") from exc
     return value

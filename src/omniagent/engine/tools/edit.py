@@ -8,7 +8,7 @@ from pathlib import Path
 
 from omniagent.engine.tools.args import optional_bool, required_str
 from omniagent.engine.tools.context import ToolContext, ToolError, ToolResult, guarded
-from omniagent.engine.tools.files import read_text, write_text_atomically
+from omniagent.engine.tools.files import check_regular_file, read_text, write_text_atomically
 from omniagent.engine.tools.views import View, diff_view
 from omniagent.engine.tools.workspace import display_path, resolve_in_workspace
 
@@ -58,10 +58,9 @@ class EditTool:
 
 
 def _edit(path: Path, shown: str, old_string: str, new_string: str, replace_all: bool) -> tuple[str, str, int]:
-    if path.is_dir():
-        raise ToolError(f"{shown} is a directory; give a file path")
-    if not path.exists():
+    if not path.exists() and not path.is_dir():
         raise ToolError(f"{shown} does not exist; use write to create it")
+    check_regular_file(path, shown)
     old = read_text(path, shown)
     count = old.count(old_string)
     if count == 0:

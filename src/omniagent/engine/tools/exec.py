@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from omniagent.engine.tools.args import optional_number, required_str
-from omniagent.engine.tools.context import OutputSink, ToolContext, ToolLimits, ToolResult, guarded
+from omniagent.engine.tools.context import OutputSink, ToolContext, ToolError, ToolLimits, ToolResult, guarded
 from omniagent.engine.tools.views import TextView
 
 __all__ = ["ExecTool"]
@@ -66,6 +66,8 @@ class ExecTool:
 
         async def body() -> ToolResult:
             command = required_str(args, "command")
+            if "\x00" in command:
+                raise ToolError("the command contains a NUL byte")
             asked = optional_number(args, "timeout", minimum=0.0)
             timeout = min(asked or ctx.limits.exec_timeout, ctx.limits.exec_max_timeout)
             outcome = await run_command(command, ctx.root, timeout, ctx.limits, ctx.on_output)

@@ -10,7 +10,21 @@ from pathlib import Path
 
 from omniagent.engine.tools.context import ToolError
 
-__all__ = ["read_text", "write_text_atomically"]
+__all__ = ["check_regular_file", "read_text", "write_text_atomically"]
+
+
+def check_regular_file(path: Path, shown: str) -> None:
+    """Refuse anything but a regular file (or a link to one): opening a FIFO or a device would block or never end.
+
+    Raises:
+        ToolError: `path` is missing, a directory, or a special file.
+    """
+    if path.is_dir():
+        raise ToolError(f"{shown} is a directory; give a file path")
+    if not path.exists():
+        raise ToolError(f"{shown} does not exist")
+    if not path.is_file():
+        raise ToolError(f"{shown} is not a regular file")
 
 
 def read_text(path: Path, shown: str) -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from omniagent.engine.tools.args import optional_int, required_str
 from omniagent.engine.tools.context import ToolContext, ToolError, ToolLimits, ToolResult, guarded
+from omniagent.engine.tools.files import check_regular_file
 from omniagent.engine.tools.views import TextView
 from omniagent.engine.tools.workspace import display_path, resolve_in_workspace
 
@@ -70,6 +71,7 @@ class ReadTool:
             path = resolve_in_workspace(ctx.root, given)
             if path.is_dir():
                 raise ToolError(f"{given} is a directory; use the search tool to list files")
+            check_regular_file(path, given)
             window = await asyncio.to_thread(_read_window, path, offset, limit, ctx.limits)
             return _render(display_path(ctx.root, path), window)
 

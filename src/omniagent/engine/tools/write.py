@@ -8,7 +8,7 @@ from pathlib import Path
 
 from omniagent.engine.tools.args import required_str
 from omniagent.engine.tools.context import ToolContext, ToolError, ToolResult, guarded
-from omniagent.engine.tools.files import read_text, write_text_atomically
+from omniagent.engine.tools.files import check_regular_file, read_text, write_text_atomically
 from omniagent.engine.tools.views import View, diff_view
 from omniagent.engine.tools.workspace import display_path, resolve_in_workspace
 
@@ -53,10 +53,9 @@ class WriteTool:
 
 def _write(path: Path, shown: str, content: str) -> str | None:
     """Write `content`; returns the previous text, or None when the file is new."""
-    if path.is_dir():
-        raise ToolError(f"{shown} is a directory; give a file path")
     old: str | None = None
     if path.exists():
+        check_regular_file(path, shown)
         try:
             old = read_text(path, shown)
         except ToolError:
