@@ -12,6 +12,7 @@ Usage from the run loop::
     request_tools = registry.specs()                      # into ModelRequest.tools
     ctx = ToolContext.for_workspace(session_root, on_output=send_delta)
     result = await registry.run_json(call.name, call.arguments_json, ctx)
+    state = terminal_state(result, duration_ms)           # tools.wire: the yuke `completed` / `error` state
 
 `run`/`run_json` never raise for bad input, unknown tools or failed I/O (those are error results the model
 reads); `asyncio.CancelledError` propagates after the tool has stopped its work.
