@@ -1,0 +1,109 @@
+"""Built-in providers and models, in providers.json form (a providers.json entry with the same id overrides them).
+
+Prices are USD per million tokens as published by the vendors; base URLs follow the providers.json convention (the
+version prefix included, the endpoint path appended by the client).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from omniagent.engine.providers.catalog_file import ProvidersFile
+
+ANTHROPIC_DEFAULT_BASE = "https://api.anthropic.com/v1"
+OPENAI_DEFAULT_BASE = "https://api.openai.com/v1"
+OLLAMA_DEFAULT_BASE = "http://127.0.0.1:11434/v1"
+
+_CLAUDE_LEVELS = [None, "low", "medium", "high", "max"]
+_GPT5_LEVELS = ["minimal", "low", "medium", "high"]
+
+
+def _claude(model_id: str, name: str, max_out: int, price: tuple[float, float, float, float]) -> dict[str, object]:
+    cost = {"input": price[0], "output": price[1], "cache_read": price[2], "cache_write": price[3]}
+    return {
+        "id": model_id,
+        "name": name,
+        "limits": {"context_window": 200_000, "max_output_tokens": max_out},
+        "cost": [cost],
+        "reasoning_levels": _CLAUDE_LEVELS,
+        "flags": {"supports_vision": True},
+    }
+
+
+def _gpt(model_id: str, name: str, window: int, max_out: int, price: tuple[float, float, float]) -> dict[str, object]:
+    return {
+        "id": model_id,
+        "name": name,
+        "limits": {"context_window": window, "max_output_tokens": max_out},
+        "cost": [{"input": price[0], "output": price[1], "cache_read": price[2]}],
+        "reasoning_levels": _GPT5_LEVELS,
+        "flags": {"supports_vision": True},
+    }
+
+
+BUILTIN_PROVIDERS = ProvidersFile.model_validate(
+    {
+        "providers": [
+            {
+                "id": "anthropic",
+                "name": "Anthropic",
+                "base_url": ANTHROPIC_DEFAULT_BASE,
+                "endpoints": [
+                    {"protocol": "anthropic_messages", "key_header": "x_api_key", "cache": "anthropic_breakpoint"}
+                ],
+                "auth": {"api_key": {"source": {"env": "ANTHROPIC_API_KEY"}}},
+                "models": [
+                    _claude("claude-sonnet-4-5", "Claude Sonnet 4.5", 64_000, (3.0, 15.0, 0.30, 3.75)),
+                    _claude("claude-opus-4-1", "Claude Opus 4.1", 32_000, (15.0, 75.0, 1.50, 18.75)),
+                    _claude("claude-haiku-4-5", "Claude Haiku 4.5", 64_000, (1.0, 5.0, 0.10, 1.25)),
+                ],
+            },
+            {
+                "id": "openai",
+                "name": "OpenAI",
+                "base_url": OPENAI_DEFAULT_BASE,
+                "endpoints": [{"protocol": "openai_responses"}, {"protocol": "openai_chat"}],
+                "auth": {"api_key": {"source": {"env": "OPENAI_API_KEY"}}},
+                "models": [
+                    _gpt("gpt-5", "GPT-5", 400_000, 128_000, (1.25, 10.0, 0.125)),
+                    _gpt("gpt-5-mini", "GPT-5 mini", 400_000, 128_000, (0.25, 2.0, 0.025)),
+                    {
+                        "id": "gpt-4.1",
+                        "name": "GPT-4.1",
+                        "protocol": "openai_chat",
+                        "limits": {"context_window": 1_047_576, "max_output_tokens": 32_768},
+                        "cost": [{"input": 2.0, "output": 8.0, "cache_read": 0.5}],
+                        "flags": {"supports_vision": True},
+                    },
+                ],
+            },
+            {
+                # A local OpenAI-compatible server (Ollama by default). It needs no key; add models in
+                # providers.json with the names you pulled (`ollama list`).
+                "id": "ollama",
+                "name": "Ollama (local)",
+                "base_url": OLLAMA_DEFAULT_BASE,
+                "endpoints": [{"protocol": "openai_chat", "cache": "unsupported"}],
+                "models": [],
+            },
+        ]
+    }
+)
+
+
+def env_base_urls(env: Mapping[str, str]) -> dict[str, str]:
+    """Base-URL overrides of the built-ins from the environment, in providers.json form.
+
+    `ANTHROPIC_BASE_URL` follows the Anthropic SDK convention (no `/v1`; it is appended), `OPENAI_BASE_URL` the
+    OpenAI SDK one (`/v1` included), `OLLAMA_HOST` Ollama's (`host:port` or a URL, `/v1` appended).
+    """
+    overrides: dict[str, str] = {}
+    if env.get("ANTHROPIC_BASE_URL"):
+        base = env["ANTHROPIC_BASE_URL"].rstrip("/")
+        overrides["anthropic"] = base if base.endswith("/v1") else base + "/v1"
+    if env.get("OPENAI_BASE_URL"):
+        overrides["openai"] = env["OPENAI_BASE_URL"].rstrip("/")
+    if env.get("OLLAMA_HOST"):
+        host = env["OLLAMA_HOST"].rstrip("/")
+        overrides["ollama"] = (host if "://" in host else "http://" + host) + "/v1"
+    return overrides

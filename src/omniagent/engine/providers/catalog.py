@@ -1,0 +1,198 @@
+"""The model catalog: built-ins merged with providers.json and env base URLs; states, listing, revision, prices.
+
+`Catalog` holds the current merged snapshot. `listing()` answers `catalog.list` (with `since_rev`), `reload()`
+answers `catalog.reload` (a failed reload keeps the current catalog), `auth_list()` answers `auth.list`. The
+revision is a SHA-512 of the canonical listing, states included, so setting a key changes it too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from omniagent.engine.providers.builtins import BUILTIN_PROVIDERS, env_base_urls
+from omniagent.engine.providers.catalog_file import ModelEntry, ProviderEntry, load_providers_file
+from omniagent.engine.providers.credentials import CredentialStore, Secret, resolve_api_key
+from omniagent.engine.providers.neutral import Usage
+from omniagent.protocols.yuke.auth import AuthProvider
+from omniagent.protocols.yuke.catalog import (
+    CatalogListResultFull,
+    CatalogListResultUnchanged,
+    ModelCost,
+    ModelInfo,
+    ProviderInfo,
+    ProviderState,
+)
+
+NO_REASONING = "off"  # the catalog name of the `null` reasoning level (reasoning disabled)
+DEFAULT_REASONING = "medium"  # preferred default level when a model offers it
+TOKENS_PER_PRICE_UNIT = 1_000_000  # catalog prices are USD per million tokens
+
+
+class Catalog:
+    """Providers and models the engine can route to, with their states.
+
+    Raises:
+        CatalogError: (constructor, `reload`) providers.json is invalid; see `catalog_file.load_providers_file`.
+    """
+
+    def __init__(
+        self, config_dir: Path | None, credentials: CredentialStore, env: Mapping[str, str] | None = None
+    ) -> None:
+        self._config_dir = config_dir
+        self._credentials = credentials
+        self._env = os.environ if env is None else env
+        self._providers = self._load()
+
+    def __repr__(self) -> str:
+        return f"Catalog(providers={[p.id for p in self._providers]!r})"
+
+    @property
+    def providers(self) -> tuple[ProviderEntry, ...]:
+        """The merged provider entries, built-ins first, in file order after them."""
+        return self._providers
+
+    def provider(self, provider_id: str) -> ProviderEntry | None:
+        """The entry of `provider_id`, if known."""
+        return next((p for p in self._providers if p.id == provider_id), None)
+
+    def model(self, selector: str) -> tuple[ProviderEntry, ModelEntry] | None:
+        """The provider and model of a `provider/model` selector (the model part may contain `/`)."""
+        provider_id, _, model_id = selector.partition("/")
+        provider = self.provider(provider_id)
+        if provider is None or not model_id:
+            return None
+        model = next((m for m in provider.models or [] if m.id == model_id), None)
+        return (provider, model) if model is not None else None
+
+    def api_key(self, provider: ProviderEntry) -> Secret | None:
+        """The credential that would be sent to `provider`, if any."""
+        source = provider.auth.api_key.source if provider.auth and provider.auth.api_key else None
+        literal_text = provider.api_key or (source.literal if source else None)
+        literal = Secret(literal_text) if literal_text else None
+        return resolve_api_key(provider.id, self._credentials, self._env, source.env if source else None, literal)
+
+    def state(self, provider: ProviderEntry) -> ProviderState:
+        """ready, needs_route (no base URL or endpoint) or needs_credential (a key is required and none is set)."""
+        if not provider.base_url or not provider.endpoints:
+            return "needs_route"
+        needs_key = provider.api_key is not None or (provider.auth is not None and provider.auth.api_key is not None)
+        if needs_key and self.api_key(provider) is None:
+            return "needs_credential"
+        return "ready"
+
+    def listing(self, since_rev: str | None = None) -> CatalogListResultFull | CatalogListResultUnchanged:
+        """The `catalog.list` result: `unchanged` when `since_rev` is current, else the full listing."""
+        full = self._listing()
+        if since_rev is not None and since_rev == full.catalog_rev:
+            return CatalogListResultUnchanged(catalog_rev=full.catalog_rev)
+        return full
+
+    @property
+    def rev(self) -> str:
+        """The current catalog revision (128 lowercase hex)."""
+        return self._listing().catalog_rev
+
+    def reload(self) -> bool:
+        """Re-read providers.json; returns whether the revision changed. On error the current catalog stays."""
+        before = self.rev
+        self._providers = self._load()
+        return self.rev != before
+
+    def auth_list(self) -> list[AuthProvider]:
+        """The `auth.list` result: which providers have a key (never the key itself)."""
+        return [
+            AuthProvider(provider_id=p.id, credential_kind="api_key" if self.api_key(p) else None, can_login=False)
+            for p in self._providers
+        ]
+
+    def _load(self) -> tuple[ProviderEntry, ...]:
+        file = load_providers_file(self._config_dir)
+        env_urls = env_base_urls(self._env)
+        merged = {
+            p.id: p.model_copy(update={"base_url": env_urls.get(p.id, p.base_url)}) for p in BUILTIN_PROVIDERS.providers
+        }
+        for entry in file.providers:
+            merged[entry.id] = _merge(merged[entry.id], entry) if entry.id in merged else entry
+        return tuple(merged.values())
+
+    def _listing(self) -> CatalogListResultFull:
+        providers = [ProviderInfo(id=p.id, name=p.name or p.id, state=self.state(p)) for p in self._providers]
+        models = [_model_info(p, m) for p in self._providers for m in p.models or []]
+        canonical = json.dumps(
+            [[p.model_dump(mode="json") for p in providers], [m.model_dump(mode="json") for m in models]],
+            sort_keys=True,
+            separators=(",", ":"),
+        )
+        rev = hashlib.sha512(canonical.encode()).hexdigest()
+        return CatalogListResultFull(catalog_rev=rev, providers=providers, models=models)
+
+
+def cost_usd(model: ModelEntry, usage: Usage) -> float | None:
+    """USD cost of one call, or None when a needed price is unknown (then omit `cost`).
+
+    The last cost band whose `min_prompt_tokens` the prompt reaches prices the whole request (yuke §10.6).
+    """
+    bands = [band for band in model.cost if usage.input_tokens >= band.min_prompt_tokens]
+    if not bands:
+        return None
+    band = bands[-1]
+    fresh = usage.input_tokens - usage.cache_read_tokens - usage.cache_write_tokens
+    parts = [(fresh, band.input), (usage.output_tokens, band.output)]
+    parts += [(usage.cache_read_tokens, band.cache_read), (usage.cache_write_tokens, band.cache_write)]
+    total = 0.0
+    for tokens, price in parts:
+        if tokens == 0:
+            continue
+        if price is None:
+            return None
+        total += tokens * price
+    return total / TOKENS_PER_PRICE_UNIT
+
+
+def reasoning_levels(model: ModelEntry) -> list[str]:
+    """The model's reasoning levels as wire strings (`null` → `off`)."""
+    return [level or NO_REASONING for level in model.reasoning_levels]
+
+
+def default_reasoning(model: ModelEntry) -> str:
+    """`medium` when offered, else the first level, else `""` (the model does not reason)."""
+    levels = reasoning_levels(model)
+    if DEFAULT_REASONING in levels:
+        return DEFAULT_REASONING
+    return levels[0] if levels else ""
+
+
+def _model_info(provider: ProviderEntry, model: ModelEntry) -> ModelInfo:
+    first = next((band for band in model.cost if band.min_prompt_tokens == 0), None)
+    cost = ModelCost()
+    if first is not None:
+        cost = ModelCost(
+            input=first.input, output=first.output, cache_read=first.cache_read, cache_write=first.cache_write
+        )
+    return ModelInfo(
+        id=model.id,
+        provider=provider.id,
+        selector=f"{provider.id}/{model.id}",
+        name=model.name or model.id,
+        context_window=model.limits.context_window,
+        max_output_tokens=model.limits.max_output_tokens,
+        reasoning_levels=reasoning_levels(model),
+        default_reasoning=default_reasoning(model),
+        supports_vision=model.flags.supports_vision,
+        supports_tools=model.flags.supports_tools,
+        cost=cost,
+    )
+
+
+def _merge(builtin: ProviderEntry, override: ProviderEntry) -> ProviderEntry:
+    """Fields set in the file replace the built-in's; models merge by id (a file model replaces a built-in one)."""
+    update = {name: getattr(override, name) for name in override.model_fields_set if name != "models"}
+    if override.models is not None:
+        models = {m.id: m for m in builtin.models or []}
+        models.update({m.id: m for m in override.models})
+        update["models"] = list(models.values())
+    return builtin.model_copy(update=update)

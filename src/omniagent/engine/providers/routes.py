@@ -1,0 +1,119 @@
+"""From a model selector to a ready `Provider`: the catalog row, its protocol, its credential, its client.
+
+This is the only place a key leaves `Secret`: `Secret.reveal()` goes straight into the provider's HTTP header.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import httpx
+
+from omniagent.engine.providers.anthropic import AnthropicProvider
+from omniagent.engine.providers.catalog import NO_REASONING, Catalog
+from omniagent.engine.providers.catalog_file import ModelEntry, Protocol
+from omniagent.engine.providers.neutral import Provider
+from omniagent.engine.providers.openai_chat import OpenAIChatProvider
+from omniagent.engine.providers.openai_responses import OpenAIResponsesProvider
+
+RouteFailure = Literal["unknown_model", "needs_route", "needs_credential", "unsupported_reasoning"]
+
+
+class RouteError(Exception):
+    """No provider can be built for a selector. `reason` maps to yuke errors: unknown_model and needs_route →
+    unsupported_model (-31019), needs_credential → auth_required (-31028), unsupported_reasoning (-31020)."""
+
+    _SENTENCES: dict[RouteFailure, str] = {
+        "unknown_model": "The catalog has no such model.",
+        "needs_route": "The provider has no base URL or endpoint configured.",
+        "needs_credential": "The provider needs an API key.",
+        "unsupported_reasoning": "The model does not offer this reasoning level.",
+    }
+
+    def __init__(self, reason: RouteFailure) -> None:
+        super().__init__(self._SENTENCES[reason])
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """What a run needs to know about its model besides the `Provider` (provenance, limits, prices)."""
+
+    selector: str
+    provider_id: str
+    protocol: Protocol
+    upstream_model: str
+    model: ModelEntry
+
+
+def resolve_route(catalog: Catalog, selector: str) -> Route:
+    """The route of `selector` without building a client (for validation at `session.create`/`patch`).
+
+    Raises:
+        RouteError: unknown model, or a provider without base URL/endpoint, or without its required key.
+    """
+    found = catalog.model(selector)
+    if found is None:
+        raise RouteError("unknown_model")
+    provider, model = found
+    state = catalog.state(provider)
+    if state != "ready":
+        raise RouteError("needs_credential" if state in ("needs_credential", "expired") else "needs_route")
+    assert provider.endpoints, "a ready provider has endpoints"
+    protocol = model.protocol or provider.endpoints[0].protocol
+    return Route(selector, provider.id, protocol, model.upstream_id or model.id, model)
+
+
+def open_provider(
+    catalog: Catalog, selector: str, *, client: httpx.AsyncClient | None = None
+) -> tuple[Provider, Route]:
+    """A ready `Provider` for `selector` and its `Route`. Close the provider with `aclose()` when done.
+
+    `client` shares one connection pool across providers; without it each provider owns one.
+
+    Raises:
+        RouteError: see `resolve_route`; also needs_route when the model's protocol has no endpoint.
+    """
+    route = resolve_route(catalog, selector)
+    provider_entry = catalog.provider(route.provider_id)
+    assert provider_entry is not None and provider_entry.base_url is not None
+    endpoint = next((e for e in provider_entry.endpoints or [] if e.protocol == route.protocol), None)
+    if endpoint is None:
+        raise RouteError("needs_route")
+    secret = catalog.api_key(provider_entry)
+    key = secret.reveal() if secret is not None else None
+    headers = {h.name: h.value for h in provider_entry.headers or []}
+    base = provider_entry.base_url
+    provider: Provider
+    if route.protocol == "anthropic_messages":
+        cache = endpoint.cache in ("anthropic_breakpoint", "automatic")
+        provider = AnthropicProvider(
+            base,
+            key or "",
+            key_header=endpoint.key_header,
+            extra_headers=headers,
+            cache_breakpoints=cache,
+            client=client,
+        )
+    elif route.protocol == "openai_chat":
+        field = route.model.flags.max_tokens_field or (
+            "max_completion_tokens" if route.provider_id == "openai" else "max_tokens"
+        )
+        provider = OpenAIChatProvider(base, key, max_tokens_field=field, extra_headers=headers, client=client)
+    else:
+        provider = OpenAIResponsesProvider(base, key, extra_headers=headers, client=client)
+    return provider, route
+
+
+def reasoning_effort(route: Route, level: str) -> str | None:
+    """The `ModelRequest.reasoning_effort` for a session's reasoning level (`""`/`off` → None).
+
+    Raises:
+        RouteError: unsupported_reasoning when the model does not list `level`.
+    """
+    if level in ("", NO_REASONING):
+        return None
+    if level not in [lvl for lvl in route.model.reasoning_levels if lvl is not None]:
+        raise RouteError("unsupported_reasoning")
+    return level
