@@ -125,6 +125,25 @@ async def test_cancelling_a_running_exec_kills_its_processes_and_propagates(work
     assert await wait_dead(int((workspace / "child.pid").read_text()))
 
 
+async def test_cancelling_after_the_shell_exited_still_kills_children_holding_the_output(workspace: Path) -> None:
+    """Task brief: cancellation kills the whole group, even once its leader (the shell) is gone."""
+    started = asyncio.Event()
+
+    def on_output(text: str) -> None:
+        if "started" in text:
+            started.set()
+
+    command = "echo $$ > shell.pid; sleep 30 & echo $! > child.pid; echo started"
+    ctx = make_ctx(workspace, on_output=on_output, drain_grace=60.0)
+    task = asyncio.ensure_future(default_tools().run("exec", {"command": command}, ctx))
+    await asyncio.wait_for(started.wait(), WAIT_LIMIT)
+    assert await wait_dead(int((workspace / "shell.pid").read_text()))
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, WAIT_LIMIT)
+    assert await wait_dead(int((workspace / "child.pid").read_text()))
+
+
 async def test_exec_reports_a_command_killed_by_a_signal(workspace: Path) -> None:
     """Our choice: a signal death is named, not shown as a negative exit code."""
     result = await default_tools().run("exec", {"command": "kill -9 $$"}, make_ctx(workspace))

@@ -98,6 +98,7 @@ async def run_command(command: str, cwd: Path, seconds: float, limits: ToolLimit
     pipe = os.fdopen(read_fd, "rb", buffering=0)
     transport: asyncio.BaseTransport | None = None
     capture = _Capture(limits, on_output)
+    outcome: _Outcome | None = None
     try:
         transport, _ = await asyncio.get_running_loop().connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(reader), pipe
@@ -105,17 +106,19 @@ async def run_command(command: str, cwd: Path, seconds: float, limits: ToolLimit
         try:
             async with asyncio.timeout(seconds):
                 returncode = await _wait_and_pump(proc, reader, capture, limits.drain_grace)
-            return _Outcome(returncode, timed_out=False, output=capture.text())
+            outcome = _Outcome(returncode, timed_out=False, output=capture.text())
         except TimeoutError:
             _signal_group(proc, signal.SIGTERM)
             await _drain(reader, capture, limits.kill_grace)
             _signal_group(proc, signal.SIGKILL)
             await _drain(reader, capture, limits.drain_grace)
-            return _Outcome(None, timed_out=True, output=capture.text())
+            outcome = _Outcome(None, timed_out=True, output=capture.text())
+        return outcome
     finally:
-        if proc.returncode is None:
-            # Cancelled (or just killed on timeout): no grace, the caller is leaving.
+        if outcome is None:
+            # Cancelled: no grace, the caller is leaving. The shell may have exited while its children live on.
             _signal_group(proc, signal.SIGKILL)
+        if proc.returncode is None:
             async with asyncio.timeout(REAP_TIMEOUT):
                 await proc.wait()
         if transport is None:
