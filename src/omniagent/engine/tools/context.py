@@ -77,7 +77,8 @@ class ToolContext:
         """A context rooted at the canonical form of `root`.
 
         Raises:
-            NotADirectoryError: `root` is not an existing directory.
+            FileNotFoundError: `root` does not exist.
+            NotADirectoryError: `root` is not a directory.
         """
         canonical = Path(root).resolve(strict=True)
         if not canonical.is_dir():
