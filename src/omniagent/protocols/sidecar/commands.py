@@ -208,3 +208,35 @@ Command = Annotated[
 ]
 
 SessionCommand = SendPrompt | Dequeue | SendAnswer | Configure | Rollback | Compact | Cancel | Info | Close
+
+
+# --- the `prompt` reply ------------------------------------------------------------------------------------
+
+
+class Started(Variant):
+    """The prompt started a new turn."""
+
+    TAG = "Started"
+    turn_id: str
+
+
+class Steered(Variant):
+    """The prompt joined the running turn."""
+
+    TAG = "Steered"
+    turn_id: str
+
+
+class Queued(Variant):
+    """The prompt waits; `position` prompts are ahead of it."""
+
+    TAG = "Queued"
+    position: int = Field(ge=0)
+
+
+DeliveryKind = Annotated[Started | Steered | Queued, tagged(Started, Steered, Queued)]
+
+
+class Delivery(SidecarModel):
+    prompt_id: str
+    kind: DeliveryKind

@@ -1,0 +1,25 @@
+"""Adapters: each turns one agent wire into driver events and back, with zero turn rules.
+
+The registry maps a catalog row's connection kind to the adapter that speaks it. A kind without an adapter
+here makes `open` fail with `ProtocolFailed("no adapter implemented for X yet")`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from omniagent.protocols.sidecar.agents import AgentInstallation
+from omniagent.runtime.catalog import ConnectionKind, profile
+from omniagent.runtime.driver import Adapter
+
+# connection kind → factory taking the installation. Filled as adapters land.
+ADAPTERS: dict[ConnectionKind, Callable[[AgentInstallation], Adapter]] = {}
+
+
+def adapter_for(installation: AgentInstallation) -> Adapter | None:
+    """The adapter for an installation, or None when its wire has no adapter yet."""
+    row = profile(installation.id)
+    if row is None:
+        return None
+    factory = ADAPTERS.get(row.connection)
+    return factory(installation) if factory is not None else None

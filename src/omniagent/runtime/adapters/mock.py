@@ -1,0 +1,272 @@
+"""The mock adapter: plays a JSON script (anyagent §15.2) so apps and tests can exercise every turn rule.
+
+A script is an object whose fields are all optional and whose unknown fields are rejected. `turns` is a list of
+step lists; each `StartTurn` plays the next one (an exhausted script leaves the turn hanging). Steps:
+`{"Emit": EventKind}`, `"AwaitAnswer"`, `{"End": StopReason}` (later steps then play at once, as an
+agent-originated continuation), `"Die"`, `{"Sleep": ms}`, `{"Repeat": {"times": N, "steps": [...]}}`.
+Bundled scripts live in `omniagent/runtime/mock_scripts/` (turn, chatter, die, flood, configure).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from omniagent.protocols.sidecar._tagged import Newtype, tagged
+from omniagent.protocols.sidecar.agents import (
+    AgentDetails,
+    AgentInstallation,
+    ApiKey,
+    Authenticated,
+    Capabilities,
+    Capability,
+    ConfigOption,
+    ConfigValue,
+    InstallationSource,
+    SessionConfiguration,
+    ordered_features,
+)
+from omniagent.protocols.sidecar.events import Cancelled, Completed, ContextCompacted, EventKind, StopReason
+from omniagent.runtime import driver as d
+from omniagent.runtime.errors import InvalidConfiguration
+from omniagent.runtime.requests import check_option
+
+MOCK_AGENT_ID = "mock"
+# How the mock's death reads on the wire (anyagent §15.2).
+DIED_STATUS = "9"
+DIED_STDERR = "mock died"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class EmitStep(Newtype):
+    TAG = "Emit"
+    kind: EventKind
+
+
+class EndStep(Newtype):
+    TAG = "End"
+    stop: StopReason
+
+
+class SleepStep(Newtype):
+    TAG = "Sleep"
+    ms: int = Field(ge=0)
+
+
+class RepeatSpec(_Strict):
+    times: int = Field(ge=0)
+    steps: list[Any]
+
+
+class RepeatStep(Newtype):
+    TAG = "Repeat"
+    spec: RepeatSpec
+
+
+_STEP_DECODER = tagged(EmitStep, EndStep, SleepStep, RepeatStep)
+
+
+class MockScript(_Strict):
+    """A mock agent's behaviour, as data."""
+
+    turns: list[list[Any]] = Field(default_factory=list)
+    steer: bool = False
+    steer_rejects: bool = False
+    steer_ack: bool = True
+    ignore_close: bool = False
+    deterministic: bool = True
+    deterministic_agent: bool = True
+    buffer: int = Field(default=d.ADAPTER_EVENT_BUFFER, ge=1)
+    stale_before_ack: EventKind | None = None
+    compact: bool = False
+    permissions: bool = True
+    options: list[ConfigOption] = Field(default_factory=list)
+
+    def model_post_init(self, context: Any) -> None:
+        self.turns = [[_decode_step(step) for step in turn] for turn in self.turns]
+
+
+def _decode_step(value: Any) -> Any:
+    if value in ("AwaitAnswer", "Die"):
+        return value
+    step = _STEP_DECODER.decode(value)
+    if isinstance(step, RepeatStep):
+        step.spec.steps = [_decode_step(inner) for inner in step.spec.steps]
+    return step
+
+
+class MockScriptError(ValueError):
+    """A script file could not be read or does not follow the format."""
+
+
+def load_script(source: str) -> MockScript:
+    """A script from a file path, or a bundled script by name (`turn`, `chatter`, `die`, `flood`, `configure`)."""
+    path = Path(source)
+    try:
+        if path.exists():
+            text = path.read_text()
+        else:
+            text = resources.files("omniagent.runtime.mock_scripts").joinpath(f"{source}.json").read_text()
+    except (OSError, FileNotFoundError) as exc:
+        raise MockScriptError(f"no mock script at {source}") from exc
+    try:
+        return MockScript.model_validate(json.loads(text))
+    except (ValueError, ValidationError) as exc:
+        raise MockScriptError(f"invalid mock script {source}: {exc}") from exc
+
+
+def mock_installation() -> AgentInstallation:
+    """The one agent `serve --mock` offers (anyagent §4: Pinned, executable path `mock`)."""
+    return AgentInstallation(id=MOCK_AGENT_ID, name="Mock", executable_path="mock", source=InstallationSource.PINNED)
+
+
+class MockAdapter:
+    """Plays `script` for every session it opens (each session from the start)."""
+
+    def __init__(self, script: MockScript) -> None:
+        self.script = script
+
+    @property
+    def buffer(self) -> int:
+        return self.script.buffer
+
+    @asynccontextmanager
+    async def connect(self, request: d.ConnectRequest, events: d.EventSink) -> AsyncIterator[d.Driver]:
+        async with asyncio.TaskGroup() as group:
+            driver = _MockDriver(self.script, events, group)
+            driver.apply_creation_options(request.configure)
+            group.create_task(driver.run())
+            try:
+                yield driver
+            finally:
+                driver.stop()
+
+
+class _MockDriver:
+    def __init__(self, script: MockScript, events: d.EventSink, group: asyncio.TaskGroup) -> None:
+        self._script = script
+        self._group = group
+        self._events = events
+        self._commands: asyncio.Queue[d.DriverCommand | None] = asyncio.Queue()
+        self._turns = list(script.turns)
+        self._answered = asyncio.Event()
+        self._player: asyncio.Task[None] | None = None
+        self._options = {opt.id: opt.current for opt in script.options if opt.current is not None}
+        self._info = self._build_info()
+        self._dead = False
+
+    @property
+    def info(self) -> d.DriverInfo:
+        return self._info
+
+    def apply_creation_options(self, options: Mapping[str, ConfigValue]) -> None:
+        """Creation-time options, checked like the real agents check them. Raises: `InvalidConfiguration`."""
+        for option, value in options.items():
+            problem = check_option(self._info.details, option, value, live=False)
+            if problem is not None:
+                raise InvalidConfiguration(problem)
+            self._options[option] = value
+        self._info = self._build_info()
+
+    def send(self, command: d.DriverCommand) -> None:
+        self._commands.put_nowait(command)
+
+    def stop(self) -> None:
+        self._commands.put_nowait(None)
+
+    async def run(self) -> None:
+        try:
+            while (command := await self._commands.get()) is not None:
+                if await self._handle(command):
+                    break
+        finally:
+            self._cancel_player()
+            self._events.close()
+
+    async def _handle(self, command: d.DriverCommand) -> bool:
+        """Apply one command; True when the agent is gone."""
+        if self._dead:
+            return isinstance(command, d.Close)
+        if isinstance(command, d.StartTurn):
+            if self._script.stale_before_ack is not None:
+                await self._events.send(d.AdapterEvent(self._script.stale_before_ack))
+            await self._events.send(d.TurnAck())
+            self._cancel_player()
+            if self._turns:
+                self._player = self._group.create_task(self._play(self._turns.pop(0)))
+        elif isinstance(command, d.Steer):
+            if self._script.steer_ack:
+                await self._events.send(d.SteerResult(accepted=not self._script.steer_rejects))
+        elif isinstance(command, d.AnswerRequest):
+            self._answered.set()
+        elif isinstance(command, d.Cancel):
+            if self._player is not None and not self._player.done():
+                self._cancel_player()
+                await self._events.send(d.TurnStopped(Cancelled()))
+        elif isinstance(command, d.Compact):
+            await self._events.send(d.AdapterEvent(ContextCompacted()))
+            await self._events.send(d.TurnStopped(Completed()))
+        elif isinstance(command, d.Configure):
+            self._options[command.option] = command.value
+            self._info = self._build_info()
+            await self._events.send(d.InfoChanged(self._info))
+        elif isinstance(command, d.Close):
+            return not self._script.ignore_close
+        return False
+
+    async def _play(self, steps: list[Any]) -> None:
+        for step in steps:
+            if step == "AwaitAnswer":
+                self._answered.clear()
+                await self._answered.wait()
+            elif step == "Die":
+                self._dead = True
+                await self._events.send(d.Exited(DIED_STATUS, DIED_STDERR))
+                self._events.close()
+                return
+            elif isinstance(step, EmitStep):
+                await self._events.send(d.AdapterEvent(step.kind))
+            elif isinstance(step, EndStep):
+                await self._events.send(d.TurnStopped(step.stop))
+            elif isinstance(step, SleepStep):
+                await asyncio.sleep(step.ms / 1000)
+            elif isinstance(step, RepeatStep):
+                for _ in range(step.spec.times):
+                    await self._play(step.spec.steps)
+
+    def _cancel_player(self) -> None:
+        if self._player is not None and not self._player.done():
+            self._player.cancel()
+        self._player = None
+
+    def _build_info(self) -> d.DriverInfo:
+        features = {Capability.QUESTIONS}
+        if self._script.permissions:
+            features.add(Capability.PERMISSIONS)
+        if self._script.steer:
+            features.add(Capability.STEER)
+        if self._script.compact:
+            features.add(Capability.COMPACT)
+        options = [opt.model_copy(update={"current": self._options.get(opt.id)}) for opt in self._script.options]
+        details = AgentDetails(
+            version="mock",
+            auth=Authenticated(kind=ApiKey()),
+            capabilities=Capabilities(features=ordered_features(features)),
+            config_options=options,
+        )
+        return d.DriverInfo(
+            details=details,
+            configuration=SessionConfiguration(options=dict(self._options)),
+            deterministic_turn_end=self._script.deterministic,
+            deterministic_agent_turn_end=self._script.deterministic_agent,
+        )

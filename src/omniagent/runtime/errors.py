@@ -1,0 +1,129 @@
+"""The runtime's error vocabulary: one class per sidecar `ErrorBody.kind`, each with the fields that kind carries."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from omniagent.errors import OmniagentError
+from omniagent.protocols.sidecar.agents import LoginMethod
+from omniagent.protocols.sidecar.lines import ErrorBody, ErrorKind
+
+
+class AgentError(OmniagentError):
+    """A runtime call failed. `kind` names the failure; `fields()` are the extra ErrorBody fields."""
+
+    kind: ErrorKind
+
+    def fields(self) -> dict[str, Any]:
+        return {}
+
+    def body(self) -> ErrorBody:
+        """This error as the sidecar's ErrorBody."""
+        return ErrorBody(kind=self.kind.value, message=str(self), **self.fields())
+
+
+class _WithDetail(AgentError):
+    _template = "{detail}"
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(self._template.format(detail=detail))
+        self.detail = detail
+
+    def fields(self) -> dict[str, Any]:
+        return {"detail": self.detail}
+
+
+class NotInstalled(AgentError):
+    kind = ErrorKind.NOT_INSTALLED
+
+    def __init__(self, agent: str) -> None:
+        super().__init__(f"agent not installed: {agent}")
+        self.agent = agent
+
+    def fields(self) -> dict[str, Any]:
+        return {"agent": self.agent}
+
+
+class SpawnFailed(_WithDetail):
+    kind = ErrorKind.SPAWN_FAILED
+    _template = "could not start agent: {detail}"
+
+
+class AuthRequired(AgentError):
+    kind = ErrorKind.AUTH_REQUIRED
+
+    def __init__(self, login: list[LoginMethod]) -> None:
+        super().__init__("agent needs login")
+        self.login = login
+
+    def fields(self) -> dict[str, Any]:
+        return {"login": [method.model_dump(mode="json") for method in self.login]}
+
+
+class HandshakeTimeout(AgentError):
+    kind = ErrorKind.HANDSHAKE_TIMEOUT
+
+    def __init__(self) -> None:
+        super().__init__("agent did not finish its handshake in time")
+
+
+class UnsupportedFeature(_WithDetail):
+    kind = ErrorKind.UNSUPPORTED_FEATURE
+    _template = "this agent does not support {detail}"
+
+
+class InvalidConfiguration(_WithDetail):
+    kind = ErrorKind.INVALID_CONFIGURATION
+    _template = "invalid configuration: {detail}"
+
+
+class InvalidRequest(_WithDetail):
+    kind = ErrorKind.INVALID_REQUEST
+    _template = "invalid request: {detail}"
+
+
+class ResumeFailed(_WithDetail):
+    kind = ErrorKind.RESUME_FAILED
+    _template = "could not resume session: {detail}"
+
+
+class SessionBusy(AgentError):
+    kind = ErrorKind.SESSION_BUSY
+
+    def __init__(self) -> None:
+        super().__init__("session is busy with a running turn")
+
+
+class ProtocolFailed(_WithDetail):
+    kind = ErrorKind.PROTOCOL_FAILED
+    _template = "protocol failure: {detail}"
+
+
+class ProcessExited(AgentError):
+    kind = ErrorKind.PROCESS_EXITED
+
+    def __init__(self, status: str, stderr: str) -> None:
+        super().__init__(f"agent process exited ({status}): {stderr}")
+        self.status = status
+        self.stderr = stderr
+
+    def fields(self) -> dict[str, Any]:
+        return {"status": self.status, "stderr": self.stderr}
+
+
+class SessionClosed(AgentError):
+    kind = ErrorKind.SESSION_CLOSED
+
+    def __init__(self) -> None:
+        super().__init__("session is closed")
+
+
+class UnknownSession(AgentError):
+    kind = ErrorKind.UNKNOWN_SESSION
+
+    def __init__(self, session: str) -> None:
+        super().__init__(f"no session {session}")
+        self.session = session
+
+    def fields(self) -> dict[str, Any]:
+        return {"session": self.session}

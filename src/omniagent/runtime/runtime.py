@@ -1,0 +1,362 @@
+"""The Runtime: discover agents, open sessions, one-shot `generate`. It picks an adapter per agent; the turn
+rules live in `turns.py`, never here.
+
+    async with Runtime() as runtime:
+        session = await runtime.open("mock", ".")
+        await session.prompt("hello")
+        async for event in session.events:
+            ...
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from contextlib import AsyncExitStack, suppress
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from omniagent.protocols.sidecar.agents import (
+    AgentDetails,
+    AgentInstallation,
+    AuthUnknown,
+    Capabilities,
+    Capability,
+    ConfigValue,
+    DiscoveryReport,
+    InstallationSource,
+    PlanUsage,
+    SessionConfiguration,
+    SessionInfo,
+    Unauthenticated,
+)
+from omniagent.protocols.sidecar.commands import (
+    AgentRef,
+    ChoicesAnswer,
+    InlineAcp,
+    McpServer,
+    PermissionAnswer,
+    PermissionMode,
+    QuestionsAnswer,
+    TextAnswer,
+)
+from omniagent.protocols.sidecar.events import (
+    Completed,
+    PermissionAsk,
+    PermissionChoice,
+    QuestionAsk,
+    RequestOpened,
+    TextDelta,
+    ToolUpdated,
+    TurnEnded,
+)
+from omniagent.runtime import driver as d
+from omniagent.runtime.adapters import adapter_for
+from omniagent.runtime.adapters.mock import MOCK_AGENT_ID, MockAdapter, MockScript, mock_installation
+from omniagent.runtime.discovery import discover_async, resolve
+from omniagent.runtime.errors import (
+    AgentError,
+    AuthRequired,
+    HandshakeTimeout,
+    InvalidConfiguration,
+    NotInstalled,
+    ProtocolFailed,
+    SessionClosed,
+    UnsupportedFeature,
+)
+from omniagent.runtime.session import Session
+from omniagent.runtime.stream import EventStream
+from omniagent.runtime.turns import SessionLoop, Timing
+
+log = logging.getLogger(__name__)
+
+
+class Runtime:
+    """Drives the agents on this machine. Use as `async with Runtime() as runtime:`; leaving closes every session.
+
+    `mock` replaces the machine's agents with one scripted agent, id `mock` (what `serve --mock` does).
+    `timing` shortens the session loop's clocks (tests).
+    """
+
+    def __init__(
+        self,
+        *,
+        mock: MockScript | None = None,
+        timing: Timing | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        self._mock = mock
+        self._timing = timing or Timing()
+        self._env = env
+        self._report: DiscoveryReport | None = None
+        self._sessions: dict[str, Session] = {}
+        self._ids = itertools.count(1)  # session ids are process-global: s1, s2, …
+        self._group: asyncio.TaskGroup | None = None
+        self._stack = AsyncExitStack()
+
+    async def __aenter__(self) -> Runtime:
+        self._group = await self._stack.enter_async_context(asyncio.TaskGroup())
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+        await self._stack.__aexit__(exc_type, exc, tb)
+
+    async def aclose(self) -> None:
+        """Close every open session (each within its close grace)."""
+        await asyncio.gather(*(self._close_quietly(s) for s in list(self._sessions.values())))
+
+    @staticmethod
+    async def _close_quietly(session: Session) -> None:
+        if not session.closed:
+            with suppress(SessionClosed):
+                await session.close()
+
+    # --- discovery -----------------------------------------------------------------------------------------
+
+    async def discover(self) -> DiscoveryReport:
+        """Find the installed agents (never launches one, never uses the network) and cache the report."""
+        if self._mock is not None:
+            report = DiscoveryReport(agents=[mock_installation()], missing=[], diagnostics=[])
+        else:
+            report = await discover_async(env=self._env)
+        self._report = report
+        return report
+
+    async def resolve(self, agent: AgentRef) -> AgentInstallation:
+        """An installation for `agent`: inline ACP as given, else from the cached discovery (refreshed on a miss).
+
+        Raises: `NotInstalled`.
+        """
+        if isinstance(agent, InlineAcp):
+            spec = agent.acp
+            return AgentInstallation(
+                id=spec.name,
+                name=spec.name,
+                executable_path=spec.path,
+                source=InstallationSource.PINNED,
+                acp_args=list(spec.args),
+            )
+        found = resolve(agent, self._report) if self._report is not None else None
+        if found is None:
+            found = resolve(agent, await self.discover())
+        if found is None:
+            raise NotInstalled(agent)
+        return found
+
+    # --- sessions ------------------------------------------------------------------------------------------
+
+    async def open(
+        self,
+        agent: AgentRef,
+        directory: str | os.PathLike[str],
+        *,
+        resume: str | None = None,
+        fork: str | None = None,
+        fork_at: str | None = None,
+        permission_mode: PermissionMode | None = None,
+        mcp_servers: Sequence[McpServer] = (),
+        configure: Mapping[str, ConfigValue] | None = None,
+    ) -> Session:
+        """Launch the agent and open a session in `directory`.
+
+        Raises: `NotInstalled`, `SpawnFailed`, `HandshakeTimeout`, `AuthRequired`, `ResumeFailed`,
+        `InvalidConfiguration`, `UnsupportedFeature`, `ProtocolFailed`.
+        """
+        installation = await self.resolve(agent)
+        request = d.ConnectRequest(
+            installation=installation,
+            directory=_absolute(directory),
+            resume=resume,
+            fork=fork,
+            fork_at=fork_at,
+            permission_mode=permission_mode or PermissionMode.ASK,
+            mcp_servers=tuple(mcp_servers),
+            configure=dict(configure or {}),
+        )
+        return await self._open(request)
+
+    async def _open(self, request: d.ConnectRequest) -> Session:
+        adapter = self._adapter(request.installation)
+        session_id = f"s{next(self._ids)}"
+        placeholder = SessionInfo(
+            id=session_id,
+            agent=request.installation,
+            details=AgentDetails(auth=AuthUnknown(), capabilities=Capabilities()),
+            configuration=SessionConfiguration(),
+        )
+        loop = SessionLoop(
+            info=placeholder, permission_mode=request.permission_mode, stream=EventStream(), timing=self._timing
+        )
+        events = loop.event_sink(getattr(adapter, "buffer", d.ADAPTER_EVENT_BUFFER))
+        opened: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        assert self._group is not None, "use the Runtime as `async with Runtime() as runtime:`"
+        self._group.create_task(self._run_session(adapter, request, loop, events, opened), name=session_id)
+        await opened
+        session = Session(loop)
+        self._sessions[session_id] = session
+        return session
+
+    async def _run_session(
+        self,
+        adapter: d.Adapter,
+        request: d.ConnectRequest,
+        loop: SessionLoop,
+        events: d.EventSink,
+        opened: asyncio.Future[None],
+    ) -> None:
+        try:
+            async with AsyncExitStack() as stack:
+                try:
+                    async with asyncio.timeout(d.HANDSHAKE_TIMEOUT):
+                        driver = await stack.enter_async_context(adapter.connect(request, events))
+                except TimeoutError:
+                    raise HandshakeTimeout() from None
+                loop.info = SessionInfo(
+                    id=loop.info.id,
+                    agent=request.installation,
+                    details=driver.info.details,
+                    configuration=driver.info.configuration,
+                    resume_token=driver.info.resume_token,
+                    title=driver.info.title,
+                )
+                opened.set_result(None)
+                await loop.run(driver)
+        except AgentError as error:
+            if not opened.done():
+                opened.set_exception(error)
+            else:
+                log.warning("session %s ended with %s", loop.info.id, error.kind.value)
+        except Exception:
+            # An adapter bug must not take the runtime down; the caller sees a protocol failure.
+            log.exception("session %s: adapter failed", loop.info.id)
+            if not opened.done():
+                opened.set_exception(ProtocolFailed("the adapter failed unexpectedly"))
+        finally:
+            if not loop.finished:
+                loop.stream.end(None)
+                loop.finished = True
+
+    def session(self, session_id: str) -> Session | None:
+        """A session this runtime opened (closed ones included), or None."""
+        return self._sessions.get(session_id)
+
+    def _adapter(self, installation: AgentInstallation) -> d.Adapter:
+        if self._mock is not None and installation.id == MOCK_AGENT_ID:
+            return MockAdapter(self._mock)
+        adapter = adapter_for(installation)
+        if adapter is None:
+            raise ProtocolFailed(f"no adapter implemented for {installation.id} yet")
+        return adapter
+
+    # --- one-shot calls ------------------------------------------------------------------------------------
+
+    async def probe(self, agent: AgentRef) -> AgentDetails:
+        """The agent's details from a throwaway session in the temp dir; a logged-out agent is a result."""
+        import tempfile
+
+        try:
+            session = await self.open(agent, tempfile.gettempdir())
+        except AuthRequired as error:
+            return AgentDetails(auth=Unauthenticated(login=error.login), capabilities=Capabilities())
+        try:
+            return session.info().details
+        finally:
+            await session.close()
+
+    async def plan_usage(self, agent: AgentRef) -> PlanUsage:
+        """Plan quota windows. No adapter implements it yet. Raises: `NotInstalled`, `UnsupportedFeature`."""
+        await self.resolve(agent)
+        raise UnsupportedFeature("plan usage")
+
+    async def generate(
+        self,
+        agent: AgentRef,
+        directory: str | os.PathLike[str],
+        prompt: str,
+        *,
+        resume: str | None = None,
+        fork: str | None = None,
+        fork_at: str | None = None,
+        permission_mode: PermissionMode | None = None,
+        mcp_servers: Sequence[McpServer] = (),
+        configure: Mapping[str, ConfigValue] | None = None,
+    ) -> str:
+        """One-shot text: a new session, one prompt, the turn's top-level text (anyagent §10).
+
+        Raises: `InvalidConfiguration` (resume or fork), `UnsupportedFeature`, `ProtocolFailed`, and the errors
+        of `open`.
+        """
+        del permission_mode  # generate always asks, so it can decline every tool
+        if resume is not None or fork is not None:
+            raise InvalidConfiguration("generate requires a new session")
+        installation = await self.resolve(agent)
+        request = d.ConnectRequest(
+            installation=installation,
+            directory=_absolute(directory),
+            fork_at=fork_at,
+            mcp_servers=tuple(mcp_servers),
+            configure=dict(configure or {}),
+            disable_tools=True,
+        )
+        session = await self._open(request)
+        try:
+            return await _collect_text(session, prompt)
+        finally:
+            if not session.closed:
+                await session.close()
+
+
+async def _collect_text(session: Session, prompt: str) -> str:
+    if not session.tools_disabled and Capability.PERMISSIONS not in session.info().details.capabilities.features:
+        raise UnsupportedFeature("generate requires tool permissions or launch-time tool disabling")
+    delivery = await session.prompt(prompt)
+    turn_id = getattr(delivery.kind, "turn_id", None)
+    parts: list[str] = []
+    async for event in session.events:
+        if event.turn_info is None or event.turn_info.id != turn_id:
+            continue
+        kind = event.kind
+        if isinstance(kind, TextDelta) and event.turn_info.parent_tool_id is None:
+            parts.append(kind.text)
+        elif isinstance(kind, ToolUpdated):
+            await session.cancel(clear_queue=True)
+            raise ProtocolFailed("generate: the agent attempted to use a tool")
+        elif isinstance(kind, RequestOpened):
+            await _decline(session, kind)
+        elif isinstance(kind, TurnEnded):
+            if isinstance(kind.stop, Completed):
+                return "".join(parts)
+            raise ProtocolFailed(f"generate: turn ended with {_describe(kind.stop)}")
+    raise SessionClosed()
+
+
+async def _decline(session: Session, opened: RequestOpened) -> None:
+    request = opened.request
+    if isinstance(request, PermissionAsk):
+        for choice in (PermissionChoice.DENY_ONCE, PermissionChoice.DENY_ALWAYS):
+            if choice in request.request.options:
+                await session.answer(request.request.id, PermissionAnswer(choice=choice))
+                return
+    elif isinstance(request, QuestionAsk) and all(q.allows_free_text for q in request.request.questions):
+        answers: list[TextAnswer | ChoicesAnswer] = [TextAnswer(text="") for _ in request.request.questions]
+        await session.answer(request.request.id, QuestionsAnswer(answers=answers))
+        return
+    await session.cancel(clear_queue=True)
+    raise ProtocolFailed("generate: the request cannot be declined without making a choice")
+
+
+def _absolute(directory: str | os.PathLike[str]) -> Path:
+    """Made absolute lexically, as the reference does (no symlink resolution)."""
+    return Path(os.path.abspath(directory))
+
+
+def _describe(stop: Any) -> str:
+    value = stop.model_dump(mode="json")
+    return value if isinstance(value, str) else next(iter(value))

@@ -1,0 +1,84 @@
+"""A session's event stream: ordered, bounded, filled without blocking, read by one consumer.
+
+Backpressure: the loop offers each event with `offer`, which never waits. When `capacity` events are unread
+the consumer is taken to be gone: `offer` returns False, the session closes, and the consumer later reads the
+buffered events and then the end (no error). Below the cap nothing is lost. A stream that ends because the
+agent died or lost its login raises that error to the consumer after the last event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import AsyncIterator
+
+from omniagent.protocols.sidecar.events import Event
+from omniagent.runtime.errors import AgentError
+
+# Unread events one session may hold before its consumer is declared gone (anyagent G6).
+SESSION_EVENT_BUFFER = 1024
+
+
+class EventStream:
+    """The events of one session, in `sequence` order."""
+
+    def __init__(self, capacity: int = SESSION_EVENT_BUFFER) -> None:
+        self._capacity = capacity
+        self._items: deque[Event] = deque()
+        self._ready = asyncio.Event()
+        self._ended = False
+        self._error: AgentError | None = None
+        self.lagged = False
+
+    def offer(self, event: Event) -> bool:
+        """Queue an event without waiting; False (and nothing queued) once the consumer lags or the stream ended."""
+        if self._ended or self.lagged:
+            return False
+        if len(self._items) >= self._capacity:
+            self.lagged = True
+            return False
+        self._items.append(event)
+        self._ready.set()
+        return True
+
+    def end(self, error: AgentError | None = None) -> None:
+        """No more events; the consumer gets `error` (if any) after the buffered ones."""
+        if not self._ended:
+            self._ended = True
+            self._error = error
+            self._ready.set()
+
+    @property
+    def ended(self) -> bool:
+        return self._ended
+
+    @property
+    def error(self) -> AgentError | None:
+        """The terminal error the stream ended with, if any."""
+        return self._error
+
+    def __aiter__(self) -> AsyncIterator[Event]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[Event]:
+        while True:
+            while self._items:
+                yield self._items.popleft()
+            if self._ended:
+                if self._error is not None:
+                    raise self._error
+                return
+            self._ready.clear()
+            await self._ready.wait()
+
+    def drain_nowait(self) -> list[Event]:
+        """Take every buffered event (for consumers that batch)."""
+        items = list(self._items)
+        self._items.clear()
+        return items
+
+    async def wait_readable(self) -> None:
+        """Wait until an event is buffered or the stream ended."""
+        while not self._items and not self._ended:
+            self._ready.clear()
+            await self._ready.wait()
