@@ -1,0 +1,122 @@
+"""`omniagent rpc`: the yuke JSONL RPC on stdin/stdout → Engine methods, via `protocols.yuke.methods`. Thin.
+
+Envelope rules (docs/yuke-rpc.md §1): string ids only; no id = a notification (run, never answered, not even
+with an error); absent params = `{}`; every bad line gets `-32602` with `id: ""` and the loop goes on.
+Requests run one at a time in arrival order, and broadcasts they produce are queued before their response on
+the single writer, so they are written first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+from pydantic import ValidationError
+
+from omniagent.engine.engine import Engine, EngineConfig
+from omniagent.engine.errors import EngineError
+from omniagent.protocols.yuke.base import YukeModel
+from omniagent.protocols.yuke.envelope import ErrorCode
+from omniagent.protocols.yuke.methods import METHODS
+from omniagent.wire.errors import FrameTooLarge
+from omniagent.wire.jsonl import LineWriter, dumps, read_lines
+from omniagent.wire.stdio import open_stdio
+
+# One request line at most: yuke's 1 MiB message cap plus 64 KiB of envelope.
+MAX_LINE_BYTES = 1024 * 1024 + 64 * 1024
+# asyncio stream buffer for stdin; above the line cap so a long line is framed, not a stream error.
+STDIN_LIMIT = 4 * MAX_LINE_BYTES
+
+
+def run_rpc(data_dir: Path | None) -> int:
+    """Serve the engine on stdin/stdout until stdin closes; returns the exit code."""
+    try:
+        asyncio.run(_serve(engine_config(data_dir)))
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+def engine_config(data_dir: Path | None) -> EngineConfig:
+    """Store and key file in `--data-dir` (else OMNIAGENT_DATA_DIR, else the user data dir); providers.json in
+    the same dir when one is given, else the user config dir."""
+    env_dir = os.environ.get("OMNIAGENT_DATA_DIR")
+    chosen = data_dir or (Path(env_dir) if env_dir else None)
+    if chosen is not None:
+        config_dir = chosen
+    else:
+        chosen = Path(platformdirs.user_data_dir("omniagent"))
+        config_dir = Path(platformdirs.user_config_dir("omniagent"))
+    scale = float(os.environ.get("OMNIAGENT_RETRY_SCALE", "1.0"))
+    return EngineConfig(data_dir=chosen.resolve(), config_dir=config_dir.resolve(), retry_scale=scale)
+
+
+async def _serve(config: EngineConfig) -> None:
+    async with open_stdio(limit=STDIN_LIMIT) as (reader, sink), LineWriter(sink) as writer:
+        async with Engine.open(config) as engine:
+            engine.broadcaster.subscribe(
+                lambda name, data: writer.send_nowait(dumps({"method": name, "params": data.dump()}))
+            )
+            await engine.recover()
+            async for line in read_lines(reader, max_bytes=MAX_LINE_BYTES):
+                if isinstance(line, FrameTooLarge):
+                    _error(writer, "", ErrorCode.BAD_REQUEST, "the line exceeds the size limit")
+                    continue
+                await handle_line(engine, writer, line)
+        await writer.wait_flushed()
+
+
+async def handle_line(engine: Engine, writer: LineWriter, line: bytes) -> None:
+    """Decode one line, run it, and answer it (unless it is a notification)."""
+    if not line.strip():
+        return
+    try:
+        message = json.loads(line)
+    except (ValueError, UnicodeDecodeError):
+        _error(writer, "", ErrorCode.BAD_REQUEST, "the line is not valid JSON")
+        return
+    if not isinstance(message, dict) or not isinstance(message.get("method"), str):
+        _error(writer, "", ErrorCode.BAD_REQUEST, "the line is not a request object")
+        return
+    has_id = "id" in message
+    request_id = message.get("id", "")
+    if not isinstance(request_id, str):
+        _error(writer, "", ErrorCode.BAD_REQUEST, "the request id must be a string")
+        return
+    try:
+        result = await _call(engine, message["method"], message.get("params"))
+    except EngineError as exc:
+        if has_id:
+            _error(writer, request_id, exc.code, exc.message)
+        return
+    except Exception as exc:  # the one boundary where a bug becomes a wire error instead of a dead engine
+        print(f"omniagent rpc: {message['method']} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        if has_id:
+            _error(writer, request_id, ErrorCode.INTERNAL, "the command failed")
+        return
+    if has_id:
+        writer.send_nowait(dumps({"id": request_id, "result": result.dump()}))
+
+
+async def _call(engine: Engine, method: str, raw_params: Any) -> YukeModel:
+    spec = METHODS.get(method)
+    if spec is None:
+        raise EngineError(ErrorCode.UNKNOWN_METHOD, "unknown method")
+    if raw_params is None:
+        raw_params = {}
+    if not isinstance(raw_params, dict):
+        raise EngineError.bad_request("bad parameters")
+    try:
+        params = spec.params.model_validate(raw_params)
+    except ValidationError:
+        raise EngineError.bad_request("bad parameters") from None
+    return await engine.handle(method, params)
+
+
+def _error(writer: LineWriter, request_id: str, code: ErrorCode, message: str) -> None:
+    writer.send_nowait(dumps({"id": request_id, "error": {"code": int(code), "message": message}}))

@@ -1,0 +1,240 @@
+"""One run: rounds of model call → tool calls → commit, until the model stops, fails, or the run is canceled.
+
+The run rules live here only: the retry loop over `providers.retry.next_delay` (5 attempts, 0.5 s → 8 s,
+retry-after as a floor, never once content has streamed, `retrying` activity while waiting), `max_rounds`,
+cancel (commit the partial draft with `finish: canceled`, or discard an empty one), usage and cost per message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import sqlite3
+from collections.abc import Awaitable
+from contextlib import aclosing
+from typing import TYPE_CHECKING, TypeVar
+
+from omniagent.engine import conversation, toolrun
+from omniagent.engine.draft import Draft
+from omniagent.engine.journal import now_ms, record
+from omniagent.engine.providers import neutral as n
+from omniagent.engine.providers.retry import MAX_ATTEMPTS, next_delay
+from omniagent.engine.routes import ModelRoute, RouteError
+from omniagent.engine.sessions import ROOT_AGENT, parse_message
+from omniagent.engine.store import queries as q
+from omniagent.protocols.yuke.activity import ActivityBuilding, ActivityRetrying, ActivityRunning
+from omniagent.protocols.yuke.messages import (
+    AssistantMessage,
+    Message,
+    MessageCommittedData,
+    MessageDiscardedData,
+    MessageError,
+    MessageTime,
+    TokenUsage,
+    TurnProvenance,
+)
+from omniagent.protocols.yuke.runs import (
+    RunOutcome,
+    RunOutcomeCanceled,
+    RunOutcomeFailed,
+    RunOutcomeTurn,
+    StopReason,
+)
+from omniagent.protocols.yuke.sessions import Session
+
+if TYPE_CHECKING:
+    from omniagent.engine.engine import Engine
+    from omniagent.engine.live import ActiveRun, LiveSession
+
+T = TypeVar("T")
+
+
+class Interrupted(Exception):
+    """The run was asked to stop (cancel_run or shutdown); raised out of the current step."""
+
+
+class RoundFailed(Exception):
+    """The model call failed for good (after the retry policy)."""
+
+    def __init__(self, error: n.ProviderError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+class RunLoop:
+    """Executes one turn run of one session."""
+
+    def __init__(self, engine: Engine, live: LiveSession, run: ActiveRun, session: Session) -> None:
+        self._engine = engine
+        self._live = live
+        self._run = run
+        self._session = session
+        self._rounds = 0
+
+    async def execute(self) -> RunOutcome:
+        """Run to a terminal outcome; never raises except CancelledError."""
+        self._set(ActivityBuilding(run_id=self._run.run_id, started_at_ms=self._run.started_at_ms))
+        try:
+            route, provider = self._engine.routes.open_provider(self._run.config.model, self._run.config.reasoning)
+        except RouteError as exc:
+            return RunOutcomeFailed(code=exc.code.value, message=exc.message)
+        try:
+            return await self._rounds_loop(route, provider)
+        except Interrupted:
+            return self._interrupted_outcome()
+
+    async def _rounds_loop(self, route: ModelRoute, provider: n.Provider) -> RunOutcome:
+        engine, sid = self._engine, self._live.session_id
+        record_ = await engine.store.read(q.get_session, sid)
+        assert record_ is not None
+        transcript = [parse_message(p) for p in await engine.store.read(q.all_messages, sid)]
+        max_rounds = record_.session.max_rounds
+        while True:
+            self._check()
+            self._rounds += 1
+            request = conversation.build_request(route, self._run.config.reasoning, record_.system_prompt,
+                                                 transcript, engine.tools.specs(), record_.session.root)
+            message_id = await engine.store.write(q.bump_counter, sid, "message_id_high")
+            draft = Draft(engine, self._live, self._run, message_id, ROOT_AGENT)
+            self._set(ActivityRunning(run_id=self._run.run_id, started_at_ms=now_ms()))
+            try:
+                await self._attempts(provider, request, draft)
+            except Interrupted:
+                await self._finish_draft(draft, route, "canceled", None)
+                raise
+            except RoundFailed as failed:
+                await self._finish_draft(draft, route, "error", failed.error)
+                return RunOutcomeFailed(code=failed.error.code.value, message=failed.error.message)
+            tools = draft.tool_parts()
+            if tools:
+                try:
+                    await toolrun.run_tools(self, draft, record_.session.root, tools)
+                except Interrupted:
+                    await self._finish_draft(draft, route, "canceled", None)
+                    raise
+            finish: StopReason = draft.stop or "unknown"
+            message = await self._finish_draft(draft, route, finish, None)
+            if message is not None:
+                transcript.append(message)
+            if not (finish == "tool_calls" and tools):
+                return RunOutcomeTurn(finish=finish, rounds=self._rounds)
+            if max_rounds is not None and self._rounds >= max_rounds:
+                return RunOutcomeFailed(code="max_rounds", message="the run reached its maximum number of rounds")
+
+    async def _attempts(self, provider: n.Provider, request: n.ModelRequest, draft: Draft) -> None:
+        attempt = 1
+        while True:
+            error = await self._attempt(provider, request, draft)
+            if error is None:
+                return
+            delay = next_delay(attempt, error, jitter=random.random())
+            if delay is None or draft.has_content:
+                raise RoundFailed(error)
+            draft.reset_attempt()
+            wait = delay * self._engine.config.retry_scale
+            if error.retry_after is not None:
+                wait = max(wait, error.retry_after)  # the server's retry-after stays a floor, even scaled
+            self._set(ActivityRetrying(run_id=self._run.run_id, attempt=attempt, max_attempts=MAX_ATTEMPTS,
+                                       next_at_ms=now_ms() + int(wait * 1000), code=error.code.value,
+                                       message=error.message))
+            await self.step(asyncio.sleep(wait))
+            attempt += 1
+            self._set(ActivityRunning(run_id=self._run.run_id, started_at_ms=now_ms()))
+
+    async def _attempt(self, provider: n.Provider, request: n.ModelRequest, draft: Draft) -> n.ProviderError | None:
+        try:
+            await self.step(self._stream(provider, request, draft))
+        except n.ProviderError as error:
+            return error
+        return None
+
+    async def _stream(self, provider: n.Provider, request: n.ModelRequest, draft: Draft) -> None:
+        async with aclosing(provider.stream(request)) as events:
+            async for event in events:
+                draft.feed(event)
+
+    async def step(self, work: Awaitable[T]) -> T:
+        """Run one interruptible step: cancel_run cancels it and the loop sees `Interrupted`."""
+        self._check()
+        task = asyncio.ensure_future(work)
+        self._run.step = task
+        try:
+            return await task
+        except asyncio.CancelledError:
+            if self._run.cancel_reason is not None and task.cancelled():
+                raise Interrupted from None
+            raise
+        finally:
+            self._run.step = None
+
+    def _check(self) -> None:
+        if self._run.cancel_reason is not None:
+            raise Interrupted
+
+    def _interrupted_outcome(self) -> RunOutcome:
+        if self._run.cancel_reason == "interrupted":
+            return RunOutcomeFailed(code="interrupted", message="the engine stopped during the run")
+        return RunOutcomeCanceled()
+
+    def set_activity(self, state: ActivityRunning | ActivityBuilding | ActivityRetrying | object) -> None:
+        self._set(state)
+
+    def _set(self, state: object) -> None:
+        self._live.state = state  # type: ignore[assignment]
+        self._engine.activity_changed(self._live)
+
+    @property
+    def engine(self) -> Engine:
+        return self._engine
+
+    @property
+    def live(self) -> LiveSession:
+        return self._live
+
+    @property
+    def run(self) -> ActiveRun:
+        return self._run
+
+    async def _finish_draft(self, draft: Draft, route: ModelRoute, finish: StopReason,
+                            error: n.ProviderError | None) -> Message | None:
+        """Commit a draft with content (canceled tool parts closed), or discard an opened empty one."""
+        sid = self._live.session_id
+        if not draft.has_content:
+            if draft.opened:
+                self._engine.broadcaster.emit("message.discarded", MessageDiscardedData(
+                    session_id=sid, message_id=draft.message_id))
+            return None
+        toolrun.cancel_open_tools(self, draft)
+        tokens = _tokens(draft.usage)
+        message = AssistantMessage(
+            id=draft.message_id, run_id=self._run.run_id, config_rev=self._run.config.config_rev, agent=ROOT_AGENT,
+            content=[draft.wire_part(i) for i in range(len(draft.parts)) if draft.parts[i].added],
+            finish=finish, tokens=tokens, cost=route.cost_of(tokens),
+            time=MessageTime(created_at_ms=draft.created_at_ms, completed_at_ms=now_ms()),
+            error=MessageError(type=error.code.value, message=error.message) if error is not None else None,
+            provenance=TurnProvenance(protocol=route.protocol, model=route.upstream_id),
+        )
+
+        def txn(conn: sqlite3.Connection) -> tuple[MessageCommittedData, Session]:
+            q.insert_message(conn, sid, message.id, "assistant", self._run.run_id, message.config_rev,
+                             json.dumps(message.dump()))
+            for part in message.content:
+                q.insert_part(conn, sid, message.id, part.id, part.type, json.dumps(part.dump()))
+            q.note_message(conn, sid, tokens, None, now_ms())
+            data = record(conn, sid, "message.committed", lambda seq: MessageCommittedData(
+                session_id=sid, seq=seq, message=message))
+            fresh = q.get_session(conn, sid)
+            assert fresh is not None
+            return data, fresh.session
+
+        committed, session = await self._engine.store.write(txn)
+        self._live.context_usage = tokens
+        self._engine.broadcaster.emit("message.committed", committed)
+        self._engine.summary_changed(session)
+        return message
+
+
+def _tokens(usage: n.Usage) -> TokenUsage:
+    return TokenUsage(input=usage.input_tokens, output=usage.output_tokens, reasoning=usage.reasoning_tokens,
+                      cache_read=usage.cache_read_tokens, cache_write=usage.cache_write_tokens)

@@ -1,0 +1,279 @@
+"""Session lifecycle: create, list, get, patch, remove, history, config.
+
+Each command is one store transaction; its durable broadcasts are emitted after the commit.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import os
+import sqlite3
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import TypeAdapter
+
+from omniagent.engine.errors import EngineError
+from omniagent.engine.journal import now_ms, record
+from omniagent.engine.store import queries as q
+from omniagent.protocols.yuke.envelope import ErrorCode
+from omniagent.protocols.yuke.messages import Message, TokenUsage
+from omniagent.protocols.yuke.misc import Empty
+from omniagent.protocols.yuke.runs import ConfigChangedData, RunConfig
+from omniagent.protocols.yuke.sessions import (
+    CreateSession,
+    OriginRoot,
+    PopulationChildren,
+    Session,
+    SessionConfigParams,
+    SessionConfigResult,
+    SessionGetParams,
+    SessionHistoryParams,
+    SessionHistoryResult,
+    SessionListItem,
+    SessionListParams,
+    SessionListResult,
+    SessionPatchParams,
+    SessionRemoveParams,
+    SessionResult,
+)
+
+if TYPE_CHECKING:
+    from omniagent.engine.engine import Engine
+
+DEFAULT_PROFILE = "default"  # yuke-rpc.md §9 #3
+ROOT_AGENT = "root"  # §9 #5: the reserved agent name of root sessions
+LIST_DEFAULT, LIST_MAX = 25, 100  # session.list page size (§1 limits)
+HISTORY_DEFAULT, HISTORY_MAX = 50, 500  # session.history page size (§1 limits)
+TITLE_MAX = 256  # characters of the first user line kept as the title (§9 #4)
+
+_MESSAGE = TypeAdapter[Message](Message)
+
+
+def parse_message(payload: str) -> Message:
+    """A stored message payload as its wire model."""
+    return _MESSAGE.validate_json(payload)
+
+
+def new_session_id() -> str:
+    """32 lowercase hex digits of a time-ordered UUIDv7-like id."""
+    ms = now_ms()
+    rand = uuid.uuid4().int & ((1 << 80) - 1)
+    value = (ms << 80) | (0x7 << 76) | rand >> 4
+    return f"{value:032x}"[-32:]
+
+
+def title_of(text: str) -> str:
+    """First non-empty line of the first user text, at most TITLE_MAX characters."""
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()[:TITLE_MAX]
+    return ""
+
+
+async def create(engine: Engine, params: CreateSession) -> SessionResult:
+    """session.create: validate the workspace and model, store the session and its first config."""
+    if params.child is not None:
+        raise EngineError(ErrorCode.NOT_IMPLEMENTED, "child sessions are not implemented")
+    root = _canonical_workspace(params.workspace_path)
+    model, reasoning = engine.routes.choose(params.model, params.reasoning)
+    if params.initial_input is not None:
+        engine.inputs.check_input(params.initial_input)
+    now = now_ms()
+    session = Session(
+        id=new_session_id(), root=root, profile=params.profile or DEFAULT_PROFILE, model=model, reasoning=reasoning,
+        config_rev=0, max_rounds=params.max_rounds, title="", message_count=0,
+        usage_total=TokenUsage(), created_at_ms=now, updated_at_ms=now, origin=OriginRoot(), agent=ROOT_AGENT,
+    )
+    system_prompt = _resolve_placeholders(params.system_prompt, root, session.id)
+
+    def txn(conn: sqlite3.Connection) -> None:
+        q.insert_session(conn, session, system_prompt)
+        q.insert_config(conn, session.id, 0, model, reasoning, params.max_rounds)
+
+    await engine.store.write(txn)
+    engine.summary_changed(session)
+    started = None
+    if params.initial_input is not None:
+        started, opened = await engine.inputs.send_with_summary(session.id, params.initial_input)
+        session = opened or session
+    return SessionResult(session=session, input=started)
+
+
+def _canonical_workspace(path: str) -> str:
+    if not os.path.isabs(path):
+        raise EngineError.bad_request("the workspace path must be absolute")
+    resolved = Path(path).resolve()
+    if not resolved.is_dir():
+        raise EngineError.bad_request("the workspace does not exist or is not a directory")
+    return str(resolved)
+
+
+def _resolve_placeholders(prompt: str | None, root: str, session_id: str) -> str | None:
+    if prompt is None:
+        return None
+    values = {"workspace": root, "session_id": session_id, "agent_name": ROOT_AGENT}
+    out, i = [], 0
+    while (start := prompt.find("${", i)) >= 0:
+        end = prompt.find("}", start)
+        if end < 0:
+            break
+        name = prompt[start + 2 : end]
+        if name not in values:
+            raise EngineError.bad_request("the system prompt names an unknown placeholder")
+        out += [prompt[i:start], values[name]]
+        i = end + 1
+    out.append(prompt[i:])
+    return "".join(out)
+
+
+async def get(engine: Engine, params: SessionGetParams) -> SessionListItem:
+    """session.get: the summary with live activity (or the durable idle activity)."""
+    record_ = await engine.store.read(q.get_session, params.session_id)
+    if record_ is None:
+        raise EngineError.unknown_session()
+    queued = await engine.store.read(q.count_pending, params.session_id)
+    return SessionListItem(session=record_.session, activity=engine.activity_of(record_, queued))
+
+
+async def list_(engine: Engine, params: SessionListParams) -> SessionListResult:
+    """session.list: keyset pages by `updated_at_ms DESC, id DESC` with an opaque cursor bound to the population."""
+    population = params.population
+    parent = population.parent_id if isinstance(population, PopulationChildren) else None
+    selector = f"{population.type}:{parent or ''}"
+    limit = min(max(params.limit or LIST_DEFAULT, 1), LIST_MAX)
+    after = _decode_cursor(params.cursor, selector) if params.cursor is not None else None
+    active = [sid for sid, live in engine.live.items() if live.run is not None] if params.view == "active" else None
+
+    def txn(conn: sqlite3.Connection) -> tuple[list[q.SessionRecord], int, dict[str, int]]:
+        rows = q.list_records(conn, population.type, parent, after, limit + 1, active)
+        total = q.count_sessions(conn, population.type, parent, active)
+        return rows, total, q.pending_counts(conn, [r.session.id for r in rows[:limit]])
+
+    rows, total, queued = await engine.store.read(txn)
+    items = [SessionListItem(session=r.session, activity=engine.activity_of(r, queued.get(r.session.id, 0)))
+             for r in rows[:limit]]
+    next_cursor = None
+    if len(rows) > limit:
+        last = rows[limit - 1].session
+        next_cursor = _encode_cursor(selector, last.updated_at_ms, last.id)
+    return SessionListResult(revision=engine.revision, items=items, next_cursor=next_cursor, total=total)
+
+
+def _encode_cursor(selector: str, updated_at_ms: int, session_id: str) -> str:
+    raw = json.dumps([selector, updated_at_ms, session_id], separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str, selector: str) -> tuple[int, str]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        bound, updated, sid = json.loads(raw)
+    except (binascii.Error, ValueError, TypeError) as exc:
+        raise EngineError(ErrorCode.STALE_CURSOR, "the cursor is not valid") from exc
+    if bound != selector or not isinstance(updated, int) or not isinstance(sid, str):
+        raise EngineError(ErrorCode.STALE_CURSOR, "the cursor belongs to another listing")
+    return updated, sid
+
+
+async def patch(engine: Engine, params: SessionPatchParams) -> SessionResult:
+    """session.patch: a new RunConfig revision (applies to the next run when one is active)."""
+    record_ = await engine.store.read(q.get_session, params.session_id)
+    if record_ is None:
+        raise EngineError.unknown_session()
+    p, s = params.patch, record_.session
+    if p.model is None and p.reasoning is None and p.max_rounds is None:
+        raise EngineError(ErrorCode.INVALID_PATCH, "the patch changes nothing")
+    model, reasoning = engine.routes.choose(p.model or s.model, p.reasoning if p.reasoning is not None else (
+        None if p.model is not None else s.reasoning))
+    max_rounds = p.max_rounds if p.max_rounds is not None else s.max_rounds
+
+    def txn(conn: sqlite3.Connection) -> tuple[Session, ConfigChangedData]:
+        rev = s.config_rev + 1
+        q.insert_config(conn, s.id, rev, model, reasoning, max_rounds)
+        q.set_session_config(conn, s.id, rev, model, reasoning, max_rounds, now_ms())
+        data = record(conn, s.id, "config.changed", lambda seq: ConfigChangedData(
+            session_id=s.id, seq=seq, config=RunConfig(config_rev=rev, model=model, reasoning=reasoning)))
+        fresh = q.get_session(conn, s.id)
+        assert fresh is not None
+        return fresh.session, data
+
+    session, changed = await engine.store.write(txn)
+    engine.broadcaster.emit("config.changed", changed)
+    engine.summary_changed(session)
+    return SessionResult(session=session)
+
+
+async def remove(engine: Engine, params: SessionRemoveParams) -> Empty:
+    """session.remove: refuse a busy session or one with children (unless cascading)."""
+    sid = params.session_id
+
+    def collect(conn: sqlite3.Connection) -> list[str] | None:
+        if q.get_session(conn, sid) is None:
+            return None
+        order, frontier = [sid], [sid]
+        while frontier:
+            kids = [k for parent in frontier for k in q.child_ids(conn, parent)]
+            order += kids
+            frontier = kids
+        return order
+
+    doomed = await engine.store.read(collect)
+    if doomed is None:
+        raise EngineError.unknown_session()
+    if len(doomed) > 1 and not params.cascade_children:
+        raise EngineError(ErrorCode.SESSION_HAS_CHILDREN, "the session has children")
+    if any(engine.is_busy(d) for d in doomed):
+        raise EngineError(ErrorCode.SESSION_BUSY, "the session has an active run")
+
+    def txn(conn: sqlite3.Connection) -> None:
+        for d in reversed(doomed):
+            q.delete_session(conn, d)
+
+    await engine.store.write(txn)
+    for d in reversed(doomed):
+        engine.session_removed(d)
+    return Empty()
+
+
+async def history(engine: Engine, params: SessionHistoryParams) -> SessionHistoryResult:
+    """session.history: messages with id < before_message_id, oldest first, newest page first."""
+    limit = min(max(params.limit or HISTORY_DEFAULT, 1), HISTORY_MAX)
+    sid = params.session_id
+
+    def txn(conn: sqlite3.Connection) -> tuple[list[str], bool, list[tuple[int, str, str]]] | None:
+        if q.get_session(conn, sid) is None:
+            return None
+        rows = q.messages_before(conn, sid, params.before_message_id, limit + 1)
+        page = rows[:limit]
+        revs = sorted(q.config_revs_of(conn, sid, [mid for mid, _ in page]))
+        return [p for _, p in reversed(page)], len(rows) > limit, q.get_configs(conn, sid, revs)
+
+    got = await engine.store.read(txn)
+    if got is None:
+        raise EngineError.unknown_session()
+    payloads, has_more, configs = got
+    return SessionHistoryResult(
+        session_id=sid,
+        messages=[parse_message(p) for p in payloads],
+        configs=[RunConfig(config_rev=r, model=m, reasoning=e) for r, m, e in configs],
+        has_more=has_more,
+    )
+
+
+async def config(engine: Engine, params: SessionConfigParams) -> SessionConfigResult:
+    """session.config: the current RunConfig (or a given revision) and the fixed system prompt."""
+    record_ = await engine.store.read(q.get_session, params.session_id)
+    if record_ is None:
+        raise EngineError.unknown_session()
+    rev = record_.session.config_rev if params.config_rev is None else params.config_rev
+    rows = await engine.store.read(q.get_configs, params.session_id, [rev])
+    if not rows:
+        raise EngineError(ErrorCode.UNKNOWN_CONFIG_REV, "unknown config revision")
+    r, m, e = rows[0]
+    return SessionConfigResult(config=RunConfig(config_rev=r, model=m, reasoning=e),
+                               system_prompt=record_.system_prompt)
+

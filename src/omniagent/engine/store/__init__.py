@@ -1,0 +1,117 @@
+"""The durable store: one SQLite file in WAL mode, owned by one worker thread. The only sqlite3 user.
+
+Every command runs as one transaction on that thread (`write` = BEGIN IMMEDIATE … COMMIT, `read` = a deferred
+read transaction), so callers see a consistent snapshot and a crash leaves either all of a command or none of it.
+Statements live in `queries.py`; callers compose them into a command function `fn(conn, ...)`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from importlib import resources
+from pathlib import Path
+from typing import ParamSpec, TypeVar
+
+__all__ = ["Store", "open_store"]
+
+T = TypeVar("T")
+P = ParamSpec("P")
+
+# Milliseconds a writer waits for another process's lock before SQLite reports busy.
+BUSY_TIMEOUT_MS = 5000
+
+
+class Store:
+    """An open store. Use `await Store.open(path)`; close with `aclose()`."""
+
+    def __init__(self, path: Path, executor: ThreadPoolExecutor, conn: sqlite3.Connection) -> None:
+        self.path = path
+        self._executor = executor
+        self._conn = conn
+
+    @classmethod
+    async def open(cls, path: Path) -> Store:
+        """Open (creating if needed) the store at `path` and apply pending migrations."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store")
+        loop = asyncio.get_running_loop()
+        conn = await loop.run_in_executor(executor, _connect, path)
+        return cls(path, executor, conn)
+
+    async def write(self, fn: Callable[..., T], *args: object) -> T:
+        """Run `fn(conn, *args)` in one write transaction. A cancelled caller does not abort the commit."""
+        loop = asyncio.get_running_loop()
+        fut = loop.run_in_executor(self._executor, _in_transaction, self._conn, "BEGIN IMMEDIATE", fn, args)
+        return await asyncio.shield(fut)
+
+    async def read(self, fn: Callable[..., T], *args: object) -> T:
+        """Run `fn(conn, *args)` in one read transaction (a consistent snapshot)."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, _in_transaction, self._conn, "BEGIN", fn, args)
+
+    async def aclose(self) -> None:
+        """Close the connection and stop the worker thread."""
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._executor, self._conn.close)
+        self._executor.shutdown(wait=True)
+
+
+async def open_store(path: Path) -> Store:
+    """Open the store at `path` (see `Store.open`)."""
+    return await Store.open(path)
+
+
+def _in_transaction(conn: sqlite3.Connection, begin: str, fn: Callable[..., T], args: tuple[object, ...]) -> T:
+    conn.execute(begin)
+    try:
+        result = fn(conn, *args)
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+    return result
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn.row_factory = sqlite3.Row
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA journal_mode = WAL")
+    # NORMAL in WAL mode: a commit survives a process crash (kill -9); only an OS crash may lose the last commits.
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA foreign_keys = ON")
+    migrate(conn)
+    return conn
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Apply every migration newer than `PRAGMA user_version`, each in its own transaction; returns the version."""
+    current = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    files = sorted(
+        (f for f in resources.files("omniagent.engine.store.migrations").iterdir() if f.name.endswith(".sql")),
+        key=lambda f: f.name,
+    )
+    for f in files:
+        version = int(f.name.split("_", 1)[0])
+        if version <= current:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in _statements(f.read_text(encoding="utf-8")):
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {version}")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        current = version
+    return current
+
+
+def _statements(script: str) -> list[str]:
+    # executescript would COMMIT on its own; split so the migration and its version bump share one transaction.
+    lines = [line for line in script.splitlines() if not line.lstrip().startswith("--")]
+    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
