@@ -32,7 +32,8 @@ PACKAGE = ROOT / "src" / "omniagent" / "protocols" / "acp"
 TARGETS = (("acp-v1.schema.json", "v1.py", "1"), ("acp-v2.schema.json", "v2.py", "2"))
 
 Schema = dict[str, Any]
-_RESERVED = set(dir(BaseModel)) | {"model_config", "tag_fields"}
+# Builtins too: a field named `list` would shadow `list[...]` in the annotations after it.
+_RESERVED = set(dir(BaseModel)) | {"model_config", "tag_fields", "list", "dict", "str", "int", "float", "bool"}
 
 
 def camel(text: str) -> str:

@@ -534,7 +534,7 @@ class McpCapabilities(AcpModel):
 class SessionCapabilities(AcpModel):
     """Session capabilities supported by the agent."""
 
-    list: SessionListCapabilities | None = None
+    list_: SessionListCapabilities | None = Field(default=None, alias="list")
     delete: SessionDeleteCapabilities | None = None
     additional_directories: SessionAdditionalDirectoriesCapabilities | None = Field(
         default=None, alias="additionalDirectories"
