@@ -45,9 +45,10 @@ class Reply:
 
     Order inside the answer: redacted reasoning, reasoning, text, tool calls. `chunk_size` splits text, reasoning and
     tool arguments into deltas of that many characters. `cut_after_events` closes the connection after that many
-    SSE events (a truncated stream); `error_event` replaces the terminal events with a mid-stream error of that
-    provider error type (e.g. `overloaded_error`). `delay` waits before the status line, `chunk_delay` between
-    events (seconds).
+    SSE events, breaking the chunked body (a network error to the client); `end_after_events` ends the body
+    cleanly after that many events, without the terminal events (a truncated stream); `error_event` replaces the
+    terminal events with a mid-stream error of that provider error type (e.g. `overloaded_error`). `delay` waits
+    before the status line, `chunk_delay` between events (seconds). `match`/`sticky`: see `Step`.
     """
 
     text: str = ""
@@ -59,6 +60,7 @@ class Reply:
     usage: FakeUsage = field(default_factory=FakeUsage)
     chunk_size: int = 5
     cut_after_events: int | None = None
+    end_after_events: int | None = None
     error_event: str | None = None
     delay: float = 0.0
     chunk_delay: float = 0.0

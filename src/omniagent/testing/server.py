@@ -26,6 +26,7 @@ from omniagent.testing.scenario import Drop, ErrorReply, Reply, Scenario, Step
 
 AUTH_HEADERS = frozenset({"authorization", "x-api-key", "x-goog-api-key", "api-key", "proxy-authorization", "cookie"})
 STOP_JOIN_TIMEOUT = 5.0  # seconds to wait for the serving thread when stopping
+POLL_INTERVAL = 0.02  # seconds between shutdown checks of serve_forever; its 0.5 s default slows every test
 _RENDERERS: dict[str, Renderer] = {
     "anthropic": AnthropicRenderer(),
     "openai_chat": ChatRenderer(),
@@ -104,7 +105,9 @@ class FakeLLMServer:
     def start(self) -> None:
         """Bind an ephemeral port on 127.0.0.1 and serve in a daemon thread."""
         self._httpd = _HTTPServer(("127.0.0.1", self._port), _Handler, self)
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="fake-llm", daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, args=(POLL_INTERVAL,), name="fake-llm", daemon=True
+        )
         self._thread.start()
 
     def stop(self) -> None:
@@ -219,6 +222,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _stream(self, owner: FakeLLMServer, renderer: Renderer, reply: Reply, request: dict[str, object]) -> None:
         events = renderer.stream(reply, request)
+        if reply.end_after_events is not None:
+            events = events[: reply.end_after_events]
         if reply.error_event is not None:
             events = [e for e in events if not _is_terminal(e)] + [renderer.stream_error(reply.error_event)]
         self.send_response(200)
