@@ -112,6 +112,17 @@ class LineWriter:
         """Queue one JSON value as a compact line."""
         self.send_nowait(dumps(value))
 
+    @property
+    def backlog(self) -> int:
+        """Lines sent but not yet written."""
+        return self._sent - self._written
+
+    async def wait_backlog_below(self, lines: int) -> None:
+        """Wait until fewer than `lines` lines are unwritten (or the sink failed): how producers feel a slow reader."""
+        while self._sent - self._written >= lines and self.failed is None:
+            self._progress.clear()
+            await self._progress.wait()
+
     async def wait_flushed(self) -> None:
         """Wait until every line sent before this call is written and drained (or the sink failed)."""
         target = self._sent

@@ -14,6 +14,10 @@ from omniagent.protocols._model import WireModel
 class SidecarModel(WireModel):
     """Sidecar null policy: absent optionals are written as `null` (serde's default)."""
 
+    def encode(self) -> bytes:
+        """This model as one compact JSON line (no newline), serialized in one pass."""
+        return self.__pydantic_serializer__.to_json(self)
+
 
 class SystemTime(SidecarModel):
     """A wall-clock instant as serde encodes `std::time::SystemTime`."""

@@ -1,0 +1,257 @@
+"""`omniagent serve`: the anyagent sidecar wire on stdin/stdout. Each command line → one Runtime/Session call.
+
+    ← {"hello":{"protocol":1,"anyagent":"0.1.0"}}
+    → {"id":1,"cmd":"open","agent":"mock","dir":"."}
+    ← {"id":1,"ok":{"id":"s1",…SessionInfo}}
+    → {"id":2,"cmd":"prompt","session":"s1","text":"hi"}
+    ← {"event":{"sequence":1,…,"kind":{"TurnStarted":{"origin":{"Prompt":"p1"}}}}}
+    ← {"id":2,"ok":{"prompt_id":"p1","kind":{"Started":{"turn_id":"t1"}}}}
+    ← {"session":"s1","error":{"kind":"ProcessExited",…}}     (agent death only)
+    ← {"closed":"s1"}                                         (exactly once per opened session)
+
+Commands run concurrently (replies may come out of order; one session's commands apply in arrival order).
+One writer task owns stdout; logs go to stderr. Nothing here decides a turn rule.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import sys
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+
+from omniagent import __version__
+from omniagent.protocols.sidecar import PROTOCOL_VERSION
+from omniagent.protocols.sidecar.base import SidecarModel
+from omniagent.protocols.sidecar.commands import (
+    Cancel,
+    Close,
+    Command,
+    Compact,
+    Configure,
+    Dequeue,
+    Discover,
+    Generate,
+    GetPlanUsage,
+    Info,
+    Open,
+    Probe,
+    Rollback,
+    SendAnswer,
+    SendPrompt,
+    SessionCommand,
+)
+from omniagent.protocols.sidecar.lines import (
+    ClosedLine,
+    ErrorBody,
+    ErrorKind,
+    ErrorLine,
+    EventLine,
+    Hello,
+    HelloLine,
+    ReplyLine,
+    SessionErrorLine,
+)
+from omniagent.runtime.adapters.mock import MockScript, MockScriptError, load_script
+from omniagent.runtime.errors import AgentError, ProtocolFailed, UnknownSession
+from omniagent.runtime.runtime import Runtime
+from omniagent.runtime.session import Session
+from omniagent.wire.errors import FrameTooLarge
+from omniagent.wire.jsonl import MAX_LINE_BYTES, ByteSink, LineWriter, read_lines
+from omniagent.wire.stdio import open_stdio
+
+log = logging.getLogger(__name__)
+
+# Lines the writer may hold before event forwarders wait for the reader (a slow reader then makes sessions lag).
+WRITER_BACKLOG = 256
+_COMMAND = TypeAdapter(Command)
+_U64 = 2**64
+
+
+def run_sidecar(*, mock: str | None) -> int:
+    """Entry point of `omniagent serve`; returns the exit code (0 on EOF, 1 when stdout broke)."""
+    _log_to_stderr()
+    script: MockScript | None = None
+    if mock is not None:
+        try:
+            script = load_script(mock)
+        except MockScriptError as exc:
+            print(f"omniagent: {exc}", file=sys.stderr)
+            return 1
+    return asyncio.run(_main(script))
+
+
+async def _main(script: MockScript | None) -> int:
+    async with open_stdio(limit=MAX_LINE_BYTES) as (reader, sink), Runtime(mock=script) as runtime:
+        return await Sidecar(runtime, sink).serve(reader)
+
+
+class Sidecar:
+    """Serves one Runtime over one pair of streams."""
+
+    def __init__(self, runtime: Runtime, sink: ByteSink) -> None:
+        self._runtime = runtime
+        self._writer = LineWriter(sink, on_error=self._on_broken_output)
+        self._broken = asyncio.Event()
+        self._eof = False
+        self._forwarders: set[asyncio.Task[None]] = set()
+
+    async def serve(self, reader: asyncio.StreamReader) -> int:
+        """Answer command lines until EOF, then close every session and wait for every `closed`."""
+        async with self._writer, asyncio.TaskGroup() as commands:
+            self._send(HelloLine(hello=Hello(protocol=PROTOCOL_VERSION, anyagent=__version__)))
+            reading = asyncio.ensure_future(self._read(reader, commands))
+            broken = asyncio.ensure_future(self._broken.wait())
+            await asyncio.wait({reading, broken}, return_when=asyncio.FIRST_COMPLETED)
+            reading.cancel()
+            broken.cancel()
+            self._eof = True
+            await self._close_all()
+        # Every command has replied; sessions opened meanwhile were closed by their own `open` handler.
+        await asyncio.gather(*self._forwarders)
+        await self._writer.aclose()
+        return 1 if self._writer.failed is not None else 0
+
+    async def _read(self, reader: asyncio.StreamReader, commands: asyncio.TaskGroup) -> None:
+        async for line in read_lines(reader):
+            if isinstance(line, FrameTooLarge):
+                self._send_error(None, _bad_frame(str(line)))
+                continue
+            commands.create_task(self._dispatch(line))
+
+    async def _close_all(self) -> None:
+        await self._runtime.aclose()
+
+    # --- one command ---------------------------------------------------------------------------------------
+
+    async def _dispatch(self, line: bytes) -> None:
+        try:
+            value = json.loads(line)
+        except ValueError as exc:
+            self._send_error(None, _bad_frame(f"invalid JSON: {exc}"))
+            return
+        frame_id = _frame_id(value)
+        try:
+            command = _COMMAND.validate_python(value)
+        except ValidationError as exc:
+            self._send_error(frame_id, _bad_frame(_first_error(exc)))
+            return
+        try:
+            if isinstance(command, Open):
+                await self._open(command)
+            else:
+                self._send(ReplyLine(id=command.id, ok=await self._run(command)))
+        except AgentError as error:
+            self._send_error(command.id, error.body())
+        except Exception:
+            log.exception("command %s failed", command.cmd)
+            self._send_error(command.id, ProtocolFailed("internal error").body())
+
+    async def _open(self, command: Open) -> None:
+        session = await self._runtime.open(command.agent, command.dir, **_open_options(command))
+        self._send(ReplyLine(id=command.id, ok=session.info().dump()))
+        # G1: forwarding starts only after the `open` reply is queued on the writer.
+        self._forwarders.add(asyncio.ensure_future(self._forward(session)))
+        if self._eof:
+            # G5: an open that finished after EOF is closed at once; its `closed` still appears.
+            await self._runtime.aclose()
+
+    async def _run(self, command: Any) -> Any:
+        runtime = self._runtime
+        if isinstance(command, Discover):
+            return (await runtime.discover()).dump()
+        if isinstance(command, Probe):
+            return (await runtime.probe(command.agent)).dump()
+        if isinstance(command, GetPlanUsage):
+            return (await runtime.plan_usage(command.agent)).dump()
+        if isinstance(command, Generate):
+            return await runtime.generate(command.agent, command.dir, command.prompt, **_open_options(command))
+        return await self._run_session_command(command)
+
+    async def _run_session_command(self, command: SessionCommand) -> Any:
+        session = self._runtime.session(command.session)
+        if session is None:
+            raise UnknownSession(command.session)
+        if isinstance(command, Info):
+            return session.info().dump()
+        if isinstance(command, SendPrompt):
+            return (await session.prompt(command.text, command.attachments)).dump()
+        if isinstance(command, Dequeue):
+            return await session.dequeue(command.prompt)
+        if isinstance(command, SendAnswer):
+            return await session.answer(command.request, command.answer)
+        if isinstance(command, Configure):
+            return await session.configure(command.option, command.value)
+        if isinstance(command, Rollback):
+            return await session.rollback(command.turns, command.scope)
+        if isinstance(command, Compact):
+            return await session.compact()
+        if isinstance(command, Cancel):
+            return await session.cancel(command.clear_queue)
+        if isinstance(command, Close):
+            return await session.close()
+        raise AssertionError(f"unhandled command {command!r}")
+
+    async def _forward(self, session: Session) -> None:
+        try:
+            async for event in session.events:
+                self._writer.send_nowait(EventLine.model_construct(event=event).encode())
+                if self._writer.backlog >= WRITER_BACKLOG:
+                    await self._writer.wait_backlog_below(WRITER_BACKLOG // 2)
+        except AgentError as error:
+            self._send(SessionErrorLine(session=session.id, error=error.body()))
+        except Exception:
+            log.exception("session %s: forwarding failed", session.id)
+        self._send(ClosedLine(closed=session.id))
+
+    # --- output --------------------------------------------------------------------------------------------
+
+    def _send(self, line: SidecarModel) -> None:
+        if self._writer.failed is None:
+            self._writer.send_nowait(line.encode())
+
+    def _send_error(self, frame_id: int | None, body: ErrorBody) -> None:
+        self._send(ErrorLine(id=frame_id, error=body))
+
+    def _on_broken_output(self, exc: BaseException) -> None:
+        log.error("stdout is broken (%s); shutting down", type(exc).__name__)
+        self._broken.set()
+
+
+def _open_options(command: Open | Generate) -> dict[str, Any]:
+    return {
+        "resume": command.resume,
+        "fork": command.fork,
+        "fork_at": command.fork_at,
+        "permission_mode": command.permission_mode,
+        "mcp_servers": command.mcp_servers,
+        "configure": command.configure,
+    }
+
+
+def _frame_id(value: Any) -> int | None:
+    """The id a bad frame carried, when it is a u64 (anyagent §5: otherwise the error says `id: null`)."""
+    if isinstance(value, dict):
+        frame_id = value.get("id")
+        if isinstance(frame_id, int) and not isinstance(frame_id, bool) and 0 <= frame_id < _U64:
+            return frame_id
+    return None
+
+
+def _bad_frame(detail: str) -> ErrorBody:
+    return ErrorBody(kind=ErrorKind.BAD_FRAME.value, message=f"not a command: {detail}", detail=detail)
+
+
+def _first_error(exc: ValidationError) -> str:
+    error = exc.errors(include_url=False, include_input=False)[0]
+    where = ".".join(str(part) for part in error["loc"])
+    return f"{where}: {error['msg']}" if where else str(error["msg"])
+
+
+def _log_to_stderr() -> None:
+    level = os.environ.get("OMNIAGENT_LOG", "WARNING").upper()
+    logging.basicConfig(stream=sys.stderr, level=level, format="omniagent: %(levelname)s %(name)s: %(message)s")
