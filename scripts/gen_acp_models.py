@@ -137,31 +137,61 @@ class Generator:
                 parts.append(self.ptype(member))
         self.add_alias(name, join_union(parts))
 
-    def add_tagged(self, name: str, schema: Schema, members: list[Schema], tag: str) -> None:
-        base_props, base_required = self.own_props(schema)
-        choices: list[tuple[str, str]] = []  # (class, discriminator tag)
+    def add_tagged(
+        self,
+        name: str,
+        schema: Schema,
+        members: list[Schema],
+        tag: str,
+        *,
+        outer: tuple[tuple[str, str], ...] = (),
+        outer_props: dict[str, Schema] | None = None,
+        outer_required: frozenset[str] = frozenset(),
+    ) -> None:
+        """One class per variant plus the discriminated alias. `outer` carries the enclosing union's tags when a
+        variant's base is itself a tagged union (`sessionUpdate: "state_update"` + `state: "idle"`)."""
+        own_props, own_required = self.own_props(schema)
+        base_props = {**(outer_props or {}), **own_props}
+        base_required = set(outer_required) | own_required
+        choices: list[tuple[str, str]] = []  # (class or alias, discriminator tag)
         known: list[str] = []
         default: str | None = None
         other = False
         for member in members:
             const = member.get("properties", {}).get(tag, {}).get("const")
+            inner = self.inner_union(member)
+            if const is not None and inner is not None:
+                inner_schema, inner_members, inner_tag = inner
+                cls = name + camel(const)
+                self.add_tagged(
+                    cls,
+                    inner_schema,
+                    inner_members,
+                    inner_tag,
+                    outer=(*outer, (tag, const)),
+                    outer_props=base_props,
+                    outer_required=frozenset(base_required),
+                )
+                choices.append((cls, const))
+                known.append(const)
+                continue
             props, required = self.collect(member)
             merged = {**base_props, **props}
             needed = base_required | required
             if const is not None:
                 cls = name + camel(const)
-                self.add_class(cls, member, merged, needed, tag=(tag, const), fallback=schema)
+                self.add_class(cls, member, merged, needed, tags=(*outer, (tag, const)), fallback=schema)
                 choices.append((cls, const))
                 known.append(const)
             elif member.get("title") == "other":
                 cls = name + "Other"
-                self.add_class(cls, member, merged, needed, fallback=schema)
+                self.add_class(cls, member, merged, needed, tags=outer, fallback=schema)
                 choices.append((cls, "~other"))
                 other = True
             else:
                 cls = name + camel(member.get("title", "Default"))
                 merged.pop(tag, None)
-                self.add_class(cls, member, merged, needed - {tag}, fallback=schema)
+                self.add_class(cls, member, merged, needed - {tag}, tags=outer, fallback=schema)
                 default = "~default"
                 choices.append((cls, default))
         if len(choices) == 1:
@@ -171,6 +201,18 @@ class Generator:
         picker = f"tag_picker({tag!r}, {snake(tag)!r}, {tuple(known)!r}, other={other}, default={default!r})"
         self.add_alias(name, f"Annotated[\n    {arms},\n    Discriminator({picker}),\n]")
 
+    def inner_union(self, member: Schema) -> tuple[Schema, list[Schema], str] | None:
+        """The tagged union a variant is based on, if its single `allOf` base is one."""
+        bases = member.get("allOf", [])
+        if len(bases) != 1 or "$ref" not in bases[0]:
+            return None
+        base = self.resolve(bases[0])
+        members = base.get("anyOf") or base.get("oneOf")
+        tag = self.tag_of(members) if isinstance(members, list) else None
+        if members is None or tag is None:
+            return None
+        return base, members, tag
+
     def add_class(
         self,
         name: str,
@@ -178,18 +220,20 @@ class Generator:
         props: dict[str, Schema],
         required: set[str],
         *,
-        tag: tuple[str, str] | None = None,
+        tags: tuple[tuple[str, str], ...] = (),
         fallback: Schema | None = None,
     ) -> None:
         doc = first_line(schema if schema.get("description") or fallback is None else fallback)
         lines = [f"class {name}(AcpModel):", f'    """{doc}"""', ""]
-        if tag is not None:
-            lines.append(f"    tag_fields: ClassVar[tuple[str, ...]] = ({snake(tag[0])!r},)")
-            lines.append(f"    {snake(tag[0])}: Literal[{tag[1]!r}] = Field(default={tag[1]!r}, alias={tag[0]!r})")
+        if tags:
+            names = "".join(f"{snake(wire)!r}, " for wire, _ in tags)
+            lines.append(f"    tag_fields: ClassVar[tuple[str, ...]] = ({names.rstrip(' ')})")
+        for wire, value in tags:
+            lines.append(f"    {snake(wire)}: Literal[{value!r}] = Field(default={value!r}, alias={wire!r})")
+        tag_names = {wire for wire, _ in tags}
         for prop, prop_schema in props.items():
-            if tag is not None and prop == tag[0]:
-                continue
-            lines.append(self.field(prop, prop_schema, prop in required))
+            if prop not in tag_names:
+                lines.append(self.field(prop, prop_schema, prop in required))
         self.classes.append("\n".join(lines))
 
     def field(self, prop: str, schema: Schema, required: bool) -> str:

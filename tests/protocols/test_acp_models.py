@@ -60,7 +60,7 @@ V2_UPDATES: list[dict[str, Any]] = [
 def test_v2_updates_round_trip_exactly_and_validate_against_the_schema(update: dict[str, Any]) -> None:
     """acp.md §2.2 / §6.1: each known update parses to its variant and dumps back to the same JSON."""
     parsed = methods.parse(v2.UpdateSessionNotification, {"sessionId": "s1", "update": update})
-    assert type(parsed.update).__name__ != "SessionUpdateOther"
+    assert not type(parsed.update).__name__.endswith("Other")
     dumped = parsed.dump()
     assert dumped == {"sessionId": "s1", "update": update}
     assert_valid(2, "UpdateSessionNotification", dumped)
@@ -85,6 +85,17 @@ def test_v1_updates_and_real_agent_shapes_round_trip() -> None:
     assert isinstance(parsed.auth_methods[0], v1.AuthMethodAgent)
     assert parsed.dump() == result
     assert_valid(1, "InitializeResponse", parsed.dump())
+
+
+def test_nested_tags_pick_the_inner_variant() -> None:
+    """acp.md §5: `state_update` is tagged twice (sessionUpdate, then state); idle carries the stop reason."""
+    update = methods.parse(
+        v2.SessionUpdate, {"sessionUpdate": "state_update", "state": "idle", "stopReason": "cancelled"}
+    )
+    assert isinstance(update, v2.SessionUpdateStateUpdateIdle)
+    assert update.stop_reason == "cancelled"
+    with pytest.raises(ValidationError):
+        methods.parse(v2.SessionUpdate, {"sessionUpdate": "state_update", "state": "idle", "stopReason": 5})
 
 
 def test_a_malformed_known_variant_is_rejected_not_treated_as_other() -> None:

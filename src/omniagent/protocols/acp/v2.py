@@ -1187,11 +1187,50 @@ class SessionUpdateAgentThought(AcpModel):
     meta: dict[str, Any] | None = Field(default=None, alias="_meta")
 
 
-class SessionUpdateStateUpdate(AcpModel):
-    """The state of the agent's foreground work has changed."""
+class SessionUpdateStateUpdateRunning(AcpModel):
+    """Foreground work is in progress."""
+
+    tag_fields: ClassVar[tuple[str, ...]] = (
+        "session_update",
+        "state",
+    )
+    session_update: Literal["state_update"] = Field(default="state_update", alias="sessionUpdate")
+    state: Literal["running"] = Field(default="running", alias="state")
+    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+
+
+class SessionUpdateStateUpdateIdle(AcpModel):
+    """The agent is ready to process a new prompt."""
+
+    tag_fields: ClassVar[tuple[str, ...]] = (
+        "session_update",
+        "state",
+    )
+    session_update: Literal["state_update"] = Field(default="state_update", alias="sessionUpdate")
+    state: Literal["idle"] = Field(default="idle", alias="state")
+    stop_reason: StopReason | None = Field(default=None, alias="stopReason")
+    usage: Usage | None = None
+    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+
+
+class SessionUpdateStateUpdateRequiresAction(AcpModel):
+    """Foreground work is blocked on user action."""
+
+    tag_fields: ClassVar[tuple[str, ...]] = (
+        "session_update",
+        "state",
+    )
+    session_update: Literal["state_update"] = Field(default="state_update", alias="sessionUpdate")
+    state: Literal["requires_action"] = Field(default="requires_action", alias="state")
+    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+
+
+class SessionUpdateStateUpdateOther(AcpModel):
+    """Custom or future session state."""
 
     tag_fields: ClassVar[tuple[str, ...]] = ("session_update",)
     session_update: Literal["state_update"] = Field(default="state_update", alias="sessionUpdate")
+    state: str
 
 
 class SessionUpdateToolCallContentChunk(AcpModel):
@@ -2177,6 +2216,13 @@ NesSuggestionId: TypeAlias = str
 ExtResponse: TypeAlias = Any
 MessageMcpResponse: TypeAlias = Any
 ErrorCode: TypeAlias = Literal[-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002] | int
+SessionUpdateStateUpdate: TypeAlias = Annotated[
+    Annotated[SessionUpdateStateUpdateRunning, Tag("running")]
+    | Annotated[SessionUpdateStateUpdateIdle, Tag("idle")]
+    | Annotated[SessionUpdateStateUpdateRequiresAction, Tag("requires_action")]
+    | Annotated[SessionUpdateStateUpdateOther, Tag("~other")],
+    Discriminator(tag_picker("state", "state", ("running", "idle", "requires_action"), other=True, default=None)),
+]
 SessionUpdate: TypeAlias = Annotated[
     Annotated[SessionUpdateUserMessageChunk, Tag("user_message_chunk")]
     | Annotated[SessionUpdateUserMessage, Tag("user_message")]
