@@ -1,0 +1,63 @@
+"""Crash recovery: `kill -9` during a streaming run, restart on the same store (docs/yuke-rpc.md §10.1)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from omniagent.testing import FakeLLMServer, Reply, Scenario
+from tests.engine.rpc_harness import RpcProcess, write_providers
+
+
+def _input(text: str) -> dict[str, object]:
+    return {"type": "content", "content": [{"type": "text", "text": text}]}
+
+
+async def test_a_run_open_at_kill_9_reads_failed_interrupted_and_the_queue_survives(tmp_path: Path) -> None:
+    """yuke §10.1: the open-run marker makes the next start emit `run.done{failed:"interrupted"}`; the transcript
+    before the crash is intact, the queued input is still queued, and the session accepts input again."""
+    async with FakeLLMServer(Scenario()) as llm:
+        llm.enqueue(Reply(text="y" * 2000, chunk_size=2, chunk_delay=0.02), Reply(text="after restart"))
+        data = tmp_path / "data"
+        write_providers(data, llm)
+        workspace = tmp_path / "ws"
+        workspace.mkdir()
+        rpc = await RpcProcess.start(data)
+        sid = (await rpc.call("session.create", {"workspace_path": str(workspace),
+                                                 "model": "fake-anthropic/fake-model"}))["session"]["id"]
+        await rpc.call("session.send_input", {"session_id": sid, "input": _input("first question")})
+        await rpc.broadcast("message.part_delta")
+        queued = await rpc.call("session.send_input", {"session_id": sid, "input": _input("queued question")})
+        assert queued["type"] == "queued"
+        await rpc.broadcast("message.part_delta", after=len(rpc.lines))
+        await rpc.kill()
+
+        again = await RpcProcess.start(data)
+        done = again.lines[await again.broadcast("run.done")]["params"]
+        assert (done["session_id"], done["run_id"]) == (sid, 1)
+        assert done["outcome"] == {"type": "failed", "code": "interrupted",
+                                   "message": done["outcome"]["message"]}
+        history = await again.call("session.history", {"session_id": sid, "before_message_id": 2**53 - 1})
+        assert [m["type"] for m in history["messages"]] == ["user"]
+        assert history["messages"][0]["content"][0]["text"] == "first question"
+        queue = await again.call("session.queue", {"session_id": sid})
+        assert [item["content"][0]["text"] for item in queue["items"]] == ["queued question"]
+        item = await again.call("session.get", {"session_id": sid})
+        assert item["activity"]["state"] == {"type": "idle"} and item["activity"]["queued"] == 1
+
+        started = await again.call("session.send_input", {"session_id": sid, "input": _input("new question")})
+        assert started["type"] == "started" and started["run_id"] == 2
+        second = again.lines[await again.broadcast("run.done", where=lambda p: p["run_id"] == 2)]["params"]
+        assert second["outcome"]["type"] == "turn"
+        texts = [m["content"][0]["text"] if m["type"] == "user" else m["content"][0]["text"]
+                 for m in (await again.call("session.history", {"session_id": sid,
+                                                                "before_message_id": 2**53 - 1}))["messages"]]
+        assert texts == ["first question", "queued question", "new question", "after restart"]
+        assert await again.close() == 0
+
+    # The event log holds one run.done per run and strictly increasing seqs.
+    with sqlite3.connect(data / "engine.sqlite3") as conn:
+        seqs = [row[0] for row in conn.execute("SELECT seq FROM events WHERE session_id = ? ORDER BY seq", (sid,))]
+        names = [row[0] for row in conn.execute("SELECT name FROM events WHERE session_id = ? ORDER BY seq", (sid,))]
+    assert seqs == list(range(1, len(seqs) + 1))
+    assert names.count("run.done") == 2 and names.count("run.started") == 2
