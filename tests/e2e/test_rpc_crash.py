@@ -23,8 +23,9 @@ async def test_a_run_open_at_kill_9_reads_failed_interrupted_and_the_queue_survi
         workspace = tmp_path / "ws"
         workspace.mkdir()
         rpc = await RpcProcess.start(data)
-        sid = (await rpc.call("session.create", {"workspace_path": str(workspace),
-                                                 "model": "fake-anthropic/fake-model"}))["session"]["id"]
+        sid = (
+            await rpc.call("session.create", {"workspace_path": str(workspace), "model": "fake-anthropic/fake-model"})
+        )["session"]["id"]
         await rpc.call("session.send_input", {"session_id": sid, "input": _input("first question")})
         await rpc.broadcast("message.part_delta")
         queued = await rpc.call("session.send_input", {"session_id": sid, "input": _input("queued question")})
@@ -35,8 +36,7 @@ async def test_a_run_open_at_kill_9_reads_failed_interrupted_and_the_queue_survi
         again = await RpcProcess.start(data)
         done = again.lines[await again.broadcast("run.done")]["params"]
         assert (done["session_id"], done["run_id"]) == (sid, 1)
-        assert done["outcome"] == {"type": "failed", "code": "interrupted",
-                                   "message": done["outcome"]["message"]}
+        assert done["outcome"] == {"type": "failed", "code": "interrupted", "message": done["outcome"]["message"]}
         history = await again.call("session.history", {"session_id": sid, "before_message_id": 2**53 - 1})
         assert [m["type"] for m in history["messages"]] == ["user"]
         assert history["messages"][0]["content"][0]["text"] == "first question"
@@ -49,9 +49,12 @@ async def test_a_run_open_at_kill_9_reads_failed_interrupted_and_the_queue_survi
         assert started["type"] == "started" and started["run_id"] == 2
         second = again.lines[await again.broadcast("run.done", where=lambda p: p["run_id"] == 2)]["params"]
         assert second["outcome"]["type"] == "turn"
-        texts = [m["content"][0]["text"] if m["type"] == "user" else m["content"][0]["text"]
-                 for m in (await again.call("session.history", {"session_id": sid,
-                                                                "before_message_id": 2**53 - 1}))["messages"]]
+        texts = [
+            m["content"][0]["text"]
+            for m in (await again.call("session.history", {"session_id": sid, "before_message_id": 2**53 - 1}))[
+                "messages"
+            ]
+        ]
         assert texts == ["first question", "queued question", "new question", "after restart"]
         assert await again.close() == 0
 

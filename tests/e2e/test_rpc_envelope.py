@@ -49,7 +49,7 @@ async def test_a_non_string_id_is_answered_with_an_empty_id(tmp_path: Path) -> N
 async def test_a_line_that_is_not_json_or_not_a_request_gets_bad_request_and_the_loop_goes_on(tmp_path: Path) -> None:
     """yuke §1: parse errors and non-request lines are -32602 with `id: ""` (no -32700)."""
     rpc = await RpcProcess.start(tmp_path)
-    rpc.send_raw(b"this is not json\n[1,2]\n{\"id\":\"x\"}\n")
+    rpc.send_raw(b'this is not json\n[1,2]\n{"id":"x"}\n')
     await rpc.wait_for(lambda line: line.get("id") == "", after=2)
     assert [line["error"]["code"] for line in rpc.lines[:3]] == [ErrorCode.BAD_REQUEST] * 3
     assert (await rpc.call("initialize"))["protocol"] == 1
@@ -62,8 +62,10 @@ async def test_a_request_without_id_runs_but_gets_no_response(tmp_path: Path) ->
     workspace = tmp_path / "ws"
     workspace.mkdir()
     rpc.send_raw(b'{"method":"session.nope"}\n')
-    rpc.send_raw(b'{"method":"session.create","params":{"workspace_path":"%s","model":"anthropic/claude-sonnet-4-5"}}\n'
-                 % str(workspace).encode())
+    rpc.send_raw(
+        b'{"method":"session.create","params":{"workspace_path":"%s","model":"anthropic/claude-sonnet-4-5"}}\n'
+        % str(workspace).encode()
+    )
     await rpc.broadcast("session.summary_changed")
     result = await rpc.call("session.list")
     assert result["total"] == 1

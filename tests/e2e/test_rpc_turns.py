@@ -12,8 +12,7 @@ from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.testing import ErrorReply, FakeLLMServer, FakeToolCall, FakeUsage, Reply, Scenario
 from tests.engine.rpc_harness import RpcProcess, write_providers
 
-PROTOCOLS = {"anthropic_messages": "fake-anthropic", "openai_chat": "fake-chat",
-             "openai_responses": "fake-responses"}
+PROTOCOLS = {"anthropic_messages": "fake-anthropic", "openai_chat": "fake-chat", "openai_responses": "fake-responses"}
 
 
 @pytest.fixture
@@ -30,14 +29,17 @@ async def _engine(tmp_path: Path, llm: FakeLLMServer, env: dict[str, str] | None
 async def _session(rpc: RpcProcess, tmp_path: Path, provider: str = "fake-anthropic", **extra: object) -> str:
     workspace = tmp_path / "ws"
     workspace.mkdir(exist_ok=True)
-    result = await rpc.call("session.create", {"workspace_path": str(workspace), "model": f"{provider}/fake-model",
-                                               **extra})
+    result = await rpc.call(
+        "session.create", {"workspace_path": str(workspace), "model": f"{provider}/fake-model", **extra}
+    )
     return str(result["session"]["id"])
 
 
 def _send(rpc: RpcProcess, sid: str, text: str) -> str:
-    return rpc.send("session.send_input", {"session_id": sid, "input": {"type": "content",
-                                                                        "content": [{"type": "text", "text": text}]}})
+    return rpc.send(
+        "session.send_input",
+        {"session_id": sid, "input": {"type": "content", "content": [{"type": "text", "text": text}]}},
+    )
 
 
 @pytest.mark.parametrize("protocol", list(PROTOCOLS))
@@ -47,8 +49,11 @@ async def test_a_turn_with_a_tool_round_streams_the_documented_broadcast_order(
     """yuke §7.1: user commit → run.started → response, then per round the draft, the tool lifecycle and the
     assistant commit, then run.done and idle activity."""
     llm.enqueue(
-        Reply(text="Let me read it.", tool_calls=(FakeToolCall("read", {"path": "hello.txt"}, "call_1"),),
-              usage=FakeUsage(input=100, output=20)),
+        Reply(
+            text="Let me read it.",
+            tool_calls=(FakeToolCall("read", {"path": "hello.txt"}, "call_1"),),
+            usage=FakeUsage(input=100, output=20),
+        ),
         Reply(text="It says hello.", usage=FakeUsage(input=150, output=10)),
     )
     rpc = await _engine(tmp_path, llm)
@@ -57,21 +62,42 @@ async def test_a_turn_with_a_tool_round_streams_the_documented_broadcast_order(
     start = len(rpc.lines)
     rid = _send(rpc, sid, "What does hello.txt say?\nPlease answer.")
     done = await rpc.broadcast("run.done", after=start)
-    idle = await rpc.wait_for(lambda line: line.get("method") == "session.activity_changed"
-                              and line["params"]["activity"]["state"]["type"] == "idle", after=done)
+    idle = await rpc.wait_for(
+        lambda line: (
+            line.get("method") == "session.activity_changed" and line["params"]["activity"]["state"]["type"] == "idle"
+        ),
+        after=done,
+    )
     names = rpc.names(start, idle + 1)
     response = names.index("response:session.send_input")
-    assert names[:response + 1] == ["message.committed", "session.summary_changed", "run.started",
-                                    "response:session.send_input"]
-    activity = [rpc.lines[start + i]["params"]["activity"]["state"]["type"]
-                for i, name in enumerate(names) if name == "session.activity_changed"]
+    assert names[: response + 1] == [
+        "message.committed",
+        "session.summary_changed",
+        "run.started",
+        "response:session.send_input",
+    ]
+    activity = [
+        rpc.lines[start + i]["params"]["activity"]["state"]["type"]
+        for i, name in enumerate(names)
+        if name == "session.activity_changed"
+    ]
     assert activity[:2] == ["building", "running"] and activity[-1] == "idle" and "running_tool" in activity
-    body = [n for n in names[response + 1:] if n != "session.activity_changed"]
+    body = [n for n in names[response + 1 :] if n != "session.activity_changed"]
     assert body == [
-        "message.started", "message.part_added", *["message.part_delta"] * 3, "message.part_added",
-        "tool.state_changed", "tool.state_changed", "message.committed", "session.summary_changed",
-        "message.started", "message.part_added", *["message.part_delta"] * 3, "message.committed",
-        "session.summary_changed", "run.done",
+        "message.started",
+        "message.part_added",
+        *["message.part_delta"] * 3,
+        "message.part_added",
+        "tool.state_changed",
+        "tool.state_changed",
+        "message.committed",
+        "session.summary_changed",
+        "message.started",
+        "message.part_added",
+        *["message.part_delta"] * 3,
+        "message.committed",
+        "session.summary_changed",
+        "run.done",
     ]
     assert (await rpc.response(rid))["result"]["type"] == "started"
     run_done = rpc.lines[done]["params"]
@@ -121,8 +147,11 @@ async def test_input_sent_while_busy_is_queued_and_drains_into_one_next_turn(
     assert names[1:5] == ["message.committed", "message.committed", "session.summary_changed", "run.started"]
     assert rpc.lines[second_done]["params"]["run_id"] == 2
     assert (await rpc.call("session.queue", {"session_id": sid}))["items"] == []
-    texts = [m["content"][0]["text"] for m in (await rpc.call(
-        "session.history", {"session_id": sid, "before_message_id": 2**53 - 1}))["messages"] if m["type"] == "user"]
+    texts = [
+        m["content"][0]["text"]
+        for m in (await rpc.call("session.history", {"session_id": sid, "before_message_id": 2**53 - 1}))["messages"]
+        if m["type"] == "user"
+    ]
     assert texts == ["one", "two", "three"]
     assert await rpc.close() == 0
 
@@ -155,13 +184,16 @@ async def test_a_429_with_retry_after_is_retried_after_at_least_that_wait_then_s
 ) -> None:
     """yuke §10.2: a retryable failure shows `retrying{attempt, max_attempts, next_at_ms, code}` and waits at least
     the server's retry-after before the next attempt."""
-    llm.enqueue(ErrorReply(429, "rate_limit_error", "rate_limit_exceeded", retry_after=1),
-                Reply(text="after the wait"))
+    llm.enqueue(ErrorReply(429, "rate_limit_error", "rate_limit_exceeded", retry_after=1), Reply(text="after the wait"))
     rpc = await _engine(tmp_path, llm)
     sid = await _session(rpc, tmp_path)
     _send(rpc, sid, "hi")
-    retrying = await rpc.wait_for(lambda line: line.get("method") == "session.activity_changed"
-                                  and line["params"]["activity"]["state"]["type"] == "retrying")
+    retrying = await rpc.wait_for(
+        lambda line: (
+            line.get("method") == "session.activity_changed"
+            and line["params"]["activity"]["state"]["type"] == "retrying"
+        )
+    )
     state = rpc.lines[retrying]["params"]["activity"]["state"]
     assert (state["attempt"], state["max_attempts"], state["code"]) == (1, 5, "rate_limited")
     done = await rpc.broadcast("run.done")
@@ -180,9 +212,12 @@ async def test_a_run_fails_with_the_error_code_after_the_attempts_run_out(tmp_pa
     done = await rpc.broadcast("run.done")
     assert rpc.lines[done]["params"]["outcome"]["type"] == "failed"
     assert rpc.lines[done]["params"]["outcome"]["code"] == "provider"
-    attempts = [line["params"]["activity"]["state"]["attempt"] for line in rpc.lines[:done]
-                if line.get("method") == "session.activity_changed"
-                and line["params"]["activity"]["state"]["type"] == "retrying"]
+    attempts = [
+        line["params"]["activity"]["state"]["attempt"]
+        for line in rpc.lines[:done]
+        if line.get("method") == "session.activity_changed"
+        and line["params"]["activity"]["state"]["type"] == "retrying"
+    ]
     assert attempts == [1, 2, 3, 4]
     assert len(llm.requests) == 5
     assert await rpc.close() == 0

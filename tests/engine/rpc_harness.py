@@ -73,9 +73,17 @@ class RpcProcess:
         for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"):
             full_env.pop(name, None)
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "omniagent", "rpc", "--data-dir", str(data_dir),
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            env=full_env, limit=16 * 1024 * 1024,
+            sys.executable,
+            "-m",
+            "omniagent",
+            "rpc",
+            "--data-dir",
+            str(data_dir),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=full_env,
+            limit=16 * 1024 * 1024,
         )
         return cls(proc)
 
@@ -140,10 +148,17 @@ class RpcProcess:
         assert "error" in line, line
         return int(line["error"]["code"])
 
-    async def broadcast(self, name: str, *, after: int = 0, within: float = WAIT,
-                        where: Callable[[dict[str, Any]], bool] = lambda _p: True) -> int:
-        return await self.wait_for(lambda line: line.get("method") == name and where(line["params"]), after=after,
-                                   within=within)
+    async def broadcast(
+        self,
+        name: str,
+        *,
+        after: int = 0,
+        within: float = WAIT,
+        where: Callable[[dict[str, Any]], bool] = lambda _p: True,
+    ) -> int:
+        return await self.wait_for(
+            lambda line: line.get("method") == name and where(line["params"]), after=after, within=within
+        )
 
     def names(self, start: int = 0, end: int | None = None) -> list[str]:
         """Broadcast names (and `response:<method>` for responses) in order."""
@@ -183,10 +198,21 @@ def write_providers(config_dir: Path, llm: FakeLLMServer, *, key: str = "test-ke
     """providers.json (mode 0600) with one fake provider per protocol, all pointing at the fake LLM server."""
     cost = [{"input": 3.0, "output": 15.0, "cache_read": 0.3, "cache_write": 3.75}]
     entries = [
-        {"id": pid, "name": pid, "base_url": llm.openai_base_url,
-         "endpoints": [{"protocol": protocol, "key_header": header}], "api_key": key,
-         "models": [{"id": "fake-model", "cost": cost, "reasoning_levels": [None, "low", "high"],
-                     "limits": {"context_window": 100000, "max_output_tokens": 4096}}]}
+        {
+            "id": pid,
+            "name": pid,
+            "base_url": llm.openai_base_url,
+            "endpoints": [{"protocol": protocol, "key_header": header}],
+            "api_key": key,
+            "models": [
+                {
+                    "id": "fake-model",
+                    "cost": cost,
+                    "reasoning_levels": [None, "low", "high"],
+                    "limits": {"context_window": 100000, "max_output_tokens": 4096},
+                }
+            ],
+        }
         for pid, protocol, header in (
             ("fake-anthropic", "anthropic_messages", "x_api_key"),
             ("fake-chat", "openai_chat", "authorization_bearer"),

@@ -39,8 +39,9 @@ async def catalog_list(engine: Engine, params: CatalogListParams) -> CatalogList
     routes = engine.routes
     if params.since_rev == routes.catalog_rev:
         return CatalogListResultUnchanged(catalog_rev=routes.catalog_rev)
-    return CatalogListResultFull(catalog_rev=routes.catalog_rev, providers=routes.provider_infos(),
-                                 models=routes.model_infos())
+    return CatalogListResultFull(
+        catalog_rev=routes.catalog_rev, providers=routes.provider_infos(), models=routes.model_infos()
+    )
 
 
 async def catalog_reload(engine: Engine, _params: Empty) -> CatalogReloadResult:

@@ -28,8 +28,12 @@ CANCELED_RESULT = "the tool call was canceled before it finished"
 
 
 def build_request(
-    route: ModelRoute, reasoning: str, system_prompt: str | None, transcript: list[Message],
-    tools: tuple[n.ToolSpec, ...], root: str = "",
+    route: ModelRoute,
+    reasoning: str,
+    system_prompt: str | None,
+    transcript: list[Message],
+    tools: tuple[n.ToolSpec, ...],
+    root: str = "",
 ) -> n.ModelRequest:
     """One model call over the whole transcript."""
     messages: list[n.Message] = []

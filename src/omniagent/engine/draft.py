@@ -113,30 +113,50 @@ class Draft:
         if kind in ("text", "reasoning", "redacted_reasoning"):
             self._add(len(self.parts) - 1)
         if kind == "reasoning":
-            self._set_activity(ActivityReasoning(run_id=self._run.run_id, message_id=self.message_id,
-                                                 part_id=len(self.parts) - 1))
+            self._set_activity(
+                ActivityReasoning(run_id=self._run.run_id, message_id=self.message_id, part_id=len(self.parts) - 1)
+            )
         return buf
 
     def _open(self) -> None:
         if self.opened:
             return
         self.opened = True
-        self._engine.broadcaster.emit("message.started", MessageStartedData(
-            session_id=self._live.session_id, message_id=self.message_id, run_id=self._run.run_id,
-            config_rev=self._run.config.config_rev, agent=self._agent, created_at_ms=self.created_at_ms))
+        self._engine.broadcaster.emit(
+            "message.started",
+            MessageStartedData(
+                session_id=self._live.session_id,
+                message_id=self.message_id,
+                run_id=self._run.run_id,
+                config_rev=self._run.config.config_rev,
+                agent=self._agent,
+                created_at_ms=self.created_at_ms,
+            ),
+        )
 
     def _add(self, part_id: int) -> None:
         self.parts[part_id].added = True
-        self._engine.broadcaster.emit("message.part_added", MessagePartAddedData(
-            session_id=self._live.session_id, message_id=self.message_id, part=self.wire_part(part_id)))
+        self._engine.broadcaster.emit(
+            "message.part_added",
+            MessagePartAddedData(
+                session_id=self._live.session_id, message_id=self.message_id, part=self.wire_part(part_id)
+            ),
+        )
 
     def _delta(self, buf: PartBuffer, text: str) -> None:
         if not text:
             return
         part_id = buf.id
-        self._engine.broadcaster.emit("message.part_delta", PartDelta.model_construct(
-            session_id=self._live.session_id, message_id=self.message_id, part_id=part_id, delta=text,
-            offset=buf.sent_bytes))
+        self._engine.broadcaster.emit(
+            "message.part_delta",
+            PartDelta.model_construct(
+                session_id=self._live.session_id,
+                message_id=self.message_id,
+                part_id=part_id,
+                delta=text,
+                offset=buf.sent_bytes,
+            ),
+        )
         buf.chunks.append(text)
         buf.sent_bytes += len(text.encode())
 
@@ -147,13 +167,23 @@ class Draft:
         buf = self.parts[pos]
         sid = self._live.session_id
         if buf.kind == "reasoning":
-            self._engine.broadcaster.emit("message.part_finalized", MessagePartFinalizedData(
-                session_id=sid, message_id=self.message_id, part_id=pos,
-                final=ReasoningFinal(signature=buf.signature)))
+            self._engine.broadcaster.emit(
+                "message.part_finalized",
+                MessagePartFinalizedData(
+                    session_id=sid,
+                    message_id=self.message_id,
+                    part_id=pos,
+                    final=ReasoningFinal(signature=buf.signature),
+                ),
+            )
             self._set_activity(ActivityRunning(run_id=self._run.run_id, started_at_ms=self._run.started_at_ms))
         elif buf.kind == "redacted_reasoning":
-            self._engine.broadcaster.emit("message.part_finalized", MessagePartFinalizedData(
-                session_id=sid, message_id=self.message_id, part_id=pos, final=RedactedReasoningFinal(data=buf.data)))
+            self._engine.broadcaster.emit(
+                "message.part_finalized",
+                MessagePartFinalizedData(
+                    session_id=sid, message_id=self.message_id, part_id=pos, final=RedactedReasoningFinal(data=buf.data)
+                ),
+            )
         elif buf.kind == "tool":
             self._add(pos)
 

@@ -150,8 +150,9 @@ class Engine:
 
     def summary_changed(self, session: Session) -> None:
         self.revision += 1
-        self.broadcaster.emit("session.summary_changed", SessionSummaryChangedData(revision=self.revision,
-                                                                                   session=session))
+        self.broadcaster.emit(
+            "session.summary_changed", SessionSummaryChangedData(revision=self.revision, session=session)
+        )
 
     def session_removed(self, session_id: str) -> None:
         self.live.pop(session_id, None)

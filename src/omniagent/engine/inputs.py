@@ -106,8 +106,11 @@ class Inputs:
                 return SendInputStarted(input_id=input_id, run_id=run.run_id), session
             queued = await engine.store.write(_queue_input, session_id, content)
             if isinstance(queued, str):
-                raise EngineError(ErrorCode.QUEUE_FULL, "the input queue is full") if queued == "full" \
+                raise (
+                    EngineError(ErrorCode.QUEUE_FULL, "the input queue is full")
+                    if queued == "full"
                     else EngineError.unknown_session()
+                )
             engine.broadcaster.emit("input.queued", queued)
             live.queued += 1
             engine.activity_changed(live)
@@ -231,8 +234,9 @@ def _queue_input(conn: sqlite3.Connection, session_id: str, content: list[Conten
         return "full"
     input_id = q.bump_counter(conn, session_id, "input_id_high")
     item = QueuedInput(input_id=input_id, content=content, queued_at_ms=now_ms())
-    data = record(conn, session_id, "input.queued", lambda seq: InputQueuedData(session_id=session_id, seq=seq,
-                                                                                input=item))
+    data = record(
+        conn, session_id, "input.queued", lambda seq: InputQueuedData(session_id=session_id, seq=seq, input=item)
+    )
     q.insert_pending(conn, session_id, input_id, data.seq, json.dumps(item.dump()))
     return data
 
@@ -271,8 +275,12 @@ def _open_turn(
         inputs.append((q.bump_counter(conn, session_id, "input_id_high"), content))
     out: list[Broadcast] = []
     for input_id, parts in inputs:
-        message = UserMessage(id=q.bump_counter(conn, session_id, "message_id_high"), content=parts,
-                              input_id=input_id, time=CreatedTime(created_at_ms=now))
+        message = UserMessage(
+            id=q.bump_counter(conn, session_id, "message_id_high"),
+            content=parts,
+            input_id=input_id,
+            time=CreatedTime(created_at_ms=now),
+        )
         q.insert_message(conn, session_id, message.id, "user", None, None, json.dumps(message.dump()))
         text = next((p.text for p in parts if isinstance(p, ContentText)), "")
         q.note_message(conn, session_id, None, title_of(text) or None, now)
@@ -282,8 +290,24 @@ def _open_turn(
     run_id = q.bump_counter(conn, session_id, "run_id_high")
     q.insert_run(conn, session_id, run_id, "turn", s.config_rev, now)
     q.set_open_run(conn, session_id, run_id, "turn", now)
-    out.append(("run.started", record(conn, session_id, "run.started", lambda seq: RunStartedData(
-        session_id=session_id, seq=seq, run_id=run_id, kind="turn", config_rev=s.config_rev, started_at_ms=now))))
+    out.append(
+        (
+            "run.started",
+            record(
+                conn,
+                session_id,
+                "run.started",
+                lambda seq: RunStartedData(
+                    session_id=session_id,
+                    seq=seq,
+                    run_id=run_id,
+                    kind="turn",
+                    config_rev=s.config_rev,
+                    started_at_ms=now,
+                ),
+            ),
+        )
+    )
     fresh = q.get_session(conn, session_id)
     assert fresh is not None
     config = RunConfig(config_rev=s.config_rev, model=s.model, reasoning=s.reasoning)
@@ -294,19 +318,33 @@ def _end_run(conn: sqlite3.Connection, session_id: str, run: ActiveRun, outcome:
     now = now_ms()
     q.end_run(conn, session_id, run.run_id, now, json.dumps(outcome.dump()))
     q.set_open_run(conn, session_id, None, None, None)
-    return record(conn, session_id, "run.done", lambda seq: RunDoneData(
-        session_id=session_id, seq=seq, run_id=run.run_id, kind=run.kind,
-        timing=RunCanceledTiming(started_at_ms=run.started_at_ms, ended_at_ms=now), outcome=outcome))
+    return record(
+        conn,
+        session_id,
+        "run.done",
+        lambda seq: RunDoneData(
+            session_id=session_id,
+            seq=seq,
+            run_id=run.run_id,
+            kind=run.kind,
+            timing=RunCanceledTiming(started_at_ms=run.started_at_ms, ended_at_ms=now),
+            outcome=outcome,
+        ),
+    )
 
 
 def _recover(conn: sqlite3.Connection) -> list[RunDoneData]:
     out = []
     for rec in q.sessions_with_open_run(conn):
         assert rec.open_run_id is not None and rec.open_run_kind in ("turn", "compaction")
-        run = ActiveRun(run_id=rec.open_run_id, kind=rec.open_run_kind,  # type: ignore[arg-type]
-                        config=RunConfig(config_rev=rec.session.config_rev, model=rec.session.model,
-                                         reasoning=rec.session.reasoning),
-                        started_at_ms=rec.open_run_started_at_ms or now_ms())
+        run = ActiveRun(
+            run_id=rec.open_run_id,
+            kind=rec.open_run_kind,  # type: ignore[arg-type]
+            config=RunConfig(
+                config_rev=rec.session.config_rev, model=rec.session.model, reasoning=rec.session.reasoning
+            ),
+            started_at_ms=rec.open_run_started_at_ms or now_ms(),
+        )
         outcome = RunOutcomeFailed(code="interrupted", message="the engine stopped during the run")
         out.append(_end_run(conn, rec.session.id, run, outcome))
     return out

@@ -40,21 +40,44 @@ Protocol = Literal["anthropic_messages", "openai_chat", "openai_responses"]
 DEFAULT_MAX_OUTPUT = 8192  # tokens asked for when the catalog gives no limit
 
 # Built-in providers: usable with nothing but the usual environment variable; providers.json entries override them.
-BUILTINS = ProvidersFile.model_validate({"providers": [
-    {"id": "anthropic", "name": "Anthropic", "base_url": "https://api.anthropic.com/v1",
-     "endpoints": [{"protocol": "anthropic_messages", "key_header": "x_api_key"}],
-     "auth": {"api_key": {"source": {"env": "ANTHROPIC_API_KEY"}}},
-     "models": [{"id": "claude-sonnet-4-5", "name": "Claude Sonnet 4.5",
-                 "limits": {"context_window": 200000, "max_output_tokens": 64000},
-                 "cost": [{"input": 3.0, "output": 15.0, "cache_read": 0.3, "cache_write": 3.75}],
-                 "reasoning_levels": [None, "low", "medium", "high"]}]},
-    {"id": "openai", "name": "OpenAI", "base_url": "https://api.openai.com/v1",
-     "endpoints": [{"protocol": "openai_responses"}, {"protocol": "openai_chat"}],
-     "auth": {"api_key": {"source": {"env": "OPENAI_API_KEY"}}},
-     "models": [{"id": "gpt-5", "name": "GPT-5", "limits": {"context_window": 400000, "max_output_tokens": 128000},
-                 "cost": [{"input": 1.25, "output": 10.0, "cache_read": 0.125}],
-                 "reasoning_levels": ["minimal", "low", "medium", "high"]}]},
-]})
+BUILTINS = ProvidersFile.model_validate(
+    {
+        "providers": [
+            {
+                "id": "anthropic",
+                "name": "Anthropic",
+                "base_url": "https://api.anthropic.com/v1",
+                "endpoints": [{"protocol": "anthropic_messages", "key_header": "x_api_key"}],
+                "auth": {"api_key": {"source": {"env": "ANTHROPIC_API_KEY"}}},
+                "models": [
+                    {
+                        "id": "claude-sonnet-4-5",
+                        "name": "Claude Sonnet 4.5",
+                        "limits": {"context_window": 200000, "max_output_tokens": 64000},
+                        "cost": [{"input": 3.0, "output": 15.0, "cache_read": 0.3, "cache_write": 3.75}],
+                        "reasoning_levels": [None, "low", "medium", "high"],
+                    }
+                ],
+            },
+            {
+                "id": "openai",
+                "name": "OpenAI",
+                "base_url": "https://api.openai.com/v1",
+                "endpoints": [{"protocol": "openai_responses"}, {"protocol": "openai_chat"}],
+                "auth": {"api_key": {"source": {"env": "OPENAI_API_KEY"}}},
+                "models": [
+                    {
+                        "id": "gpt-5",
+                        "name": "GPT-5",
+                        "limits": {"context_window": 400000, "max_output_tokens": 128000},
+                        "cost": [{"input": 1.25, "output": 10.0, "cache_read": 0.125}],
+                        "reasoning_levels": ["minimal", "low", "medium", "high"],
+                    }
+                ],
+            },
+        ]
+    }
+)
 
 
 class RouteError(Exception):
@@ -144,8 +167,11 @@ class Routes:
         for provider in self._open.values():
             _ = provider  # pooled clients close in aclose(); a rebuilt route opens a fresh provider
         self._open = {}
-        canonical = json.dumps([self.provider_infos_dump(), [m.info.dump() for m in self.models.values()]],
-                               sort_keys=True, separators=(",", ":"))
+        canonical = json.dumps(
+            [self.provider_infos_dump(), [m.info.dump() for m in self.models.values()]],
+            sort_keys=True,
+            separators=(",", ":"),
+        )
         self.catalog_rev = hashlib.sha512(canonical.encode()).hexdigest()
 
     def _routes_of(self, p: ProviderEntry) -> list[ModelRoute]:
@@ -234,15 +260,31 @@ def _route(p: ProviderEntry, m: ModelEntry, protocol: Protocol) -> ModelRoute:
     bands = tuple(sorted(m.cost, key=lambda b: b.min_prompt_tokens))
     first = bands[0] if bands else None
     info = ModelInfo(
-        id=m.id, provider=p.id, selector=f"{p.id}/{m.id}", name=m.name or m.id,
-        context_window=m.limits.context_window, max_output_tokens=m.limits.max_output_tokens,
-        reasoning_levels=levels, default_reasoning=levels[0] if levels else "",
-        supports_vision=m.flags.supports_vision, supports_tools=m.flags.supports_tools,
-        cost=ModelCost(input=first.input, output=first.output, cache_read=first.cache_read,
-                       cache_write=first.cache_write) if first else ModelCost(),
+        id=m.id,
+        provider=p.id,
+        selector=f"{p.id}/{m.id}",
+        name=m.name or m.id,
+        context_window=m.limits.context_window,
+        max_output_tokens=m.limits.max_output_tokens,
+        reasoning_levels=levels,
+        default_reasoning=levels[0] if levels else "",
+        supports_vision=m.flags.supports_vision,
+        supports_tools=m.flags.supports_tools,
+        cost=ModelCost(
+            input=first.input, output=first.output, cache_read=first.cache_read, cache_write=first.cache_write
+        )
+        if first
+        else ModelCost(),
     )
-    return ModelRoute(selector=info.selector, provider_id=p.id, protocol=protocol, upstream_id=m.upstream_id or m.id,
-                      info=info, bands=bands, max_output_tokens=m.limits.max_output_tokens or DEFAULT_MAX_OUTPUT)
+    return ModelRoute(
+        selector=info.selector,
+        provider_id=p.id,
+        protocol=protocol,
+        upstream_id=m.upstream_id or m.id,
+        info=info,
+        bands=bands,
+        max_output_tokens=m.limits.max_output_tokens or DEFAULT_MAX_OUTPUT,
+    )
 
 
 def _provider(p: ProviderEntry, route: ModelRoute, key: str) -> n.Provider:

@@ -93,8 +93,14 @@ class RunLoop:
         while True:
             self._check()
             self._rounds += 1
-            request = conversation.build_request(route, self._run.config.reasoning, record_.system_prompt,
-                                                 transcript, engine.tools.specs(), record_.session.root)
+            request = conversation.build_request(
+                route,
+                self._run.config.reasoning,
+                record_.system_prompt,
+                transcript,
+                engine.tools.specs(),
+                record_.session.root,
+            )
             message_id = await engine.store.write(q.bump_counter, sid, "message_id_high")
             draft = Draft(engine, self._live, self._run, message_id, ROOT_AGENT)
             self._set(ActivityRunning(run_id=self._run.run_id, started_at_ms=now_ms()))
@@ -135,9 +141,16 @@ class RunLoop:
             wait = delay * self._engine.config.retry_scale
             if error.retry_after is not None:
                 wait = max(wait, error.retry_after)  # the server's retry-after stays a floor, even scaled
-            self._set(ActivityRetrying(run_id=self._run.run_id, attempt=attempt, max_attempts=MAX_ATTEMPTS,
-                                       next_at_ms=now_ms() + int(wait * 1000), code=error.code.value,
-                                       message=error.message))
+            self._set(
+                ActivityRetrying(
+                    run_id=self._run.run_id,
+                    attempt=attempt,
+                    max_attempts=MAX_ATTEMPTS,
+                    next_at_ms=now_ms() + int(wait * 1000),
+                    code=error.code.value,
+                    message=error.message,
+                )
+            )
             await self.step(asyncio.sleep(wait))
             attempt += 1
             self._set(ActivityRunning(run_id=self._run.run_id, started_at_ms=now_ms()))
@@ -196,34 +209,46 @@ class RunLoop:
     def run(self) -> ActiveRun:
         return self._run
 
-    async def _finish_draft(self, draft: Draft, route: ModelRoute, finish: StopReason,
-                            error: n.ProviderError | None) -> Message | None:
+    async def _finish_draft(
+        self, draft: Draft, route: ModelRoute, finish: StopReason, error: n.ProviderError | None
+    ) -> Message | None:
         """Commit a draft with content (canceled tool parts closed), or discard an opened empty one."""
         sid = self._live.session_id
         if not draft.has_content:
             if draft.opened:
-                self._engine.broadcaster.emit("message.discarded", MessageDiscardedData(
-                    session_id=sid, message_id=draft.message_id))
+                self._engine.broadcaster.emit(
+                    "message.discarded", MessageDiscardedData(session_id=sid, message_id=draft.message_id)
+                )
             return None
         toolrun.cancel_open_tools(self, draft)
         tokens = _tokens(draft.usage)
         message = AssistantMessage(
-            id=draft.message_id, run_id=self._run.run_id, config_rev=self._run.config.config_rev, agent=ROOT_AGENT,
+            id=draft.message_id,
+            run_id=self._run.run_id,
+            config_rev=self._run.config.config_rev,
+            agent=ROOT_AGENT,
             content=[draft.wire_part(i) for i in range(len(draft.parts)) if draft.parts[i].added],
-            finish=finish, tokens=tokens, cost=route.cost_of(tokens),
+            finish=finish,
+            tokens=tokens,
+            cost=route.cost_of(tokens),
             time=MessageTime(created_at_ms=draft.created_at_ms, completed_at_ms=now_ms()),
             error=MessageError(type=error.code.value, message=error.message) if error is not None else None,
             provenance=TurnProvenance(protocol=route.protocol, model=route.upstream_id),
         )
 
         def txn(conn: sqlite3.Connection) -> tuple[MessageCommittedData, Session]:
-            q.insert_message(conn, sid, message.id, "assistant", self._run.run_id, message.config_rev,
-                             json.dumps(message.dump()))
+            q.insert_message(
+                conn, sid, message.id, "assistant", self._run.run_id, message.config_rev, json.dumps(message.dump())
+            )
             for part in message.content:
                 q.insert_part(conn, sid, message.id, part.id, part.type, json.dumps(part.dump()))
             q.note_message(conn, sid, tokens, None, now_ms())
-            data = record(conn, sid, "message.committed", lambda seq: MessageCommittedData(
-                session_id=sid, seq=seq, message=message))
+            data = record(
+                conn,
+                sid,
+                "message.committed",
+                lambda seq: MessageCommittedData(session_id=sid, seq=seq, message=message),
+            )
             fresh = q.get_session(conn, sid)
             assert fresh is not None
             return data, fresh.session
@@ -236,5 +261,10 @@ class RunLoop:
 
 
 def _tokens(usage: n.Usage) -> TokenUsage:
-    return TokenUsage(input=usage.input_tokens, output=usage.output_tokens, reasoning=usage.reasoning_tokens,
-                      cache_read=usage.cache_read_tokens, cache_write=usage.cache_write_tokens)
+    return TokenUsage(
+        input=usage.input_tokens,
+        output=usage.output_tokens,
+        reasoning=usage.reasoning_tokens,
+        cache_read=usage.cache_read_tokens,
+        cache_write=usage.cache_write_tokens,
+    )

@@ -84,9 +84,20 @@ async def create(engine: Engine, params: CreateSession) -> SessionResult:
         engine.inputs.check_input(params.initial_input)
     now = now_ms()
     session = Session(
-        id=new_session_id(), root=root, profile=params.profile or DEFAULT_PROFILE, model=model, reasoning=reasoning,
-        config_rev=0, max_rounds=params.max_rounds, title="", message_count=0,
-        usage_total=TokenUsage(), created_at_ms=now, updated_at_ms=now, origin=OriginRoot(), agent=ROOT_AGENT,
+        id=new_session_id(),
+        root=root,
+        profile=params.profile or DEFAULT_PROFILE,
+        model=model,
+        reasoning=reasoning,
+        config_rev=0,
+        max_rounds=params.max_rounds,
+        title="",
+        message_count=0,
+        usage_total=TokenUsage(),
+        created_at_ms=now,
+        updated_at_ms=now,
+        origin=OriginRoot(),
+        agent=ROOT_AGENT,
     )
     system_prompt = _resolve_placeholders(params.system_prompt, root, session.id)
 
@@ -154,8 +165,10 @@ async def list_(engine: Engine, params: SessionListParams) -> SessionListResult:
         return rows, total, q.pending_counts(conn, [r.session.id for r in rows[:limit]])
 
     rows, total, queued = await engine.store.read(txn)
-    items = [SessionListItem(session=r.session, activity=engine.activity_of(r, queued.get(r.session.id, 0)))
-             for r in rows[:limit]]
+    items = [
+        SessionListItem(session=r.session, activity=engine.activity_of(r, queued.get(r.session.id, 0)))
+        for r in rows[:limit]
+    ]
     next_cursor = None
     if len(rows) > limit:
         last = rows[limit - 1].session
@@ -187,16 +200,23 @@ async def patch(engine: Engine, params: SessionPatchParams) -> SessionResult:
     p, s = params.patch, record_.session
     if p.model is None and p.reasoning is None and p.max_rounds is None:
         raise EngineError(ErrorCode.INVALID_PATCH, "the patch changes nothing")
-    model, reasoning = engine.routes.choose(p.model or s.model, p.reasoning if p.reasoning is not None else (
-        None if p.model is not None else s.reasoning))
+    model, reasoning = engine.routes.choose(
+        p.model or s.model, p.reasoning if p.reasoning is not None else (None if p.model is not None else s.reasoning)
+    )
     max_rounds = p.max_rounds if p.max_rounds is not None else s.max_rounds
 
     def txn(conn: sqlite3.Connection) -> tuple[Session, ConfigChangedData]:
         rev = s.config_rev + 1
         q.insert_config(conn, s.id, rev, model, reasoning, max_rounds)
         q.set_session_config(conn, s.id, rev, model, reasoning, max_rounds, now_ms())
-        data = record(conn, s.id, "config.changed", lambda seq: ConfigChangedData(
-            session_id=s.id, seq=seq, config=RunConfig(config_rev=rev, model=model, reasoning=reasoning)))
+        data = record(
+            conn,
+            s.id,
+            "config.changed",
+            lambda seq: ConfigChangedData(
+                session_id=s.id, seq=seq, config=RunConfig(config_rev=rev, model=model, reasoning=reasoning)
+            ),
+        )
         fresh = q.get_session(conn, s.id)
         assert fresh is not None
         return fresh.session, data
@@ -274,6 +294,6 @@ async def config(engine: Engine, params: SessionConfigParams) -> SessionConfigRe
     if not rows:
         raise EngineError(ErrorCode.UNKNOWN_CONFIG_REV, "unknown config revision")
     r, m, e = rows[0]
-    return SessionConfigResult(config=RunConfig(config_rev=r, model=m, reasoning=e),
-                               system_prompt=record_.system_prompt)
-
+    return SessionConfigResult(
+        config=RunConfig(config_rev=r, model=m, reasoning=e), system_prompt=record_.system_prompt
+    )

@@ -42,13 +42,24 @@ async def run_tools(loop: RunLoop, draft: Draft, root: str, part_ids: list[int])
 
         def on_output(text: str, part_id: int = part_id) -> None:
             nonlocal sent
-            engine.broadcaster.emit("tool.output_delta", PartDelta(
-                session_id=live.session_id, message_id=draft.message_id, part_id=part_id, delta=text, offset=sent))
+            engine.broadcaster.emit(
+                "tool.output_delta",
+                PartDelta(
+                    session_id=live.session_id, message_id=draft.message_id, part_id=part_id, delta=text, offset=sent
+                ),
+            )
             sent += len(text.encode())
 
         _set_state(loop, draft, part_id, ToolStateRunning(started_at_ms=started))
-        loop.set_activity(ActivityRunningTool(run_id=run.run_id, message_id=draft.message_id, part_id=part_id,
-                                              tool_name=buf.name, started_at_ms=started))
+        loop.set_activity(
+            ActivityRunningTool(
+                run_id=run.run_id,
+                message_id=draft.message_id,
+                part_id=part_id,
+                tool_name=buf.name,
+                started_at_ms=started,
+            )
+        )
         try:
             ctx = ToolContext.for_workspace(root, on_output=on_output)
         except OSError:
@@ -58,7 +69,8 @@ async def run_tools(loop: RunLoop, draft: Draft, root: str, part_ids: list[int])
         duration = now_ms() - started
         views = [_wire_view(v) for v in result.views] or None
         state: ToolState = (
-            ToolStateError(error=result.output, view=views, duration_ms=duration) if result.is_error
+            ToolStateError(error=result.output, view=views, duration_ms=duration)
+            if result.is_error
             else ToolStateCompleted(output=result.output, view=views, duration_ms=duration)
         )
         _set_state(loop, draft, part_id, state)
@@ -77,8 +89,12 @@ def cancel_open_tools(loop: RunLoop, draft: Draft) -> None:
 
 def _set_state(loop: RunLoop, draft: Draft, part_id: int, state: ToolState) -> None:
     draft.parts[part_id].state = state
-    loop.engine.broadcaster.emit("tool.state_changed", ToolStateChangedData(
-        session_id=loop.live.session_id, message_id=draft.message_id, part_id=part_id, state=state))
+    loop.engine.broadcaster.emit(
+        "tool.state_changed",
+        ToolStateChangedData(
+            session_id=loop.live.session_id, message_id=draft.message_id, part_id=part_id, state=state
+        ),
+    )
 
 
 def _wire_view(view: ToolView) -> View:

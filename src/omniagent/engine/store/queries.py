@@ -27,7 +27,6 @@ class SessionRecord:
     open_run_started_at_ms: int | None
 
 
-
 def _usage(row: sqlite3.Row, prefix: str) -> TokenUsage:
     return TokenUsage(
         input=row[f"{prefix}_input"],
@@ -90,13 +89,24 @@ def insert_session(conn: sqlite3.Connection, s: Session, system_prompt: str | No
         " created_at_ms, updated_at_ms, origin_type, parent_id, parent_message_id, parent_part_id, source_id,"
         " agent, name) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         (
-            s.id, s.root, s.profile, s.model, s.reasoning, s.config_rev, s.max_rounds, system_prompt, s.title,
-            s.created_at_ms, s.updated_at_ms, origin.type,
+            s.id,
+            s.root,
+            s.profile,
+            s.model,
+            s.reasoning,
+            s.config_rev,
+            s.max_rounds,
+            system_prompt,
+            s.title,
+            s.created_at_ms,
+            s.updated_at_ms,
+            origin.type,
             origin.parent_id if isinstance(origin, OriginChild) else None,
             origin.parent_message_id if isinstance(origin, OriginChild) else None,
             origin.parent_part_id if isinstance(origin, OriginChild) else None,
             origin.source_id if isinstance(origin, OriginFork) else None,
-            s.agent, s.name,
+            s.agent,
+            s.name,
         ),
     )
 
@@ -123,7 +133,11 @@ def _population_filter(
 
 
 def list_records(
-    conn: sqlite3.Connection, population: str, parent_id: str | None, after: tuple[int, str] | None, limit: int,
+    conn: sqlite3.Connection,
+    population: str,
+    parent_id: str | None,
+    after: tuple[int, str] | None,
+    limit: int,
     only: list[str] | None = None,
 ) -> list[SessionRecord]:
     """A page ordered by `updated_at_ms DESC, id DESC`, strictly after the keyset `after`; `only` restricts ids."""
@@ -137,8 +151,9 @@ def list_records(
     return [record_from_row(r) for r in rows]
 
 
-def count_sessions(conn: sqlite3.Connection, population: str, parent_id: str | None,
-                   only: list[str] | None = None) -> int:
+def count_sessions(
+    conn: sqlite3.Connection, population: str, parent_id: str | None, only: list[str] | None = None
+) -> int:
     where, args = _population_filter(population, parent_id, only)
     return int(conn.execute(f"SELECT count(*) FROM sessions WHERE {where}", args).fetchone()[0])
 
@@ -152,12 +167,16 @@ def delete_session(conn: sqlite3.Connection, session_id: str) -> None:
 
 
 def set_session_config(
-    conn: sqlite3.Connection, session_id: str, config_rev: int, model: str, reasoning: str, max_rounds: int | None,
+    conn: sqlite3.Connection,
+    session_id: str,
+    config_rev: int,
+    model: str,
+    reasoning: str,
+    max_rounds: int | None,
     now_ms: int,
 ) -> None:
     conn.execute(
-        "UPDATE sessions SET config_rev = ?, model = ?, reasoning = ?, max_rounds = ?, updated_at_ms = ?"
-        " WHERE id = ?",
+        "UPDATE sessions SET config_rev = ?, model = ?, reasoning = ?, max_rounds = ?, updated_at_ms = ? WHERE id = ?",
         (config_rev, model, reasoning, max_rounds, now_ms, session_id),
     )
 
@@ -171,13 +190,15 @@ def bump_counter(conn: sqlite3.Connection, session_id: str, column: str) -> int:
     return int(row[0])
 
 
-def note_message(conn: sqlite3.Connection, session_id: str, usage: TokenUsage | None, title: str | None,
-                 now_ms: int) -> None:
+def note_message(
+    conn: sqlite3.Connection, session_id: str, usage: TokenUsage | None, title: str | None, now_ms: int
+) -> None:
     """Count one committed message: message count, usage totals, last-turn usage, title if still empty."""
     u = usage or TokenUsage()
     last = (
         ", last_input = ?, last_output = ?, last_reasoning = ?, last_cache_read = ?, last_cache_write = ?"
-        if usage is not None else ""
+        if usage is not None
+        else ""
     )
     last_args = (u.input, u.output, u.reasoning, u.cache_read, u.cache_write) if usage is not None else ()
     conn.execute(
@@ -189,8 +210,9 @@ def note_message(conn: sqlite3.Connection, session_id: str, usage: TokenUsage | 
     )
 
 
-def set_open_run(conn: sqlite3.Connection, session_id: str, run_id: int | None, kind: str | None,
-                 started_at_ms: int | None) -> None:
+def set_open_run(
+    conn: sqlite3.Connection, session_id: str, run_id: int | None, kind: str | None, started_at_ms: int | None
+) -> None:
     conn.execute(
         "UPDATE sessions SET open_run_id = ?, open_run_kind = ?, open_run_started_at_ms = ? WHERE id = ?",
         (run_id, kind, started_at_ms, session_id),
@@ -224,8 +246,9 @@ def events_since(conn: sqlite3.Connection, session_id: str, after_seq: int) -> l
 # Configs
 
 
-def insert_config(conn: sqlite3.Connection, session_id: str, config_rev: int, model: str, reasoning: str,
-                  max_rounds: int | None) -> None:
+def insert_config(
+    conn: sqlite3.Connection, session_id: str, config_rev: int, model: str, reasoning: str, max_rounds: int | None
+) -> None:
     conn.execute(
         "INSERT INTO configs (session_id, config_rev, model, reasoning, max_rounds) VALUES (?,?,?,?,?)",
         (session_id, config_rev, model, reasoning, max_rounds),
@@ -248,16 +271,24 @@ def get_configs(conn: sqlite3.Connection, session_id: str, revs: list[int]) -> l
 # Messages and parts
 
 
-def insert_message(conn: sqlite3.Connection, session_id: str, message_id: int, role: str, run_id: int | None,
-                   config_rev: int | None, payload: str) -> None:
+def insert_message(
+    conn: sqlite3.Connection,
+    session_id: str,
+    message_id: int,
+    role: str,
+    run_id: int | None,
+    config_rev: int | None,
+    payload: str,
+) -> None:
     conn.execute(
         "INSERT INTO messages (session_id, id, role, run_id, config_rev, payload) VALUES (?,?,?,?,?,?)",
         (session_id, message_id, role, run_id, config_rev, payload),
     )
 
 
-def insert_part(conn: sqlite3.Connection, session_id: str, message_id: int, part_id: int, kind: str,
-                payload: str) -> None:
+def insert_part(
+    conn: sqlite3.Connection, session_id: str, message_id: int, part_id: int, kind: str, payload: str
+) -> None:
     conn.execute(
         "INSERT INTO parts (session_id, message_id, part_id, kind, payload) VALUES (?,?,?,?,?)",
         (session_id, message_id, part_id, kind, payload),
@@ -294,8 +325,9 @@ def all_messages(conn: sqlite3.Connection, session_id: str) -> list[str]:
 # Runs
 
 
-def insert_run(conn: sqlite3.Connection, session_id: str, run_id: int, kind: str, config_rev: int,
-               started_at_ms: int) -> None:
+def insert_run(
+    conn: sqlite3.Connection, session_id: str, run_id: int, kind: str, config_rev: int, started_at_ms: int
+) -> None:
     conn.execute(
         "INSERT INTO runs (session_id, run_id, kind, config_rev, started_at_ms) VALUES (?,?,?,?,?)",
         (session_id, run_id, kind, config_rev, started_at_ms),
@@ -310,9 +342,7 @@ def end_run(conn: sqlite3.Connection, session_id: str, run_id: int, ended_at_ms:
 
 
 def get_run_outcome(conn: sqlite3.Connection, session_id: str, run_id: int) -> str | None:
-    row = conn.execute(
-        "SELECT outcome FROM runs WHERE session_id = ? AND run_id = ?", (session_id, run_id)
-    ).fetchone()
+    row = conn.execute("SELECT outcome FROM runs WHERE session_id = ? AND run_id = ?", (session_id, run_id)).fetchone()
     return None if row is None else row[0]
 
 
@@ -328,9 +358,7 @@ def insert_pending(conn: sqlite3.Connection, session_id: str, input_id: int, seq
 
 
 def delete_pending(conn: sqlite3.Connection, session_id: str, input_id: int) -> bool:
-    cur = conn.execute(
-        "DELETE FROM pending_inputs WHERE session_id = ? AND input_id = ?", (session_id, input_id)
-    )
+    cur = conn.execute("DELETE FROM pending_inputs WHERE session_id = ? AND input_id = ?", (session_id, input_id))
     return cur.rowcount > 0
 
 
