@@ -7,6 +7,7 @@ mid-stream is a broken body to the client, as with a real provider, not a clean 
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import threading
@@ -101,6 +102,10 @@ class FakeLLMServer:
         with self._lock:
             self._lock.wait_for(lambda: len(self._requests) >= count, timeout)
             return list(self._requests)
+
+    async def wait_for_requests_async(self, count: int, within: float = 5.0) -> list[RecordedRequest]:
+        """`wait_for_requests` without blocking the event loop (`within` seconds at most)."""
+        return await asyncio.to_thread(self.wait_for_requests, count, within)
 
     def start(self) -> None:
         """Bind an ephemeral port on 127.0.0.1 and serve in a daemon thread."""
