@@ -326,3 +326,10 @@ async def test_notifications_reach_their_handler_in_arrival_order() -> None:
         async with asyncio.timeout(WAIT):
             await done.wait()
     assert got == list(range(50))
+
+
+async def test_an_error_inside_the_peer_block_propagates_as_itself() -> None:
+    """Our choice: leaving the peer never wraps the caller's exception in an ExceptionGroup."""
+    with pytest.raises(KeyError):
+        async with peer_with_raw_end():
+            raise KeyError("boom")

@@ -124,7 +124,8 @@ class Peer:
         for task in list(self._tasks):
             task.cancel()
         try:
-            await tg.__aexit__(exc_type, exc, tb)
+            # Our tasks are cancelled and never fail; the body's own exception propagates as itself, not grouped.
+            await tg.__aexit__(None, None, None)
         finally:
             self._fail_pending()
             await self._writer.aclose()

@@ -1,0 +1,136 @@
+"""ACP v1 vs v2 differences as data: method names, capability gates, initialize field names, turn completion.
+
+`acp/client.py` reads one `VersionSpec` (chosen by the agent's `initialize` answer) and never tests a version
+number itself. Sources: acp.md §3 (exact differences) and §2.4 (v2 capability rules).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+from omniagent.protocols.acp import methods, v1, v2
+
+# The version we ask for; the agent answers the one it speaks (acp.md §4).
+LATEST = 2
+
+
+@dataclass(frozen=True, slots=True)
+class VersionSpec:
+    """How one protocol version spells the operations the client offers."""
+
+    version: int
+    models: ModuleType  # protocols.acp.v1 or .v2
+    table: methods.MethodTable
+    # operation → wire method name; an operation missing here does not exist in this version.
+    method_names: Mapping[str, str]
+    # wire method → capability path in the initialize result that must be present (and not false/null).
+    gates: Mapping[str, tuple[str, ...]]
+    # Capabilities live under this key of the initialize result.
+    capabilities_key: str
+    # Agent identity lives under this key of the initialize result.
+    info_key: str
+    # v1: the prompt response carries the stop reason; v2: `{}` at once, then an idle `state_update` ends the turn.
+    prompt_response_ends_turn: bool
+    # v1 `session/new` and `session/load` require `mcpServers` (send `[]`); v2 makes it optional.
+    mcp_servers_required: bool
+    # v2 requires `type: "id"` on `set_config_option` with a value id; v1 leaves it untagged.
+    config_id_value_tagged: bool
+    # v2: a `session/load` is a `session/resume` with `replayFrom: {type: "start"}`.
+    load_via_resume: bool
+
+
+V1 = VersionSpec(
+    version=1,
+    models=v1,
+    table=methods.V1,
+    method_names={
+        "initialize": "initialize",
+        "authenticate": "authenticate",
+        "logout": "logout",
+        "new": "session/new",
+        "load": "session/load",
+        "resume": "session/resume",
+        "close": "session/close",
+        "list": "session/list",
+        "fork": "session/fork",
+        "delete": "session/delete",
+        "prompt": "session/prompt",
+        "cancel": "session/cancel",
+        "set_mode": "session/set_mode",
+        "set_config_option": "session/set_config_option",
+    },
+    gates={
+        "session/load": ("loadSession",),
+        "session/list": ("sessionCapabilities", "list"),
+        "session/resume": ("sessionCapabilities", "resume"),
+        "session/close": ("sessionCapabilities", "close"),
+        "session/fork": ("sessionCapabilities", "fork"),
+        "session/delete": ("sessionCapabilities", "delete"),
+        "logout": ("auth", "logout"),
+    },
+    capabilities_key="agentCapabilities",
+    info_key="agentInfo",
+    prompt_response_ends_turn=True,
+    mcp_servers_required=True,
+    config_id_value_tagged=False,
+    load_via_resume=False,
+)
+
+V2 = VersionSpec(
+    version=2,
+    models=v2,
+    table=methods.V2,
+    method_names={
+        "initialize": "initialize",
+        "authenticate": "auth/login",
+        "logout": "auth/logout",
+        "new": "session/new",
+        "resume": "session/resume",
+        "close": "session/close",
+        "list": "session/list",
+        "fork": "session/fork",
+        "delete": "session/delete",
+        "prompt": "session/prompt",
+        "cancel": "session/cancel",
+        "set_config_option": "session/set_config_option",
+    },
+    # `capabilities.session` present ⇒ new/list/resume/close/prompt exist (acp.md §2.4).
+    gates={
+        "session/new": ("session",),
+        "session/list": ("session",),
+        "session/resume": ("session",),
+        "session/close": ("session",),
+        "session/prompt": ("session",),
+        "session/fork": ("session", "fork"),
+        "session/delete": ("session", "delete"),
+    },
+    capabilities_key="capabilities",
+    info_key="info",
+    prompt_response_ends_turn=False,
+    mcp_servers_required=False,
+    config_id_value_tagged=True,
+    load_via_resume=True,
+)
+
+SPECS: Mapping[int, VersionSpec] = {1: V1, 2: V2}
+
+
+def spec_for(answered: Any) -> VersionSpec | None:
+    """The spec for the version an agent answered, or None if we cannot speak it."""
+    return SPECS.get(answered) if isinstance(answered, int) and not isinstance(answered, bool) else None
+
+
+def advertised(spec: VersionSpec, init_result: Mapping[str, Any], method: str) -> bool:
+    """Whether the agent's initialize result allows calling `method` (ungated methods always are)."""
+    path = spec.gates.get(method)
+    if path is None:
+        return True
+    node: Any = init_result.get(spec.capabilities_key)
+    for key in path:
+        if not isinstance(node, Mapping):
+            return False
+        node = node.get(key)
+    return node is not None and node is not False
