@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from omniagent.engine.providers.anthropic import AnthropicProvider
@@ -13,6 +15,7 @@ from omniagent.engine.providers.neutral import (
     RedactedReasoning,
     RunErrorCode,
     StreamEnd,
+    TextDelta,
     TextPart,
     ToolCallPart,
     ToolCallStarted,
@@ -21,9 +24,18 @@ from omniagent.engine.providers.neutral import (
     Usage,
 )
 from omniagent.testing import Drop, ErrorReply, FakeLLMServer, FakeToolCall, FakeUsage, Reply, fingerprint
-from tests.engine.providers.helpers import arguments, check_contract, collect, failure, reasoning, texts
+from tests.engine.providers.helpers import (
+    SIMPLE_REQUEST,
+    arguments,
+    check_contract,
+    collect,
+    failure,
+    reasoning,
+    texts,
+)
 
 KEY = "sk-ant-test-key-0123456789"
+CANCEL_BOUND = 2.0  # seconds; the scripted stream would take 10 s to finish on its own
 
 
 def provider(llm: FakeLLMServer) -> AnthropicProvider:
@@ -199,3 +211,15 @@ async def test_provider_repr_names_no_key(llm: FakeLLMServer) -> None:
     p = provider(llm)
     assert KEY not in repr(p)
     await p.aclose()
+
+
+async def test_closing_the_stream_early_releases_the_call_at_once(llm: FakeLLMServer) -> None:
+    """neutral.Provider: closing the generator (how a run cancels) closes the response without waiting it out."""
+    llm.enqueue(Reply(text="x" * 200, chunk_size=1, chunk_delay=0.05))
+    p = provider(llm)
+    stream = p.stream(SIMPLE_REQUEST)
+    async with asyncio.timeout(CANCEL_BOUND):
+        first = await anext(stream)
+        await stream.aclose()
+        await p.aclose()
+    assert first == TextDelta(0, "")
