@@ -190,3 +190,30 @@ async def test_an_agent_that_exits_during_the_handshake_is_reported_with_its_sta
             pass
     assert info.value.status == "exit status: 3"
     assert info.value.stderr == ["no key"]
+
+
+async def test_auth_and_config_options_use_each_versions_method_and_shape(tmp_path: Path) -> None:
+    """acp.md §3.1: v1 `authenticate` vs v2 `auth/login` (only with non-empty authMethods); v2 tags `type: "id"`."""
+    async with agent(tmp_path, 1, ClientHandlers()) as (client, log):
+        await client.authenticate("key")
+        session = await client.new_session(str(tmp_path))
+        await client.set_config_option(session.session_id, "model", "fast")
+        await client.set_config_option(session.session_id, "think", True)
+    sent = wire_log(log)
+    assert sent[1] == {"jsonrpc": "2.0", "id": sent[1]["id"], "method": "authenticate", "params": {"methodId": "key"}}
+    assert [m["params"].get("type") for m in sent[3:]] == [None, "boolean"]
+    log.unlink()
+    async with agent(tmp_path, 2, ClientHandlers()) as (client, log):
+        assert not client.supports("authenticate")  # the v2 fake agent lists no auth methods
+        with pytest.raises(AgentUnsupported):
+            await client.authenticate("key")
+        session = await client.new_session(str(tmp_path))
+        await client.set_config_option(session.session_id, "model", "fast")
+        listed = await client.list_sessions()
+        assert [s.session_id for s in listed.sessions] == [session.session_id]
+    assert wire_log(log)[2]["params"] == {
+        "sessionId": session.session_id,
+        "configId": "model",
+        "type": "id",
+        "value": "fast",
+    }

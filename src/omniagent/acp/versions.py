@@ -26,12 +26,8 @@ class VersionSpec:
     table: methods.MethodTable
     # operation → wire method name; an operation missing here does not exist in this version.
     method_names: Mapping[str, str]
-    # wire method → capability path in the initialize result that must be present (and not false/null).
+    # wire method → path in the initialize result that must be present (not null, false or an empty list).
     gates: Mapping[str, tuple[str, ...]]
-    # Capabilities live under this key of the initialize result.
-    capabilities_key: str
-    # Agent identity lives under this key of the initialize result.
-    info_key: str
     # v1: the prompt response carries the stop reason; v2: `{}` at once, then an idle `state_update` ends the turn.
     prompt_response_ends_turn: bool
     # v1 `session/new` and `session/load` require `mcpServers` (send `[]`); v2 makes it optional.
@@ -63,16 +59,14 @@ V1 = VersionSpec(
         "set_config_option": "session/set_config_option",
     },
     gates={
-        "session/load": ("loadSession",),
-        "session/list": ("sessionCapabilities", "list"),
-        "session/resume": ("sessionCapabilities", "resume"),
-        "session/close": ("sessionCapabilities", "close"),
-        "session/fork": ("sessionCapabilities", "fork"),
-        "session/delete": ("sessionCapabilities", "delete"),
-        "logout": ("auth", "logout"),
+        "session/load": ("agentCapabilities", "loadSession"),
+        "session/list": ("agentCapabilities", "sessionCapabilities", "list"),
+        "session/resume": ("agentCapabilities", "sessionCapabilities", "resume"),
+        "session/close": ("agentCapabilities", "sessionCapabilities", "close"),
+        "session/fork": ("agentCapabilities", "sessionCapabilities", "fork"),
+        "session/delete": ("agentCapabilities", "sessionCapabilities", "delete"),
+        "logout": ("agentCapabilities", "auth", "logout"),
     },
-    capabilities_key="agentCapabilities",
-    info_key="agentInfo",
     prompt_response_ends_turn=True,
     mcp_servers_required=True,
     config_id_value_tagged=False,
@@ -99,16 +93,17 @@ V2 = VersionSpec(
     },
     # `capabilities.session` present ⇒ new/list/resume/close/prompt exist (acp.md §2.4).
     gates={
-        "session/new": ("session",),
-        "session/list": ("session",),
-        "session/resume": ("session",),
-        "session/close": ("session",),
-        "session/prompt": ("session",),
-        "session/fork": ("session", "fork"),
-        "session/delete": ("session", "delete"),
+        "session/new": ("capabilities", "session"),
+        "session/list": ("capabilities", "session"),
+        "session/resume": ("capabilities", "session"),
+        "session/close": ("capabilities", "session"),
+        "session/prompt": ("capabilities", "session"),
+        "session/fork": ("capabilities", "session", "fork"),
+        "session/delete": ("capabilities", "session", "delete"),
+        # Non-empty `authMethods` ⇒ auth/login and auth/logout exist; otherwise clients MUST NOT call them.
+        "auth/login": ("authMethods",),
+        "auth/logout": ("authMethods",),
     },
-    capabilities_key="capabilities",
-    info_key="info",
     prompt_response_ends_turn=False,
     mcp_servers_required=False,
     config_id_value_tagged=True,
@@ -128,9 +123,9 @@ def advertised(spec: VersionSpec, init_result: Mapping[str, Any], method: str) -
     path = spec.gates.get(method)
     if path is None:
         return True
-    node: Any = init_result.get(spec.capabilities_key)
+    node: Any = init_result
     for key in path:
         if not isinstance(node, Mapping):
             return False
         node = node.get(key)
-    return node is not None and node is not False
+    return node is not None and node is not False and node != []
