@@ -240,8 +240,7 @@ class Runtime:
                 opened.set_exception(ProtocolFailed("the adapter failed unexpectedly"))
         finally:
             if not loop.finished:
-                loop.stream.end(None)
-                loop.finished = True
+                loop.abandon()
 
     def session(self, session_id: str) -> Session | None:
         """A session this runtime opened (closed ones included), or None."""

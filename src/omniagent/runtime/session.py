@@ -53,6 +53,10 @@ class Session:
     def closed(self) -> bool:
         return self._loop.finished
 
+    async def wait_closed(self) -> None:
+        """Wait until the session has ended, for whatever reason (close, agent death, a lagging consumer)."""
+        await self._loop.wait_finished()
+
     def info(self) -> SessionInfo:
         """The latest snapshot (status included); still answers after close."""
         if self._loop.finished:

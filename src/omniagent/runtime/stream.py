@@ -53,6 +53,11 @@ class EventStream:
         return self._ended
 
     @property
+    def unread(self) -> int:
+        """Events buffered and not yet read."""
+        return len(self._items)
+
+    @property
     def error(self) -> AgentError | None:
         """The terminal error the stream ended with, if any."""
         return self._error
@@ -76,6 +81,12 @@ class EventStream:
         items = list(self._items)
         self._items.clear()
         return items
+
+    async def wait_unread(self, count: int) -> None:
+        """Wait until at least `count` events are buffered unread, or the stream ended."""
+        while len(self._items) < count and not self._ended:
+            self._ready.clear()
+            await self._ready.wait()
 
     async def wait_readable(self) -> None:
         """Wait until an event is buffered or the stream ended."""

@@ -221,7 +221,12 @@ class SessionLoop:
         self._turns = 0
         self._prompts = 0
         self._status = SessionStatus.IDLE
+        self._done = asyncio.Event()
         self.finished = False
+
+    async def wait_finished(self) -> None:
+        """Wait until the session has ended (closed, lagged, died or lost its login)."""
+        await self._done.wait()
 
     # --- the handle's side ---------------------------------------------------------------------------------
 
@@ -309,6 +314,12 @@ class SessionLoop:
         self._sync_status()
         return True
 
+    def abandon(self) -> None:
+        """End a session whose adapter never connected (or crashed): nothing more will come."""
+        self.finished = True
+        self.stream.end(None)
+        self._done.set()
+
     def _finish(self) -> None:
         if self._turn is not None and self._phase is Phase.RUNNING:
             self._end_turn(Cancelled())
@@ -324,6 +335,7 @@ class SessionLoop:
             if not waiter.done():
                 waiter.set_result(None)
         self.stream.end(self._error)
+        self._done.set()
 
     # --- commands ------------------------------------------------------------------------------------------
 

@@ -3,7 +3,8 @@
 A script is an object whose fields are all optional and whose unknown fields are rejected. `turns` is a list of
 step lists; each `StartTurn` plays the next one (an exhausted script leaves the turn hanging). Steps:
 `{"Emit": EventKind}`, `"AwaitAnswer"`, `{"End": StopReason}` (later steps then play at once, as an
-agent-originated continuation), `"Die"`, `{"Sleep": ms}`, `{"Repeat": {"times": N, "steps": [...]}}`.
+agent-originated continuation), `"Die"`, `{"Sleep": ms}`, `{"Repeat": {"times": N, "steps": [...]}}`, and our
+addition `"LoseAuth"` (the agent reports its login gone, with an `ANTHROPIC_API_KEY` login method).
 Bundled scripts live in `omniagent/runtime/mock_scripts/` (turn, chatter, die, flood, configure).
 """
 
@@ -29,6 +30,7 @@ from omniagent.protocols.sidecar.agents import (
     Capability,
     ConfigOption,
     ConfigValue,
+    EnvVarLogin,
     InstallationSource,
     SessionConfiguration,
     ordered_features,
@@ -84,6 +86,7 @@ class MockScript(_Strict):
     steer_rejects: bool = False
     steer_ack: bool = True
     ignore_close: bool = False
+    ignore_cancel: bool = False  # our addition: an agent that never ends a cancelled turn
     deterministic: bool = True
     deterministic_agent: bool = True
     buffer: int = Field(default=d.ADAPTER_EVENT_BUFFER, ge=1)
@@ -97,7 +100,7 @@ class MockScript(_Strict):
 
 
 def _decode_step(value: Any) -> Any:
-    if value in ("AwaitAnswer", "Die"):
+    if value in ("AwaitAnswer", "Die", "LoseAuth"):
         return value
     step = _STEP_DECODER.decode(value)
     if isinstance(step, RepeatStep):
@@ -210,6 +213,8 @@ class _MockDriver:
         elif isinstance(command, d.AnswerRequest):
             self._answered.set()
         elif isinstance(command, d.Cancel):
+            if self._script.ignore_cancel:
+                return False
             if self._player is not None and not self._player.done():
                 self._cancel_player()
                 await self._events.send(d.TurnStopped(Cancelled()))
@@ -234,6 +239,8 @@ class _MockDriver:
                 await self._events.send(d.Exited(DIED_STATUS, DIED_STDERR))
                 self._events.close()
                 return
+            elif step == "LoseAuth":
+                await self._events.send(d.AuthLost([EnvVarLogin(name="ANTHROPIC_API_KEY")]))
             elif isinstance(step, EmitStep):
                 await self._events.send(d.AdapterEvent(step.kind))
             elif isinstance(step, EndStep):

@@ -1,0 +1,70 @@
+"""Backpressure on the per-session stream, agent death and login loss."""
+
+import asyncio
+
+import pytest
+
+from omniagent.protocols.sidecar.events import Failed, TextDelta, TurnEnded
+from omniagent.runtime.errors import AuthRequired, ProcessExited, SessionClosed
+from omniagent.runtime.stream import SESSION_EVENT_BUFFER
+from tests.runtime.conformance.harness import END, WAIT, mock_session, text
+
+
+async def test_a_stalled_consumer_loses_only_its_session_and_gets_at_most_the_buffer() -> None:
+    """anyagent G6/§9.11/§15.1: 1300 events never drained → ≤1024 delivered, then the stream ends, no error."""
+    script = {"turns": [[{"Repeat": {"times": 1300, "steps": [text("x")]}}, END]]}
+    async with mock_session(script) as (runtime, session):
+        await session.prompt("go")
+        async with asyncio.timeout(WAIT):
+            await session.wait_closed()
+        events = [e async for e in session.events]
+        assert len(events) <= SESSION_EVENT_BUFFER
+        assert [e.sequence for e in events] == list(range(1, len(events) + 1))
+        other = await runtime.open("mock", ".")
+        assert not other.closed
+
+
+async def test_a_slow_consumer_through_a_small_adapter_buffer_gets_every_event_in_order() -> None:
+    """anyagent §9.11/§15.1: 1000 deltas through an adapter buffer of 8 all arrive, sequence increasing."""
+    script = {"buffer": 8, "turns": [[{"Repeat": {"times": 1000, "steps": [text("x")]}}, END]]}
+    async with mock_session(script) as (_, session):
+        await session.prompt("go")
+        count, last = 0, 0
+        async with asyncio.timeout(WAIT):
+            async for event in session.events:
+                assert event.sequence == last + 1
+                last = event.sequence
+                count += isinstance(event.kind, TextDelta)
+                if isinstance(event.kind, TurnEnded):
+                    break
+                await asyncio.sleep(0)  # a consumer that yields after every event
+        assert count == 1000
+
+
+async def test_agent_death_fails_the_turn_then_the_stream_raises_process_exited() -> None:
+    """anyagent §6/§17 crash path: TurnEnded Failed "agent exited during the turn", then ProcessExited status 9."""
+    async with mock_session({"turns": [[text("hi"), "Die"]]}) as (_, session):
+        await session.prompt("go")
+        seen = []
+        with pytest.raises(ProcessExited) as died:
+            async with asyncio.timeout(WAIT):
+                async for event in session.events:
+                    seen.append(event)
+        assert died.value.status == "9" and died.value.stderr == "mock died"
+        ended = [e.kind for e in seen if isinstance(e.kind, TurnEnded)]
+        assert ended == [TurnEnded(stop=Failed(message="agent exited during the turn"))]
+        with pytest.raises(SessionClosed):
+            await session.prompt("again")
+
+
+async def test_login_loss_fails_the_turn_then_the_stream_raises_auth_required() -> None:
+    """anyagent §6/§17 auth path: TurnEnded Failed "agent needs login", then AuthRequired with login methods."""
+    async with mock_session({"turns": [[text("hi"), "LoseAuth"]]}) as (_, session):
+        await session.prompt("go")
+        seen = []
+        with pytest.raises(AuthRequired) as lost:
+            async with asyncio.timeout(WAIT):
+                async for event in session.events:
+                    seen.append(event)
+        assert lost.value.body().model_dump()["login"] == [{"EnvVar": {"name": "ANTHROPIC_API_KEY"}}]
+        assert TurnEnded(stop=Failed(message="agent needs login")) in [e.kind for e in seen]
