@@ -26,7 +26,6 @@ from omniagent.engine.providers import neutral as n
 from omniagent.engine.routes import ModelRoute
 from omniagent.engine.sessions import new_session_id
 from omniagent.engine.store import queries as q
-from omniagent.protocols.yuke.catalog import ModelCost, ModelInfo
 from omniagent.protocols.yuke.content import ContentText, InputContent
 from omniagent.protocols.yuke.messages import AssistantMessage, MessageTime, TextPart, TokenUsage
 from omniagent.protocols.yuke.sessions import (
@@ -96,18 +95,7 @@ class _BenchRoutes:
 
 
 def _route() -> ModelRoute:
-    info = ModelInfo(
-        id="m",
-        provider="bench",
-        selector="bench/m",
-        name="m",
-        reasoning_levels=[],
-        default_reasoning="",
-        cost=ModelCost(),
-    )
-    return ModelRoute(
-        selector="bench/m", provider_id="bench", protocol="anthropic_messages", upstream_id="m", info=info
-    )
+    return ModelRoute(selector="bench/m", protocol="anthropic_messages", upstream_id="m")
 
 
 async def delta_overhead(data_dir: Path) -> list[float]:

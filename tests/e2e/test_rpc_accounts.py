@@ -26,7 +26,7 @@ async def test_catalog_list_is_unchanged_for_the_current_revision_and_reload_rep
         assert by_id["fake-anthropic"] == "ready" and by_id["anthropic"] == "needs_credential"
         model = next(m for m in full["models"] if m["selector"] == "fake-chat/fake-model")
         assert model["cost"] == {"input": 3.0, "output": 15.0, "cache_read": 0.3, "cache_write": 3.75}
-        assert model["reasoning_levels"] == ["", "low", "high"]
+        assert model["reasoning_levels"] == ["off", "low", "high"]
         assert await rpc.call("catalog.list", {"since_rev": full["catalog_rev"]}) == {
             "type": "unchanged",
             "catalog_rev": full["catalog_rev"],
@@ -53,6 +53,7 @@ async def test_an_api_key_set_over_the_wire_is_stored_0600_used_and_never_echoed
         document = json.loads((data / "providers.json").read_text())
         for entry in document["providers"]:
             entry.pop("api_key")
+            entry["auth"] = {"api_key": {"source": {"env": "OMNIAGENT_TEST_UNSET_KEY"}}}
         (data / "providers.json").write_text(json.dumps(document))
         rpc = await RpcProcess.start(data)
         before = {p["provider_id"]: p for p in (await rpc.call("auth.list"))["providers"]}

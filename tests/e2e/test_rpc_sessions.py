@@ -101,7 +101,7 @@ async def test_patch_writes_a_new_config_revision_and_history_pages_backwards(tm
         assert patched["session"]["config_rev"] == 1 and patched["session"]["reasoning"] == "low"
         changed = rpc.lines[await rpc.broadcast("config.changed")]["params"]
         assert changed["config"] == {"config_rev": 1, "model": MODEL, "reasoning": "low"} and changed["seq"] > 1
-        assert (await rpc.call("session.config", {"session_id": sid, "config_rev": 0}))["config"]["reasoning"] == ""
+        assert (await rpc.call("session.config", {"session_id": sid, "config_rev": 0}))["config"]["reasoning"] == "off"
         assert (
             await rpc.call_error("session.config", {"session_id": sid, "config_rev": 9}) == ErrorCode.UNKNOWN_CONFIG_REV
         )

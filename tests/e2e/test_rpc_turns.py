@@ -114,7 +114,7 @@ async def test_a_turn_with_a_tool_round_streams_the_documented_broadcast_order(
     assert first["content"][1]["state"]["type"] == "completed"
     assert first["tokens"]["input"] == 100 and first["provenance"]["protocol"] == protocol
     assert first["cost"] == pytest.approx((100 * 3.0 + 20 * 15.0) / 1e6)
-    assert history["configs"] == [{"config_rev": 0, "model": f"{PROTOCOLS[protocol]}/fake-model", "reasoning": ""}]
+    assert history["configs"] == [{"config_rev": 0, "model": f"{PROTOCOLS[protocol]}/fake-model", "reasoning": "off"}]
     # The second request replayed the tool call and its result to the provider.
     second_body = json.dumps(llm.requests[1].body)
     assert "call_1" in second_body and "hello world" in second_body

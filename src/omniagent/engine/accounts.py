@@ -36,12 +36,7 @@ _PROVIDER_ID = re.compile(r"^[^/\s]{1,128}$")
 
 async def catalog_list(engine: Engine, params: CatalogListParams) -> CatalogListResultFull | CatalogListResultUnchanged:
     """catalog.list: `unchanged` when the client holds the current revision, else the full catalog."""
-    routes = engine.routes
-    if params.since_rev == routes.catalog_rev:
-        return CatalogListResultUnchanged(catalog_rev=routes.catalog_rev)
-    return CatalogListResultFull(
-        catalog_rev=routes.catalog_rev, providers=routes.provider_infos(), models=routes.model_infos()
-    )
+    return engine.routes.catalog.listing(params.since_rev)
 
 
 async def catalog_reload(engine: Engine, _params: Empty) -> CatalogReloadResult:
@@ -57,19 +52,18 @@ async def catalog_reload(engine: Engine, _params: Empty) -> CatalogReloadResult:
 
 
 def _auth_provider(engine: Engine, provider_id: str) -> AuthProvider:
-    kind = "api_key" if engine.routes.state(provider_id) == "ready" else None
-    return AuthProvider(provider_id=provider_id, credential_kind=kind, can_login=False)
+    return next(p for p in engine.routes.catalog.auth_list() if p.provider_id == provider_id)
 
 
 async def auth_list(engine: Engine, _params: Empty) -> AuthListResult:
-    """auth.list: each provider's public credential state."""
-    return AuthListResult(providers=[_auth_provider(engine, p) for p in engine.routes.providers])
+    """auth.list: each provider's public credential state (never a key)."""
+    return AuthListResult(providers=engine.routes.catalog.auth_list())
 
 
 def _known(engine: Engine, provider_id: str) -> None:
     if not _PROVIDER_ID.match(provider_id):
         raise EngineError.bad_request("the provider id is not valid")
-    if provider_id not in engine.routes.providers:
+    if not engine.routes.knows_provider(provider_id):
         raise EngineError(ErrorCode.UNKNOWN_PROVIDER, "unknown provider")
 
 
@@ -78,27 +72,29 @@ async def auth_set_api_key(engine: Engine, params: AuthSetApiKeyParams) -> Empty
     if not params.api_key.strip():
         raise EngineError.bad_request("the API key is empty")
     _known(engine, params.provider_id)
+    before = engine.routes.catalog_rev
     try:
         engine.routes.credentials.set_api_key(params.provider_id, params.api_key)
     except CredentialError as exc:
         raise EngineError(ErrorCode.RUNTIME_FAILED, str(exc)) from None
-    _changed(engine, params.provider_id)
+    _changed(engine, params.provider_id, before)
     return Empty()
 
 
 async def auth_remove(engine: Engine, params: AuthRemoveParams) -> Empty:
     """auth.remove: forget the stored key (an environment variable cannot be unset from here)."""
     _known(engine, params.provider_id)
+    before = engine.routes.catalog_rev
     try:
         engine.routes.credentials.remove(params.provider_id)
     except CredentialError as exc:
         raise EngineError(ErrorCode.RUNTIME_FAILED, str(exc)) from None
-    _changed(engine, params.provider_id)
+    _changed(engine, params.provider_id, before)
     return Empty()
 
 
-def _changed(engine: Engine, provider_id: str) -> None:
-    moved = engine.routes.refresh_states()
+def _changed(engine: Engine, provider_id: str, rev_before: str) -> None:
+    moved = engine.routes.catalog_rev != rev_before
     engine.broadcaster.emit("auth.changed", AuthChangedData(provider=_auth_provider(engine, provider_id)))
     if moved:
         engine.broadcaster.emit("catalog.changed", CatalogChangedData(catalog_rev=engine.routes.catalog_rev))

@@ -49,7 +49,7 @@ def build_request(
         messages=tuple(messages),
         tools=tools,
         max_output_tokens=route.max_output_tokens,
-        reasoning_effort=reasoning or None,
+        reasoning_effort=route.effort,
     )
 
 
