@@ -12,8 +12,8 @@ come from `acp.versions` (data); this module never tests a version number.
         end.stop_reason                               # "end_turn", "cancelled", …
 
 API (all coroutines unless noted; models are `protocols.acp.v1` or `.v2` per `acp.version`):
-- `open_acp_client(argv, *, handlers, cwd=None, env=None, client_name, client_version, handshake_timeout)` →
-  async context manager yielding `AcpClient` after `initialize`.
+- `open_acp_client(argv, *, handlers, cwd=None, env=None, client_name, client_version, handshake_timeout,
+  protocol_version=2)` → async context manager yielding `AcpClient` after `initialize`.
 - `AcpClient.version`, `.spec`, `.init_result` (raw dict), `.agent` (typed InitializeResponse),
   `.supports(operation)` (sync), `.stderr_tail()` (sync).
 - `authenticate(method_id)`, `logout()`.
@@ -166,13 +166,15 @@ class AcpClient:
 
     # --- handshake -----------------------------------------------------------------------------------------
 
-    async def initialize(self, *, client_name: str, client_version: str, handshake_timeout: float) -> None:
-        """Ask for the newest version and follow the agent's answer for the whole connection (acp.md §4)."""
+    async def initialize(
+        self, *, client_name: str, client_version: str, handshake_timeout: float, protocol_version: int = LATEST
+    ) -> None:
+        """Ask for `protocol_version` and follow the agent's answer for the whole connection (acp.md §4)."""
         capabilities: dict[str, Any] = {}
         if self._handlers.on_elicitation is not None:
             capabilities["elicitation"] = {"form": {}}
         request = v2.InitializeRequest(
-            protocol_version=LATEST,
+            protocol_version=protocol_version,
             info=v2.Implementation(name=client_name, version=client_version),
             capabilities=v2.ClientCapabilities.model_validate(capabilities),
         )
@@ -438,6 +440,7 @@ async def open_acp_client(
     client_name: str = "omniagent",
     client_version: str = __version__,
     handshake_timeout: float = HANDSHAKE_TIMEOUT,
+    protocol_version: int = LATEST,
 ) -> AsyncIterator[AcpClient]:
     """Spawn an ACP agent, negotiate the version, and yield the client; leaving closes the agent (bounded).
 
@@ -451,6 +454,9 @@ async def open_acp_client(
         client = AcpClient(peer, child, handlers or ClientHandlers())
         async with peer:
             await client.initialize(
-                client_name=client_name, client_version=client_version, handshake_timeout=handshake_timeout
+                client_name=client_name,
+                client_version=client_version,
+                handshake_timeout=handshake_timeout,
+                protocol_version=protocol_version,
             )
             yield client
