@@ -135,6 +135,10 @@ class Sidecar:
             self._send_error(None, _bad_frame(f"invalid JSON: {exc}"))
             return
         frame_id = _frame_id(value)
+        if frame_id is None:
+            # Checked before the models: pydantic's lax ints would take "7", 7.0 or true as id 7 (§4: BadFrame).
+            self._send_error(None, _bad_frame(_why_no_id(value)))
+            return
         try:
             command = _COMMAND.validate_python(value)
         except ValidationError as exc:
@@ -240,6 +244,14 @@ def _frame_id(value: Any) -> int | None:
         if isinstance(frame_id, int) and not isinstance(frame_id, bool) and 0 <= frame_id < _U64:
             return frame_id
     return None
+
+
+def _why_no_id(value: Any) -> str:
+    if not isinstance(value, dict):
+        return f"expected a JSON object, got {type(value).__name__}"
+    if "id" not in value:
+        return "missing field `id`"
+    return f"id must be an integer from 0 to 2^64-1, got {json.dumps(value['id'])[:40]}"
 
 
 def _bad_frame(detail: str) -> ErrorBody:
