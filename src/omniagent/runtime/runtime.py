@@ -229,10 +229,18 @@ class Runtime:
                 opened.set_result(None)
                 await loop.run(driver)
         except AgentError as error:
-            if not opened.done():
-                opened.set_exception(error)
+            self._session_failed(loop, opened, error)
+        except ExceptionGroup as group:
+            # Adapters run task groups: report the first of our own errors they raised, else an adapter bug.
+            ours = group.subgroup(AgentError)
+            if ours is None:
+                log.exception("session %s: adapter failed", loop.info.id)
+                self._session_failed(loop, opened, ProtocolFailed("the adapter failed unexpectedly"))
             else:
-                log.warning("session %s ended with %s", loop.info.id, error.kind.value)
+                first = ours.exceptions[0]
+                self._session_failed(
+                    loop, opened, first if isinstance(first, AgentError) else ProtocolFailed(str(first))
+                )
         except Exception:
             # An adapter bug must not take the runtime down; the caller sees a protocol failure.
             log.exception("session %s: adapter failed", loop.info.id)
@@ -241,6 +249,13 @@ class Runtime:
         finally:
             if not loop.finished:
                 loop.abandon()
+
+    @staticmethod
+    def _session_failed(loop: SessionLoop, opened: asyncio.Future[None], error: AgentError) -> None:
+        if not opened.done():
+            opened.set_exception(error)
+        else:
+            log.warning("session %s ended with %s", loop.info.id, error.kind.value)
 
     def session(self, session_id: str) -> Session | None:
         """A session this runtime opened (closed ones included), or None."""
@@ -349,6 +364,17 @@ async def _decline(session: Session, opened: RequestOpened) -> None:
         return
     await session.cancel(clear_queue=True)
     raise ProtocolFailed("generate: the request cannot be declined without making a choice")
+
+
+def _first_agent_error(group: BaseExceptionGroup[Any]) -> AgentError | None:
+    for error in group.exceptions:
+        if isinstance(error, AgentError):
+            return error
+        if isinstance(error, BaseExceptionGroup):
+            nested = _first_agent_error(error)
+            if nested is not None:
+                return nested
+    return None
 
 
 def _absolute(directory: str | os.PathLike[str]) -> Path:

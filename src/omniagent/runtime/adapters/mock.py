@@ -145,9 +145,10 @@ class MockAdapter:
 
     @asynccontextmanager
     async def connect(self, request: d.ConnectRequest, events: d.EventSink) -> AsyncIterator[d.Driver]:
+        driver = _MockDriver(self.script, events)
+        driver.apply_creation_options(request.configure)
         async with asyncio.TaskGroup() as group:
-            driver = _MockDriver(self.script, events, group)
-            driver.apply_creation_options(request.configure)
+            driver.group = group
             group.create_task(driver.run())
             try:
                 yield driver
@@ -156,9 +157,9 @@ class MockAdapter:
 
 
 class _MockDriver:
-    def __init__(self, script: MockScript, events: d.EventSink, group: asyncio.TaskGroup) -> None:
+    def __init__(self, script: MockScript, events: d.EventSink) -> None:
         self._script = script
-        self._group = group
+        self.group: asyncio.TaskGroup | None = None
         self._events = events
         self._commands: asyncio.Queue[d.DriverCommand | None] = asyncio.Queue()
         self._turns = list(script.turns)
@@ -206,7 +207,8 @@ class _MockDriver:
             await self._events.send(d.TurnAck())
             self._cancel_player()
             if self._turns:
-                self._player = self._group.create_task(self._play(self._turns.pop(0)))
+                assert self.group is not None
+                self._player = self.group.create_task(self._play(self._turns.pop(0)))
         elif isinstance(command, d.Steer):
             if self._script.steer_ack:
                 await self._events.send(d.SteerResult(accepted=not self._script.steer_rejects))
