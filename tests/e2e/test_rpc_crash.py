@@ -64,3 +64,28 @@ async def test_a_run_open_at_kill_9_reads_failed_interrupted_and_the_queue_survi
         names = [row[0] for row in conn.execute("SELECT name FROM events WHERE session_id = ? ORDER BY seq", (sid,))]
     assert seqs == list(range(1, len(seqs) + 1))
     assert names.count("run.done") == 2 and names.count("run.started") == 2
+
+
+async def test_closing_stdin_during_a_run_ends_it_as_interrupted_and_exits_cleanly(tmp_path: Path) -> None:
+    """yuke §1 EOF: flush pending notifications and exit; our choice: the open run ends `failed/interrupted`."""
+    async with FakeLLMServer(Scenario()) as llm:
+        llm.enqueue(Reply(text="z" * 2000, chunk_size=2, chunk_delay=0.02))
+        data = tmp_path / "data"
+        write_providers(data, llm)
+        workspace = tmp_path / "ws"
+        workspace.mkdir()
+        rpc = await RpcProcess.start(data)
+        sid = (await rpc.call("session.create", {"workspace_path": str(workspace), "model": "fake-chat/fake-model"}))[
+            "session"
+        ]["id"]
+        await rpc.call("session.send_input", {"session_id": sid, "input": _input("go")})
+        await rpc.broadcast("message.part_delta")
+        assert await rpc.close() == 0
+        done = rpc.lines[await rpc.broadcast("run.done")]["params"]
+        assert done["outcome"]["code"] == "interrupted"
+        assert rpc.names()[-1] == "session.activity_changed"
+        again = await RpcProcess.start(data)
+        history = await again.call("session.history", {"session_id": sid, "before_message_id": 2**53 - 1})
+        assert history["messages"][-1]["finish"] == "canceled"
+        assert "run.done" not in again.names()
+        assert await again.close() == 0
