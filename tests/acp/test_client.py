@@ -217,3 +217,13 @@ async def test_auth_and_config_options_use_each_versions_method_and_shape(tmp_pa
         "type": "id",
         "value": "fast",
     }
+
+
+@pytest.mark.parametrize("version", [1, 2])
+async def test_an_agent_dying_mid_turn_fails_the_prompt_with_its_exit_status(tmp_path: Path, version: int) -> None:
+    """House style: never a hang; a v2 turn waits on the idle update, so the exit must end that wait too."""
+    async with agent(tmp_path, version, ClientHandlers()) as (client, _):
+        session = await client.new_session(str(tmp_path))
+        with pytest.raises(AgentExited) as info:
+            await client.prompt(session.session_id, [{"type": "text", "text": "exit"}])
+    assert info.value.status == "exit status: 5"

@@ -48,7 +48,7 @@ from omniagent.acp.versions import LATEST, SPECS, VersionSpec, advertised, spec_
 from omniagent.errors import OmniagentError
 from omniagent.protocols.acp import methods, v1, v2
 from omniagent.wire.errors import PeerClosed
-from omniagent.wire.jsonrpc import Peer
+from omniagent.wire.jsonrpc import INVALID_PARAMS, Peer, RpcError
 from omniagent.wire.process import ChildProcess, open_process
 
 log = logging.getLogger(__name__)
@@ -289,10 +289,22 @@ class AcpClient:
         self._turns[session_id] = turn  # before sending: the idle may follow the `{}` answer at once
         try:
             await self._call_checked("prompt", params)
-            return await turn.done
+            return await self._wait_turn(turn)
         finally:
             if self._turns.get(session_id) is turn:
                 del self._turns[session_id]
+
+    async def _wait_turn(self, turn: _Turn) -> TurnEnd:
+        """Wait for the idle update, or fail if the agent goes away first (never a hang)."""
+        closed = asyncio.ensure_future(self._peer.wait_closed())
+        try:
+            waits: set[asyncio.Future[Any]] = {turn.done, closed}
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            closed.cancel()
+        if not turn.done.done():
+            raise await self._exited()
+        return turn.done.result()
 
     async def cancel(self, session_id: str) -> None:
         """Cancel the session's turn; pending permission requests are answered `cancelled` (ACP cancellation)."""
@@ -331,7 +343,7 @@ class AcpClient:
             turn.done.set_result(_turn_end(event.raw))
 
     async def _on_permission(self, params: Any) -> Any:
-        request = methods.parse(self.spec.table.client_requests["session/request_permission"][0], params)
+        request = self._incoming("session/request_permission", params)
         task = asyncio.current_task()
         assert task is not None
         waiting = self._permissions.setdefault(request.session_id, set())
@@ -354,10 +366,18 @@ class AcpClient:
 
     async def _on_elicitation(self, params: Any) -> Any:
         assert self._handlers.on_elicitation is not None
-        request = methods.parse(self.spec.table.client_requests["elicitation/create"][0], params)
+        request = self._incoming("elicitation/create", params)
         return methods.dump(await self._handlers.on_elicitation(request))
 
     # --- plumbing ------------------------------------------------------------------------------------------
+
+    def _incoming(self, method: str, params: Any) -> Any:
+        """An agent's request params as the version's model; off-schema params are answered -32602."""
+        try:
+            return methods.parse(self.spec.table.client_requests[method][0], params)
+        except ValidationError as exc:
+            log.info("%s params off-schema for v%d: %s", method, self.version, exc)
+            raise RpcError(INVALID_PARAMS, f"invalid params for {method}") from exc
 
     def _session_params(
         self, cwd: str, servers: Sequence[McpServerConfig], directories: Sequence[str] | None
