@@ -250,3 +250,42 @@ async def test_max_rounds_fails_the_run_with_max_rounds(tmp_path: Path, llm: Fak
     done = await rpc.broadcast("run.done")
     assert rpc.lines[done]["params"]["outcome"]["code"] == "max_rounds"
     assert await rpc.close() == 0
+
+
+async def test_reasoning_streams_as_a_part_finalized_with_its_signature(tmp_path: Path, llm: FakeLLMServer) -> None:
+    """yuke §5.10: reasoning parts get their signature at block stop via `message.part_finalized`; the activity
+    is `reasoning` while it streams."""
+    llm.enqueue(Reply(reasoning="thinking it over", text="answer", signature="sig-1"))
+    rpc = await _engine(tmp_path, llm)
+    sid = await _session(rpc, tmp_path, reasoning="high")
+    _send(rpc, sid, "think")
+    done = await rpc.broadcast("run.done")
+    final = rpc.lines[await rpc.broadcast("message.part_finalized")]["params"]
+    assert final["final"] == {"type": "reasoning", "signature": "sig-1"} and final["part_id"] == 0
+    states = [
+        line["params"]["activity"]["state"]["type"]
+        for line in rpc.lines[:done]
+        if line.get("method") == "session.activity_changed"
+    ]
+    assert "reasoning" in states
+    history = await rpc.call("session.history", {"session_id": sid, "before_message_id": 2**53 - 1})
+    assert history["messages"][-1]["content"][0] == {
+        "type": "reasoning",
+        "id": 0,
+        "text": "thinking it over",
+        "signature": "sig-1",
+    }
+    assert await rpc.close() == 0
+
+
+async def test_an_auth_failure_is_not_retried_and_fails_with_auth(tmp_path: Path, llm: FakeLLMServer) -> None:
+    """yuke §10.2: permanent classes (auth) are never retried; run.done carries the mapped RunErrorCode."""
+    llm.enqueue(ErrorReply(401, "authentication_error", message="invalid x-api-key"))
+    rpc = await _engine(tmp_path, llm)
+    sid = await _session(rpc, tmp_path)
+    _send(rpc, sid, "hi")
+    done = await rpc.broadcast("run.done")
+    assert rpc.lines[done]["params"]["outcome"]["code"] == "auth"
+    assert len(llm.requests) == 1
+    assert "message.started" not in rpc.names(0, done)
+    assert await rpc.close() == 0
