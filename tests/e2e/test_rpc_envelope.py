@@ -80,3 +80,13 @@ async def test_jsonrpc_member_is_accepted_and_never_sent(tmp_path: Path) -> None
     rpc.send_raw(b'{"jsonrpc":"2.0","id":"j","method":"initialize"}\n')
     assert (await rpc.response("j"))["result"]["protocol"] == 1
     assert await rpc.close() == 0
+
+
+async def test_methods_in_the_protocol_but_not_served_answer_not_implemented(tmp_path: Path) -> None:
+    """yuke §6: a method of the protocol the engine does not serve answers -31022 (after its params decoded)."""
+    rpc = await RpcProcess.start(tmp_path)
+    sid = "0" * 32
+    assert await rpc.call_error("session.fork", {"session_id": sid}) == ErrorCode.NOT_IMPLEMENTED
+    assert await rpc.call_error("agents.get") == ErrorCode.NOT_IMPLEMENTED
+    assert await rpc.call_error("session.fork", {}) == ErrorCode.BAD_REQUEST
+    assert await rpc.close() == 0
