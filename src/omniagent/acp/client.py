@@ -122,6 +122,7 @@ class McpServerConfig:
     env: Mapping[str, str] = field(default_factory=dict)
     url: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
+    sse: bool = False  # a `url` server spoken over SSE (v1 only; v2 dropped SSE)
 
 
 @dataclass(slots=True)
@@ -318,6 +319,17 @@ class AcpClient:
         except PeerClosed as exc:
             raise await self._exited() from exc
 
+    async def extension(self, method: str, params: Mapping[str, Any]) -> Any:
+        """Call a vendor extension method (name starts with `_`, e.g. `_session/steering`); returns the raw result."""
+        if not method.startswith("_"):
+            raise AgentUnsupported(f"{method} is not an extension method")
+        return await self._call_raw(method, dict(params))
+
+    async def wait_exited(self) -> AgentExited:
+        """Wait until the agent closes the connection; returns the error describing how it ended."""
+        await self._peer.wait_closed()
+        return await self._exited()
+
     # --- incoming ------------------------------------------------------------------------------------------
 
     async def _on_update(self, params: Any) -> None:
@@ -391,7 +403,8 @@ class AcpClient:
 
     def _mcp_server(self, server: McpServerConfig) -> dict[str, Any]:
         if server.url is not None:
-            return {"type": "http", "name": server.name, "url": server.url, "headers": _pairs(server.headers)}
+            kind = "sse" if server.sse else "http"
+            return {"type": kind, "name": server.name, "url": server.url, "headers": _pairs(server.headers)}
         # v1 stdio servers are untagged; v2 requires `type: "stdio"`.
         body = {
             "name": server.name,

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import json
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
@@ -42,6 +43,12 @@ AUTH_REQUIRED = -32000  # the agent needs `authenticate` / `auth/login` first
 RESOURCE_NOT_FOUND = -32002  # e.g. an unknown session id
 
 _INTERNAL_SENTENCE = "internal error"
+
+# The id of the incoming request whose handler runs in this task (each request has its own task), for handlers
+# that must name the request they answer, e.g. the runtime's ACP adapter minting `r<id>` request ids.
+current_request_id: contextvars.ContextVar[RequestId | None] = contextvars.ContextVar(
+    "current_request_id", default=None
+)
 
 # Handlers take the call's raw `params` (None when absent) and return the raw `result`.
 RequestHandler = Callable[[Any], Awaitable[Any]]
@@ -283,6 +290,7 @@ class Peer:
             log.exception("%s: handler for notification %s failed", self.name, method)
 
     async def _run_request(self, request_id: RequestId, method: str, params: Any, *, send: bool) -> bytes:
+        current_request_id.set(request_id)  # this task's own context: seen only by this request's handler
         try:
             line = await self._answer(request_id, method, params)
         finally:
