@@ -102,18 +102,19 @@ class Sidecar:
 
     async def serve(self, reader: asyncio.StreamReader) -> int:
         """Answer command lines until EOF, then close every session and wait for every `closed`."""
-        async with self._writer, asyncio.TaskGroup() as commands:
-            self._send(HelloLine(hello=Hello(protocol=PROTOCOL_VERSION, anyagent=__version__)))
-            reading = asyncio.ensure_future(self._read(reader, commands))
-            broken = asyncio.ensure_future(self._broken.wait())
-            await asyncio.wait({reading, broken}, return_when=asyncio.FIRST_COMPLETED)
-            reading.cancel()
-            broken.cancel()
-            self._eof = True
-            await self._close_all()
-        # Every command has replied; sessions opened meanwhile were closed by their own `open` handler.
-        await asyncio.gather(*self._forwarders)
-        await self._writer.aclose()
+        async with self._writer:
+            async with asyncio.TaskGroup() as commands:
+                self._send(HelloLine(hello=Hello(protocol=PROTOCOL_VERSION, anyagent=__version__)))
+                reading = asyncio.ensure_future(self._read(reader, commands))
+                broken = asyncio.ensure_future(self._broken.wait())
+                await asyncio.wait({reading, broken}, return_when=asyncio.FIRST_COMPLETED)
+                reading.cancel()
+                broken.cancel()
+                self._eof = True
+                await self._close_all()
+            # Every command has replied; sessions opened meanwhile were closed by their own `open` handler. The
+            # writer must outlive the forwarders: a reader that is behind is still owed buffered events and `closed`.
+            await asyncio.gather(*self._forwarders)
         return 1 if self._writer.failed is not None else 0
 
     async def _read(self, reader: asyncio.StreamReader, commands: asyncio.TaskGroup) -> None:
@@ -203,6 +204,8 @@ class Sidecar:
     async def _forward(self, session: Session) -> None:
         try:
             async for event in session.events:
+                if self._writer.failed is not None:
+                    continue  # nobody reads us any more: drain so the session can end
                 self._writer.send_nowait(EventLine.model_construct(event=event).encode())
                 if self._writer.backlog >= WRITER_BACKLOG:
                     await self._writer.wait_backlog_below(WRITER_BACKLOG // 2)
