@@ -50,7 +50,6 @@ from omniagent.protocols.sidecar.lines import (
     ErrorBody,
     ErrorKind,
     ErrorLine,
-    EventLine,
     Hello,
     HelloLine,
     ReplyLine,
@@ -206,7 +205,8 @@ class Sidecar:
             async for event in session.events:
                 if self._writer.failed is not None:
                     continue  # nobody reads us any more: drain so the session can end
-                self._writer.send_nowait(EventLine.model_construct(event=event).encode())
+                # Spliced by hand: `EventLine.model_construct(...)` cost a quarter of the forwarder per event.
+                self._writer.send_nowait(b'{"event":' + event.encode() + b"}")
                 if self._writer.backlog >= WRITER_BACKLOG:
                     await self._writer.wait_backlog_below(WRITER_BACKLOG // 2)
         except AgentError as error:
