@@ -21,6 +21,7 @@ from omniagent.engine.broadcast import Broadcaster
 from omniagent.engine.errors import EngineError
 from omniagent.engine.inputs import Inputs
 from omniagent.engine.live import LiveSession
+from omniagent.engine.permissions import SET_MODE_METHOD, PermissionModeResult, Permissions, SetPermissionModeParams
 from omniagent.engine.routes import Routes
 from omniagent.engine.store import Store
 from omniagent.engine.store import queries as q
@@ -63,8 +64,11 @@ class Engine:
         self.live: dict[str, LiveSession] = {}
         self.revision = 0  # SessionRevision: in-memory, restarts at 0 per process
         self.inputs = Inputs(self)
+        self.permissions = Permissions(self.broadcaster)
         self.tools = default_tools()
         self.handlers: dict[str, Handler] = self._handler_table()
+        # Engine extensions to the yuke method table (docs/engine.md): method → params model.
+        self.extensions: dict[str, type[YukeModel]] = {SET_MODE_METHOD: SetPermissionModeParams}
 
     @classmethod
     @contextlib.asynccontextmanager
@@ -105,6 +109,8 @@ class Engine:
             "auth.remove": lambda p: a.auth_remove(self, p),
             "auth.login": lambda p: a.auth_login(self, p),
             "auth.cancel_login": lambda p: a.auth_login(self, p),  # no login flow can be running
+            "interaction.respond": self.permissions.respond,
+            SET_MODE_METHOD: self._set_permission_mode,
         }
         return table
 
@@ -114,6 +120,11 @@ class Engine:
         if handler is None:
             raise EngineError(ErrorCode.NOT_IMPLEMENTED, "this method is not implemented")
         return await handler(params)
+
+    async def _set_permission_mode(self, params: SetPermissionModeParams) -> PermissionModeResult:
+        if await self.store.read(q.get_session, params.session_id) is None:
+            raise EngineError.unknown_session()
+        return await self.permissions.set_mode_method(params)
 
     async def _initialize(self, _params: Empty) -> InitializeResult:
         return InitializeResult(
@@ -156,6 +167,7 @@ class Engine:
 
     def session_removed(self, session_id: str) -> None:
         self.live.pop(session_id, None)
+        self.permissions.forget(session_id)
         self.revision += 1
         self.broadcaster.emit("session.removed", SessionRemovedData(revision=self.revision, session_id=session_id))
 

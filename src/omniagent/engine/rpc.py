@@ -105,14 +105,15 @@ async def handle_line(engine: Engine, writer: LineWriter, line: bytes) -> None:
 
 async def _call(engine: Engine, method: str, raw_params: Any) -> YukeModel:
     spec = METHODS.get(method)
-    if spec is None:
+    params_model = spec.params if spec is not None else engine.extensions.get(method)
+    if params_model is None:
         raise EngineError(ErrorCode.UNKNOWN_METHOD, "unknown method")
     if raw_params is None:
         raw_params = {}
     if not isinstance(raw_params, dict):
         raise EngineError.bad_request("bad parameters")
     try:
-        params = spec.params.model_validate(raw_params)
+        params = params_model.model_validate(raw_params)
     except ValidationError:
         raise EngineError.bad_request("bad parameters") from None
     return await engine.handle(method, params)

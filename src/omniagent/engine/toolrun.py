@@ -1,7 +1,10 @@
 """Tool calls of one round: run each tool part in order, with state broadcasts and live output deltas.
 
-Tool states go pending → running → completed | error (or canceled when the run stops). The tool's view hints
-become the state's `view` list; live output becomes `tool.output_delta` with `offset` = bytes sent so far.
+Tool states go pending → running → completed | error (or canceled when the run stops). In ask mode a guarded
+call first waits, still `pending` with the activity at `running_tool`, for the frontend's answer
+(`permissions.py`); a refused call goes to `error` with a sentence the model reads, and the run goes on.
+The tool's view hints become the state's `view` list; live output becomes `tool.output_delta` with `offset` =
+bytes sent so far.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import TypeAdapter
 
 from omniagent.engine.journal import now_ms
+from omniagent.engine.permissions import Decision
 from omniagent.engine.tools import ToolContext, ToolResult
 from omniagent.engine.tools import View as ToolView
 from omniagent.protocols.yuke.activity import ActivityRunning, ActivityRunningTool
@@ -50,7 +54,6 @@ async def run_tools(loop: RunLoop, draft: Draft, root: str, part_ids: list[int])
             )
             sent += len(text.encode())
 
-        _set_state(loop, draft, part_id, ToolStateRunning(started_at_ms=started))
         loop.set_activity(
             ActivityRunningTool(
                 run_id=run.run_id,
@@ -60,6 +63,13 @@ async def run_tools(loop: RunLoop, draft: Draft, root: str, part_ids: list[int])
                 started_at_ms=started,
             )
         )
+        refusal = await _permission(loop, draft, part_id)
+        if refusal is not None:
+            # Never started: straight from pending to error, the refusal being what the model reads.
+            _set_state(loop, draft, part_id, ToolStateError(error=refusal, duration_ms=0))
+            continue
+        started = now_ms()  # the tool's own time starts once it may run
+        _set_state(loop, draft, part_id, ToolStateRunning(started_at_ms=started))
         try:
             ctx = ToolContext.for_workspace(root, on_output=on_output)
         except OSError:
@@ -75,6 +85,22 @@ async def run_tools(loop: RunLoop, draft: Draft, root: str, part_ids: list[int])
         )
         _set_state(loop, draft, part_id, state)
     loop.set_activity(ActivityRunning(run_id=run.run_id, started_at_ms=now_ms()))
+
+
+async def _permission(loop: RunLoop, draft: Draft, part_id: int) -> str | None:
+    """Ask before a guarded call in ask mode (the part stays `pending` meanwhile); the refusal text, or None.
+
+    The wait is an interruptible step: cancelling the run answers the ask `canceled` and raises `Interrupted`.
+    """
+    permissions, sid, buf = loop.engine.permissions, loop.live.session_id, draft.parts[part_id]
+    if not permissions.must_ask(sid, buf.name):
+        return None
+    decision = await loop.step(permissions.ask(sid, draft.message_id, part_id, buf.name, buf.text))
+    if decision.allowed:
+        return None
+    if decision is Decision.CANCELED:
+        return "the user dismissed the permission request; the tool did not run"
+    return "the user rejected this tool call; it did not run"
 
 
 def cancel_open_tools(loop: RunLoop, draft: Draft) -> None:

@@ -1,0 +1,190 @@
+"""Tool permissions: per-session ask/auto mode, the open asks, and their answers from any frontend.
+
+A session runs in `ask` mode (the default) or `auto` mode. In ask mode the run loop asks before each call of a
+guarded tool (exec, write, edit): the ask is broadcast as `interaction.requested` (a yuke `confirm`) and the run
+waits, in `running_tool`, until a frontend answers. The answer is allow once, allow always (remembered for the
+session: that tool runs without asking again), reject, or canceled. The yuke wire answers with
+`interaction.respond` (a confirm `true` = allow once, `false` = reject); an in-process frontend such as the ACP
+agent reads the tool site with `pending()` and calls `answer()`, which can also say "always".
+
+What this is not: the run rules. When to ask, and what a refusal does to the tool call, live in `toolrun.py`.
+
+The mode and the "always" set live in memory for the life of the engine process (yuke has no field for them): a
+restarted engine starts every session in ask mode again, the safe direction. The mode is set with the engine
+extension method `session.set_permission_mode` (docs/engine.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import itertools
+import json
+from dataclasses import dataclass, field
+from typing import Literal
+
+from omniagent.engine.broadcast import Broadcaster
+from omniagent.engine.errors import EngineError
+from omniagent.protocols.yuke.base import YukeModel
+from omniagent.protocols.yuke.envelope import ErrorCode
+from omniagent.protocols.yuke.ids import SessionId
+from omniagent.protocols.yuke.misc import (
+    Empty,
+    InteractionCanceled,
+    InteractionConfirm,
+    InteractionConfirmed,
+    InteractionRequestedData,
+    InteractionRespondParams,
+)
+
+PermissionMode = Literal["ask", "auto"]
+DEFAULT_MODE: PermissionMode = "ask"
+# Tools that change the workspace or run programs; read and search never ask.
+GUARDED_TOOLS = frozenset({"exec", "write", "edit"})
+# The engine extension method that sets a session's mode (not in yuke's MethodName).
+SET_MODE_METHOD = "session.set_permission_mode"
+
+
+class Decision(enum.Enum):
+    """A frontend's answer to one ask."""
+
+    ALLOW_ONCE = "allow_once"
+    ALLOW_ALWAYS = "allow_always"
+    REJECT = "reject"
+    CANCELED = "canceled"  # the frontend dismissed it, or the run stopped while it was open
+
+    @property
+    def allowed(self) -> bool:
+        return self in (Decision.ALLOW_ONCE, Decision.ALLOW_ALWAYS)
+
+
+class SetPermissionModeParams(YukeModel):
+    """Params of `session.set_permission_mode` (engine extension)."""
+
+    session_id: SessionId
+    mode: PermissionMode
+
+
+class PermissionModeResult(YukeModel):
+    """Result of `session.set_permission_mode`: the mode now in force."""
+
+    session_id: SessionId
+    mode: PermissionMode
+
+
+@dataclass(slots=True)
+class PendingAsk:
+    """One open ask: the tool site it guards, and the future its answer resolves (never cancelled)."""
+
+    interaction_id: int
+    session_id: str
+    message_id: int
+    part_id: int
+    tool_name: str
+    arguments: str  # the call's raw JSON arguments
+    answer: asyncio.Future[Decision] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+
+
+class Permissions:
+    """Modes, remembered "always" answers and open asks of every session of one engine."""
+
+    def __init__(self, broadcaster: Broadcaster) -> None:
+        self._broadcaster = broadcaster
+        self._modes: dict[str, PermissionMode] = {}
+        self._always: dict[str, set[str]] = {}
+        self._pending: dict[int, PendingAsk] = {}
+        self._ids = itertools.count(1)
+
+    def mode(self, session_id: str) -> PermissionMode:
+        """The session's mode (ask unless set)."""
+        return self._modes.get(session_id, DEFAULT_MODE)
+
+    def set_mode(self, session_id: str, mode: PermissionMode) -> None:
+        """Switch the mode; it applies from the next guarded tool call on."""
+        self._modes[session_id] = mode
+
+    def must_ask(self, session_id: str, tool_name: str) -> bool:
+        """Whether a call of `tool_name` in this session needs an answer before it runs."""
+        if tool_name not in GUARDED_TOOLS or self.mode(session_id) == "auto":
+            return False
+        return tool_name not in self._always.get(session_id, set())
+
+    def pending(self, interaction_id: int) -> PendingAsk | None:
+        """The open ask with this id, if any."""
+        return self._pending.get(interaction_id)
+
+    def forget(self, session_id: str) -> None:
+        """Drop a removed session's mode and remembered answers."""
+        self._modes.pop(session_id, None)
+        self._always.pop(session_id, None)
+
+    async def ask(self, session_id: str, message_id: int, part_id: int, tool_name: str, arguments: str) -> Decision:
+        """Broadcast the ask and wait for its answer. Cancelling the caller answers the ask `CANCELED`."""
+        ask = PendingAsk(next(self._ids), session_id, message_id, part_id, tool_name, arguments)
+        self._pending[ask.interaction_id] = ask
+        try:
+            title, message = describe(tool_name, arguments)
+            self._broadcaster.emit(
+                "interaction.requested",
+                InteractionRequestedData(
+                    interaction_id=ask.interaction_id,
+                    request=InteractionConfirm(title=title, message=message),
+                    session_id=session_id,
+                ),
+            )
+            # Shielded: a cancelled run must leave the future to be answered CANCELED below, not cancelled.
+            decision = await asyncio.shield(ask.answer)
+        finally:
+            del self._pending[ask.interaction_id]
+            if not ask.answer.done():
+                ask.answer.set_result(Decision.CANCELED)
+        if decision is Decision.ALLOW_ALWAYS:
+            self._always.setdefault(session_id, set()).add(tool_name)
+        return decision
+
+    def answer(self, interaction_id: int, decision: Decision) -> None:
+        """Answer an open ask.
+
+        Raises:
+            EngineError: unknown_interaction (never asked, or already answered).
+        """
+        ask = self._pending.get(interaction_id)
+        if ask is None or ask.answer.done():
+            raise EngineError(ErrorCode.UNKNOWN_INTERACTION, "unknown interaction")
+        ask.answer.set_result(decision)
+
+    async def respond(self, params: InteractionRespondParams) -> Empty:
+        """interaction.respond: a confirm (`true` allows once, `false` rejects) or `canceled`."""
+        response = params.response
+        if isinstance(response, InteractionConfirmed):
+            decision = Decision.ALLOW_ONCE if response.value else Decision.REJECT
+        elif isinstance(response, InteractionCanceled):
+            decision = Decision.CANCELED
+        else:
+            if params.interaction_id not in self._pending:
+                raise EngineError(ErrorCode.UNKNOWN_INTERACTION, "unknown interaction")
+            raise EngineError.bad_request("the response does not match the request: a confirm was asked")
+        self.answer(params.interaction_id, decision)
+        return Empty()
+
+    async def set_mode_method(self, params: SetPermissionModeParams) -> PermissionModeResult:
+        """session.set_permission_mode (the session's existence is checked by the engine)."""
+        self.set_mode(params.session_id, params.mode)
+        return PermissionModeResult(session_id=params.session_id, mode=params.mode)
+
+
+def describe(tool_name: str, arguments: str) -> tuple[str, str]:
+    """A short title and one-line message for asking about a call (no secrets: only the model's own arguments)."""
+    try:
+        args = json.loads(arguments)
+    except ValueError:
+        args = {}
+    if not isinstance(args, dict):
+        args = {}
+    command, path = args.get("command"), args.get("path")
+    if tool_name == "exec" and isinstance(command, str):
+        return "Run a command?", f"Run `{command}` in the workspace."
+    if tool_name in ("write", "edit") and isinstance(path, str):
+        verb = "Write" if tool_name == "write" else "Edit"
+        return f"{verb} a file?", f"{verb} {path} in the workspace."
+    return f"Allow {tool_name}?", f"The model wants to call {tool_name}."
