@@ -19,6 +19,7 @@ import asyncio
 import json
 import logging
 import os
+import re
 import sys
 from typing import Any
 
@@ -69,6 +70,8 @@ log = logging.getLogger(__name__)
 WRITER_BACKLOG = 256
 _COMMAND = TypeAdapter(Command)
 _U64 = 2**64
+# Only lines holding a \uD800-\uDFFF escape can decode to a lone surrogate; the rest skip the check.
+_LONE_SURROGATE_HINT = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 def run_sidecar(*, mock: str | None) -> int:
@@ -131,6 +134,8 @@ class Sidecar:
     async def _dispatch(self, line: bytes) -> None:
         try:
             value = json.loads(line)
+            if _LONE_SURROGATE_HINT.search(line):
+                _require_utf8(value)
         except ValueError as exc:
             self._send_error(None, _bad_frame(f"invalid JSON: {exc}"))
             return
@@ -144,16 +149,18 @@ class Sidecar:
         except ValidationError as exc:
             self._send_error(frame_id, _bad_frame(_first_error(exc)))
             return
+        reply: SidecarModel
         try:
             if isinstance(command, Open):
                 await self._open(command)
-            else:
-                self._send(ReplyLine(id=command.id, ok=await self._run(command)))
+                return
+            reply = ReplyLine(id=command.id, ok=await self._run(command))
         except AgentError as error:
-            self._send_error(command.id, error.body())
+            reply = ErrorLine(id=command.id, error=error.body())
         except Exception:
             log.exception("command %s failed", command.cmd)
-            self._send_error(command.id, ProtocolFailed("internal error").body())
+            reply = ErrorLine(id=command.id, error=ProtocolFailed("internal error").body())
+        self._send(reply)
 
     async def _open(self, command: Open) -> None:
         session = await self._runtime.open(command.agent, command.dir, **_open_options(command))
@@ -206,7 +213,7 @@ class Sidecar:
                 if self._writer.failed is not None:
                     continue  # nobody reads us any more: drain so the session can end
                 # Spliced by hand: `EventLine.model_construct(...)` cost a quarter of the forwarder per event.
-                self._writer.send_nowait(b'{"event":' + event.encode() + b"}")
+                self._writer.send_nowait(b'{"event":' + _encode(event) + b"}")
                 if self._writer.backlog >= WRITER_BACKLOG:
                     await self._writer.wait_backlog_below(WRITER_BACKLOG // 2)
         except AgentError as error:
@@ -219,7 +226,7 @@ class Sidecar:
 
     def _send(self, line: SidecarModel) -> None:
         if self._writer.failed is None:
-            self._writer.send_nowait(line.encode())
+            self._writer.send_nowait(_encode(line))
 
     def _send_error(self, frame_id: int | None, body: ErrorBody) -> None:
         self._send(ErrorLine(id=frame_id, error=body))
@@ -247,6 +254,25 @@ def _frame_id(value: Any) -> int | None:
         if isinstance(frame_id, int) and not isinstance(frame_id, bool) and 0 <= frame_id < _U64:
             return frame_id
     return None
+
+
+def _require_utf8(value: Any) -> None:
+    """Raise ValueError if a string holds a lone surrogate (`"\\ud800"`): JSON text must be Unicode (RFC 8259 §8.2),
+    serde rejects it at parse time, and echoing it back (a session id in an error) could not be encoded."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        raise ValueError("a string holds a lone surrogate escape (\\ud800-\\udfff)") from None
+
+
+def _encode(line: SidecarModel) -> bytes:
+    """The line's JSON; a string with no UTF-8 form (a path with undecodable bytes, as surrogate escapes) gets `?`
+    in place of those characters instead of failing the command or the session's stream."""
+    try:
+        return line.encode()
+    except ValueError:
+        text = json.dumps(line.model_dump(mode="json"), separators=(",", ":"), ensure_ascii=False)
+        return text.encode("utf-8", "replace")
 
 
 def _why_no_id(value: Any) -> str:
