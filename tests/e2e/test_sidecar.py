@@ -116,6 +116,17 @@ async def test_an_agent_death_ends_the_turn_failed_then_sends_process_exited_the
         assert (await sidecar.error("prompt", session=session, text="again"))["kind"] == "SessionClosed"
 
 
+async def test_an_event_with_text_that_has_no_utf8_form_is_still_delivered_in_sequence() -> None:
+    """anyagent G2 and our rule "bad input loses nothing": a lone surrogate (a path with undecodable bytes) is
+    written as `?`, the turn goes on, no event is skipped and the session is not closed."""
+    async with Sidecar.running(mock="surrogate.json") as sidecar:
+        session = await sidecar.open()
+        await sidecar.send("prompt", session=session, text="list files")
+        await sidecar.wait_event(session, "TurnEnded")
+        assert texts(sidecar.events(session)) == ["before ", "bad?.txt", " after"]
+        assert (await sidecar.ok("info", session=session))["status"] == "Idle"
+
+
 async def test_configure_sends_option_and_is_confirmed_by_session_updated() -> None:
     """anyagent §4 (field `option`), §8.4 and §15.3 (configure script: opus in configuration and config_options)."""
     async with Sidecar.running(mock="configure") as sidecar:

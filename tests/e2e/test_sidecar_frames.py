@@ -27,9 +27,10 @@ async def _bad_frame(sidecar: Sidecar, raw: bytes) -> dict[str, object]:
 
 
 async def test_a_line_that_is_not_json_or_is_empty_is_bad_frame_with_a_null_id_and_the_loop_goes_on() -> None:
-    """anyagent §5 and G7: invalid JSON, an empty line included, → `{"id":null,"error":{"kind":"BadFrame"}}`."""
+    """anyagent §5 and G7: invalid JSON (an empty line, a lone surrogate escape) is BadFrame with `id: null`."""
     async with Sidecar.running(mock="turn") as sidecar:
-        for raw in (b"not json\n", b"\n", b'{"id":3,\n', b"[1,2]\n", b'{"cmd":"discover"}\n'):
+        lone_surrogate = b'{"id":4,"cmd":"info","session":"\\ud800"}\n'  # not Unicode text: serde refuses it too
+        for raw in (b"not json\n", b"\n", b'{"id":3,\n', b"[1,2]\n", b'{"cmd":"discover"}\n', lone_surrogate):
             assert (await _bad_frame(sidecar, raw))["id"] is None, raw
         assert await sidecar.ok("discover") == DISCOVER_OK
 
