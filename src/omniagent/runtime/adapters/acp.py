@@ -1,0 +1,403 @@
+"""The adapter for every ACP agent (Gemini CLI, Qwen Code, opencode, claude-code-acp, codex-acp, …), v1 or v2.
+
+Over `acp.client`: `connect` spawns the agent (its catalog row's launch args, or an inline agent's `acp_args`),
+negotiates the version, opens the session (new, load or fork) with the caller's MCP servers and creation-time
+options, and yields a driver that turns commands into client calls and client callbacks into driver events
+(anyagent §11.4). What each update means lives in `acp_translate`; capabilities, options and logins in
+`acp_config`. Turn rules are the session loop's: this module never decides when a turn starts or ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager, suppress
+from dataclasses import dataclass
+from typing import Any
+
+from omniagent.acp.client import (
+    AcpClient,
+    AgentExited,
+    AgentProtocolError,
+    AgentUnsupported,
+    ClientHandlers,
+    McpServerConfig,
+    PermissionRequest,
+    SessionEvent,
+    open_acp_client,
+)
+from omniagent.protocols.sidecar.agents import AgentInstallation, ConfigValue, LoginMethod, McpTransport
+from omniagent.protocols.sidecar.base import Diagnostic, DiagnosticLevel
+from omniagent.protocols.sidecar.commands import HttpMcp, PermissionAnswer, SseMcp, StdioMcp
+from omniagent.protocols.sidecar.events import DiagnosticEvent, Failed
+from omniagent.runtime import catalog
+from omniagent.runtime import driver as d
+from omniagent.runtime.adapters.acp_config import AgentFacts, SessionState, agent_facts, login_methods
+from omniagent.runtime.adapters.acp_prompt import prompt_blocks
+from omniagent.runtime.adapters.acp_translate import UpdateMapper, pick_option, stop_reason
+from omniagent.runtime.errors import (
+    AuthRequired,
+    HandshakeTimeout,
+    InvalidConfiguration,
+    ProtocolFailed,
+    ResumeFailed,
+    SpawnFailed,
+    UnsupportedFeature,
+)
+from omniagent.runtime.requests import check_option
+from omniagent.wire.jsonrpc import AUTH_REQUIRED, RpcError, current_request_id
+from omniagent.wire.process import SpawnError
+
+# Last agent stderr lines carried by `Exited` and by handshake failures (anyagent §11.1).
+STDERR_TAIL = 6
+# Characters of an agent error's `data` kept in our error text (anyagent §11.4).
+ERROR_DATA_CHARS = 500
+# The vendor extension that adds input to a running turn (advertised as `_meta.steering.supported`).
+STEER_METHOD = "_session/steering"
+
+
+def launch_argv(installation: AgentInstallation) -> list[str]:
+    """The command line: the executable, then the inline agent's args or its catalog row's launch args."""
+    if installation.acp_args is not None:
+        return [installation.executable_path, *installation.acp_args]
+    row = catalog.profile(installation.id)
+    return [installation.executable_path, *(row.launch_args if row is not None else ())]
+
+
+class AcpAdapter:
+    """Speaks ACP to one installation's agent, one process per session."""
+
+    buffer = d.ADAPTER_EVENT_BUFFER
+
+    def __init__(self, installation: AgentInstallation) -> None:
+        self.installation = installation
+
+    @asynccontextmanager
+    async def connect(self, request: d.ConnectRequest, events: d.EventSink) -> AsyncIterator[d.Driver]:
+        driver = _AcpDriver(request, events)
+        argv = launch_argv(request.installation)
+        async with AsyncExitStack() as stack:
+            with _handshake_errors():
+                async with asyncio.timeout(d.HANDSHAKE_TIMEOUT):
+                    client = await stack.enter_async_context(
+                        open_acp_client(
+                            argv,
+                            handlers=driver.handlers(),
+                            cwd=str(request.directory),
+                            handshake_timeout=d.HANDSHAKE_TIMEOUT,
+                        )
+                    )
+                    await driver.open_session(client)
+            group = await stack.enter_async_context(asyncio.TaskGroup())
+            driver.group = group
+            group.create_task(driver.run())
+            try:
+                yield driver
+            finally:
+                driver.stop()
+
+
+@contextmanager
+def _handshake_errors() -> Iterator[None]:
+    """The one place where the client's handshake failures become the runtime's errors."""
+    try:
+        yield
+    except TimeoutError as exc:
+        raise HandshakeTimeout() from exc
+    except SpawnError as exc:
+        raise SpawnFailed(str(exc)) from exc
+    except AgentExited as exc:
+        raise ProtocolFailed(f"the agent exited during the handshake ({exc.status}){_tail(exc.stderr)}") from exc
+    except (AgentProtocolError, AgentUnsupported) as exc:
+        raise ProtocolFailed(str(exc)) from exc
+    except RpcError as exc:
+        raise ProtocolFailed(rpc_message(exc)) from exc
+
+
+@dataclass(slots=True)
+class _Pending:
+    """A permission request waiting for the caller: the agent's options and the chosen option id (None: cancel)."""
+
+    options: Sequence[Mapping[str, Any]]
+    answer: asyncio.Future[str | None]
+
+
+class _AcpDriver:
+    def __init__(self, request: d.ConnectRequest, events: d.EventSink) -> None:
+        self._request = request
+        self._events = events
+        self.group: asyncio.TaskGroup | None = None
+        self._client: AcpClient | None = None
+        self._state = SessionState(AgentFacts())
+        self._mapper = UpdateMapper(self._state, version=1)
+        self._commands: asyncio.Queue[d.DriverCommand | None] = asyncio.Queue()
+        # Events flow once the session is open: a load's history replay is not news to the caller.
+        self._live = False
+        self._closing = False
+        self._pending: dict[str, _Pending] = {}
+        self._turn = 0  # bumps per StartTurn, so a superseded prompt's end is not taken for the current one
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._configuring = asyncio.Lock()  # configure calls reach the agent in the order they were sent
+
+    @property
+    def info(self) -> d.DriverInfo:
+        return self._state.info()
+
+    def handlers(self) -> ClientHandlers:
+        return ClientHandlers(on_update=self._on_update, on_permission=self._on_permission)
+
+    def send(self, command: d.DriverCommand) -> None:
+        self._commands.put_nowait(command)
+
+    def stop(self) -> None:
+        self._commands.put_nowait(None)
+
+    # --- opening -------------------------------------------------------------------------------------------
+
+    async def open_session(self, client: AcpClient) -> None:
+        """Create, load or fork the session and apply creation-time options.
+
+        Raises: `AuthRequired`, `ResumeFailed`, `UnsupportedFeature`, `InvalidConfiguration`, `ProtocolFailed`.
+        """
+        self._client = client
+        can_resume = client.supports("load") or client.supports("resume")
+        self._state.facts = agent_facts(client.version, client.init_result, can_resume=can_resume)
+        self._mapper = UpdateMapper(self._state, version=client.version)
+        servers = mcp_servers(self._request, self._state.facts)
+        try:
+            result = await self._open(client, servers)
+        except RpcError as exc:
+            if exc.code == AUTH_REQUIRED:
+                logins = self._logins()
+                raise (AuthRequired(logins) if logins else ProtocolFailed(exc.message)) from exc
+            if self._request.resume is not None:
+                raise ResumeFailed(rpc_message(exc)) from exc
+            raise ProtocolFailed(rpc_message(exc)) from exc
+        raw = result.dump()
+        self._state.session_id = str(raw.get("sessionId") or self._request.resume or "")
+        self._state.apply_session(raw)
+        for option, value in self._request.configure.items():
+            await self._configure_at_creation(option, value)
+        self._live = True
+
+    async def _open(self, client: AcpClient, servers: list[McpServerConfig]) -> Any:
+        request, cwd = self._request, str(self._request.directory)
+        if request.fork is not None:
+            if not client.supports("fork") or request.fork_at is not None:
+                raise UnsupportedFeature("fork (no ACP agent advertises it)")
+            return await client.fork_session(request.fork, cwd, mcp_servers=servers)
+        if request.resume is not None:
+            if client.supports("load"):
+                return await client.load_session(request.resume, cwd, mcp_servers=servers)
+            if client.supports("resume"):
+                return await client.resume_session(request.resume, cwd, mcp_servers=servers)
+            raise ResumeFailed("the agent does not advertise loading sessions")
+        return await client.new_session(cwd, mcp_servers=servers)
+
+    async def _configure_at_creation(self, option: str, value: ConfigValue) -> None:
+        problem = check_option(self._state.info().details, option, value, live=False)
+        if problem is not None:
+            raise InvalidConfiguration(problem)
+        try:
+            await self._set_option(option, value)
+        except (RpcError, AgentUnsupported) as exc:
+            reason = exc.message if isinstance(exc, RpcError) else str(exc)
+            raise InvalidConfiguration(f"agent rejected `{option}`: {reason}") from exc
+
+    def _logins(self) -> list[LoginMethod]:
+        """The agent's runnable login methods; failing those, the catalog's (its login command, API-key vars)."""
+        assert self._client is not None
+        executable = self._request.installation.executable_path
+        methods = login_methods(self._client.init_result.get("authMethods"), executable)
+        row = catalog.profile(self._request.installation.id)
+        if not methods and row is not None and self._request.installation.acp_args is None:
+            methods = catalog.login_methods(row, executable)
+        return methods
+
+    # --- commands ------------------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        watcher = self._spawn(self._watch_exit())
+        try:
+            while (command := await self._commands.get()) is not None:
+                if isinstance(command, d.Close):
+                    break
+                await self._handle(command)
+        finally:
+            self._closing = True
+            watcher.cancel()
+            for task in list(self._tasks):
+                task.cancel()
+            self._events.close()
+
+    async def _handle(self, command: d.DriverCommand) -> None:
+        if isinstance(command, d.StartTurn):
+            self._turn += 1
+            await self._events.send(d.TurnAck())
+            self._spawn(self._prompt(command.input, self._turn))
+        elif isinstance(command, d.Steer):
+            self._spawn(self._steer(command.input))
+        elif isinstance(command, d.AnswerRequest):
+            pending = self._pending.get(command.request_id)
+            if pending is not None and not pending.answer.done():
+                answer = command.answer
+                choice = pick_option(pending.options, answer.choice) if isinstance(answer, PermissionAnswer) else None
+                pending.answer.set_result(choice)
+        elif isinstance(command, d.Configure):
+            self._spawn(self._configure(command.option, command.value))
+        elif isinstance(command, d.Cancel):
+            await self._cancel()
+        elif isinstance(command, d.Rollback):
+            await self._warn(f"rollback({command.turns}) is not supported by the ACP adapter")
+        elif isinstance(command, d.Compact):
+            await self._warn("compaction is not supported by the ACP adapter")
+            await self._events.send(d.TurnStopped(Failed(message="compaction is not supported by the ACP adapter")))
+
+    async def _prompt(self, prompt: d.PromptInput, turn: int) -> None:
+        client = self._require_client()
+        blocks, problems = await prompt_blocks(prompt, self._state.facts)
+        for problem in problems:
+            await self._warn(problem)
+        try:
+            end = await client.prompt(self._state.session_id, blocks)
+            stop = stop_reason(end.stop_reason)
+        except RpcError as exc:
+            if exc.code == AUTH_REQUIRED:
+                await self._events.send(d.AuthLost(self._logins()))
+                return
+            stop = Failed(message=rpc_message(exc))
+        except AgentExited:
+            return  # the exit watcher reports it, once
+        except (AgentUnsupported, AgentProtocolError) as exc:
+            stop = Failed(message=str(exc))
+        if turn == self._turn:
+            await self._events.send(d.TurnStopped(stop))
+
+    async def _steer(self, prompt: d.PromptInput) -> None:
+        client = self._require_client()
+        blocks, _ = await prompt_blocks(prompt, self._state.facts)
+        try:
+            result = await client.extension(STEER_METHOD, {"sessionId": self._state.session_id, "prompt": blocks})
+            accepted = isinstance(result, Mapping) and result.get("accepted") is True
+        except (RpcError, AgentUnsupported, AgentExited):
+            accepted = False
+        await self._events.send(d.SteerResult(accepted=accepted))
+
+    async def _cancel(self) -> None:
+        for pending in self._pending.values():
+            if not pending.answer.done():
+                pending.answer.set_result(None)
+        with suppress(AgentExited):  # the exit watcher reports it
+            await self._require_client().cancel(self._state.session_id)
+
+    async def _configure(self, option: str, value: ConfigValue) -> None:
+        async with self._configuring:
+            try:
+                await self._set_option(option, value)
+            except RpcError as exc:
+                await self._warn(f"agent rejected configure `{option}`: {exc.message}")
+                return
+            except AgentUnsupported as exc:
+                await self._warn(f"agent rejected configure `{option}`: {exc}")
+                return
+            except AgentExited:
+                return
+            await self._events.send(d.InfoChanged(self._state.info()))
+
+    async def _set_option(self, option: str, value: ConfigValue) -> None:
+        """`mode` from v1 modes → `session/set_mode`; anything else → `session/set_config_option`, whose answer
+        lists the options as they now are."""
+        client, session_id = self._require_client(), self._state.session_id
+        if self._state.uses_set_mode(option):
+            await client.set_mode(session_id, str(value))
+            self._state.apply_value(option, value)
+            return
+        result = await client.set_config_option(session_id, option, value)
+        options = result.dump().get("configOptions") if result is not None else None
+        if isinstance(options, list) and options:
+            self._state.apply_config_options(options)
+        else:
+            self._state.apply_value(option, value)
+
+    # --- from the agent ------------------------------------------------------------------------------------
+
+    async def _on_update(self, event: SessionEvent) -> None:
+        for item in self._mapper.map(event.raw, parsed=event.update is not None):
+            if self._live:
+                await self._events.send(item)
+
+    async def _on_permission(self, request: PermissionRequest) -> str | None:
+        request_id = "r" + json.dumps(current_request_id.get())  # anyagent §9.1: `r` + the raw id's JSON
+        params = request.dump()
+        opened = self._mapper.permission(request_id, params)
+        if not self._live or self._closing:
+            return None
+        pending = _Pending(params.get("options") or [], asyncio.get_running_loop().create_future())
+        self._pending[request_id] = pending
+        try:
+            await self._events.send(d.AdapterEvent(opened))
+            return await pending.answer
+        finally:
+            del self._pending[request_id]
+
+    async def _watch_exit(self) -> None:
+        exited = await self._require_client().wait_exited()
+        if not self._closing:
+            await self._events.send(d.Exited(exited.status, _tail(exited.stderr).strip()))
+            self._events.close()
+
+    # --- plumbing ------------------------------------------------------------------------------------------
+
+    async def _warn(self, message: str) -> None:
+        diagnostic = Diagnostic(level=DiagnosticLevel.WARNING, message=message)
+        await self._events.send(d.AdapterEvent(DiagnosticEvent(diagnostic=diagnostic)))
+
+    def _spawn(self, work: Any) -> asyncio.Task[None]:
+        assert self.group is not None
+        task = self.group.create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def _require_client(self) -> AcpClient:
+        assert self._client is not None, "the session is not open"
+        return self._client
+
+
+def mcp_servers(request: d.ConnectRequest, facts: AgentFacts) -> list[McpServerConfig]:
+    """The caller's MCP servers for the agent; a transport it did not advertise is refused (stdio always works).
+
+    Raises: `UnsupportedFeature`.
+    """
+    servers: list[McpServerConfig] = []
+    for server in request.mcp_servers:
+        connection = server.connection
+        if isinstance(connection, StdioMcp):
+            servers.append(
+                McpServerConfig(server.name, command=connection.command, args=connection.args, env=connection.env)
+            )
+            continue
+        transport = McpTransport.HTTP if isinstance(connection, HttpMcp) else McpTransport.SSE
+        if transport not in facts.mcp_transports:
+            raise UnsupportedFeature(f"{transport.value} MCP servers")
+        assert isinstance(connection, HttpMcp | SseMcp)
+        servers.append(
+            McpServerConfig(
+                server.name, url=connection.url, headers=connection.headers, sse=transport is McpTransport.SSE
+            )
+        )
+    return servers
+
+
+def rpc_message(exc: RpcError) -> str:
+    """An agent's error as "message (code)", plus its `data` cut to ERROR_DATA_CHARS."""
+    text = f"{exc.message} ({exc.code})"
+    if exc.data is not None:
+        text += f": {json.dumps(exc.data)[:ERROR_DATA_CHARS]}"
+    return text
+
+
+def _tail(lines: Sequence[str]) -> str:
+    kept = [line for line in lines if line.strip()][-STDERR_TAIL:]
+    return "\n" + "\n".join(kept) if kept else ""

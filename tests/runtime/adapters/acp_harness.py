@@ -1,0 +1,73 @@
+"""Helpers for the ACP adapter tests: the fake ACP agent as an inline `{"acp":…}` agent, sessions on a real
+`Runtime`, and bounded, schema-checked event collection."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+from omniagent.protocols.sidecar.commands import AcpSpec, InlineAcp
+from omniagent.protocols.sidecar.events import Event, TurnEnded
+from omniagent.runtime.runtime import Runtime
+from omniagent.runtime.session import Session
+from omniagent.runtime.turns import Timing
+from tests.sidecar_schema import validate
+
+K = TypeVar("K")
+AGENT = Path(__file__).resolve().parents[2] / "fixtures" / "acp_agents" / "fake_agent.py"
+# Seconds: the bound on every wait (a cold Python start plus a handshake is well under one).
+WAIT = 15.0
+# The agent-originated quiet window is shortened so a stray agent turn cannot outlive a test.
+TIMING = Timing(agent_quiet=1.0, close_grace=5.0)
+
+
+def fake_agent(version: int, *flags: str, name: str = "fake") -> InlineAcp:
+    """The fake ACP agent speaking at most `version`, as an inline agent."""
+    args = [str(AGENT), "--max-version", str(version), *flags]
+    return InlineAcp(acp=AcpSpec(name=name, path=sys.executable, args=args))
+
+
+@asynccontextmanager
+async def acp_session(
+    directory: Path, version: int, *flags: str, **open_options: Any
+) -> AsyncIterator[tuple[Runtime, Session]]:
+    """A Runtime and one open session on the fake agent."""
+    async with asyncio.timeout(WAIT * 3), Runtime(timing=TIMING) as runtime:
+        session = await runtime.open(fake_agent(version, *flags), directory, **open_options)
+        validate("SessionInfo", session.info().dump())
+        yield runtime, session
+
+
+async def collect(session: Session, until: Callable[[Event], bool]) -> list[Event]:
+    """Events up to and including the first that matches `until` (bounded). Each is checked against the schema."""
+    seen: list[Event] = []
+    async with asyncio.timeout(WAIT):
+        async for event in session.events:
+            validate("Event", event.dump())
+            seen.append(event)
+            if until(event):
+                return seen
+    raise AssertionError(f"stream ended before the awaited event; saw {[e.kind.TAG for e in seen]}")
+
+
+async def one_turn(session: Session) -> list[Event]:
+    return await collect(session, is_kind(TurnEnded))
+
+
+def is_kind(kind: type) -> Callable[[Event], bool]:
+    return lambda event: isinstance(event.kind, kind)
+
+
+def of(events: list[Event], kind: type[K]) -> list[K]:
+    """The payloads of one kind, in order."""
+    return [event.kind for event in events if isinstance(event.kind, kind)]
+
+
+def texts(events: list[Event]) -> str:
+    from omniagent.protocols.sidecar.events import TextDelta
+
+    return "".join(delta.text for delta in of(events, TextDelta))
