@@ -25,6 +25,13 @@ def _parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="the anyagent sidecar wire on stdin/stdout")
     serve.add_argument("--mock", metavar="SCRIPT", help="play a mock script (a file or a bundled name) as agent `mock`")
 
+    run = sub.add_parser("run", help="send one prompt to an agent in this directory and show the turn")
+    run.add_argument("prompt", metavar="PROMPT", help="what to ask the agent")
+    run.add_argument("--agent", metavar="ID", help="the agent to use (default: the first ready one; see `agents`)")
+    run.add_argument("--yes", action="store_true", help="approve every tool permission without asking")
+    run.add_argument("--json", action="store_true", help="print the turn's events as JSON lines")
+    run.add_argument("--mock", metavar="SCRIPT", help=argparse.SUPPRESS)  # tests: a scripted agent (docs/testing.md)
+
     rpc = sub.add_parser("rpc", help="the engine over the yuke JSONL RPC on stdin/stdout")
     rpc.add_argument("--data-dir", type=Path, help="where the engine keeps its store and credentials")
     return parser
@@ -45,6 +52,12 @@ def main(argv: list[str] | None = None) -> int:
         from omniagent.runtime.sidecar import run_sidecar
 
         return run_sidecar(mock=args.mock)
+    if args.command == "run":
+        from omniagent.cli_run import RunOptions, run_command
+
+        return run_command(
+            RunOptions(prompt=args.prompt, agent=args.agent, yes=args.yes, json=args.json, mock=args.mock)
+        )
     if args.command == "rpc":
         from omniagent.engine.rpc import run_rpc
 

@@ -1,0 +1,215 @@
+"""How `omniagent run` shows a turn: for a person with `rich`, or as event JSON lines (`--json`).
+
+A renderer only draws; it never answers a request or decides when the turn is over (that is `cli_run.py`).
+Stdout carries the turn; notes about the run (which agent, a denied permission, a diagnostic) go to stderr.
+"""
+
+from __future__ import annotations
+
+import difflib
+import sys
+from typing import IO, Protocol
+
+from rich.console import Console
+from rich.text import Text
+
+from omniagent.protocols.sidecar.events import (
+    CommandInput,
+    ContextCompacted,
+    DiagnosticEvent,
+    Event,
+    FileDiff,
+    MessageEnded,
+    PathInput,
+    PatternInput,
+    PlanEntry,
+    PlanStatus,
+    PlanUpdated,
+    QueryInput,
+    ReasoningDelta,
+    TextDelta,
+    ToolStatus,
+    ToolUpdate,
+    ToolUpdated,
+    UrlInput,
+)
+
+# Lines of a failed tool's output shown under it: the tail holds the error, the rest is noise for a person.
+FAILED_OUTPUT_LINES = 8
+
+_TOOL_STYLES = {
+    ToolStatus.PENDING: ("○", "yellow"),
+    ToolStatus.RUNNING: ("◐", "yellow"),
+    ToolStatus.COMPLETED: ("●", "green"),
+    ToolStatus.FAILED: ("✗", "red"),
+    ToolStatus.CANCELLED: ("⊘", "dim"),
+}
+_PLAN_MARKS = {PlanStatus.PENDING: "[ ]", PlanStatus.IN_PROGRESS: "[~]", PlanStatus.COMPLETED: "[x]"}
+
+
+class Renderer(Protocol):
+    """Draws the events of one turn and the run's notes."""
+
+    def event(self, event: Event) -> None:
+        """Draw one event (called for every event read, in order)."""
+
+    def note(self, message: str, *, style: str = "") -> None:
+        """A sentence about the run itself, on stderr."""
+
+    def finish(self) -> None:
+        """The turn is over: end the current line."""
+
+
+def stderr_console() -> Console:
+    """The console notes and `--json` mode's questions are written to."""
+    return Console(file=sys.stderr, highlight=False, soft_wrap=True)
+
+
+class JsonRenderer:
+    """`--json`: each event as one compact line on stdout, flushed at once; notes on stderr."""
+
+    def __init__(self, out: IO[bytes], notes: Console) -> None:
+        self._out = out
+        self._notes = notes
+
+    def event(self, event: Event) -> None:
+        self._out.write(event.encode() + b"\n")
+        self._out.flush()
+
+    def note(self, message: str, *, style: str = "") -> None:
+        self._notes.print(Text(f"omniagent: {message}", style=style))
+
+    def finish(self) -> None:
+        return None
+
+
+class HumanRenderer:
+    """Streamed text as it arrives, reasoning dimmed, one line per tool status, diffs when a tool settles, the
+    plan as a checklist when it changes."""
+
+    def __init__(self, console: Console, notes: Console) -> None:
+        self._console = console
+        self._notes = notes
+        self._stream: tuple[str, str] | None = None  # (what, message id) being written on the current line
+        self._mid_line = False
+        self._tool_status: dict[str, ToolStatus] = {}
+        self._plan: list[PlanEntry] = []
+
+    def event(self, event: Event) -> None:
+        kind = event.kind
+        nested = event.turn_info is not None and event.turn_info.parent_tool_id is not None
+        if isinstance(kind, TextDelta):
+            self._write(("text", kind.message_id), kind.text, "dim" if nested else "")
+        elif isinstance(kind, ReasoningDelta):
+            self._write(("reasoning", kind.message_id), kind.text, "dim italic")
+        elif isinstance(kind, MessageEnded):
+            if self._stream is not None and self._stream[1] == kind.message_id:
+                self._end_line()
+        elif isinstance(kind, ToolUpdated):
+            self._tool(kind.tool)
+        elif isinstance(kind, PlanUpdated):
+            if kind.entries != self._plan:
+                self._plan = list(kind.entries)
+                self._draw_plan()
+        elif isinstance(kind, DiagnosticEvent):
+            self.note(f"{kind.diagnostic.level.value.lower()}: {kind.diagnostic.message}", style="yellow")
+        elif isinstance(kind, ContextCompacted):
+            self.note("the agent compacted its context", style="dim")
+        # Requests are drawn by whoever asks them; the rest (status, usage, session info) is not for a person.
+
+    def note(self, message: str, *, style: str = "") -> None:
+        self._end_line()
+        self._notes.print(Text(f"omniagent: {message}", style=style))
+
+    def finish(self) -> None:
+        self._end_line()
+
+    def break_line(self) -> None:
+        """End the streamed line so that something else (a prompt) starts on its own line."""
+        self._end_line()
+
+    # --- drawing -------------------------------------------------------------------------------------------
+
+    def _write(self, stream: tuple[str, str], text: str, style: str) -> None:
+        if not text:
+            return
+        if self._stream != stream:
+            self._end_line()
+            self._stream = stream
+        self._console.print(Text(text, style=style), end="")
+        self._mid_line = not text.endswith("\n")
+
+    def _end_line(self) -> None:
+        if self._mid_line:
+            self._console.print()
+        self._mid_line = False
+        self._stream = None
+
+    def _line(self, text: Text) -> None:
+        self._end_line()
+        self._console.print(text)
+
+    def _tool(self, tool: ToolUpdate) -> None:
+        if self._tool_status.get(tool.id) is tool.status:
+            return  # a cumulative update with nothing a person needs to see again
+        self._tool_status[tool.id] = tool.status
+        mark, style = _TOOL_STYLES[tool.status]
+        line = Text.assemble((f"{mark} ", style), (tool.title, "bold"))
+        subject = _tool_subject(tool)
+        if subject and subject not in tool.title:
+            line.append(f"  {subject}", style="dim")
+        line.append(f"  {tool.status.value.lower()}", style=style)
+        self._line(line)
+        if tool.status.active:
+            return
+        for diff in tool.diffs:
+            self._draw_diff(diff)
+        if tool.status is ToolStatus.FAILED and tool.output:
+            lines = tool.output.rstrip("\n").splitlines()[-FAILED_OUTPUT_LINES:]
+            self._console.print(Text("\n".join(f"    {line}" for line in lines), style="dim"))
+
+    def _draw_diff(self, diff: FileDiff) -> None:
+        old = (diff.old_text or "").splitlines(keepends=True)
+        new = diff.new_text.splitlines(keepends=True)
+        before = f"a/{diff.path}" if diff.old_text is not None else "/dev/null"
+        text = Text()
+        for line in difflib.unified_diff(old, new, before, f"b/{diff.path}"):
+            body = line if line.endswith("\n") else line + "\n"
+            text.append(f"    {body}", style=_diff_style(line))
+        self._console.print(text, end="")
+
+    def _draw_plan(self) -> None:
+        text = Text("Plan\n", style="bold")
+        for entry in self._plan:
+            style = "dim" if entry.status is PlanStatus.COMPLETED else ""
+            text.append(f"  {_PLAN_MARKS[entry.status]} {entry.text}\n", style=style)
+        self._end_line()
+        self._console.print(text, end="")
+
+
+def _diff_style(line: str) -> str:
+    if line.startswith(("+++", "---")):
+        return "bold"
+    if line.startswith("@@"):
+        return "cyan"
+    if line.startswith("+"):
+        return "green"
+    if line.startswith("-"):
+        return "red"
+    return ""
+
+
+def _tool_subject(tool: ToolUpdate) -> str:
+    """What the tool acts on, in a few words (the command, path, pattern, URL or query)."""
+    value = tool.input
+    if isinstance(value, CommandInput):
+        return f"$ {value.spec.command}"
+    if isinstance(value, PathInput):
+        return value.path
+    if isinstance(value, PatternInput):
+        return value.pattern
+    if isinstance(value, UrlInput):
+        return value.url
+    if isinstance(value, QueryInput):
+        return value.query
+    return tool.locations[0] if tool.locations else ""
