@@ -88,10 +88,13 @@ async def test_a_session_whose_reader_stops_is_closed_without_an_error_and_the_s
 
 
 async def test_a_consumer_that_closes_our_stdout_makes_the_sidecar_exit_non_zero() -> None:
-    """anyagent §1: "stdout stops accepting writes → serve returns the io error → exit 1"."""
-    sidecar = await Sidecar.start(mock="turn")
+    """anyagent §1: "stdout stops accepting writes → serve returns the io error → exit 1", also while a session
+    streams (its forwarder must not hang on a writer that will never drain)."""
+    sidecar = await Sidecar.start(mock="starve.json")
     try:
-        await sidecar.wait_for(lambda line: "hello" in line, "hello")
+        session = await sidecar.open()
+        await sidecar.send("prompt", session=session, text="flood")
+        await sidecar.wait_event(session, "TextDelta")
         sidecar.close_stdout()
         await sidecar.send("discover")
         async with asyncio.timeout(WAIT):
