@@ -83,28 +83,38 @@ async def test_opening_an_agent_that_is_not_installed_fails_not_installed_naming
         assert await sidecar.ok("probe", agent="mock") is not None  # the sidecar still serves
 
 
-async def test_opening_an_inline_acp_agent_that_cannot_run_fails_typed_and_leaves_no_session(tmp_path: Path) -> None:
-    """anyagent §4: an inline `{"acp":…}` agent is not looked up, so a bad path surfaces at open (SpawnFailed),
-    or ProtocolFailed while no ACP adapter exists; never a hang, never a session."""
+async def test_opening_an_inline_acp_agent_that_cannot_start_fails_spawn_failed_and_leaves_no_session(
+    tmp_path: Path,
+) -> None:
+    """anyagent §4: an inline `{"acp":…}` agent is not looked up, so a bad path surfaces at open as SpawnFailed
+    (detail "<path>: <os error>"); never a hang, never a session."""
     async with Sidecar.running(mock="turn") as sidecar:
-        agent = {"acp": {"name": "ghost-acp", "path": str(tmp_path / "missing-agent"), "args": ["--acp"]}}
+        missing = str(tmp_path / "missing-agent")
+        agent = {"acp": {"name": "ghost-acp", "path": missing, "args": ["--acp"]}}
         error = await sidecar.error("open", agent=agent, dir=str(tmp_path))
-        assert error["kind"] in ("SpawnFailed", "ProtocolFailed"), error
-        assert error["detail"]
+        assert error["kind"] == "SpawnFailed", error
+        assert missing in error["detail"]
+        assert error["message"] == f"could not start agent: {error['detail']}"
         assert sidecar.check.opened == []
 
 
-async def test_opening_a_discovered_agent_whose_process_cannot_serve_fails_typed(tmp_path: Path) -> None:
-    """anyagent §5: a catalog agent with no adapter is ProtocolFailed ("no adapter implemented for X yet"); once
-    an adapter exists, a binary that exits at once is SpawnFailed or ProtocolFailed (handshake closed)."""
-    fake = tmp_path / "kiro-cli"
-    fake.write_text("#!/bin/sh\necho 'not an agent' >&2\nexit 3\n")
-    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+async def test_opening_a_discovered_agent_that_cannot_serve_fails_protocol_failed_with_its_stderr(
+    tmp_path: Path,
+) -> None:
+    """anyagent §5: ProtocolFailed for "no adapter implemented for X yet" (pi, a native wire) and for a handshake
+    the agent closed, with its stderr tail appended (kiro, an ACP agent whose binary exits at once)."""
+    for name in ("kiro-cli", "pi"):
+        fake = tmp_path / name
+        fake.write_text("#!/bin/sh\necho 'not an agent' >&2\nexit 3\n")
+        fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
     env = {**os.environ, "HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "OMNIAGENT_NO_LOGIN_SHELL": "1",
-           "OMNIAGENT_KIRO_BIN": str(fake)}  # fmt: skip
+           "OMNIAGENT_KIRO_BIN": str(tmp_path / "kiro-cli"), "OMNIAGENT_PI_BIN": str(tmp_path / "pi")}  # fmt: skip
     async with Sidecar.running(env=env) as sidecar:
         report = await sidecar.ok("discover")
-        assert [a["id"] for a in report["agents"] if a["executable_path"] == str(fake)] == ["kiro"]
-        error = await sidecar.error("open", agent="kiro", dir=str(tmp_path))
-        assert error["kind"] in ("ProtocolFailed", "SpawnFailed"), error
+        assert {a["id"] for a in report["agents"] if a["executable_path"].startswith(str(tmp_path))} == {"kiro", "pi"}
+        kiro = await sidecar.error("open", agent="kiro", dir=str(tmp_path))
+        assert kiro["kind"] == "ProtocolFailed", kiro
+        assert "not an agent" in kiro["detail"]
+        pi = await sidecar.error("open", agent="pi", dir=str(tmp_path))
+        assert pi["kind"] in ("ProtocolFailed", "SpawnFailed"), pi  # ProtocolFailed until a pi adapter lands
         assert sidecar.check.opened == []
