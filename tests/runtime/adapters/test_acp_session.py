@@ -21,7 +21,7 @@ from omniagent.protocols.sidecar.agents import (
     TerminalLogin,
 )
 from omniagent.protocols.sidecar.base import DiagnosticLevel
-from omniagent.protocols.sidecar.commands import Command, HttpMcp, McpServer, Open, StdioMcp
+from omniagent.protocols.sidecar.commands import AcpSpec, Command, HttpMcp, InlineAcp, McpServer, Open, StdioMcp
 from omniagent.protocols.sidecar.events import (
     ContextUsage,
     DiagnosticEvent,
@@ -35,7 +35,13 @@ from omniagent.protocols.sidecar.events import (
 from omniagent.runtime.adapters import adapter_for
 from omniagent.runtime.adapters.acp import AcpAdapter, launch_argv
 from omniagent.runtime.adapters.acp_translate import RAW_UPDATE
-from omniagent.runtime.errors import AuthRequired, InvalidConfiguration, UnsupportedFeature
+from omniagent.runtime.errors import (
+    AuthRequired,
+    InvalidConfiguration,
+    ProtocolFailed,
+    SpawnFailed,
+    UnsupportedFeature,
+)
 from omniagent.runtime.runtime import Runtime
 from tests.runtime.adapters.acp_harness import (
     AGENT,
@@ -257,3 +263,22 @@ def test_env_var_auth_methods_become_env_var_logins() -> None:
 
     methods = [{"type": "env_var", "id": "k", "name": "Key", "vars": [{"name": "CODEX_API_KEY"}]}, {"id": "agent"}]
     assert login_methods(methods, "/bin/x") == [EnvVarLogin(name="CODEX_API_KEY")]
+
+
+async def test_an_agent_exiting_during_the_handshake_is_a_protocol_failure_with_its_stderr(tmp_path: Path) -> None:
+    """anyagent §11.1: the last stderr lines are appended to handshake failures (a logged-out CLI's complaint)."""
+    script = "import sys; print('please log in first', file=sys.stderr); sys.exit(3)"
+    agent = InlineAcp(acp=AcpSpec(name="quitter", path=sys.executable, args=["-c", script]))
+    async with asyncio.timeout(WAIT), Runtime(timing=TIMING) as runtime:
+        with pytest.raises(ProtocolFailed) as caught:
+            await runtime.open(agent, tmp_path)
+    assert "exit status: 3" in caught.value.detail
+    assert caught.value.detail.endswith("please log in first")
+
+
+async def test_a_missing_executable_is_spawn_failed(tmp_path: Path) -> None:
+    """Adapter seam: `connect` raises SpawnFailed when the agent cannot be started."""
+    agent = InlineAcp(acp=AcpSpec(name="ghost", path=str(tmp_path / "no-such-agent"), args=[]))
+    async with asyncio.timeout(WAIT), Runtime(timing=TIMING) as runtime:
+        with pytest.raises(SpawnFailed):
+            await runtime.open(agent, tmp_path)
