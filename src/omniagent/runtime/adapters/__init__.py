@@ -9,13 +9,20 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from omniagent.protocols.sidecar.agents import AgentInstallation
-from omniagent.runtime.adapters.acp import AcpAdapter
 from omniagent.runtime.catalog import ConnectionKind, profile
 from omniagent.runtime.driver import Adapter
 
+
+def _acp(installation: AgentInstallation) -> Adapter:
+    # Imported on first use: the ACP models cost ~250 ms to import, more than `serve --mock` needs to say hello.
+    from omniagent.runtime.adapters.acp import AcpAdapter
+
+    return AcpAdapter(installation)
+
+
 # connection kind → factory taking the installation. Filled as adapters land.
 ADAPTERS: dict[ConnectionKind, Callable[[AgentInstallation], Adapter]] = {
-    ConnectionKind.ACP: AcpAdapter,
+    ConnectionKind.ACP: _acp,
 }
 
 
@@ -23,7 +30,7 @@ def adapter_for(installation: AgentInstallation) -> Adapter | None:
     """The adapter for an installation, or None when its wire has no adapter yet. An inline `{"acp":…}` agent
     (one with `acp_args`) is always ACP, whatever its name."""
     if installation.acp_args is not None:
-        return AcpAdapter(installation)
+        return _acp(installation)
     row = profile(installation.id)
     if row is None:
         return None
