@@ -156,7 +156,7 @@ class HumanRenderer:
         mark, style = _TOOL_STYLES[tool.status]
         line = Text.assemble((f"{mark} ", style), (tool.title, "bold"))
         subject = _tool_subject(tool)
-        if subject and subject not in tool.title:
+        if subject and subject.removeprefix("$ ") not in tool.title:
             line.append(f"  {subject}", style="dim")
         line.append(f"  {tool.status.value.lower()}", style=style)
         self._line(line)
