@@ -184,6 +184,16 @@ def test_terminal_permission_prompt_lists_the_choices_and_answers_allow_once(tmp
     assert "Done." in rest
 
 
+def test_ctrl_c_at_a_permission_prompt_withdraws_it_cancels_the_turn_and_exits_130(tmp_path: Path) -> None:
+    """Issue: Ctrl-C during the turn cancels it, even while a person is being asked (the prompt must not hang)."""
+    with _Terminal("--mock", "turn", "run the tests", cwd=tmp_path) as terminal:
+        terminal.read_until("choice [1-2, y/n]: ")
+        terminal.process.send_signal(signal.SIGINT)
+        rest = terminal.read_to_end()
+        assert terminal.wait() == EXIT_INTERRUPTED
+    assert "Done." not in rest
+
+
 def test_terminal_question_is_answered_with_the_picked_choice(tmp_path: Path) -> None:
     """Issue: on a TTY a question lists its choices; a number picks one and the turn goes on."""
     with _Terminal("--mock", _script("run-question"), "hi", cwd=tmp_path) as terminal:
