@@ -34,6 +34,9 @@ def _parser() -> argparse.ArgumentParser:
 
     rpc = sub.add_parser("rpc", help="the engine over the yuke JSONL RPC on stdin/stdout")
     rpc.add_argument("--data-dir", type=Path, help="where the engine keeps its store and credentials")
+
+    acp = sub.add_parser("acp", help="the engine as an ACP agent on stdin/stdout (for editors such as Zed)")
+    acp.add_argument("--data-dir", type=Path, help="where the engine keeps its store and credentials")
     return parser
 
 
@@ -62,5 +65,9 @@ def main(argv: list[str] | None = None) -> int:
         from omniagent.engine.rpc import run_rpc
 
         return run_rpc(data_dir=args.data_dir)
+    if args.command == "acp":
+        from omniagent.acp.serve import run_acp
+
+        return run_acp(data_dir=args.data_dir)
     parser.print_usage(sys.stderr)
     return 2

@@ -1,0 +1,343 @@
+"""The engine as an ACP agent: one connection, v1 or v2 as the client asks, driving the Engine in process.
+
+Negotiation (acp.md §4): `initialize` answers 2 when asked for 2 or more, else 1, and installs that version's
+handler set once for the connection (a repeated initialize keeps it). Method names per version come from
+`acp.versions` (the client's data); update shapes from `acp.translate`; routing of engine broadcasts from
+`acp.relay`. Sessions are engine sessions (same ids, same store), so `omniagent rpc` sees them too.
+
+Decisions (docs/acp.md): a prompt while the session's turn runs is refused with -32600 (no queueing); MCP
+servers and additional directories are accepted and ignored (not advertised); a failed run ends a v1 prompt with
+a -32603 error naming the failure, and a v2 turn with the failure as agent text and `end_turn`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+from typing import Any
+
+from pydantic import ValidationError
+
+from omniagent import __version__
+from omniagent.acp import options
+from omniagent.acp import translate as t
+from omniagent.acp.relay import Relay, Spawn
+from omniagent.acp.versions import SPECS, VersionSpec
+from omniagent.engine import sessions
+from omniagent.engine.engine import Engine
+from omniagent.engine.errors import EngineError
+from omniagent.engine.permissions import PermissionMode
+from omniagent.protocols.acp import methods
+from omniagent.protocols.yuke.content import InputContent
+from omniagent.protocols.yuke.envelope import ErrorCode
+from omniagent.protocols.yuke.messages import Message
+from omniagent.protocols.yuke.runs import RunOutcomeFailed
+from omniagent.protocols.yuke.sessions import (
+    CreateSession,
+    SendInputStarted,
+    Session,
+    SessionCancelRunParams,
+    SessionForkParams,
+    SessionGetParams,
+    SessionHistoryParams,
+    SessionListParams,
+    SessionPatch,
+    SessionPatchParams,
+    SessionRemoveParams,
+)
+from omniagent.wire.jsonrpc import (
+    AUTH_REQUIRED,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    RESOURCE_NOT_FOUND,
+    Peer,
+    RpcError,
+)
+
+AGENT_NAME = "omniagent"
+# Seconds `session/delete` waits for a cancelled run to record its end.
+DELETE_WAIT = 10.0
+NEWEST = 2**53 - 1  # `before_message_id` of the newest history page (yuke-rpc.md §9 #12)
+_SESSION_ID = re.compile(r"^[0-9a-f]{32}$")
+_PARAMS_CODES = {
+    ErrorCode.UNKNOWN_SESSION: RESOURCE_NOT_FOUND,
+    ErrorCode.BAD_REQUEST: INVALID_PARAMS,
+    ErrorCode.UNSUPPORTED_MODEL: INVALID_PARAMS,
+    ErrorCode.UNSUPPORTED_REASONING: INVALID_PARAMS,
+    ErrorCode.INVALID_PATCH: INVALID_PARAMS,
+    ErrorCode.SESSION_BUSY: INVALID_REQUEST,
+}
+
+
+def rpc_error(exc: EngineError) -> RpcError:
+    """An engine refusal as an ACP error (the engine's sentence names no secret)."""
+    return RpcError(_PARAMS_CODES.get(exc.code, INTERNAL_ERROR), exc.message)
+
+
+class AcpAgent:
+    """Serves one ACP connection over `peer` with `engine`. Construct, then wait for the peer to close."""
+
+    def __init__(self, engine: Engine, peer: Peer, spawn: Spawn) -> None:
+        self._engine = engine
+        self._peer = peer
+        self._spawn = spawn
+        self._spec: VersionSpec | None = None
+        self._relay: Relay | None = None
+        self._unsubscribe: Any = None
+        peer.on_request("initialize", self._initialize)
+
+    def close(self) -> None:
+        """Stop listening to the engine."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+
+    # Negotiation ----------------------------------------------------------------------------------------------
+
+    async def _initialize(self, params: Any) -> dict[str, Any]:
+        requested = params.get("protocolVersion") if isinstance(params, dict) else None
+        if not isinstance(requested, int) or isinstance(requested, bool) or requested < 0:
+            raise RpcError(INVALID_PARAMS, "initialize needs an integer protocolVersion")
+        if self._spec is None:
+            self._select(SPECS[2] if requested >= 2 else SPECS[1])
+        assert self._spec is not None and self._relay is not None
+        shapes, fork = self._relay.shapes, self._can_fork()
+        auth = options.auth_methods(self._engine, shapes)
+        info = {"name": AGENT_NAME, "title": AGENT_NAME, "version": __version__}
+        if shapes.state_updates:
+            session: dict[str, Any] = {"prompt": {"embeddedContext": {}}, "delete": {}}
+            if fork:
+                session["fork"] = {}
+            return {"protocolVersion": 2, "info": info, "capabilities": {"session": session}, "authMethods": auth}
+        forks: dict[str, Any] = {"fork": {}} if fork else {}
+        capabilities: dict[str, Any] = {
+            "loadSession": True,
+            "promptCapabilities": {"embeddedContext": True},
+            "sessionCapabilities": {"list": {}, "resume": {}, "close": {}, "delete": {}, **forks},
+            "auth": {"logout": {}} if auth else {},
+        }
+        return {"protocolVersion": 1, "agentInfo": info, "agentCapabilities": capabilities, "authMethods": auth}
+
+    def _can_fork(self) -> bool:
+        return "session.fork" in self._engine.handlers
+
+    def _select(self, spec: VersionSpec) -> None:
+        self._spec = spec
+        self._relay = Relay(self._engine, self._peer, t.SHAPES[spec.version], self._spawn)
+        self._unsubscribe = self._engine.broadcaster.subscribe(self._relay)
+        names = spec.method_names
+        handlers = {
+            "authenticate": self._login,
+            "logout": self._logout,
+            "new": self._new,
+            "load": self._load,
+            "resume": self._resume,
+            "close": self._close,
+            "list": self._list,
+            "delete": self._delete,
+            "prompt": self._prompt,
+            "set_mode": self._set_mode,
+            "set_config_option": self._set_config_option,
+        }
+        if self._can_fork():
+            handlers["fork"] = self._fork
+        for operation, handler in handlers.items():
+            if operation in names:
+                self._peer.on_request(names[operation], self._checked(names[operation], handler))
+        self._peer.on_notification(names["cancel"], self._cancel)
+
+    def _checked(self, method: str, handler: Any) -> Any:
+        """Validate params against the version's model first: off-schema params are -32602, never a crash."""
+        assert self._spec is not None
+        model = self._spec.table.agent_requests[method][0]
+
+        async def run(params: Any) -> Any:
+            try:
+                methods.parse(model, params if params is not None else {})
+            except ValidationError:
+                raise RpcError(INVALID_PARAMS, f"invalid params for {method}") from None
+            try:
+                return await handler(params or {})
+            except EngineError as exc:
+                raise rpc_error(exc) from None
+
+        return run
+
+    @property
+    def relay(self) -> Relay:
+        assert self._relay is not None
+        return self._relay
+
+    # Auth -----------------------------------------------------------------------------------------------------
+
+    async def _login(self, params: dict[str, Any]) -> dict[str, Any]:
+        method_id = str(params.get("methodId", ""))
+        if not options.provider_ready(self._engine, method_id):
+            raise RpcError(AUTH_REQUIRED, "no key for this provider: set its environment variable and restart")
+        return {}
+
+    async def _logout(self, _params: dict[str, Any]) -> dict[str, Any]:
+        return {}  # keys come from the environment or `omniagent rpc`'s auth.set_api_key; nothing to forget here
+
+    # Sessions -------------------------------------------------------------------------------------------------
+
+    async def _session(self, session_id: Any) -> Session:
+        if not isinstance(session_id, str) or not _SESSION_ID.match(session_id):
+            raise RpcError(RESOURCE_NOT_FOUND, "unknown session")
+        return (await sessions.get(self._engine, SessionGetParams(session_id=session_id))).session
+
+    def _opened(self, session: Session, new_id: bool) -> dict[str, Any]:
+        self.relay.open(session)
+        result: dict[str, Any] = {"configOptions": options.config_options(self._engine, self.relay.shapes, session)}
+        if new_id:
+            result["sessionId"] = session.id
+        if not self.relay.shapes.state_updates:
+            result["modes"] = options.v1_modes(self._engine, session.id)
+        return result
+
+    async def _new(self, params: dict[str, Any]) -> dict[str, Any]:
+        try:
+            created = await sessions.create(self._engine, CreateSession(workspace_path=str(params["cwd"])))
+        except EngineError as exc:
+            if exc.code == ErrorCode.UNSUPPORTED_MODEL and options.auth_methods(self._engine, self.relay.shapes):
+                raise RpcError(AUTH_REQUIRED, "no model is ready: set a provider's API key (see authMethods)") from None
+            raise
+        return self._opened(created.session, True)
+
+    async def _fork(self, params: dict[str, Any]) -> dict[str, Any]:
+        source = await self._session(params.get("sessionId"))
+        forked = await self._engine.handle("session.fork", SessionForkParams(session_id=source.id))
+        return self._opened(forked.session, True)  # type: ignore[attr-defined]
+
+    async def _load(self, params: dict[str, Any]) -> dict[str, Any]:
+        session = await self._session(params.get("sessionId"))
+        await self._replay(session)
+        return self._opened(session, False)
+
+    async def _resume(self, params: dict[str, Any]) -> dict[str, Any]:
+        session = await self._session(params.get("sessionId"))
+        replay = params.get("replayFrom")
+        if isinstance(replay, dict) and replay.get("type") == "start":
+            await self._replay(session)
+        return self._opened(session, False)
+
+    async def _replay(self, session: Session) -> None:
+        """Send the whole conversation as updates, oldest first, before the caller answers (acp.md §5.9)."""
+        pages: list[list[Message]] = []
+        before = NEWEST
+        while True:
+            params = SessionHistoryParams(session_id=session.id, before_message_id=before, limit=sessions.HISTORY_MAX)
+            page = await sessions.history(self._engine, params)
+            pages.append(page.messages)
+            if not page.has_more or not page.messages:
+                break
+            before = page.messages[0].id
+        for message in (m for page_ in reversed(pages) for m in page_):
+            for update in t.replay(self.relay.shapes, session.root, message):
+                self.relay.send(session.id, update)
+
+    async def _close(self, params: dict[str, Any]) -> dict[str, Any]:
+        session = await self._session(params.get("sessionId"))
+        if self._engine.is_busy(session.id):
+            await self._engine.inputs.cancel_run(SessionCancelRunParams(session_id=session.id))
+        self.relay.close(session.id)
+        return {}
+
+    async def _delete(self, params: dict[str, Any]) -> dict[str, Any]:
+        session = await self._session(params.get("sessionId"))
+        live = self._engine.live.get(session.id)
+        if live is not None and live.run is not None:
+            done = self.relay.run_done(session.id, live.run.run_id)
+            await self._engine.inputs.cancel_run(SessionCancelRunParams(session_id=session.id))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(done), DELETE_WAIT)
+        self.relay.close(session.id)
+        await sessions.remove(self._engine, SessionRemoveParams(session_id=session.id))
+        return {}
+
+    async def _list(self, params: dict[str, Any]) -> dict[str, Any]:
+        cwd, cursor = params.get("cwd"), params.get("cursor")
+        page = await sessions.list_(self._engine, SessionListParams.model_validate({"cursor": cursor}))
+        infos = []
+        for item in page.items:
+            s = item.session
+            if cwd is not None and s.root != cwd:
+                continue
+            info: dict[str, Any] = {"sessionId": s.id, "cwd": s.root, "updatedAt": t.iso_time(s.updated_at_ms)}
+            if s.title:
+                info["title"] = s.title
+            infos.append(info)
+        result: dict[str, Any] = {"sessions": infos}
+        if page.next_cursor is not None:
+            result["nextCursor"] = page.next_cursor
+        return result
+
+    # Config -----------------------------------------------------------------------------------------------------
+
+    async def _set_config_option(self, params: dict[str, Any]) -> dict[str, Any]:
+        session = await self._session(params.get("sessionId"))
+        config_id, value = params.get("configId"), params.get("value")
+        if not isinstance(value, str):
+            raise RpcError(INVALID_PARAMS, "this option takes a value id")
+        if config_id == "mode":
+            self._set_permission_mode(session.id, value)
+        elif config_id in ("model", "reasoning"):
+            patch = SessionPatch(model=value) if config_id == "model" else SessionPatch(reasoning=value)
+            patched = await sessions.patch(self._engine, SessionPatchParams(session_id=session.id, patch=patch))
+            session = patched.session
+        else:
+            raise RpcError(INVALID_PARAMS, "unknown config option")
+        return {"configOptions": options.config_options(self._engine, self.relay.shapes, session)}
+
+    async def _set_mode(self, params: dict[str, Any]) -> dict[str, Any]:
+        session = await self._session(params.get("sessionId"))
+        self._set_permission_mode(session.id, str(params.get("modeId")))
+        return {}
+
+    def _set_permission_mode(self, session_id: str, mode: str) -> None:
+        modes: dict[str, PermissionMode] = {"ask": "ask", "auto": "auto"}
+        if mode not in modes:
+            raise RpcError(INVALID_PARAMS, "the mode is ask or auto")
+        self._engine.permissions.set_mode(session_id, modes[mode])
+
+    # Turns ------------------------------------------------------------------------------------------------------
+
+    async def _prompt(self, params: dict[str, Any]) -> dict[str, Any]:
+        session = await self._session(params.get("sessionId"))
+        parts = t.prompt_parts(list(params.get("prompt") or []))
+        if isinstance(parts, str):
+            raise RpcError(INVALID_PARAMS, parts)
+        if self._engine.is_busy(session.id):
+            raise RpcError(INVALID_REQUEST, "a turn is already running in this session")
+        relay, sid = self.relay, session.id
+        relay.open(session)
+        v2 = relay.shapes.state_updates
+        if v2:
+            relay.hold(sid)
+        try:
+            started = await self._engine.inputs.send(sid, InputContent(content=parts))
+        finally:
+            if v2:
+                relay.release_soon(sid)  # runs after the peer queued our `{}` (relay.py module doc)
+        if not isinstance(started, SendInputStarted):  # queued behind a run that started meanwhile
+            raise RpcError(INVALID_REQUEST, "a turn is already running in this session")
+        done = relay.run_done(sid, started.run_id)
+        if v2:
+            return {}
+        try:
+            data = await asyncio.shield(done)
+        except asyncio.CancelledError:
+            # The client cancelled the request or went away: stop the turn too.
+            await self._engine.inputs.cancel_run(SessionCancelRunParams(session_id=sid))
+            raise
+        outcome = data.outcome
+        if isinstance(outcome, RunOutcomeFailed) and outcome.code != "max_rounds":
+            raise RpcError(INTERNAL_ERROR, f"the turn failed ({outcome.code}): {outcome.message}")
+        return {"stopReason": t.stop_reason(outcome)}
+
+    async def _cancel(self, params: Any) -> None:
+        session_id = params.get("sessionId") if isinstance(params, dict) else None
+        if isinstance(session_id, str) and _SESSION_ID.match(session_id):
+            with contextlib.suppress(EngineError):
+                await self._engine.inputs.cancel_run(SessionCancelRunParams(session_id=session_id))

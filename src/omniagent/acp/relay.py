@@ -1,0 +1,256 @@
+"""Engine broadcasts of the sessions open on one ACP connection → `session/update` notifications, in order.
+
+What it is: a broadcaster subscriber (synchronous, never blocking) that keeps the little per-session state the
+translation needs (part kinds, tool arguments, the open run) and writes updates through the peer's single writer,
+so an update is on the wire in the order the engine emitted it. Turn ends resolve futures the prompt handler waits
+on; each permission ask becomes a `session/request_permission` task (the engine run waits meanwhile).
+What it is not: the shapes (`acp/translate.py`) or the method handlers (`acp/agent.py`).
+
+v2 ordering (acp.md §5): the prompt response `{}` must precede the turn's first update, yet the engine emits the
+user message and `run.started` before `send` returns. So a v2 prompt *holds* its session's updates and releases
+them with `loop.call_soon` from inside the handler: that callback runs after the peer has queued the response.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import Any
+
+from omniagent.acp import translate as t
+from omniagent.acp.translate import Shapes
+from omniagent.engine.engine import Engine
+from omniagent.engine.errors import EngineError
+from omniagent.engine.permissions import Decision, PendingAsk
+from omniagent.protocols.yuke.base import YukeModel
+from omniagent.protocols.yuke.messages import (
+    AssistantMessage,
+    MessageCommittedData,
+    MessagePartAddedData,
+    PartDelta,
+    ToolPart,
+    ToolStateChangedData,
+    UserMessage,
+)
+from omniagent.protocols.yuke.misc import InteractionRequestedData
+from omniagent.protocols.yuke.runs import RunDoneData, RunOutcomeFailed, RunStartedData
+from omniagent.protocols.yuke.sessions import Session, SessionSummaryChangedData
+from omniagent.wire.errors import PeerClosed
+from omniagent.wire.jsonrpc import Peer
+
+log = logging.getLogger(__name__)
+
+Spawn = Callable[[Coroutine[Any, Any, None]], asyncio.Task[None]]
+
+# Permission options offered for every ask (ids = kinds, so any client can read them).
+PERMISSION_OPTIONS = [
+    {"optionId": "allow_once", "name": "Allow once", "kind": "allow_once"},
+    {"optionId": "allow_always", "name": "Always allow", "kind": "allow_always"},
+    {"optionId": "reject_once", "name": "Reject", "kind": "reject_once"},
+]
+_DECISIONS = {"allow_once": Decision.ALLOW_ONCE, "allow_always": Decision.ALLOW_ALWAYS}
+
+
+@dataclass(slots=True)
+class OpenSession:
+    """What the relay remembers about one session open on this connection."""
+
+    session_id: str
+    root: str
+    title: str
+    model: str
+    kinds: dict[tuple[int, int], str] = field(default_factory=dict)  # (message, part) → text / reasoning / tool
+    tools: dict[tuple[int, int], ToolPart] = field(default_factory=dict)
+    run_id: int | None = None
+    held: list[dict[str, Any]] | None = None
+
+
+class Relay:
+    """Routes engine broadcasts to one ACP connection."""
+
+    def __init__(self, engine: Engine, peer: Peer, shapes: Shapes, spawn: Spawn) -> None:
+        self._engine = engine
+        self._peer = peer
+        self.shapes = shapes
+        self._spawn = spawn
+        self.sessions: dict[str, OpenSession] = {}
+        self._runs: dict[tuple[str, int], asyncio.Future[RunDoneData]] = {}
+
+    # Sessions and turns ---------------------------------------------------------------------------------------
+
+    def open(self, session: Session) -> OpenSession:
+        """Start relaying a session's updates (idempotent)."""
+        found = self.sessions.get(session.id)
+        if found is None:
+            found = self.sessions[session.id] = OpenSession(session.id, session.root, session.title, session.model)
+        return found
+
+    def close(self, session_id: str) -> None:
+        self.sessions.pop(session_id, None)
+
+    def run_done(self, session_id: str, run_id: int) -> asyncio.Future[RunDoneData]:
+        """The future a run's `run.done` resolves (made on `run.started`, or now)."""
+        key = (session_id, run_id)
+        future = self._runs.get(key)
+        if future is None:
+            future = self._runs[key] = asyncio.get_running_loop().create_future()
+        return future
+
+    def hold(self, session_id: str) -> None:
+        """Buffer this session's updates until `release_soon` (v2 prompt ordering; see the module doc)."""
+        self.sessions[session_id].held = []
+
+    def release_soon(self, session_id: str) -> None:
+        asyncio.get_running_loop().call_soon(self._release, session_id)
+
+    def _release(self, session_id: str) -> None:
+        open_ = self.sessions.get(session_id)
+        if open_ is None or open_.held is None:
+            return
+        held, open_.held = open_.held, None
+        for update in held:
+            self.send(session_id, update)
+
+    def send(self, session_id: str, update: dict[str, Any]) -> None:
+        """One `session/update` (buffered while the session is held)."""
+        open_ = self.sessions.get(session_id)
+        if open_ is not None and open_.held is not None:
+            open_.held.append(update)
+            return
+        try:
+            self._peer.notify("session/update", {"sessionId": session_id, "update": update})
+        except PeerClosed:
+            log.info("acp: client gone; dropped an update")
+
+    # The broadcaster subscriber ------------------------------------------------------------------------------
+
+    def __call__(self, name: str, data: YukeModel) -> None:
+        session_id = getattr(data, "session_id", None)
+        open_ = self.sessions.get(session_id) if isinstance(session_id, str) else None
+        if name == "session.summary_changed":
+            assert isinstance(data, SessionSummaryChangedData)
+            self._summary(data.session)
+        elif name == "run.started":
+            assert isinstance(data, RunStartedData)
+            self.run_done(data.session_id, data.run_id)
+            if open_ is not None:
+                open_.run_id = data.run_id
+                if self.shapes.state_updates:
+                    self.send(open_.session_id, t.state_update("running"))
+        elif name == "run.done":
+            assert isinstance(data, RunDoneData)
+            self._done(open_, data)
+        elif open_ is None:
+            return
+        elif name == "message.committed":
+            assert isinstance(data, MessageCommittedData)
+            self._committed(open_, data)
+        elif name == "message.part_added":
+            assert isinstance(data, MessagePartAddedData)
+            self._part_added(open_, data)
+        elif name == "message.part_delta":
+            assert isinstance(data, PartDelta)
+            kind = open_.kinds.get((data.message_id, data.part_id))
+            if kind == "text":
+                self.send(open_.session_id, t.chunk("agent_message_chunk", t.message_id(data.message_id), data.delta))
+            elif kind == "reasoning":
+                self.send(open_.session_id, t.chunk("agent_thought_chunk", t.thought_id(data.message_id), data.delta))
+        elif name == "tool.state_changed":
+            assert isinstance(data, ToolStateChangedData)
+            part = open_.tools.get((data.message_id, data.part_id))
+            update = part and t.tool_state(self.shapes, open_.root, data.message_id, part, data.state)
+            if update:
+                self.send(open_.session_id, update)
+        elif name == "interaction.requested":
+            assert isinstance(data, InteractionRequestedData)
+            ask = self._engine.permissions.pending(data.interaction_id)
+            if ask is not None:
+                self._spawn(self._ask(open_, ask))
+
+    def _summary(self, session: Session) -> None:
+        open_ = self.sessions.get(session.id)
+        if open_ is None:
+            return
+        open_.model = session.model
+        if session.title != open_.title:
+            open_.title = session.title
+            self.send(session.id, t.session_info(session.title, session.updated_at_ms))
+
+    def _done(self, open_: OpenSession | None, data: RunDoneData) -> None:
+        if open_ is not None and open_.run_id == data.run_id:
+            open_.run_id = None
+            if self.shapes.state_updates:
+                if isinstance(data.outcome, RunOutcomeFailed) and data.outcome.code != "max_rounds":
+                    # v2 has no error stop reason in our schema: say what failed as agent text, then end the turn.
+                    text = f"The turn failed ({data.outcome.code}): {data.outcome.message}"
+                    self.send(open_.session_id, t.chunk("agent_message_chunk", f"r{data.run_id}.error", text))
+                self.send(open_.session_id, t.state_update("idle", t.stop_reason(data.outcome)))
+        future = self._runs.pop((data.session_id, data.run_id), None)
+        if future is not None and not future.done():
+            future.set_result(data)
+
+    def _committed(self, open_: OpenSession, data: MessageCommittedData) -> None:
+        message = data.message
+        if isinstance(message, UserMessage) and self.shapes.user_message_ack:
+            for update in t.user_message(self.shapes, message):
+                self.send(open_.session_id, update)
+        elif isinstance(message, AssistantMessage) and message.tokens is not None:
+            size = self._context_window(open_.model)
+            if size:
+                used = min(message.tokens.input + message.tokens.output, size)
+                self.send(open_.session_id, t.usage(used, size))
+
+    def _part_added(self, open_: OpenSession, data: MessagePartAddedData) -> None:
+        part = data.part
+        open_.kinds[(data.message_id, part.id)] = part.type
+        if isinstance(part, ToolPart):
+            open_.tools[(data.message_id, part.id)] = part
+            self.send(open_.session_id, t.tool_opened(self.shapes, open_.root, data.message_id, part))
+
+    def _context_window(self, selector: str) -> int | None:
+        found = self._engine.routes.catalog.model(selector)
+        return found[1].limits.context_window if found is not None and found[1].limits else None
+
+    # Permission asks --------------------------------------------------------------------------------------------
+
+    async def _ask(self, open_: OpenSession, ask: PendingAsk) -> None:
+        """Ask the client; the engine's answer future or the client's reply, whichever comes first, wins."""
+        sid = open_.session_id
+        if self.shapes.state_updates:
+            self.send(sid, t.state_update("requires_action"))
+        request = asyncio.ensure_future(self._peer.request("session/request_permission", self._ask_params(open_, ask)))
+        await asyncio.wait({request, ask.answer}, return_when=asyncio.FIRST_COMPLETED)
+        if not request.done():
+            request.cancel()  # the run stopped first: the peer sends `$/cancel_request` for it
+            await asyncio.gather(request, return_exceptions=True)
+            return
+        decision = _decision(request)
+        try:
+            self._engine.permissions.answer(ask.interaction_id, decision)
+        except EngineError:
+            return  # answered meanwhile (the run was cancelled)
+        if self.shapes.state_updates and open_.run_id is not None:
+            self.send(sid, t.state_update("running"))
+
+    def _ask_params(self, open_: OpenSession, ask: PendingAsk) -> dict[str, Any]:
+        subject = t.tool_subject(self.shapes, open_.root, ask.message_id, ask.part_id, ask.tool_name, ask.arguments)
+        params: dict[str, Any] = {"sessionId": open_.session_id, "options": PERMISSION_OPTIONS}
+        if self.shapes.state_updates:
+            params["title"] = f"Allow {ask.tool_name}: {subject['title']}?"
+            params["subject"] = {"type": "tool_call", "toolCall": subject}
+        else:
+            params["toolCall"] = subject
+        return params
+
+
+def _decision(request: asyncio.Future[Any]) -> Decision:
+    """The client's reply as a decision; an error, a cancel or an unknown outcome is never approval."""
+    if request.cancelled() or request.exception() is not None:
+        return Decision.CANCELED
+    result = request.result()
+    outcome = result.get("outcome") if isinstance(result, dict) else None
+    if not isinstance(outcome, dict) or outcome.get("outcome") != "selected":
+        return Decision.CANCELED
+    return _DECISIONS.get(str(outcome.get("optionId")), Decision.REJECT)

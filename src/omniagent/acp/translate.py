@@ -1,0 +1,298 @@
+"""Engine facts → ACP `session/update` payloads, for v1 or v2: pure functions over yuke models, no I/O.
+
+What it is: the shapes. `acp/relay.py` decides *when* an update is sent; this module says *what* it looks like in
+the negotiated version. The v1/v2 differences (acp.md §3.2, §3.3) are the fields of `Shapes`, never a version test.
+
+Ids: ACP message ids are strings the agent mints (acp.md §5.2); ours derive from the engine's per-session ids so a
+replay repeats them: `m<message id>` for a message, `m<message id>.thought` for its reasoning, and
+`t<message id>.<part id>` for a tool call.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from omniagent.protocols.yuke.content import ContentPart, ContentText
+from omniagent.protocols.yuke.messages import (
+    AssistantMessage,
+    Message,
+    ReasoningPart,
+    TextPart,
+    ToolPart,
+    UserMessage,
+)
+from omniagent.protocols.yuke.runs import RunOutcome, RunOutcomeCanceled, RunOutcomeFailed, RunOutcomeTurn
+from omniagent.protocols.yuke.tools import (
+    DiffFile,
+    ToolState,
+    ToolStateCanceled,
+    ToolStateCompleted,
+    ToolStateError,
+    ToolStateRunning,
+    ViewDiff,
+)
+
+Update = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Shapes:
+    """How one ACP version spells the updates we send."""
+
+    version: int
+    # v2: `state_update` running / requires_action / idle{stopReason}; v1: the stop reason is the prompt response.
+    state_updates: bool
+    # v2: the agent acks each prompt with a whole `user_message` carrying its own messageId.
+    user_message_ack: bool
+    # v2: replay sends whole `user_message` / `agent_message` / `agent_thought`; v1 sends chunks.
+    whole_messages: bool
+    # The update that creates a tool call: v1 `tool_call` (title required), v2 the first `tool_call_update`.
+    tool_create: str
+    # Tool status of a call that was cancelled: v2 has `cancelled`, v1 only `failed`.
+    cancelled_status: str
+    # v2 diffs: `changes` + a git patch; v1 diffs: `path`, `oldText`, `newText`.
+    structured_diffs: bool
+    # The id member of config options and auth methods: v2 `configId` / `methodId`, v1 `id` for both.
+    config_id_key: str
+    auth_id_key: str
+
+
+V1 = Shapes(1, False, False, False, "tool_call", "failed", False, "id", "id")
+V2 = Shapes(2, True, True, True, "tool_call_update", "cancelled", True, "configId", "methodId")
+SHAPES = {1: V1, 2: V2}
+
+
+def message_id(engine_message_id: int) -> str:
+    return f"m{engine_message_id}"
+
+
+def thought_id(engine_message_id: int) -> str:
+    return f"m{engine_message_id}.thought"
+
+
+def tool_call_id(engine_message_id: int, part_id: int) -> str:
+    return f"t{engine_message_id}.{part_id}"
+
+
+def iso_time(ms: int) -> str:
+    """RFC 3339 UTC time of an engine millisecond timestamp."""
+    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+# Text ---------------------------------------------------------------------------------------------------------------
+
+
+def text_block(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def chunk(kind: str, msg_id: str, text: str) -> Update:
+    """`agent_message_chunk` / `agent_thought_chunk` / `user_message_chunk` with one text block."""
+    return {"sessionUpdate": kind, "messageId": msg_id, "content": text_block(text)}
+
+
+def user_message(shapes: Shapes, message: UserMessage) -> list[Update]:
+    """The user message as a whole `user_message` (v2) or one chunk per text part (v1)."""
+    blocks = [text_block(p.text) for p in message.content if isinstance(p, ContentText)]
+    mid = message_id(message.id)
+    if shapes.whole_messages:
+        return [{"sessionUpdate": "user_message", "messageId": mid, "content": blocks}]
+    return [{"sessionUpdate": "user_message_chunk", "messageId": mid, "content": b} for b in blocks]
+
+
+def prompt_parts(blocks: list[Any]) -> list[ContentPart] | str:
+    """ACP prompt blocks as engine text parts, or the sentence saying why they cannot be sent.
+
+    Text is kept; a resource link or an embedded text resource becomes a text mention (the engine has no blob
+    store, so images, audio and binary resources are refused).
+    """
+    parts: list[ContentPart] = []
+    for block in blocks:
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "text" and isinstance(block.get("text"), str):
+            parts.append(ContentText(text=block["text"]))
+        elif kind == "resource_link" and isinstance(block.get("uri"), str):
+            parts.append(ContentText(text=f"[{block.get('name') or block['uri']}]({block['uri']})"))
+        elif kind == "resource" and isinstance(block.get("resource"), dict) and "text" in block["resource"]:
+            resource = block["resource"]
+            parts.append(ContentText(text=f"{resource.get('uri', '')}\n```\n{resource['text']}\n```"))
+        else:
+            return f"{kind or 'this'} content is not supported: omniagent takes text and resource links"
+    if not parts:
+        return "the prompt has no content"
+    return parts
+
+
+# Tool calls ---------------------------------------------------------------------------------------------------------
+
+_KINDS = {"read": "read", "write": "edit", "edit": "edit", "exec": "execute", "search": "search"}
+
+
+def _args(arguments: str) -> dict[str, Any]:
+    try:
+        value = json.loads(arguments)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def tool_title(name: str, arguments: str) -> str:
+    """A short human title for a call: the command, or the verb and the path."""
+    args = _args(arguments)
+    if name == "exec" and isinstance(args.get("command"), str):
+        return str(args["command"])
+    if isinstance(args.get("path"), str):
+        return f"{name.capitalize()} {args['path']}"
+    if name == "search" and isinstance(args.get("pattern"), str):
+        return f"Search {args['pattern']}"
+    return name
+
+
+def _abs(root: str, path: str) -> str:
+    return os.path.normpath(os.path.join(root, path))
+
+
+def tool_opened(shapes: Shapes, root: str, msg: int, part: ToolPart, status: str = "pending") -> Update:
+    """The update that creates a tool call (title, kind, raw input, file locations)."""
+    args = _args(part.arguments)
+    update: Update = {
+        "sessionUpdate": shapes.tool_create,
+        "toolCallId": tool_call_id(msg, part.id),
+        "title": tool_title(part.name, part.arguments),
+        "kind": _KINDS.get(part.name, "other"),
+        "status": status,
+        "rawInput": args,
+    }
+    if isinstance(args.get("path"), str):
+        update["locations"] = [{"path": _abs(root, args["path"])}]
+    return update
+
+
+def tool_subject(shapes: Shapes, root: str, msg: int, part_id: int, name: str, arguments: str) -> dict[str, Any]:
+    """The ToolCallUpdate a permission request names."""
+    part = ToolPart(id=part_id, name=name, arguments=arguments, state=ToolStateCanceled())
+    update = tool_opened(shapes, root, msg, part)
+    del update["sessionUpdate"]
+    return update
+
+
+def tool_state(shapes: Shapes, root: str, msg: int, part: ToolPart, state: ToolState) -> Update | None:
+    """The `tool_call_update` for a state change (None for `pending`, which the creating update already said)."""
+    update: Update = {"sessionUpdate": "tool_call_update", "toolCallId": tool_call_id(msg, part.id)}
+    if isinstance(state, ToolStateRunning):
+        update["status"] = "in_progress"
+    elif isinstance(state, ToolStateCompleted | ToolStateError):
+        update["status"] = "completed" if isinstance(state, ToolStateCompleted) else "failed"
+        text = state.output if isinstance(state, ToolStateCompleted) else state.error
+        content: list[dict[str, Any]] = [{"type": "content", "content": text_block(text)}]
+        if isinstance(state, ToolStateCompleted):
+            content += _diffs(shapes, root, part, state)
+        update["content"] = content
+        update["rawOutput"] = {"output": text}
+    elif isinstance(state, ToolStateCanceled):
+        update["status"] = shapes.cancelled_status
+    else:
+        return None
+    return update
+
+
+def _diffs(shapes: Shapes, root: str, part: ToolPart, state: ToolStateCompleted) -> list[dict[str, Any]]:
+    files = [f for view in state.view or [] if isinstance(view, ViewDiff) for f in view.files]
+    if not files:
+        return []
+    if shapes.structured_diffs:
+        return [
+            {
+                "type": "diff",
+                "changes": [_change(root, f) for f in files],
+                "patch": {"format": "git_patch", "text": "".join(_patch(root, f) for f in files)},
+            }
+        ]
+    # v1 wants old and new text: the edit's own strings, or the whole new content of a write.
+    args = _args(part.arguments)
+    path = _abs(root, files[0].path)
+    if part.name == "edit" and isinstance(args.get("new_string"), str):
+        return [{"type": "diff", "path": path, "oldText": args.get("old_string"), "newText": args["new_string"]}]
+    if part.name == "write" and isinstance(args.get("content"), str):
+        return [{"type": "diff", "path": path, "oldText": None, "newText": args["content"]}]
+    return []
+
+
+def _change(root: str, file: DiffFile) -> dict[str, Any]:
+    created = all(h.old_lines == 0 and h.old_start == 0 for h in file.hunks) and bool(file.hunks)
+    return {"operation": "add" if created else "modify", "path": _abs(root, file.path)}
+
+
+def _patch(root: str, file: DiffFile) -> str:
+    """One file of a git-style patch from the engine's diff hunks (paths absolute, as v2 asks)."""
+    path = _abs(root, file.path)
+    created = all(h.old_lines == 0 and h.old_start == 0 for h in file.hunks) and bool(file.hunks)
+    out = [f"diff --git a{path} b{path}\n", "--- /dev/null\n" if created else f"--- a{path}\n", f"+++ b{path}\n"]
+    for h in file.hunks:
+        out.append(f"@@ -{h.old_start},{h.old_lines} +{h.new_start},{h.new_lines} @@\n")
+        out += [line if line.endswith("\n") else line + "\n" for line in h.lines]
+    return "".join(out)
+
+
+# Turns, sessions, replay --------------------------------------------------------------------------------------------
+
+
+def state_update(state: str, stop_reason: str | None = None) -> Update:
+    update: Update = {"sessionUpdate": "state_update", "state": state}
+    if stop_reason is not None:
+        update["stopReason"] = stop_reason
+    return update
+
+
+def stop_reason(outcome: RunOutcome) -> str:
+    """The ACP stop reason of a finished run (a failure other than max_rounds ends the turn as end_turn)."""
+    if isinstance(outcome, RunOutcomeCanceled):
+        return "cancelled"
+    if isinstance(outcome, RunOutcomeFailed):
+        return "max_turn_requests" if outcome.code == "max_rounds" else "end_turn"
+    if isinstance(outcome, RunOutcomeTurn):
+        return {"length": "max_tokens", "refusal": "refusal", "content_filter": "refusal", "canceled": "cancelled"}.get(
+            outcome.finish, "end_turn"
+        )
+    return "end_turn"
+
+
+def session_info(title: str, updated_at_ms: int) -> Update:
+    return {"sessionUpdate": "session_info_update", "title": title or None, "updatedAt": iso_time(updated_at_ms)}
+
+
+def usage(used: int, size: int) -> Update:
+    return {"sessionUpdate": "usage_update", "used": used, "size": size}
+
+
+def replay(shapes: Shapes, root: str, message: Message) -> list[Update]:
+    """One stored message as the updates a client needs to rebuild it (acp.md §5.9)."""
+    if isinstance(message, UserMessage):
+        return user_message(shapes, message)
+    if not isinstance(message, AssistantMessage):
+        return []  # a compaction summary is not part of the visible conversation
+    out: list[Update] = []
+    texts = [text_block(p.text) for p in message.content if isinstance(p, TextPart) and p.text]
+    thoughts = [text_block(p.text) for p in message.content if isinstance(p, ReasoningPart) and p.text]
+    for kind, mid, blocks in (
+        ("agent_thought", thought_id(message.id), thoughts),
+        ("agent_message", message_id(message.id), texts),
+    ):
+        if not blocks:
+            continue
+        if shapes.whole_messages:
+            out.append({"sessionUpdate": kind, "messageId": mid, "content": blocks})
+        else:
+            out += [{"sessionUpdate": f"{kind}_chunk", "messageId": mid, "content": b} for b in blocks]
+    for part in message.content:
+        if isinstance(part, ToolPart):
+            opened = tool_opened(shapes, root, message.id, part)
+            final = tool_state(shapes, root, message.id, part, part.state)
+            if final is not None:
+                opened.update({k: v for k, v in final.items() if k != "sessionUpdate"})
+            out.append(opened)
+    return out

@@ -1,0 +1,146 @@
+"""Test support for `omniagent acp`: the agent command (behind a logging tap), a fake-LLM data dir, and the schema
+check of every message the agent wrote.
+
+Every test that runs the agent ends with `check_transcript(log)`: each agent → client line must be JSON-RPC 2.0
+and validate against the ACP JSON schema of the version the connection negotiated — responses against the result
+type of the request they answer, errors against `Error`, notifications and requests against their params type.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema  # type: ignore[import-untyped]
+
+from omniagent.testing import FakeLLMServer
+from tests.engine.rpc_harness import write_providers
+
+SCHEMA_DIR = Path(__file__).resolve().parents[2] / "src" / "omniagent" / "protocols" / "acp" / "schema"
+TAP = Path(__file__).resolve().parent / "acp_tap.py"
+MODEL = "fake-anthropic/fake-model"
+
+
+def agent_argv(data_dir: Path, log: Path) -> list[str]:
+    """`omniagent acp --data-dir D`, behind the tap that logs every line to `log`."""
+    return [
+        sys.executable,
+        str(TAP),
+        str(log),
+        "--",
+        sys.executable,
+        "-m",
+        "omniagent",
+        "acp",
+        "--data-dir",
+        str(data_dir),
+    ]
+
+
+def agent_env() -> dict[str, str]:
+    """The test environment: no real provider keys; documented retry waits."""
+    env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
+    env["OMNIAGENT_RETRY_SCALE"] = "1.0"
+    return env
+
+
+def prepare(tmp_path: Path, llm: FakeLLMServer) -> tuple[Path, Path, Path]:
+    """A data dir whose providers point at the fake LLM (default model `fake-anthropic/fake-model`), a workspace,
+    and the tap's log path."""
+    data, workspace = tmp_path / "data", tmp_path / "ws"
+    write_providers(data, llm)
+    workspace.mkdir(exist_ok=True)
+    return data, workspace, tmp_path / "acp.log"
+
+
+def read_log(log: Path) -> list[tuple[str, dict[str, Any]]]:
+    """The tap's log as (direction, message) pairs; a batch line contributes each of its entries."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    for raw in log.read_text(encoding="utf-8").splitlines():
+        entry = json.loads(raw)
+        message = json.loads(entry["line"])
+        for item in message if isinstance(message, list) else [message]:
+            out.append((entry["dir"], item))
+    return out
+
+
+def agent_messages(log: Path) -> list[dict[str, Any]]:
+    return [m for d, m in read_log(log) if d == "out"]
+
+
+@cache
+def _schema(version: int) -> dict[str, Any]:
+    return dict(json.loads((SCHEMA_DIR / f"acp-v{version}.schema.json").read_text()))
+
+
+@cache
+def _validator(version: int, definition: str) -> jsonschema.Draft202012Validator:
+    schema = _schema(version)
+    return jsonschema.Draft202012Validator({"$ref": f"#/$defs/{definition}", "$defs": schema["$defs"]})
+
+
+@cache
+def _root(version: int) -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(_schema(version))
+
+
+def _definition(version: int, method: str, side: str, suffix: tuple[str, ...]) -> str:
+    for name, body in _schema(version)["$defs"].items():
+        if body.get("x-method") == method and body.get("x-side") == side and name.endswith(suffix):
+            return str(name)
+    raise AssertionError(f"no v{version} definition for {method} ({side})")
+
+
+def _check(version: int, definition: str, value: Any, where: str) -> None:
+    errors = sorted(_validator(version, definition).iter_errors(value), key=lambda e: list(e.path))
+    if errors:
+        raise AssertionError(
+            f"v{version} {definition} invalid in {where}: {errors[0].message} at {list(errors[0].path)}"
+        )
+
+
+def check_transcript(log: Path) -> int:
+    """Validate every agent → client message of a logged connection; returns how many were checked."""
+    entries = read_log(log)
+    version = next(
+        (
+            m["result"]["protocolVersion"]
+            for d, m in entries
+            if d == "out" and isinstance(m.get("result"), dict) and "protocolVersion" in m["result"]
+        ),
+        None,
+    )
+    assert version in (1, 2), f"no initialize answer in {log}"
+    requests = {m["id"]: m["method"] for d, m in entries if d == "in" and "method" in m and "id" in m}
+    checked = 0
+    for direction, message in entries:
+        if direction != "out":
+            continue
+        assert message.get("jsonrpc") == "2.0", message
+        where = json.dumps(message)[:300]
+        root_errors = list(_root(version).iter_errors(message))
+        assert not root_errors, f"v{version} envelope invalid: {root_errors[0].message} in {where}"
+        if "method" in message:
+            suffix = ("Request",) if "id" in message else ("Notification",)
+            _check(version, _definition(version, message["method"], "client", suffix), message.get("params"), where)
+        elif "error" in message:
+            _check(version, "Error", message["error"], where)
+        else:
+            method = requests.get(message.get("id"))
+            assert method is not None, f"a response to an id never sent: {where}"
+            _check(version, _definition(version, method, "agent", ("Response",)), message["result"], where)
+        checked += 1
+    return checked
+
+
+def updates(log: Path, session_id: str | None = None) -> list[dict[str, Any]]:
+    """The `session/update` payloads the agent sent, in order."""
+    return [
+        m["params"]["update"]
+        for m in agent_messages(log)
+        if m.get("method") == "session/update" and (session_id is None or m["params"]["sessionId"] == session_id)
+    ]
