@@ -13,6 +13,7 @@ from omniagent.protocols.sidecar.events import (
     CommandInput,
     Completed,
     CompletionSource,
+    DiagnosticEvent,
     Execute,
     Failed,
     MessageEnded,
@@ -29,7 +30,7 @@ from omniagent.protocols.sidecar.events import (
     TurnEnded,
     TurnStarted,
 )
-from omniagent.runtime.errors import ProcessExited
+from omniagent.runtime.errors import AuthRequired, ProcessExited
 from tests.runtime.adapters.acp_harness import acp_session, collect, is_kind, of, one_turn, texts
 
 VERSIONS = pytest.mark.parametrize("version", [1, 2])
@@ -209,3 +210,39 @@ async def test_attachments_are_named_in_the_prompt_text(tmp_path: Path) -> None:
         said = texts(await one_turn(session))
     assert '"types": ["text"]' in said
     assert f"- {picture}" in said
+
+
+@VERSIONS
+async def test_a_prompt_failing_with_auth_required_ends_the_session_needing_login(tmp_path: Path, version: int) -> None:
+    """anyagent §11.4: a prompt answered -32000 → AuthLost → the turn fails and the stream raises AuthRequired."""
+    async with acp_session(tmp_path, version) as (_, session):
+        await session.prompt("logout")
+        events = await one_turn(session)
+        assert isinstance(of(events, TurnEnded)[0].stop, Failed)
+        with pytest.raises(AuthRequired):
+            await collect(session, lambda _: False)
+        await session.wait_closed()
+
+
+@VERSIONS
+async def test_an_error_answer_to_a_prompt_fails_the_turn_with_message_and_code(tmp_path: Path, version: int) -> None:
+    """anyagent §11.4: an error response → Failed("msg (code)"); the session lives on."""
+    async with acp_session(tmp_path, version) as (_, session):
+        await session.prompt("hello")
+        await one_turn(session)
+        await session.prompt("fail")
+        assert of(await one_turn(session), TurnEnded)[0].stop == Failed(message="internal boom (-32603)")
+        await session.prompt("hello")
+        assert texts(await one_turn(session)) == "Hello"
+
+
+@VERSIONS
+async def test_a_cancel_right_after_the_prompt_reaches_the_agent_after_it(tmp_path: Path, version: int) -> None:
+    """ACP cancellation: `session/cancel` must follow its `session/prompt` on the wire, or the agent never ends the
+    turn and the loop has to (with a warning)."""
+    async with acp_session(tmp_path, version) as (_, session):
+        await session.prompt("wait")
+        await session.cancel()
+        events = await one_turn(session)
+    assert of(events, TurnEnded)[0].stop == Cancelled()
+    assert not of(events, DiagnosticEvent)

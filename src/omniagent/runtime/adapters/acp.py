@@ -235,7 +235,13 @@ class _AcpDriver:
         if isinstance(command, d.StartTurn):
             self._turn += 1
             await self._events.send(d.TurnAck())
-            self._spawn(self._prompt(command.input, self._turn))
+            blocks, problems = await prompt_blocks(command.input, self._state.facts)
+            for problem in problems:
+                await self._warn(problem)
+            self._spawn(self._prompt(blocks, self._turn))
+            # Let the prompt task queue `session/prompt` now (it does before its first real wait), so a Cancel
+            # handled next goes out after it: a `session/cancel` ahead of its prompt would cancel nothing.
+            await asyncio.sleep(0)
         elif isinstance(command, d.Steer):
             self._spawn(self._steer(command.input))
         elif isinstance(command, d.AnswerRequest):
@@ -254,11 +260,8 @@ class _AcpDriver:
             await self._warn("compaction is not supported by the ACP adapter")
             await self._events.send(d.TurnStopped(Failed(message="compaction is not supported by the ACP adapter")))
 
-    async def _prompt(self, prompt: d.PromptInput, turn: int) -> None:
+    async def _prompt(self, blocks: list[dict[str, Any]], turn: int) -> None:
         client = self._require_client()
-        blocks, problems = await prompt_blocks(prompt, self._state.facts)
-        for problem in problems:
-            await self._warn(problem)
         try:
             end = await client.prompt(self._state.session_id, blocks)
             stop = stop_reason(end.stop_reason)
