@@ -101,6 +101,9 @@ class Sidecar:
         self._broken = asyncio.Event()
         self._eof = False
         self._forwarders: set[asyncio.Task[None]] = set()
+        # Sessions this wire opened (closed ones kept, §4). The runtime also holds probe/generate throwaways,
+        # which an app never opened: their ids must answer UnknownSession.
+        self._sessions: dict[str, Session] = {}
 
     async def serve(self, reader: asyncio.StreamReader) -> int:
         """Answer command lines until EOF, then close every session and wait for every `closed`."""
@@ -164,6 +167,7 @@ class Sidecar:
 
     async def _open(self, command: Open) -> None:
         session = await self._runtime.open(command.agent, command.dir, **_open_options(command))
+        self._sessions[session.id] = session
         self._send(ReplyLine(id=command.id, ok=session.info().dump()))
         # G1: forwarding starts only after the `open` reply is queued on the writer.
         self._forwarders.add(asyncio.ensure_future(self._forward(session)))
@@ -184,7 +188,7 @@ class Sidecar:
         return await self._run_session_command(command)
 
     async def _run_session_command(self, command: SessionCommand) -> Any:
-        session = self._runtime.session(command.session)
+        session = self._sessions.get(command.session)
         if session is None:
             raise UnknownSession(command.session)
         if isinstance(command, Info):
