@@ -176,6 +176,19 @@ async def test_unknown_session_names_the_session_and_a_closed_session_refuses_al
         assert stops == ["Cancelled"]  # a bare string (§8.3)
 
 
+async def test_the_throwaway_sessions_of_probe_and_generate_are_unknown_to_the_app() -> None:
+    """anyagent §4: `UnknownSession` for an id never opened *on this wire*; probe's and generate's sessions take
+    ids from the same counter (so the app's first session is not s1) but are never the app's."""
+    async with Sidecar.running(mock="generate.json") as sidecar:
+        await sidecar.ok("probe", agent="mock")
+        assert await sidecar.ok("generate", agent="mock", dir=".", prompt="title") == "Fix the flaky test"
+        for throwaway in ("s1", "s2"):
+            assert (await sidecar.error("info", session=throwaway))["kind"] == "UnknownSession"
+        session = await sidecar.open()
+        assert session == "s3"
+        assert (await sidecar.ok("info", session=session))["id"] == session
+
+
 def _belongs_to(line: dict[str, object], session: str) -> bool:
     event = line.get("event")
     if isinstance(event, dict):
