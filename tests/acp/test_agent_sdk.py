@@ -1,0 +1,66 @@
+"""`omniagent acp` driven by an outside v2 client: npm `@agentclientprotocol/sdk@1.3.0` (`experimental/v2`), whose
+client zod-validates every message it receives (acp.md §7). The node script `sdk_v2_client.mjs` negotiates 2,
+runs a prompt, a permission turn, a turn cancelled while its permission is asked, list and resume with replay
+(issue "One system", acceptance). Our tap validates the same traffic against the v2 JSON schema."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
+from tests.acp.agent_harness import agent_argv, agent_env, check_transcript, npm_package, prepare
+
+SDK = "@agentclientprotocol/sdk@1.3.0"
+SCRIPT = Path(__file__).resolve().parent / "sdk_v2_client.mjs"
+WAIT = 60.0  # seconds: node start plus five turns against the fake LLM
+
+
+def _write(path: str, call_id: str) -> Reply:
+    return Reply(tool_calls=(FakeToolCall("write", {"path": path, "content": "x\n"}, call_id),))
+
+
+async def test_the_sdk_v2_client_runs_prompt_permission_cancel_list_and_replay(tmp_path: Path) -> None:
+    """acp.md §5 against the reference client: `{}` then idle end_turn; allow once runs the write; cancel while
+    asked ends `cancelled` with the call `cancelled`; list finds the session; resume replays it."""
+    node, sdk = npm_package(SDK, "acp-sdk-1.3.0", "dist/v2/acp.js")
+    async with FakeLLMServer(Scenario()) as llm:
+        llm.enqueue(
+            Reply(text="Hello from omniagent."),
+            _write("a.txt", "call_1"),
+            Reply(text="Wrote a.txt."),
+            _write("b.txt", "call_2"),
+        )
+        data, ws, log = prepare(tmp_path, llm)
+        proc = await asyncio.create_subprocess_exec(
+            node,
+            str(SCRIPT),
+            str(sdk),
+            str(ws),
+            "--",
+            *agent_argv(data, log),
+            env=agent_env(),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(), WAIT)
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+    report = json.loads(out.decode().strip().splitlines()[-1])
+    assert report["ok"], (report, err.decode()[-2000:])
+    assert report["protocolVersion"] == 2 and report["agentName"] == "omniagent"
+    assert report["promptAnswer"] == {} and report["firstStop"] == "end_turn"
+    assert report["text"] == "Hello from omniagent."
+    assert report["permissionStop"] == "end_turn"
+    kinds = report["permissionKinds"]
+    assert kinds.index("tool_call_update") < kinds.index("_permission_asked") < kinds.index("agent_message_chunk")
+    assert report["cancelStop"] == "cancelled" and report["cancelledStatuses"] == ["pending", "cancelled"]
+    assert report["listed"] == [True]
+    assert report["replayed"][:2] == ["user_message", "agent_message"]
+    assert (ws / "a.txt").exists() and not (ws / "b.txt").exists()
+    assert proc.returncode == 0
+    assert check_transcript(log) > 20
