@@ -51,7 +51,7 @@ async def llm() -> AsyncIterator[FakeLLMServer]:
 
 
 def _edit_round() -> Reply:
-    args = {"path": "a.txt", "old_string": "old", "new_string": "new"}
+    args: dict[str, object] = {"path": "a.txt", "old_string": "old", "new_string": "new"}
     return Reply(text="Editing.", tool_calls=(FakeToolCall("edit", args, "call_e"),))
 
 
