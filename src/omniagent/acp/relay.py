@@ -181,6 +181,8 @@ class Relay:
     def _done(self, open_: OpenSession | None, data: RunDoneData) -> None:
         if open_ is not None and open_.run_id == data.run_id:
             open_.run_id = None
+            open_.kinds.clear()  # the run's parts are final now
+            open_.tools.clear()
             if self.shapes.state_updates:
                 if isinstance(data.outcome, RunOutcomeFailed) and data.outcome.code != "max_rounds":
                     # v2 has no error stop reason in our schema: say what failed as agent text, then end the turn.

@@ -1,0 +1,53 @@
+"""Auth methods of `omniagent acp` (issue "One system" part 1: "auth methods for providers that need a key"):
+each provider whose key is missing is an `env_var` method naming its variable; a key is never on the wire."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from omniagent.acp.client import open_acp_client
+from omniagent.wire.jsonrpc import AUTH_REQUIRED, RpcError
+from tests.acp.agent_harness import agent_argv, agent_env, check_transcript
+
+WAIT = 30.0
+SECRET = "sk-test-never-on-the-wire-4242"
+
+
+@pytest.mark.parametrize("version", [1, 2])
+async def test_providers_without_a_key_are_env_var_auth_methods_and_keys_never_travel(
+    tmp_path: Path, version: int
+) -> None:
+    """OpenAI has its key (from the environment) so it is not offered; Anthropic lacks one: it is an env_var
+    method naming ANTHROPIC_API_KEY. Logging in with it answers -32000 (auth required) until the key is there;
+    logging in with a ready provider succeeds. The key's value appears nowhere in the traffic."""
+    data, ws, log = tmp_path / "data", tmp_path / "ws", tmp_path / "acp.log"
+    ws.mkdir()
+    env = {**agent_env(), "OPENAI_API_KEY": SECRET}
+    async with asyncio.timeout(WAIT), open_acp_client(agent_argv(data, log), env=env, protocol_version=version) as acp:
+        methods = acp.init_result["authMethods"]
+        key = "methodId" if version == 2 else "id"
+        assert [(m["type"], m[key], [v["name"] for v in m["vars"]]) for m in methods] == [
+            ("env_var", "anthropic", ["ANTHROPIC_API_KEY"])
+        ]
+        with pytest.raises(RpcError) as missing:
+            await acp.authenticate("anthropic")
+        assert missing.value.code == AUTH_REQUIRED
+        await acp.authenticate("openai")
+        await acp.logout()
+    assert SECRET not in log.read_text()
+    check_transcript(log)
+
+
+async def test_a_new_session_without_any_ready_model_asks_for_auth(tmp_path: Path) -> None:
+    """ACP's -32000 (auth required) for `session/new` when no provider has a key, as real agents do
+    (acp.md §4: Gemini CLI answers -32000 without credentials)."""
+    data, ws, log = tmp_path / "data", tmp_path / "ws", tmp_path / "acp.log"
+    ws.mkdir()
+    async with asyncio.timeout(WAIT), open_acp_client(agent_argv(data, log), env=agent_env()) as acp:
+        with pytest.raises(RpcError) as refused:
+            await acp.new_session(str(ws))
+    assert refused.value.code == AUTH_REQUIRED
+    check_transcript(log)
