@@ -5,6 +5,7 @@ Every message the agent wrote is validated against the v2 JSON schema (issue "On
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -271,4 +272,44 @@ async def test_bad_requests_get_acp_errors_and_a_prompt_during_a_turn_is_refused
         assert (await turn).stop_reason == "end_turn"
         await acp._call_raw("session/delete", {"sessionId": session.session_id})
         assert (await acp.list_sessions()).sessions == []
+    check_transcript(log)
+
+
+async def test_media_prompts_are_refused_and_closing_stdin_ends_the_process_cleanly(
+    tmp_path: Path, llm: FakeLLMServer
+) -> None:
+    """docs/acp.md: an image block is refused with -32602 (no blob store; not advertised); closing stdin ends
+    `omniagent acp` with exit 0 and nothing but protocol lines on stdout."""
+    data, ws, log = prepare(tmp_path, llm)
+    proc = await asyncio.create_subprocess_exec(
+        *agent_argv(data, log), env=agent_env(), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    lines = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {"protocolVersion": 2, "info": {"name": "t", "version": "1"}},
+        },
+        {"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": str(ws)}},
+    ]
+    proc.stdin.write(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
+    async with asyncio.timeout(WAIT):
+        answers = [json.loads(await proc.stdout.readline()) for _ in lines]
+        sid = answers[1]["result"]["sessionId"]
+        image = {"type": "image", "data": "aGk=", "mimeType": "image/png"}
+        prompt = {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "session/prompt",
+            "params": {"sessionId": sid, "prompt": [image]},
+        }
+        proc.stdin.write(json.dumps(prompt).encode() + b"\n")
+        refused = json.loads(await proc.stdout.readline())
+        proc.stdin.close()
+        rest = await proc.stdout.read()
+        assert await proc.wait() == 0
+    assert refused["error"]["code"] == INVALID_PARAMS and "image" in refused["error"]["message"]
+    assert rest == b""
     check_transcript(log)
