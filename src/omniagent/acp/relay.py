@@ -127,6 +127,12 @@ class Relay:
     # The broadcaster subscriber ------------------------------------------------------------------------------
 
     def __call__(self, name: str, data: YukeModel) -> None:
+        try:
+            self._route(name, data)
+        except Exception:  # a translation bug must not break the engine's run that emitted the broadcast
+            log.exception("acp: could not relay %s", name)
+
+    def _route(self, name: str, data: YukeModel) -> None:
         session_id = getattr(data, "session_id", None)
         open_ = self.sessions.get(session_id) if isinstance(session_id, str) else None
         if name == "session.summary_changed":
