@@ -29,6 +29,7 @@ from typing import Any
 
 import pytest
 
+from omniagent.protocols.sidecar.commands import AcpSpec, AgentRef, InlineAcp
 from omniagent.runtime.catalog import env_override_names, profile
 from tests.e2e.agents import netns, packages
 from tests.e2e.agents.peers import AGENT_PATH, PEERS, TEXT, TOUCHED
@@ -91,6 +92,13 @@ class World:
     runtime_env: dict[str, str]
     log: Path
     pid_file: Path
+
+    @property
+    def ref(self) -> AgentRef:
+        """What to pass to `Runtime.open`: the catalog id, or an inline ACP agent for the SDK example agent."""
+        if self.agent in PEERS:
+            return self.agent
+        return InlineAcp(acp=AcpSpec(name=self.agent, path=str(self.launcher), args=self.argv[1:]))
 
     @property
     def touched(self) -> Path:
@@ -170,7 +178,9 @@ async def agent_world(agent: str, root: Path, scenario: dict[str, Any]) -> Async
         )
         launcher.chmod(0o755)
         overrides = {name: "" for name in env_override_names(agent)}  # the developer's own overrides must not win
+        # No login shell: the override is found first anyway, and the developer's rc files have no place here.
         runtime_env = dict(os.environ) | overrides | {env_override_names(agent)[0]: str(launcher)}
+        runtime_env["OMNIAGENT_NO_LOGIN_SHELL"] = "1"
         yield World(agent, home, work, launcher, [str(launcher), *launch_args], runtime_env, log, pid_file)
     finally:
         with contextlib.suppress(ProcessLookupError):
