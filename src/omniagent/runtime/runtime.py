@@ -180,9 +180,10 @@ class Runtime:
             mcp_servers=tuple(mcp_servers),
             configure=dict(configure or {}),
         )
-        return await self._open(request)
+        return await self._open(request, register=True)
 
-    async def _open(self, request: d.ConnectRequest) -> Session:
+    async def _open(self, request: d.ConnectRequest, *, register: bool) -> Session:
+        """Open a session; `register` keeps it findable by id (throwaway probe/generate sessions are not)."""
         adapter = self._adapter(request.installation)
         session_id = f"s{next(self._ids)}"
         placeholder = SessionInfo(
@@ -200,7 +201,8 @@ class Runtime:
         self._group.create_task(self._run_session(adapter, request, loop, events, opened), name=session_id)
         await opened
         session = Session(loop)
-        self._sessions[session_id] = session
+        if register:
+            self._sessions[session_id] = session
         return session
 
     async def _run_session(
@@ -319,7 +321,7 @@ class Runtime:
             configure=dict(configure or {}),
             disable_tools=True,
         )
-        session = await self._open(request)
+        session = await self._open(request, register=False)
         try:
             return await _collect_text(session, prompt)
         finally:

@@ -118,9 +118,11 @@ def load_script(source: str) -> MockScript:
     try:
         if path.exists():
             text = path.read_text()
-        else:
+        elif source.isidentifier():
             text = resources.files("omniagent.runtime.mock_scripts").joinpath(f"{source}.json").read_text()
-    except (OSError, FileNotFoundError) as exc:
+        else:
+            raise FileNotFoundError(source)
+    except OSError as exc:
         raise MockScriptError(f"no mock script at {source}") from exc
     try:
         return MockScript.model_validate(json.loads(text))
