@@ -92,6 +92,12 @@ class World:
     runtime_env: dict[str, str]
     log: Path
     pid_file: Path
+    origin: str
+    """The fake LLM's URL, `http://127.0.0.1:<port>`, reachable only inside the namespace."""
+    holder_pid: int
+    """The fake LLM's pid: its network namespace is the agents' (`/proc/<pid>/ns/net`)."""
+    enter: list[str]
+    """The argv prefix that runs a command inside that namespace."""
 
     @property
     def ref(self) -> AgentRef:
@@ -172,7 +178,8 @@ async def agent_world(agent: str, root: Path, scenario: dict[str, Any]) -> Async
             env = {"HOME": str(home), "PATH": AGENT_PATH}
         pid_file = root / "agent.pid"
         launcher = bin_dir / name
-        command = [*netns.nsenter_argv(variant, llm.pid), "env", "-i", *(f"{k}={v}" for k, v in env.items()), *target]
+        enter = netns.nsenter_argv(variant, llm.pid)
+        command = [*enter, "env", "-i", *(f"{k}={v}" for k, v in env.items()), *target]
         launcher.write_text(
             f'#!/bin/sh\necho $$ > {shlex.quote(str(pid_file))}\nexec {shlex.join(command)} "$@"\n', encoding="utf-8"
         )
@@ -181,7 +188,8 @@ async def agent_world(agent: str, root: Path, scenario: dict[str, Any]) -> Async
         # No login shell: the override is found first anyway, and the developer's rc files have no place here.
         runtime_env = dict(os.environ) | overrides | {env_override_names(agent)[0]: str(launcher)}
         runtime_env["OMNIAGENT_NO_LOGIN_SHELL"] = "1"
-        yield World(agent, home, work, launcher, [str(launcher), *launch_args], runtime_env, log, pid_file)
+        argv = [str(launcher), *launch_args]
+        yield World(agent, home, work, launcher, argv, runtime_env, log, pid_file, origin, llm.pid, enter)
     finally:
         with contextlib.suppress(ProcessLookupError):
             llm.send_signal(signal.SIGTERM)
