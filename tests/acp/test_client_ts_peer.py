@@ -1,41 +1,30 @@
 """The ACP client against the reference peer: `dual-version-agent.js` from npm `@agentclientprotocol/sdk@1.3.0`
 (acp.md §7), whose v2 schema is identical to ours. The package is installed once into a cache directory outside
-the repository (`npm i --ignore-scripts`); the tests need `node` and `npm` on PATH."""
+the repository by `scripts/install_agents.py` (pinned in tests/e2e/agents/versions.json); the tests need `node` and
+`npm` on PATH."""
 
 from __future__ import annotations
 
 import asyncio
 import shutil
-import subprocess
 from pathlib import Path
 
-import platformdirs
 import pytest
 
 from omniagent.acp.client import ClientHandlers, SessionEvent, open_acp_client
 from omniagent.protocols.acp import v1, v2
+from tests.e2e.agents import packages
 
-SDK = "@agentclientprotocol/sdk@1.3.0"
 WAIT = 30.0  # seconds: node starts in well under a second; bound every wait anyway
-INSTALL_TIMEOUT = 180  # seconds: a cold npm install of two small packages
 
 
 @pytest.fixture(scope="module")
 def dual_agent() -> list[str]:
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
-        pytest.skip("node and npm are needed to run the reference ACP agent")
-    prefix = Path(platformdirs.user_cache_dir("omniagent-tests")) / "npm" / "acp-sdk-1.3.0"
-    script = prefix / "node_modules" / "@agentclientprotocol" / "sdk" / "dist" / "examples" / "dual-version-agent.js"
-    if not script.exists():
-        prefix.mkdir(parents=True, exist_ok=True)
-        subprocess.run(
-            [npm, "install", "--prefix", str(prefix), SDK, "--ignore-scripts", "--no-audit", "--no-fund"],
-            check=True,
-            capture_output=True,
-            timeout=INSTALL_TIMEOUT,
-        )
-    return [node, str(script)]
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is needed to run the reference ACP agent")
+    # Pinned in tests/e2e/agents/versions.json and installed by scripts/install_agents.py (once, shared cache).
+    return [node, str(packages.entry("acp-sdk"))]
 
 
 class Updates:
