@@ -10,6 +10,8 @@ import sys
 from asyncio.subprocess import PIPE
 from pathlib import Path
 
+import pytest
+
 from tests.e2e.agents import packages
 from tests.e2e.agents.harness import agent_world, plain_scenario
 from tests.e2e.agents.peers import PEERS
@@ -27,6 +29,7 @@ print(b"fake-model" in answer)
 """
 
 
+@pytest.mark.timeout(600)  # a cold install of all six (~1 GB) when CI's install step did not run first
 def test_every_pinned_package_is_installed_at_its_pinned_version() -> None:
     """Acceptance: pinned versions recorded in the repo. The installer (run by CI before pytest, here on first use)
     leaves each package at exactly the version versions.json names; a second run changes nothing."""
