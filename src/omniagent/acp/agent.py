@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from omniagent import __version__
-from omniagent.acp import options
+from omniagent.acp import history, options
 from omniagent.acp import translate as t
 from omniagent.acp.relay import Relay, Spawn
 from omniagent.acp.versions import SPECS, VersionSpec
@@ -31,7 +31,6 @@ from omniagent.engine.permissions import PermissionMode
 from omniagent.protocols.acp import methods
 from omniagent.protocols.yuke.content import InputContent
 from omniagent.protocols.yuke.envelope import ErrorCode
-from omniagent.protocols.yuke.messages import Message
 from omniagent.protocols.yuke.runs import RunOutcomeFailed
 from omniagent.protocols.yuke.sessions import (
     CreateSession,
@@ -40,7 +39,6 @@ from omniagent.protocols.yuke.sessions import (
     SessionCancelRunParams,
     SessionForkParams,
     SessionGetParams,
-    SessionHistoryParams,
     SessionListParams,
     SessionPatch,
     SessionPatchParams,
@@ -59,7 +57,6 @@ from omniagent.wire.jsonrpc import (
 AGENT_NAME = "omniagent"
 # Seconds `session/delete` waits for a cancelled run to record its end.
 DELETE_WAIT = 10.0
-NEWEST = 2**53 - 1  # `before_message_id` of the newest history page (yuke-rpc.md §9 #12)
 _SESSION_ID = re.compile(r"^[0-9a-f]{32}$")
 _PARAMS_CODES = {
     ErrorCode.UNKNOWN_SESSION: RESOURCE_NOT_FOUND,
@@ -224,16 +221,7 @@ class AcpAgent:
 
     async def _replay(self, session: Session) -> None:
         """Send the whole conversation as updates, oldest first, before the caller answers (acp.md §5.9)."""
-        pages: list[list[Message]] = []
-        before = NEWEST
-        while True:
-            params = SessionHistoryParams(session_id=session.id, before_message_id=before, limit=sessions.HISTORY_MAX)
-            page = await sessions.history(self._engine, params)
-            pages.append(page.messages)
-            if not page.has_more or not page.messages:
-                break
-            before = page.messages[0].id
-        for message in (m for page_ in reversed(pages) for m in page_):
+        for message in await history.conversation(self._engine, session.id):
             for update in t.replay(self.relay.shapes, session.root, message):
                 self.relay.send(session.id, update)
 
@@ -259,15 +247,7 @@ class AcpAgent:
     async def _list(self, params: dict[str, Any]) -> dict[str, Any]:
         cwd, cursor = params.get("cwd"), params.get("cursor")
         page = await sessions.list_(self._engine, SessionListParams.model_validate({"cursor": cursor}))
-        infos = []
-        for item in page.items:
-            s = item.session
-            if cwd is not None and s.root != cwd:
-                continue
-            info: dict[str, Any] = {"sessionId": s.id, "cwd": s.root, "updatedAt": t.iso_time(s.updated_at_ms)}
-            if s.title:
-                info["title"] = s.title
-            infos.append(info)
+        infos = [history.session_info(i.session) for i in page.items if cwd is None or i.session.root == cwd]
         result: dict[str, Any] = {"sessions": infos}
         if page.next_cursor is not None:
             result["nextCursor"] = page.next_cursor
