@@ -32,7 +32,7 @@ from omniagent.engine.providers.neutral import (
 )
 from omniagent.engine.providers.payload import count, error_fields, load_json, obj, text
 from omniagent.engine.providers.sse import ServerSentEvent
-from omniagent.engine.providers.transport import new_client, post_sse, track_content
+from omniagent.engine.providers.transport import SseEndpoint, bearer
 
 ANTHROPIC_VERSION = "2023-06-01"  # the stable Messages API version header every client sends
 # Thinking budget (tokens) per reasoning level; Anthropic needs budget_tokens >= 1024 and < max_tokens.
@@ -49,7 +49,7 @@ _STOP_REASONS: dict[str, StopReason] = {
 KeyHeader = Literal["x_api_key", "authorization_bearer"]
 
 
-class AnthropicProvider:
+class AnthropicProvider(SseEndpoint):
     """Streams answers from one Anthropic Messages endpoint. `base_url` ends before `/messages` (e.g. `…/v1`)."""
 
     def __init__(
@@ -62,34 +62,15 @@ class AnthropicProvider:
         cache_breakpoints: bool = True,
         client: httpx.AsyncClient | None = None,
     ) -> None:
-        self._url = base_url.rstrip("/") + "/messages"
-        self._headers = {
-            "anthropic-version": ANTHROPIC_VERSION,
-            "accept": "text/event-stream",
-            **(extra_headers or {}),
-        }
-        if key_header == "x_api_key":
-            self._headers["x-api-key"] = api_key
-        else:
-            self._headers["authorization"] = f"Bearer {api_key}"
+        key = {"x-api-key": api_key} if key_header == "x_api_key" else bearer(api_key)
+        headers = {"anthropic-version": ANTHROPIC_VERSION, **key, **(extra_headers or {})}
+        super().__init__(base_url.rstrip("/") + "/messages", headers, client)
         self._cache_breakpoints = cache_breakpoints
-        self._client = client or new_client()
-
-    def __repr__(self) -> str:
-        return f"AnthropicProvider(url={self._url!r})"
-
-    def stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
-        """See `neutral.Provider.stream`."""
-        return track_content(self._stream(request))
-
-    async def aclose(self) -> None:
-        """Release the HTTP connection pool."""
-        await self._client.aclose()
 
     async def _stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
         decoder = _Decoder()
         body = build_body(request, self._cache_breakpoints)
-        async with aclosing(post_sse(self._client, self._url, self._headers, body)) as answer:
+        async with aclosing(self._post(body)) as answer:
             async for sse in answer:
                 for event in decoder.feed(sse):
                     yield event

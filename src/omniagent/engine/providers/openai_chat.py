@@ -31,7 +31,7 @@ from omniagent.engine.providers.neutral import (
     Usage,
 )
 from omniagent.engine.providers.payload import count, error_fields, items, load_json, obj, text
-from omniagent.engine.providers.transport import new_client, post_sse, track_content
+from omniagent.engine.providers.transport import SseEndpoint, bearer
 
 DONE_SENTINEL = "[DONE]"  # the last data line of a Chat stream
 _STOP_REASONS: dict[str, StopReason] = {
@@ -45,7 +45,7 @@ _STOP_REASONS: dict[str, StopReason] = {
 MaxTokensField = Literal["max_completion_tokens", "max_tokens"]
 
 
-class OpenAIChatProvider:
+class OpenAIChatProvider(SseEndpoint):
     """Streams answers from one Chat Completions endpoint. `base_url` ends before `/chat/completions` (`…/v1`)."""
 
     def __init__(
@@ -57,28 +57,14 @@ class OpenAIChatProvider:
         extra_headers: dict[str, str] | None = None,
         client: httpx.AsyncClient | None = None,
     ) -> None:
-        self._url = base_url.rstrip("/") + "/chat/completions"
-        self._headers = {"accept": "text/event-stream", **(extra_headers or {})}
-        if api_key:
-            self._headers["authorization"] = f"Bearer {api_key}"
+        headers = {**bearer(api_key), **(extra_headers or {})}
+        super().__init__(base_url.rstrip("/") + "/chat/completions", headers, client)
         self._max_tokens_field = max_tokens_field
-        self._client = client or new_client()
-
-    def __repr__(self) -> str:
-        return f"OpenAIChatProvider(url={self._url!r})"
-
-    def stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
-        """See `neutral.Provider.stream`."""
-        return track_content(self._stream(request))
-
-    async def aclose(self) -> None:
-        """Release the HTTP connection pool."""
-        await self._client.aclose()
 
     async def _stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
         decoder = _Decoder()
         body = build_body(request, self._max_tokens_field)
-        async with aclosing(post_sse(self._client, self._url, self._headers, body)) as answer:
+        async with aclosing(self._post(body)) as answer:
             async for sse in answer:
                 if sse.data.strip() == DONE_SENTINEL:
                     break

@@ -33,12 +33,12 @@ from omniagent.engine.providers.neutral import (
     Usage,
 )
 from omniagent.engine.providers.payload import count, error_fields, load_json, obj, text
-from omniagent.engine.providers.transport import new_client, post_sse, track_content
+from omniagent.engine.providers.transport import SseEndpoint, bearer
 
 _INCOMPLETE_REASONS: dict[str, StopReason] = {"max_output_tokens": "length", "content_filter": "content_filter"}
 
 
-class OpenAIResponsesProvider:
+class OpenAIResponsesProvider(SseEndpoint):
     """Streams answers from one Responses endpoint. `base_url` ends before `/responses` (e.g. `…/v1`)."""
 
     def __init__(
@@ -49,26 +49,11 @@ class OpenAIResponsesProvider:
         extra_headers: dict[str, str] | None = None,
         client: httpx.AsyncClient | None = None,
     ) -> None:
-        self._url = base_url.rstrip("/") + "/responses"
-        self._headers = {"accept": "text/event-stream", **(extra_headers or {})}
-        if api_key:
-            self._headers["authorization"] = f"Bearer {api_key}"
-        self._client = client or new_client()
-
-    def __repr__(self) -> str:
-        return f"OpenAIResponsesProvider(url={self._url!r})"
-
-    def stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
-        """See `neutral.Provider.stream`."""
-        return track_content(self._stream(request))
-
-    async def aclose(self) -> None:
-        """Release the HTTP connection pool."""
-        await self._client.aclose()
+        super().__init__(base_url.rstrip("/") + "/responses", {**bearer(api_key), **(extra_headers or {})}, client)
 
     async def _stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
         decoder = _Decoder()
-        async with aclosing(post_sse(self._client, self._url, self._headers, build_body(request))) as answer:
+        async with aclosing(self._post(build_body(request))) as answer:
             async for sse in answer:
                 for event in decoder.feed(load_json(sse.data)):
                     yield event

@@ -17,7 +17,7 @@ from omniagent.engine.providers.failures import (
     classify_transport,
     provider_error,
 )
-from omniagent.engine.providers.neutral import ProviderError, StreamEnd, StreamEvent, Usage
+from omniagent.engine.providers.neutral import ModelRequest, ProviderError, StreamEnd, StreamEvent, Usage
 from omniagent.engine.providers.payload import error_fields
 from omniagent.engine.providers.sse import ServerSentEvent, iter_sse
 
@@ -51,6 +51,40 @@ async def post_sse(
                     yield event
     except httpx.HTTPError as exc:
         raise provider_error(classify_transport(exc)) from exc
+
+
+class SseEndpoint:
+    """What every provider client shares: one endpoint URL, its headers, one httpx client, content tracking.
+
+    Subclasses build the body and decode the answer in `_stream`, reading the answer through `_post`.
+    """
+
+    def __init__(self, url: str, headers: Mapping[str, str], client: httpx.AsyncClient | None) -> None:
+        self._url = url
+        self._headers = {"accept": "text/event-stream", **headers}
+        self._client = client or new_client()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(url={self._url!r})"  # never the headers: they hold the key
+
+    def stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
+        """See `neutral.Provider.stream`."""
+        return track_content(self._stream(request))
+
+    async def aclose(self) -> None:
+        """Release the HTTP connection pool."""
+        await self._client.aclose()
+
+    def _post(self, body: Mapping[str, object]) -> AsyncGenerator[ServerSentEvent, None]:
+        return post_sse(self._client, self._url, self._headers, body)
+
+    def _stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
+        raise NotImplementedError
+
+
+def bearer(api_key: str | None) -> dict[str, str]:
+    """The `authorization` header for a bearer key, or none for a keyless local endpoint."""
+    return {"authorization": f"Bearer {api_key}"} if api_key else {}
 
 
 async def track_content(events: AsyncGenerator[StreamEvent, None]) -> AsyncGenerator[StreamEvent, None]:
