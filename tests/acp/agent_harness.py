@@ -118,7 +118,8 @@ def _root(version: int) -> jsonschema.Draft202012Validator:
 
 def _definition(version: int, method: str, side: str, suffix: tuple[str, ...]) -> str:
     for name, body in _schema(version)["$defs"].items():
-        if body.get("x-method") == method and body.get("x-side") == side and name.endswith(suffix):
+        # `$/cancel_request` belongs to both sides: its x-side is "protocol".
+        if body.get("x-method") == method and body.get("x-side") in (side, "protocol") and name.endswith(suffix):
             return str(name)
     raise AssertionError(f"no v{version} definition for {method} ({side})")
 
