@@ -11,46 +11,30 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]
-import platformdirs
 import pytest
 
 from omniagent.testing import FakeLLMServer
+from tests.e2e.agents import packages
 from tests.engine.rpc_harness import write_providers
 
 SCHEMA_DIR = Path(__file__).resolve().parents[2] / "src" / "omniagent" / "protocols" / "acp" / "schema"
 TAP = Path(__file__).resolve().parent / "acp_tap.py"
 MODEL = "fake-anthropic/fake-model"
-INSTALL_TIMEOUT = 180  # seconds: a cold npm install of a small package tree
 
 
-def npm_package(spec: str, cache_name: str, entry: str) -> tuple[str, Path]:
-    """`node` and the installed package dir of npm `spec` (e.g. "acpx@0.19.1").
-
-    Installed once with `npm install --ignore-scripts` into a cache dir outside the repository (the same layout as
-    tests/acp/test_client_ts_peer.py, so the SDK install is shared); `entry` is a file that proves the install.
-    Skips the test when node or npm is missing.
-    """
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
-        pytest.skip("node and npm are needed to run the npm ACP peers")
-    prefix = Path(platformdirs.user_cache_dir("omniagent-tests")) / "npm" / cache_name
-    package = prefix / "node_modules" / spec.rsplit("@", 1)[0]
-    if not (package / entry).exists():
-        prefix.mkdir(parents=True, exist_ok=True)
-        subprocess.run(
-            [npm, "install", "--prefix", str(prefix), spec, "--ignore-scripts", "--no-audit", "--no-fund"],
-            check=True,
-            capture_output=True,
-            timeout=INSTALL_TIMEOUT,
-        )
-    return node, package
+def npm_peer(name: str) -> tuple[str, Path]:
+    """`node` and the entry file of the pinned npm package `name` (a key of tests/e2e/agents/versions.json),
+    installed once by the shared installer (`scripts/install_agents.py`) into a cache dir outside the repo."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is needed to run the npm ACP peers")
+    return node, packages.entry(name)
 
 
 def agent_argv(data_dir: Path, log: Path) -> list[str]:

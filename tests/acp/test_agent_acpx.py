@@ -10,23 +10,22 @@ import shlex
 from pathlib import Path
 
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
-from tests.acp.agent_harness import agent_argv, agent_env, check_transcript, npm_package, prepare
+from tests.acp.agent_harness import agent_argv, agent_env, check_transcript, npm_peer, prepare
 
-ACPX = "acpx@0.19.1"
 WAIT = 60.0  # seconds: node start plus one turn with a tool round
 
 
 async def test_acpx_runs_a_v1_turn_with_an_approved_write_in_json_format(tmp_path: Path) -> None:
     """acp.md §7 [V]: acpx negotiates 1, creates a session, prompts; our agent asks before the write, acpx
     approves, the file is written, text streams, and the prompt answers `end_turn`; acpx exits 0."""
-    node, acpx = npm_package(ACPX, "acpx-0.19.1", "dist/cli.js")
+    node, cli = npm_peer("acpx")
     async with FakeLLMServer(Scenario()) as llm:
         write = FakeToolCall("write", {"path": "hello.txt", "content": "hi\n"}, "call_1")
         llm.enqueue(Reply(tool_calls=(write,)), Reply(text="Hello from omniagent."))
         data, ws, log = prepare(tmp_path, llm)
         proc = await asyncio.create_subprocess_exec(
             node,
-            str(acpx / "dist" / "cli.js"),
+            str(cli),
             "--agent",
             shlex.join(agent_argv(data, log)),
             "--approve-all",

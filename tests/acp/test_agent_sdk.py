@@ -10,9 +10,8 @@ import json
 from pathlib import Path
 
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
-from tests.acp.agent_harness import agent_argv, agent_env, check_transcript, npm_package, prepare
+from tests.acp.agent_harness import agent_argv, agent_env, check_transcript, npm_peer, prepare
 
-SDK = "@agentclientprotocol/sdk@1.3.0"
 SCRIPT = Path(__file__).resolve().parent / "sdk_v2_client.mjs"
 WAIT = 60.0  # seconds: node start plus five turns against the fake LLM
 
@@ -24,7 +23,8 @@ def _write(path: str, call_id: str) -> Reply:
 async def test_the_sdk_v2_client_runs_prompt_permission_cancel_list_and_replay(tmp_path: Path) -> None:
     """acp.md §5 against the reference client: `{}` then idle end_turn; allow once runs the write; cancel while
     asked ends `cancelled` with the call `cancelled`; list finds the session; resume replays it."""
-    node, sdk = npm_package(SDK, "acp-sdk-1.3.0", "dist/v2/acp.js")
+    node, example = npm_peer("acp-sdk")
+    sdk = example.parents[2]  # …/sdk/dist/examples/dual-version-agent.js → …/sdk
     async with FakeLLMServer(Scenario()) as llm:
         llm.enqueue(
             Reply(text="Hello from omniagent."),
