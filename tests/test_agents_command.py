@@ -7,8 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from omniagent.runtime.catalog import PROFILES
+from omniagent.runtime.catalog import PROFILES, ConnectionKind
 from tests.sidecar_schema import validate
+
+# Every row discovery searches for: all but our own engine, which is always installed (issue "One system" part 3).
+SEARCHED = [row for row in PROFILES if row.connection is not ConnectionKind.ENGINE]
+ENGINE_LINE = ["omniagent", "omniagent"]
 
 
 def run_agents(tmp_path: Path, *args: str, **extra_env: str) -> subprocess.CompletedProcess[str]:
@@ -22,14 +26,16 @@ def run_agents(tmp_path: Path, *args: str, **extra_env: str) -> subprocess.Compl
 
 
 def test_agents_lists_every_catalog_agent_as_missing_with_its_install_hint(tmp_path: Path) -> None:
-    """Issue acceptance: with none installed, `omniagent agents` prints every agent as missing with its hint.
-    The login shell stays on (SHELL unset → /bin/sh), as on a user's machine."""
+    """Issue acceptance: with none installed, `omniagent agents` prints every agent as missing with its hint (and
+    our engine as installed, issue "One system" part 3). The login shell stays on (SHELL unset → /bin/sh), as on a
+    user's machine."""
     out = run_agents(tmp_path)
     assert out.returncode == 0, out.stderr
-    assert "No agent CLI found." in out.stdout
-    assert f"Missing agents ({len(PROFILES)})" in out.stdout
+    assert "Installed agents (1)" in out.stdout
+    assert any(line.split()[:2] == ENGINE_LINE and "pinned" in line for line in out.stdout.splitlines())
+    assert f"Missing agents ({len(SEARCHED)})" in out.stdout
     lines = out.stdout.splitlines()
-    for row in PROFILES:
+    for row in SEARCHED:
         (line,) = [line for line in lines if line.split()[:1] == [row.id]]
         assert row.name in line and row.install_hint in line
     assert "Traceback" not in out.stderr
@@ -41,9 +47,10 @@ def test_agents_json_prints_one_discovery_report_with_every_agent_missing(tmp_pa
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     validate("DiscoveryReport", report)
-    assert report["agents"] == [] and report["diagnostics"] == []
+    assert [(a["id"], a["source"]) for a in report["agents"]] == [("omniagent", "Pinned")]
+    assert report["diagnostics"] == []
     assert [(m["id"], m["name"], m["install_hint"]) for m in report["missing"]] == [
-        (row.id, row.name, row.install_hint) for row in PROFILES
+        (row.id, row.name, row.install_hint) for row in SEARCHED
     ]
     home = str(tmp_path / "home")
     for missing in report["missing"]:
@@ -59,14 +66,14 @@ def test_agents_shows_an_installed_agent_with_its_path_and_source(tmp_path: Path
     claude.chmod(0o755)
     out = run_agents(tmp_path, OMNIAGENT_CLAUDE_BIN=str(claude), OMNIAGENT_NO_LOGIN_SHELL="1")
     assert out.returncode == 0, out.stderr
-    assert "Installed agents (1)" in out.stdout
+    assert "Installed agents (2)" in out.stdout
     (line,) = [line for line in out.stdout.splitlines() if str(claude) in line]
     assert line.split()[:3] == ["claude", "Claude", "Code"] and line.rstrip().endswith("env override")
-    assert f"Missing agents ({len(PROFILES) - 1})" in out.stdout
+    assert f"Missing agents ({len(SEARCHED) - 1})" in out.stdout
 
     report = json.loads(run_agents(tmp_path, "--json", ANYAGENT_CLAUDE_BIN=str(claude)).stdout)
     validate("DiscoveryReport", report)
-    assert report["agents"] == [
+    assert report["agents"][1:] == [
         {"id": "claude", "name": "Claude Code", "executable_path": str(claude), "source": "EnvOverride"}
     ]
 

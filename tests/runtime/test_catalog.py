@@ -9,6 +9,7 @@ from omniagent.runtime.catalog import PROFILES, ConnectionKind, login_methods, p
 from tests.sidecar_schema import validate
 
 ISSUE_IDS = {
+    "omniagent",
     "claude",
     "codex",
     "gemini",
@@ -25,7 +26,7 @@ ISSUE_IDS = {
 
 def test_catalog_holds_exactly_the_agents_the_issue_names_once_each() -> None:
     """Issue "Runtime core" part 6: claude, codex, gemini, qwen, opencode, claude-code-acp, codex-acp, pi, hermes,
-    kiro, grok."""
+    kiro, grok; issue "One system" part 3: omniagent, our engine."""
     ids = [row.id for row in PROFILES]
     assert len(ids) == len(set(ids))
     assert set(ids) == ISSUE_IDS
@@ -71,12 +72,13 @@ def test_native_agents_use_their_own_connection_kind() -> None:
     assert (pi.connection, pi.launch_args) == (ConnectionKind.PI, ("--mode", "rpc"))
 
 
-def test_every_row_has_an_install_hint_and_no_row_is_the_in_process_engine() -> None:
-    """anyagent §12: MissingAgent carries an install hint; the engine has no executable to find."""
+def test_every_row_has_an_install_hint_and_only_the_omniagent_row_is_the_in_process_engine() -> None:
+    """anyagent §12: MissingAgent carries an install hint; issue "One system" part 3: the engine is the `omniagent`
+    row, driven in process."""
     for row in PROFILES:
         assert row.install_hint.strip()
         assert row.cli and "/" not in row.cli
-        assert row.connection is not ConnectionKind.ENGINE
+        assert (row.connection is ConnectionKind.ENGINE) == (row.id == "omniagent")
 
 
 def test_unknown_id_has_no_profile() -> None:

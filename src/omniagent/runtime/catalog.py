@@ -22,7 +22,7 @@ class ConnectionKind(StrEnum):
     CODEX = "codex"  # codex app-server JSON-RPC (no "jsonrpc" member)
     OPENCODE = "opencode"  # opencode's own HTTP + SSE server (no row uses it yet: opencode runs over ACP)
     PI = "pi"  # pi's JSONL RPC
-    ENGINE = "engine"  # our own engine, in-process (no executable, so never a catalog row)
+    ENGINE = "engine"  # our own engine, driven in process (the `omniagent` row; discovery always reports it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +63,17 @@ def env_override_names(agent_id: str) -> tuple[str, ...]:
 # Rows are in display order: the native CLIs first, then ACP agents with a full turn observed, then the ones known
 # only from anyagent's catalog. "real-agents §N" is shared/docs/real-agents.md; "anyagent" is its catalog.rs.
 PROFILES: tuple[AgentProfile, ...] = (
+    # Our own engine (docs/architecture.md, "The engine as an agent"): driven in process, so never searched for;
+    # discovery reports it installed, source Pinned, at the `omniagent` entry beside the running interpreter.
+    AgentProfile(
+        id="omniagent",
+        name="omniagent",
+        cli="omniagent",
+        connection=ConnectionKind.ENGINE,
+        launch_args=(),
+        install_hint="part of omniagent itself (always installed)",
+        api_key_env=("ANTHROPIC_API_KEY", "OPENAI_API_KEY"),
+    ),
     # real-agents §5.2: a full turn observed with claude 2.1.197 over these flags; anyagent adds the last two
     # (partial messages, replayed user messages) and its adapter relies on them.
     AgentProfile(

@@ -9,6 +9,7 @@ Each catalog row is resolved in this order (anyagent §12), the first executable
 4. `VersionManager`: volta, bun, pnpm, npm-global, then nvm and fnm node versions, newest first.
 5. `KnownLocation`: `/opt/homebrew/bin`, `/usr/local/bin`, then the row's extra directories under `$HOME`.
 
+The `omniagent` row (our engine, driven in process) is never searched for: it is always reported, source `Pinned`.
 Pinned installations given by the caller are prepended and hide catalog rows with the same id. Directories are
 searched once each, in order, and a `MissingAgent` lists all of them.
 
@@ -25,6 +26,7 @@ import os
 import signal
 import stat
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -32,7 +34,7 @@ from dataclasses import dataclass
 
 from omniagent.protocols.sidecar.agents import AgentInstallation, DiscoveryReport, InstallationSource, MissingAgent
 from omniagent.protocols.sidecar.base import Diagnostic, DiagnosticLevel
-from omniagent.runtime.catalog import PROFILES, AgentProfile
+from omniagent.runtime.catalog import PROFILES, AgentProfile, ConnectionKind
 
 # Seconds a login shell may take to print its PATH. anyagent allows 5 s; ours is shorter because `omniagent agents`
 # must answer in under 0.5 s, and a slow rc file (nvm init) is covered by the version-manager scan anyway.
@@ -71,6 +73,9 @@ def discover(
     for row in profiles:
         if row.id in pinned_ids:
             continue
+        if row.connection is ConnectionKind.ENGINE:  # in process: nothing to search for
+            report.agents.append(_installation(row, engine_executable(), InstallationSource.PINNED))
+            continue
         found: AgentInstallation | list[str] | None = _env_override(row, env, report.diagnostics)
         if found is None:
             found = _search(row, env, login_path)
@@ -94,6 +99,13 @@ async def discover_async(
 def resolve(agent_id: str, report: DiscoveryReport) -> AgentInstallation | None:
     """The installation of `agent_id` in `report`, or None when it was not found."""
     return next((agent for agent in report.agents if agent.id == agent_id), None)
+
+
+def engine_executable() -> str:
+    """Where the engine row says it lives: the `omniagent` entry beside the running interpreter (a venv's bin dir),
+    else the interpreter itself. Informational: the engine runs in this process, nothing is launched."""
+    script = os.path.join(os.path.dirname(sys.executable), "omniagent")
+    return script if is_executable(script) else sys.executable
 
 
 def is_executable(path: str) -> bool:

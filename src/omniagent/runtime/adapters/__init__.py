@@ -20,9 +20,17 @@ def _acp(installation: AgentInstallation) -> Adapter:
     return AcpAdapter(installation)
 
 
+def _engine(installation: AgentInstallation) -> Adapter:
+    # Imported on first use too: the engine (store, providers, tools) is not needed to say hello.
+    from omniagent.runtime.adapters.engine import EngineAdapter
+
+    return EngineAdapter(installation)
+
+
 # connection kind → factory taking the installation. Filled as adapters land.
 ADAPTERS: dict[ConnectionKind, Callable[[AgentInstallation], Adapter]] = {
     ConnectionKind.ACP: _acp,
+    ConnectionKind.ENGINE: _engine,
 }
 
 

@@ -1,0 +1,368 @@
+"""The adapter for `omniagent`, our own engine, driven in process (docs/architecture.md, "The engine as an agent").
+
+`connect` leases the event loop's one Engine (`engine_host`), opens an engine session (new, resumed by id, or
+forked when the engine can), subscribes to the engine's broadcasts, and yields a driver that turns commands into
+Engine calls and this session's broadcasts into driver events (`engine_translate`). Session facts and options are
+`engine_info`'s. Turn rules are the session loop's: this module never decides when a turn starts or ends.
+
+Broadcasts are delivered synchronously and must never block the engine, so the subscriber only appends to an
+outbox; a pump task carries it into the bounded `EventSink` (the engine cannot be slowed down, as with `omniagent
+rpc`, whose writer queues too).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import AsyncIterator, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager, suppress
+
+from pydantic import ValidationError
+
+from omniagent.engine import sessions
+from omniagent.engine.engine import Engine
+from omniagent.engine.errors import EngineError
+from omniagent.engine.permissions import Decision
+from omniagent.protocols.sidecar.agents import AgentInstallation, ConfigValue
+from omniagent.protocols.sidecar.base import Diagnostic, DiagnosticLevel
+from omniagent.protocols.sidecar.commands import PermissionAnswer
+from omniagent.protocols.sidecar.events import Cancelled, DiagnosticEvent, Failed, PermissionChoice
+from omniagent.protocols.yuke.base import YukeModel
+from omniagent.protocols.yuke.content import ContentText, InputContent
+from omniagent.protocols.yuke.envelope import ErrorCode
+from omniagent.protocols.yuke.misc import InteractionRequestedData
+from omniagent.protocols.yuke.runs import RunDoneData, RunOutcomeFailed
+from omniagent.protocols.yuke.sessions import (
+    CreateSession,
+    SendInputQueued,
+    Session,
+    SessionCancelInputParams,
+    SessionCancelRunParams,
+    SessionForkParams,
+    SessionGetParams,
+    SessionPatch,
+    SessionPatchParams,
+    SessionRemoveParams,
+    SessionSummaryChangedData,
+)
+from omniagent.runtime import driver as d
+from omniagent.runtime.adapters import engine_info as info
+from omniagent.runtime.adapters.acp_prompt import prompt_text
+from omniagent.runtime.adapters.engine_host import engine_host
+from omniagent.runtime.adapters.engine_translate import Translator, interaction_of
+from omniagent.runtime.errors import (
+    AuthRequired,
+    InvalidConfiguration,
+    ProtocolFailed,
+    ResumeFailed,
+    SpawnFailed,
+    UnsupportedFeature,
+)
+from omniagent.runtime.requests import check_option
+
+log = logging.getLogger(__name__)
+
+# How the session ends when the engine stops under it (a store failure; never a normal close).
+ENGINE_STOPPED = "engine stopped"
+_DECISIONS = {
+    PermissionChoice.ALLOW_ONCE: Decision.ALLOW_ONCE,
+    PermissionChoice.ALLOW_ALWAYS: Decision.ALLOW_ALWAYS,
+}
+
+
+class EngineAdapter:
+    """Drives the in-process engine, one engine session per runtime session."""
+
+    buffer = d.ADAPTER_EVENT_BUFFER
+
+    def __init__(self, installation: AgentInstallation) -> None:
+        self.installation = installation
+
+    @asynccontextmanager
+    async def connect(self, request: d.ConnectRequest, events: d.EventSink) -> AsyncIterator[d.Driver]:
+        if request.mcp_servers:
+            raise UnsupportedFeature("MCP servers (the engine has no MCP client)")
+        async with AsyncExitStack() as stack:
+            try:
+                engine, ended = await stack.enter_async_context(engine_host().lease())
+            except Exception as exc:  # the store could not be opened: nothing else can fail here
+                raise SpawnFailed(f"the engine could not start: {exc}") from exc
+            driver = _EngineDriver(engine, request, events)
+            await driver.open_session()
+            stack.callback(engine.broadcaster.subscribe(driver.on_broadcast))
+            group = await stack.enter_async_context(asyncio.TaskGroup())
+            driver.group = group
+            group.create_task(driver.run(ended))
+            try:
+                yield driver
+            finally:
+                driver.stop()
+
+
+class _EngineDriver:
+    def __init__(self, engine: Engine, request: d.ConnectRequest, events: d.EventSink) -> None:
+        self._engine = engine
+        self._request = request
+        self._events = events
+        self.group: asyncio.TaskGroup | None = None
+        self._commands: asyncio.Queue[d.DriverCommand | None] = asyncio.Queue()
+        self._outbox: deque[d.DriverEvent] = deque()
+        self._wake = asyncio.Event()
+        self._session: Session | None = None
+        self._translator = Translator("", "")
+        self._info: d.DriverInfo | None = None
+        self._awaiting_ack = False  # a StartTurn was sent; its run has not started yet
+        self._queued_input: int | None = None  # the input of that StartTurn, when the engine queued it
+        self._closing = False
+
+    @property
+    def info(self) -> d.DriverInfo:
+        assert self._info is not None, "the session is not open"
+        return self._info
+
+    def send(self, command: d.DriverCommand) -> None:
+        self._commands.put_nowait(command)
+
+    def stop(self) -> None:
+        self._commands.put_nowait(None)
+
+    # --- opening -------------------------------------------------------------------------------------------
+
+    async def open_session(self) -> None:
+        """Create, resume or fork the engine session and apply creation-time options.
+
+        Raises: `AuthRequired`, `ResumeFailed`, `UnsupportedFeature`, `InvalidConfiguration`, `ProtocolFailed`.
+        """
+        request, catalog = self._request, self._engine.routes.catalog
+        chosen_model = request.configure.get(info.MODEL_OPTION)
+        if chosen_model is None and not info.has_ready_model(catalog):
+            raise AuthRequired(info.login_methods(catalog))
+        if request.fork is not None:
+            session = await self._fork(request.fork)
+        elif request.resume is not None:
+            session = await self._existing(request.resume)
+        else:
+            session = await self._create(request.configure)
+        self._set_session(session)
+        await self._configure_at_creation(session, request.configure)
+
+    async def _create(self, configure: Mapping[str, ConfigValue]) -> Session:
+        model, reasoning = configure.get(info.MODEL_OPTION), configure.get(info.REASONING_OPTION)
+        if not isinstance(model, str | None) or not isinstance(reasoning, str | None):
+            raise InvalidConfiguration("wrong value type")
+        params = CreateSession(workspace_path=str(self._request.directory), model=model, reasoning=reasoning)
+        try:
+            return (await sessions.create(self._engine, params)).session
+        except EngineError as exc:
+            if exc.code in (ErrorCode.UNSUPPORTED_MODEL, ErrorCode.UNSUPPORTED_REASONING):
+                raise InvalidConfiguration(exc.message) from exc
+            raise ProtocolFailed(exc.message) from exc
+
+    async def _existing(self, session_id: str) -> Session:
+        try:
+            return (await sessions.get(self._engine, SessionGetParams(session_id=session_id))).session
+        except (EngineError, ValidationError) as exc:
+            raise ResumeFailed(f"the engine has no session {session_id}") from exc
+
+    async def _fork(self, source_id: str) -> Session:
+        if "session.fork" not in self._engine.handlers:
+            raise UnsupportedFeature("fork (the engine cannot fork sessions yet)")
+        if self._request.fork_at is not None:
+            raise UnsupportedFeature("fork at a point (the engine forks whole sessions)")
+        source = await self._existing(source_id)
+        forked = await self._engine.handle("session.fork", SessionForkParams(session_id=source.id))
+        session = getattr(forked, "session", None)
+        if not isinstance(session, Session):
+            raise ProtocolFailed("the engine's fork answer has no session")
+        return session
+
+    async def _configure_at_creation(self, session: Session, configure: Mapping[str, ConfigValue]) -> None:
+        created = self._request.resume is None and self._request.fork is None
+        for option, value in configure.items():
+            problem = check_option(self.info.details, option, value, live=False)
+            if problem is None and option != info.MODE_OPTION and not created:
+                problem = await self._patch(option, value)
+            if problem is not None:
+                if created:  # leave no half-made session behind
+                    with suppress(EngineError):
+                        await sessions.remove(self._engine, SessionRemoveParams(session_id=session.id))
+                raise InvalidConfiguration(problem)
+        if isinstance(mode := configure.get(info.MODE_OPTION), str):
+            self._engine.permissions.set_mode(session.id, "auto" if mode == "auto" else "ask")
+        self._refresh(announce=False)
+
+    # --- commands ------------------------------------------------------------------------------------------
+
+    async def run(self, ended: asyncio.Event) -> None:
+        assert self.group is not None
+        pump = self.group.create_task(self._pump())
+        watcher = self.group.create_task(self._watch(ended))
+        try:
+            while (command := await self._commands.get()) is not None:
+                if isinstance(command, d.Close):
+                    break
+                await self._handle(command)
+        finally:
+            self._closing = True
+            watcher.cancel()
+            await self._cancel_run()  # nobody will read this session's run any more
+            self._wake.set()
+            await pump
+            self._events.close()
+
+    async def _handle(self, command: d.DriverCommand) -> None:
+        if isinstance(command, d.StartTurn):
+            await self._start(command.input)
+        elif isinstance(command, d.AnswerRequest):
+            self._answer(command.request_id, command.answer)
+        elif isinstance(command, d.Cancel):
+            await self._cancel()
+        elif isinstance(command, d.Configure):
+            problem = await self._patch(command.option, command.value)
+            if problem is not None:
+                self._warn(f"agent rejected configure `{command.option}`: {problem}")
+            self._refresh(announce=True)
+        elif isinstance(command, d.Steer):
+            self._push(d.SteerResult(accepted=False))
+        elif isinstance(command, d.Rollback):
+            self._warn(f"rollback({command.turns}) is not supported by the engine")
+        elif isinstance(command, d.Compact):
+            self._warn("compaction is not supported by the engine yet")
+            self._push(d.TurnStopped(Failed(message="compaction is not supported by the engine yet")))
+
+    async def _start(self, prompt: d.PromptInput) -> None:
+        # TurnAck goes out on this session's `run.started` (see on_broadcast), which the engine emits before
+        # `send` returns: in order with the run's own broadcasts, after any left from an older run.
+        self._awaiting_ack, self._queued_input = True, None
+        content = InputContent(content=[ContentText(text=prompt_text(prompt))])
+        try:
+            result = await self._engine.inputs.send(self._session_id, content)
+        except EngineError as exc:
+            self._awaiting_ack = False
+            self._push(d.TurnAck())
+            self._push(d.TurnStopped(Failed(message=exc.message)))
+            return
+        if isinstance(result, SendInputQueued) and self._awaiting_ack:
+            self._queued_input = result.input_id  # a run is still ending: ours starts right after it
+
+    def _answer(self, request_id: str, answer: object) -> None:
+        interaction = interaction_of(request_id)
+        if interaction is None or not isinstance(answer, PermissionAnswer):
+            return
+        decision = _DECISIONS.get(answer.choice, Decision.REJECT)
+        with suppress(EngineError):  # answered meanwhile: the run was cancelled
+            self._engine.permissions.answer(interaction, decision)
+
+    async def _cancel(self) -> None:
+        if self._awaiting_ack and self._queued_input is not None:
+            # Our input waits behind another run: withdraw it; the turn never started in the engine.
+            params = SessionCancelInputParams(session_id=self._session_id, input_id=self._queued_input)
+            with suppress(EngineError):
+                await self._engine.inputs.cancel_input(params)
+            self._awaiting_ack, self._queued_input = False, None
+            self._push(d.TurnAck())
+            self._push(d.TurnStopped(Cancelled()))
+            return
+        await self._cancel_run()
+
+    async def _cancel_run(self) -> None:
+        if self._session is not None and self._engine.is_busy(self._session_id):
+            with suppress(EngineError):  # the run ended meanwhile; its run.done says how
+                await self._engine.inputs.cancel_run(SessionCancelRunParams(session_id=self._session_id))
+
+    async def _patch(self, option: str, value: ConfigValue) -> str | None:
+        """Apply a live option; the engine's refusal as a sentence, or None."""
+        if option == info.MODE_OPTION:
+            if value not in ("ask", "auto"):
+                return "the mode is ask or auto"
+            self._engine.permissions.set_mode(self._session_id, "auto" if value == "auto" else "ask")
+            return None
+        if option not in (info.MODEL_OPTION, info.REASONING_OPTION) or not isinstance(value, str):
+            return f"unknown option `{option}`" if isinstance(value, str) else "wrong value type"
+        patch = SessionPatch(model=value) if option == info.MODEL_OPTION else SessionPatch(reasoning=value)
+        try:
+            result = await sessions.patch(self._engine, SessionPatchParams(session_id=self._session_id, patch=patch))
+        except EngineError as exc:
+            return exc.message
+        self._session = result.session
+        return None
+
+    # --- from the engine -----------------------------------------------------------------------------------
+
+    def on_broadcast(self, name: str, data: YukeModel) -> None:
+        """The broadcaster subscriber: synchronous, never blocking, never raising into the engine."""
+        try:
+            self._route(name, data)
+        except Exception:
+            log.exception("engine adapter: could not translate %s", name)
+
+    def _route(self, name: str, data: YukeModel) -> None:
+        if self._closing:
+            return
+        if isinstance(data, SessionSummaryChangedData):
+            if data.session.id == self._session_id:
+                self._session = data.session
+                self._refresh(announce=True)
+            return
+        if getattr(data, "session_id", None) != self._session_id:
+            return
+        if name == "run.started" and self._awaiting_ack:
+            self._awaiting_ack, self._queued_input = False, None
+            self._push(d.TurnAck())
+        elif isinstance(data, InteractionRequestedData):
+            ask = self._engine.permissions.pending(data.interaction_id)
+            if ask is not None:
+                self._push(self._translator.permission(ask))
+        else:
+            for event in self._translator.map(name, data):
+                self._push(event)
+            failed = data.outcome if isinstance(data, RunDoneData) else None
+            if isinstance(failed, RunOutcomeFailed) and failed.code == "auth":
+                # The provider refused the key: the session needs a login again.
+                self._push(d.AuthLost(info.login_methods(self._engine.routes.catalog)))
+
+    def _set_session(self, session: Session) -> None:
+        self._session = session
+        self._translator = Translator(session.id, session.root)
+        self._refresh(announce=False)
+
+    def _refresh(self, *, announce: bool) -> None:
+        """Rebuild the info from the session; tell the loop when it changed."""
+        assert self._session is not None
+        fresh = info.session_info(self._engine, self._session)
+        self._translator.window_tokens = info.context_window(self._engine, self._session.model)
+        changed, self._info = fresh != self._info, fresh
+        if announce and changed:
+            self._push(d.InfoChanged(fresh))
+
+    # --- plumbing ------------------------------------------------------------------------------------------
+
+    @property
+    def _session_id(self) -> str:
+        assert self._session is not None
+        return self._session.id
+
+    def _push(self, event: d.DriverEvent) -> None:
+        self._outbox.append(event)
+        self._wake.set()
+
+    def _warn(self, message: str) -> None:
+        diagnostic = Diagnostic(level=DiagnosticLevel.WARNING, message=message)
+        self._push(d.AdapterEvent(DiagnosticEvent(diagnostic=diagnostic)))
+
+    async def _pump(self) -> None:
+        """Carry the outbox into the event sink, in order; ends once closing and drained."""
+        while True:
+            while self._outbox:
+                await self._events.send(self._outbox.popleft())
+            if self._closing:
+                return
+            self._wake.clear()
+            await self._wake.wait()
+
+    async def _watch(self, ended: asyncio.Event) -> None:
+        await ended.wait()
+        if not self._closing:
+            self._push(d.Exited(ENGINE_STOPPED, "the in-process engine stopped"))
+            self.stop()
