@@ -2,8 +2,9 @@
 
     omniagent run [--agent ID] [--yes] [--json] PROMPT
 
-Picks the agent (`choose_agent`), opens a session, sends the prompt, and reads the session's events until the
-turn ends: the renderer draws them (`cli_render.py`), the asker answers the agent's requests (`cli_ask.py`).
+Picks the agent (`choose_agent`: a ready engine first, else the first drivable agent; it says which and why),
+opens a session, sends the prompt, and reads the session's events until the turn ends: the renderer draws them
+(`cli_render.py`), the asker answers the agent's requests (`cli_ask.py`).
 Exit codes (docs/run.md): 0 completed; 1 failed, refused, cancelled or the agent died; 2 usage; 3 no agent to
 run (none found, unknown, not drivable yet, or it needs a login); 130 interrupted with Ctrl-C.
 """
@@ -38,6 +39,7 @@ from omniagent.protocols.sidecar.events import (
 )
 from omniagent.runtime.adapters import adapter_for
 from omniagent.runtime.adapters.mock import MockScript, MockScriptError, load_script
+from omniagent.runtime.catalog import ConnectionKind, profile
 from omniagent.runtime.discovery import resolve
 from omniagent.runtime.errors import AgentError, AuthRequired, NotInstalled, SessionClosed
 from omniagent.runtime.runtime import Runtime
@@ -90,14 +92,35 @@ def run_command(options: RunOptions) -> int:
         return EXIT_TURN_FAILED
 
 
-def choose_agent(report: DiscoveryReport, drivable: Callable[[AgentInstallation], bool]) -> AgentInstallation | None:
-    """The agent `run` uses when none is named: the first installed one, in discovery order, that omniagent can
-    drive. (The one place to change when the rule grows, e.g. to prefer a ready engine.)"""
-    return next((agent for agent in report.agents if drivable(agent)), None)
+def choose_agent(
+    report: DiscoveryReport,
+    drivable: Callable[[AgentInstallation], bool],
+    engine_ready: Callable[[], bool] = lambda: False,
+) -> AgentInstallation | None:
+    """The agent `run` uses when none is named: our engine when it is ready (a provider with a model and a key),
+    else the first other installed agent, in discovery order, that omniagent can drive, else the engine anyway (it
+    then says which key to set). `engine_ready` is asked only when the report holds the engine."""
+    engine = next((agent for agent in report.agents if is_engine(agent) and drivable(agent)), None)
+    if engine is not None and engine_ready():
+        return engine
+    other = next((agent for agent in report.agents if not is_engine(agent) and drivable(agent)), None)
+    return other or engine
 
 
-async def pick_agent(runtime: Runtime, wanted: str | None, *, mock: bool) -> AgentInstallation:
-    """The named agent, or `choose_agent`'s pick. Raises: `NoAgent`."""
+def is_engine(agent: AgentInstallation) -> bool:
+    """Whether the installation is our own engine (the catalog's in-process row)."""
+    row = profile(agent.id)
+    return agent.acp_args is None and row is not None and row.connection is ConnectionKind.ENGINE
+
+
+def _engine_ready() -> bool:
+    from omniagent.runtime.adapters.engine_info import engine_ready
+
+    return engine_ready()
+
+
+async def pick_agent(runtime: Runtime, wanted: str | None, *, mock: bool) -> tuple[AgentInstallation, str]:
+    """The named agent, or `choose_agent`'s pick, with the reason for the pick ("" when named). Raises: `NoAgent`."""
     report = await runtime.discover()
 
     def drivable(agent: AgentInstallation) -> bool:
@@ -105,9 +128,15 @@ async def pick_agent(runtime: Runtime, wanted: str | None, *, mock: bool) -> Age
         return mock or adapter_for(agent) is not None
 
     if wanted is None:
-        chosen = choose_agent(report, drivable)
+        ready: list[bool] = []  # remembered: the reason below must not read the key files a second time
+
+        def engine_ready() -> bool:
+            ready.append(_engine_ready())
+            return ready[-1]
+
+        chosen = choose_agent(report, drivable, engine_ready)
         if chosen is not None:
-            return chosen
+            return chosen, _why(chosen, ready)
         if not report.agents:
             raise NoAgent("no agent CLI found on this machine; `omniagent agents` lists what to install")
         names = ", ".join(agent.id for agent in report.agents)
@@ -121,7 +150,15 @@ async def pick_agent(runtime: Runtime, wanted: str | None, *, mock: bool) -> Age
         raise NoAgent(f"unknown agent `{wanted}` (installed: {names})")
     if not drivable(found):
         raise NoAgent(f"omniagent cannot drive {found.name} ({found.id}) yet")
-    return found
+    return found, ""
+
+
+def _why(chosen: AgentInstallation, engine_ready: list[bool]) -> str:
+    if is_engine(chosen):
+        return "a model provider has a key" if engine_ready[-1] else "no other agent to drive"
+    if engine_ready:
+        return "the engine has no provider key"
+    return "the first installed agent omniagent can drive"
 
 
 def login_hint(methods: list[LoginMethod]) -> str:
@@ -144,12 +181,12 @@ async def _run(options: RunOptions, script: MockScript | None) -> int:
     asker = _asker(options, renderer, notes, interactive=interactive)
     async with Runtime(mock=script) as runtime:
         try:
-            agent = await pick_agent(runtime, options.agent, mock=script is not None)
+            agent, why = await pick_agent(runtime, options.agent, mock=script is not None)
         except NoAgent as error:
             renderer.note(str(error), style="red")
             return EXIT_NO_AGENT
         if options.agent is None:
-            renderer.note(f"using {agent.name} ({agent.id})", style="dim")
+            renderer.note(f"using {agent.name} ({agent.id}): {why}", style="dim")
         mode = PermissionMode.AUTO_APPROVE if options.yes else PermissionMode.ASK
         try:
             session = await runtime.open(agent.id, os.getcwd(), permission_mode=mode)

@@ -320,7 +320,8 @@ class _EngineDriver:
             failed = data.outcome if isinstance(data, RunDoneData) else None
             if isinstance(failed, RunOutcomeFailed) and failed.code == "auth":
                 # The provider refused the key: the session needs a login again.
-                self._push(d.AuthLost(info.login_methods(self._engine.routes.catalog)))
+                provider = self._session_model.partition("/")[0]
+                self._push(d.AuthLost(info.login_methods(self._engine.routes.catalog, refused=provider)))
 
     def _set_session(self, session: Session) -> None:
         self._session = session
@@ -337,6 +338,11 @@ class _EngineDriver:
             self._push(d.InfoChanged(fresh))
 
     # --- plumbing ------------------------------------------------------------------------------------------
+
+    @property
+    def _session_model(self) -> str:
+        assert self._session is not None
+        return self._session.model
 
     @property
     def _session_id(self) -> str:

@@ -109,12 +109,17 @@ def context_window(engine: Engine, selector: str) -> int | None:
 # --- auth and readiness ------------------------------------------------------------------------------------
 
 
-def login_methods(catalog: Catalog) -> list[LoginMethod]:
-    """One `EnvVar` per provider that needs a key and has none; the usual two when the catalog names none."""
+def login_methods(catalog: Catalog, refused: str | None = None) -> list[LoginMethod]:
+    """One `EnvVar` per provider that needs a key and has none (first the `refused` provider's, whose key the
+    provider turned down); the usual two when the catalog names none."""
     names: list[str] = []
     for provider in catalog.providers:
         source = provider.auth.api_key.source if provider.auth and provider.auth.api_key else None
-        if source is not None and source.env and _state(catalog, provider.id) == "needs_credential":
+        if source is None or not source.env:
+            continue
+        if provider.id == refused:
+            names.insert(0, source.env)
+        elif _state(catalog, provider.id) == "needs_credential":
             names.append(source.env)
     return [EnvVarLogin(name=name) for name in dict.fromkeys(names or FALLBACK_KEY_VARS)]
 

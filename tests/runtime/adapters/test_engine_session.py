@@ -1,0 +1,175 @@
+"""Sessions of our engine through the `Runtime`: discovery, login, resume, fork, options, refusals."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from omniagent.protocols.sidecar.agents import (
+    Capability,
+    EnvVarLogin,
+    InstallationSource,
+    SelectKind,
+    Unauthenticated,
+)
+from omniagent.protocols.sidecar.commands import McpServer, StdioMcp
+from omniagent.protocols.sidecar.events import Completed, RequestOpened, SessionUpdated, TextDelta, TurnEnded
+from omniagent.runtime.discovery import discover
+from omniagent.runtime.errors import AuthRequired, InvalidConfiguration, ResumeFailed, UnsupportedFeature
+from omniagent.testing import FakeLLMServer, Reply, Scenario
+from tests.runtime.adapters.engine_harness import (
+    bodies,
+    collect,
+    of,
+    one_turn,
+    open_engine,
+    runtime,
+    tool_then_text,
+    use_engine,
+    workspace,
+)
+from tests.sidecar_schema import validate
+
+
+def test_discovery_always_reports_the_engine_as_pinned(tmp_path: Path) -> None:
+    """Issue "One system" part 3: `omniagent` is always installed, source Pinned, at the `omniagent` entry beside the
+    running interpreter (else the interpreter), whatever PATH and HOME hold."""
+    report = discover(env={"PATH": "", "HOME": str(tmp_path), "OMNIAGENT_NO_LOGIN_SHELL": "1"})
+    validate("DiscoveryReport", report.dump())
+    (engine,) = [agent for agent in report.agents if agent.id == "omniagent"]
+    assert engine.source is InstallationSource.PINNED and engine.name == "omniagent"
+    beside = Path(sys.executable).parent / "omniagent"
+    assert engine.executable_path == (str(beside) if beside.exists() else sys.executable)
+    assert "omniagent" not in {missing.id for missing in report.missing}
+
+
+async def test_without_a_key_open_needs_a_login_naming_the_key_variables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue: no provider with a credential → AuthRequired with EnvVar login methods; probe reports it as a
+    result (Unauthenticated), never as a failure."""
+    use_engine(monkeypatch, tmp_path, None)
+    async with runtime() as rt:
+        with pytest.raises(AuthRequired) as raised:
+            await rt.open("omniagent", workspace(tmp_path))
+        details = await rt.probe("omniagent")
+    expected = [EnvVarLogin(name="ANTHROPIC_API_KEY"), EnvVarLogin(name="OPENAI_API_KEY")]
+    assert raised.value.login == expected
+    assert details.auth == Unauthenticated(login=expected)
+
+
+async def test_capabilities_and_options_come_from_the_engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue: real capabilities (Resume, Permissions, ContextUsage; no Fork or Compact while the engine has
+    neither; no Images while it refuses media) and options model (ready providers' models), reasoning, mode."""
+    async with FakeLLMServer(Scenario()) as llm:
+        use_engine(monkeypatch, tmp_path, llm)
+        async with runtime() as rt:
+            info = (await open_engine(rt, workspace(tmp_path))).info()
+    features = info.details.capabilities.features
+    assert features == [Capability.RESUME, Capability.PERMISSIONS, Capability.CONTEXT_USAGE]
+    options = {option.id: option for option in info.details.config_options}
+    assert list(options) == ["model", "reasoning", "mode"]
+    model = options["model"].kind
+    assert isinstance(model, SelectKind)
+    assert {c.value.partition("/")[0] for c in model.choices} == {"anthropic"}  # only the provider with a key
+    assert info.configuration.options == {"model": "anthropic/claude-sonnet-4-5", "reasoning": "medium", "mode": "ask"}
+    assert info.resume_token is not None and len(info.resume_token) == 32
+
+
+async def test_creation_options_pick_the_model_and_the_mode(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """anyagent §9.12 creation-time options: the model goes to the provider; mode `auto` runs writes unasked."""
+    ws = workspace(tmp_path)
+    async with FakeLLMServer(tool_then_text()) as llm:
+        use_engine(monkeypatch, tmp_path, llm)
+        async with runtime() as rt:
+            configure = {"model": "anthropic/claude-haiku-4-5", "mode": "auto"}
+            session = await open_engine(rt, ws, configure=configure)
+            assert session.info().configuration.options["model"] == "anthropic/claude-haiku-4-5"
+            await session.prompt("write it")
+            events = await one_turn(session)
+            with pytest.raises(InvalidConfiguration):
+                await rt.open("omniagent", ws, configure={"model": "anthropic/no-such-model"})
+        first = (await bodies(llm, 1))[0]
+    assert first["model"] == "claude-haiku-4-5"
+    assert of(events, RequestOpened) == [] and (ws / "hello.txt").exists()
+    assert of(events, TurnEnded)[-1].stop == Completed()
+
+
+async def test_configure_patches_the_session_and_announces_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue: Configure model/reasoning → session.patch, then InfoChanged (a SessionUpdated with the new current);
+    the next turn uses them."""
+    async with FakeLLMServer(Scenario([Reply(text="ok")])) as llm:
+        use_engine(monkeypatch, tmp_path, llm)
+        async with runtime() as rt:
+            session = await open_engine(rt, workspace(tmp_path))
+            await session.configure("model", "anthropic/claude-opus-4-1")
+            updated = await collect(session, lambda e: isinstance(e.kind, SessionUpdated))
+            await session.configure("reasoning", "high")
+            await collect(session, lambda e: isinstance(e.kind, SessionUpdated))
+            assert session.info().configuration.options["reasoning"] == "high"
+            await session.prompt("hi")
+            await one_turn(session)
+        body = (await bodies(llm, 1))[0]
+    info = of(updated, SessionUpdated)[-1].info
+    assert info.configuration.options["model"] == "anthropic/claude-opus-4-1"
+    assert body["model"] == "claude-opus-4-1" and body["thinking"]["type"] == "enabled"
+
+
+async def test_resume_by_token_continues_the_conversation_in_a_new_runtime(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue: resume by session id = resume token; the engine's durable store carries the transcript across
+    runtimes (the shared engine closed with the first one). An unknown token is ResumeFailed."""
+    ws = workspace(tmp_path)
+    async with FakeLLMServer(Scenario([Reply(text="first answer"), Reply(text="second answer")])) as llm:
+        use_engine(monkeypatch, tmp_path, llm)
+        async with runtime() as rt:
+            session = await open_engine(rt, ws)
+            await session.prompt("remember the word kumquat")
+            await one_turn(session)
+            token = session.info().resume_token
+        assert token is not None
+        async with runtime() as rt:
+            resumed = await open_engine(rt, ws, resume=token)
+            assert resumed.info().resume_token == token
+            assert resumed.info().title == "remember the word kumquat"
+            await resumed.prompt("which word?")
+            events = await one_turn(resumed)
+            with pytest.raises(ResumeFailed):
+                await rt.open("omniagent", ws, resume="0" * 32)
+        second = (await bodies(llm, 2))[1]
+    assert "".join(t.text for t in of(events, TextDelta)) == "second answer"
+    assert "kumquat" in str(second["messages"][0]) and "first answer" in str(second["messages"][1])
+
+
+async def test_fork_and_mcp_servers_are_refused_while_the_engine_has_neither(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """anyagent §5 UnsupportedFeature: the engine cannot fork yet (docs/engine.md) and has no MCP client."""
+    async with FakeLLMServer(Scenario()) as llm:
+        use_engine(monkeypatch, tmp_path, llm)
+        async with runtime() as rt:
+            session = await open_engine(rt, workspace(tmp_path))
+            with pytest.raises(UnsupportedFeature):
+                await rt.open("omniagent", workspace(tmp_path), fork=session.info().resume_token)
+            server = McpServer(name="x", connection=StdioMcp(command="true", args=[], env={}))
+            with pytest.raises(UnsupportedFeature):
+                await rt.open("omniagent", workspace(tmp_path), mcp_servers=[server])
+
+
+async def test_two_sessions_share_one_engine_and_run_side_by_side(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/architecture.md: one engine per event loop, shared by every engine session (one store, one recovery)."""
+    async with FakeLLMServer(Scenario([Reply(text="same")], fallback=Reply(text="same"))) as llm:
+        use_engine(monkeypatch, tmp_path, llm)
+        async with runtime() as rt:
+            first = await open_engine(rt, workspace(tmp_path))
+            second = await open_engine(rt, workspace(tmp_path))
+            await first.prompt("a")
+            await second.prompt("b")
+            ends = [of(await one_turn(s), TurnEnded)[-1].stop for s in (first, second)]
+    assert ends == [Completed(), Completed()]
+    assert first.info().resume_token != second.info().resume_token
