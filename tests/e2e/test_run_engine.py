@@ -1,0 +1,153 @@
+"""`omniagent run` with our engine: the real CLI as a subprocess whose only credential is `ANTHROPIC_API_KEY`, pointed
+at the fake LLM by `ANTHROPIC_BASE_URL`, with a HOME and data dir of the test's own and no agent CLI on PATH. The
+terminal prompt is answered through a pseudo-terminal; waits are bounded."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import select
+import struct
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+
+from omniagent.cli_run import EXIT_NO_AGENT, choose_agent
+from omniagent.protocols.sidecar.agents import AgentInstallation, DiscoveryReport, InstallationSource
+from omniagent.testing import FakeLLMServer
+from tests.runtime.adapters.engine_harness import KEY, child_env, tool_then_text, workspace
+from tests.sidecar_schema import validate
+
+WAIT = 20.0  # seconds: the bound on any one wait for the CLI
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def _run(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "omniagent", "run", *args],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+    )
+
+
+def test_run_on_a_terminal_picks_the_ready_engine_asks_permission_and_completes(tmp_path: Path) -> None:
+    """Issue "One system" part 3 acceptance: with only ANTHROPIC_API_KEY set (base URL at the fake LLM), `run`
+    picks the engine, says so, completes a turn with a tool call, asking permission on the TTY; exit 0."""
+    ws = workspace(tmp_path)
+    with FakeLLMServer(tool_then_text()) as llm:
+        master, slave = os.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+        env = child_env(tmp_path, llm) | {"TERM": "xterm-256color"}
+        process = subprocess.Popen(
+            [sys.executable, "-m", "omniagent", "run", "write hello.txt"],
+            cwd=ws,
+            env=env,
+            stdin=slave,
+            stdout=slave,
+            stderr=subprocess.PIPE,
+        )
+        os.close(slave)
+        try:
+            prompt = _read_until(master, b"choice [")
+            assert "allow once" in prompt and "allow always" in prompt and "deny once" in prompt
+            assert not (ws / "hello.txt").exists()
+            os.write(master, b"y\n")
+            rest = _read_until(master, b"\0never\0")
+            assert process.wait(timeout=WAIT) == 0
+            assert process.stderr is not None
+            notes = process.stderr.read().decode()
+        finally:
+            process.kill()
+            process.wait()
+            os.close(master)
+    assert "using omniagent (omniagent): a model provider has a key" in notes
+    assert "All done." in rest and "Write hello.txt" in prompt + rest
+    assert (ws / "hello.txt").read_text() == "hello\n"
+    assert KEY not in prompt + rest + notes
+
+
+def test_run_without_a_terminal_denies_the_write_and_the_turn_still_completes(tmp_path: Path) -> None:
+    """docs/run.md: no terminal → permissions are denied (deny once) and said on stderr; the engine tells the model
+    and the turn completes (exit 0)."""
+    ws = workspace(tmp_path)
+    with FakeLLMServer(tool_then_text(text="Fine, I will not.")) as llm:
+        out = _run("write hello.txt", cwd=ws, env=child_env(tmp_path, llm))
+    assert out.returncode == 0, out.stderr
+    assert "denied" in out.stderr and "Fine, I will not." in out.stdout
+    assert not (ws / "hello.txt").exists()
+
+
+def test_run_json_yes_prints_schema_valid_events_and_runs_the_tool(tmp_path: Path) -> None:
+    """docs/run.md: `--yes` approves every permission unasked; `--json` prints only events, the last TurnEnded."""
+    ws = workspace(tmp_path)
+    with FakeLLMServer(tool_then_text()) as llm:
+        out = _run("--yes", "--json", "write hello.txt", cwd=ws, env=child_env(tmp_path, llm))
+    assert out.returncode == 0, out.stderr
+    events = [json.loads(line) for line in out.stdout.splitlines()]
+    for event in events:
+        validate("Event", event)
+    kinds = [next(iter(event["kind"])) if isinstance(event["kind"], dict) else event["kind"] for event in events]
+    assert "RequestOpened" not in kinds and "ToolUpdated" in kinds and kinds[-1] == "TurnEnded"
+    assert events[-1]["kind"]["TurnEnded"]["stop"] == {"Completed": {"source": "Protocol"}}
+    assert (ws / "hello.txt").read_text() == "hello\n"
+
+
+def test_run_without_any_key_or_other_agent_picks_the_engine_and_says_which_key_to_set(tmp_path: Path) -> None:
+    """Issue: without a ready engine `run` takes the first installed agent; the engine is the only one here, so it
+    is picked and its AuthRequired says which variables to set (exit 3)."""
+    out = _run("hi", cwd=workspace(tmp_path), env=child_env(tmp_path, None))
+    assert out.returncode == EXIT_NO_AGENT, out.stderr
+    assert "using omniagent (omniagent): no other agent to drive" in out.stderr
+    assert "set ANTHROPIC_API_KEY; or set OPENAI_API_KEY" in out.stderr
+
+
+def test_choose_agent_prefers_a_ready_engine_else_the_first_other_drivable_agent() -> None:
+    """Issue: without `--agent`, `run` prefers a ready engine (a provider with a credential), otherwise the first
+    installed agent (that omniagent can drive); the engine only when nothing else can run."""
+    engine, qwen, pi = (
+        AgentInstallation(id=name, name=name, executable_path=f"/bin/{name}", source=InstallationSource.PATH)
+        for name in ("omniagent", "qwen", "pi")
+    )
+    report = DiscoveryReport(agents=[engine, pi, qwen], missing=[], diagnostics=[])
+    drivable = lambda agent: agent.id != "pi"  # noqa: E731
+    assert choose_agent(report, drivable, lambda: True) == engine
+    assert choose_agent(report, drivable, lambda: False) == qwen
+    only_engine = DiscoveryReport(agents=[engine, pi], missing=[], diagnostics=[])
+    assert choose_agent(only_engine, drivable, lambda: False) == engine
+    asked: list[bool] = []
+
+    def ready() -> bool:
+        asked.append(True)
+        return True
+
+    without_engine = DiscoveryReport(agents=[pi, qwen], missing=[], diagnostics=[])
+    assert choose_agent(without_engine, drivable, ready) == qwen
+    assert asked == []  # readiness (key files) is read only when the engine is there to pick
+
+
+def _read_until(fd: int, marker: bytes) -> str:
+    """Text from `fd` until `marker`, the end of the stream, or WAIT seconds (then the test fails); ANSI removed."""
+    deadline = time.monotonic() + WAIT
+    seen = b""
+    while marker not in seen:
+        remaining = deadline - time.monotonic()
+        assert remaining > 0, f"timed out waiting for {marker!r}; saw {seen!r}"
+        ready, _, _ = select.select([fd], [], [], remaining)
+        if not ready:
+            continue
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:  # EIO: the pty's other side closed
+            chunk = b""
+        if not chunk:
+            break
+        seen += chunk
+    return _ANSI.sub("", seen.decode(errors="replace"))

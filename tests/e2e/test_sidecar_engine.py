@@ -1,0 +1,81 @@
+"""Our engine through a real `omniagent serve` subprocess: every line schema-checked and held to G1-G4 by the
+client (`tests/e2e/sidecar_client.py`); the engine calls the fake LLM over the Anthropic wire, keyed by
+`ANTHROPIC_API_KEY` and pointed at it by `ANTHROPIC_BASE_URL`, with a data dir and HOME of the test's own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from omniagent.testing import FakeLLMServer, Reply, Scenario
+from tests.e2e.sidecar_client import Sidecar, kind_of, statuses, texts
+from tests.runtime.adapters.engine_harness import KEY, child_env, tool_then_text, workspace
+
+
+async def test_the_sidecar_drives_the_engine_through_a_permission_turn(tmp_path: Path) -> None:
+    """Issue "One system" part 3 acceptance: `discover` lists omniagent (Pinned); `open` agent `omniagent`, prompt,
+    the write's permission answered AllowOnce, TurnEnded Completed; the file is written; no key on the wire."""
+    ws = workspace(tmp_path)
+    async with FakeLLMServer(tool_then_text()) as llm, Sidecar.running(env=child_env(tmp_path, llm)) as sidecar:
+        report = await sidecar.ok("discover")
+        assert [(a["id"], a["source"]) for a in report["agents"]] == [("omniagent", "Pinned")]
+        info = await sidecar.ok("open", agent="omniagent", dir=str(ws))
+        session = info["id"]
+        assert "Permissions" in info["details"]["capabilities"]["features"]
+        assert info["details"]["auth"] == {"Authenticated": {"kind": "ApiKey", "account": None}}
+        delivery = await sidecar.ok("prompt", session=session, text="write hello.txt")
+        assert delivery == {"prompt_id": "p1", "kind": {"Started": {"turn_id": "t1"}}}
+        opened = (await sidecar.wait_event(session, "RequestOpened"))["kind"]["RequestOpened"]["Permission"]
+        assert opened["options"] == ["AllowOnce", "AllowAlways", "DenyOnce"]
+        assert opened["tool"]["kind"] == "Edit" and opened["tool"]["input"] == {"Path": str(ws / "hello.txt")}
+        answer = {"Permission": "AllowOnce"}
+        assert await sidecar.ok("answer", session=session, request=opened["id"], answer=answer) is None
+        ended = await sidecar.wait_event(session, "TurnEnded")
+        assert ended["kind"]["TurnEnded"] == {"stop": {"Completed": {"source": "Protocol"}}, "background": []}
+        assert await sidecar.ok("close", session=session) is None
+        await sidecar.wait_closed(session)
+        events = sidecar.events(session)
+    assert (ws / "hello.txt").read_text() == "hello\n"
+    assert "".join(texts(events)) == "All done."
+    assert statuses(events) == ["Working", "NeedsInput", "Working", "Idle"]
+    tools = [e["kind"]["ToolUpdated"]["status"] for e in events if kind_of(e) == "ToolUpdated"]
+    assert tools == ["Pending", "Running", "Completed"]
+    wire = b"\n".join(str(line).encode() for line in sidecar.lines) + bytes(sidecar.stderr)
+    assert KEY.encode() not in wire
+
+
+async def test_opening_the_engine_without_a_key_is_auth_required_naming_the_variables(tmp_path: Path) -> None:
+    """Issue: no provider with a credential → AuthRequired with EnvVar login methods (names, never values)."""
+    async with Sidecar.running(env=child_env(tmp_path, None)) as sidecar:
+        error = await sidecar.error("open", agent="omniagent", dir=str(workspace(tmp_path)))
+    assert error["kind"] == "AuthRequired", error
+    assert error["login"] == [{"EnvVar": {"name": "ANTHROPIC_API_KEY"}}, {"EnvVar": {"name": "OPENAI_API_KEY"}}]
+
+
+async def test_eof_during_an_open_permission_exits_cleanly_and_a_new_sidecar_resumes_the_session(
+    tmp_path: Path,
+) -> None:
+    """docs/engine.md crash rules through the sidecar: stdin EOF while the engine waits for an answer ends the run
+    (interrupted) and the sidecar exits 0; a second sidecar on the same data dir resumes the session by its token
+    and runs a turn on it."""
+    ws = workspace(tmp_path)
+    scenario = Scenario([tool_then_text().steps[0], Reply(text="resumed fine")])
+    async with FakeLLMServer(scenario) as llm:
+        env = child_env(tmp_path, llm)
+        sidecar = await Sidecar.start(env=env)
+        try:
+            info = await sidecar.ok("open", agent="omniagent", dir=str(ws))
+            await sidecar.ok("prompt", session=info["id"], text="write hello.txt")
+            await sidecar.wait_event(info["id"], "RequestOpened")
+            await sidecar.end_input()
+            assert await sidecar.wait_exit() == 0
+        finally:
+            await sidecar.aclose()
+        sidecar.assert_clean()
+        assert not (ws / "hello.txt").exists()
+        async with Sidecar.running(env=env) as again:
+            resumed = await again.ok("open", agent="omniagent", dir=str(ws), resume=info["resume_token"])
+            assert resumed["resume_token"] == info["resume_token"]
+            await again.ok("prompt", session=resumed["id"], text="go on")
+            ended = await again.wait_event(resumed["id"], "TurnEnded")
+            assert ended["kind"]["TurnEnded"]["stop"] == {"Completed": {"source": "Protocol"}}
+            assert "".join(texts(again.events(resumed["id"]))) == "resumed fine"
