@@ -1,14 +1,15 @@
 """Per real agent: spawn → first text and spawn → turn end, through omniagent's Runtime and through a minimal direct
 ACP client, so the overhead omniagent adds is visible (issue target: under 10 ms per turn).
 
-    python benchmarks/real_agents.py [--runs N] [--agents qwen,gemini,…]
+    python benchmarks/real_agents.py [--runs N] [--turns N] [--agents qwen,gemini,…]
 
 Both paths run the same agent the same way: the pinned npm install (scripts/install_agents.py), a fresh HOME, the
 loopback-only network namespace with the fake LLM answering "hello from fake llm" (tests/e2e/agents/harness.py).
 Each run starts a fresh world; paths alternate so disk caches warm both alike. Per path and agent it prints medians:
 - `first`: spawn → the first non-empty agent text (direct: `agent_message_chunk`; omniagent: `TextDelta`);
 - `end`: spawn → the turn end (direct: the `session/prompt` response; omniagent: `TurnEnded`);
-- `turn2`: a second prompt on the same session → its turn end (no start-up in it: the per-turn cost).
+- `turn`: each further prompt on the same session → its turn end (`--turns` of them per run; no start-up in it:
+  the per-turn cost).
 The one-off import of the ACP adapter (first use in a process) is timed apart, before the runs; discovery (once per
 Runtime, cached) runs before omniagent's clock starts.
 The direct client is ~40 lines of raw JSON lines over the pipes below: no models, no validation, no runtime.
@@ -45,7 +46,7 @@ STEP = 60.0  # seconds: bound on every wait
 class Timings:
     first: list[float] = field(default_factory=list)
     end: list[float] = field(default_factory=list)
-    turn2: list[float] = field(default_factory=list)
+    turn: list[float] = field(default_factory=list)
 
 
 class DirectClient:
@@ -81,7 +82,7 @@ class DirectClient:
                 self.proc.stdin.write(json.dumps(reply).encode() + b"\n")
 
 
-async def run_direct(world: World, timings: Timings) -> None:
+async def run_direct(world: World, timings: Timings, turns: int) -> None:
     start = time.perf_counter()
     proc = await asyncio.create_subprocess_exec(
         *world.argv,
@@ -104,21 +105,22 @@ async def run_direct(world: World, timings: Timings) -> None:
             assert client.first_text is not None, "no agent text"
             timings.first.append(client.first_text - start)
             timings.end.append(ended - start)
-            again = time.perf_counter()
-            await client.call("session/prompt", prompt)
-            timings.turn2.append(time.perf_counter() - again)
+            for _ in range(turns):
+                again = time.perf_counter()
+                await client.call("session/prompt", prompt)
+                timings.turn.append(time.perf_counter() - again)
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         await proc.wait()
 
 
-async def run_omniagent(world: World, timings: Timings) -> None:
+async def run_omniagent(world: World, timings: Timings, turns: int) -> None:
     async with asyncio.timeout(STEP * 2), Runtime(env=world.runtime_env) as runtime:
         await runtime.discover()  # once per Runtime (cached), and the direct client has nothing like it
         start = time.perf_counter()
         session = await runtime.open(world.ref, world.work)
-        for number in (1, 2):
+        for number in range(1 + turns):
             sent = time.perf_counter()
             await session.prompt("say hello")
             first = None
@@ -129,16 +131,16 @@ async def run_omniagent(world: World, timings: Timings) -> None:
                     break
             ended = time.perf_counter()
             assert first is not None, "no agent text"
-            if number == 1:
+            if number == 0:
                 timings.first.append(first - start)
                 timings.end.append(ended - start)
             else:
-                timings.turn2.append(ended - sent)
+                timings.turn.append(ended - sent)
         # Closing is not measured: agents that ignore stdin EOF take the close grace.
         os.killpg(world.agent_pid(), signal.SIGKILL)
 
 
-async def bench(agent: str, runs: int) -> dict[str, Timings]:
+async def bench(agent: str, runs: int, turns: int) -> dict[str, Timings]:
     results = {"direct": Timings(), "omniagent": Timings()}
     with tempfile.TemporaryDirectory(prefix=f"bench-{agent}-") as scratch:
         for number in range(runs):
@@ -147,7 +149,7 @@ async def bench(agent: str, runs: int) -> dict[str, Timings]:
                 root = Path(scratch) / f"{path}-{number}"
                 async with agent_world(agent, root, plain_scenario()) as world:
                     runner = run_direct if path == "direct" else run_omniagent
-                    await runner(world, results[path])
+                    await runner(world, results[path], turns)
     return results
 
 
@@ -157,7 +159,8 @@ def ms(values: list[float]) -> str:
 
 async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=3, help="fresh worlds per path and agent")
+    parser.add_argument("--turns", type=int, default=5, help="warm turns per run after the first")
     parser.add_argument("--agents", default=",".join(PEERS), help="comma-separated (default: all five)")
     args = parser.parse_args()
     # The adapter is imported on first use (~250 ms of ACP models); a one-off per process, so it is paid here and
@@ -166,12 +169,13 @@ async def main() -> int:
     import omniagent.runtime.adapters.acp  # noqa: F401
 
     print(f"one-off per process: importing the ACP adapter took {(time.perf_counter() - started) * 1000:.0f} ms")
-    print(f"median of {args.runs} runs, ms   first = spawn→first text, end = spawn→turn end, turn2 = warm turn")
-    print(f"{'agent':16} {'path':10} {'first':>8} {'end':>8} {'turn2':>8}")
+    print(f"medians, ms, {args.runs} runs x (1 + {args.turns} turns)")
+    print("first = spawn→first text, end = spawn→turn end, turn = a warm turn (prompt→turn end)")
+    print(f"{'agent':16} {'path':10} {'first':>8} {'end':>8} {'turn':>8}")
     for agent in args.agents.split(","):
-        results = await bench(agent, args.runs)
+        results = await bench(agent, args.runs, args.turns)
         for path, timings in results.items():
-            print(f"{agent:16} {path:10} {ms(timings.first)} {ms(timings.end)} {ms(timings.turn2)}")
+            print(f"{agent:16} {path:10} {ms(timings.first)} {ms(timings.end)} {ms(timings.turn)}")
         direct, omni = results["direct"], results["omniagent"]
         names = [f.name for f in fields(Timings)]
         deltas = [statistics.median(getattr(omni, n)) - statistics.median(getattr(direct, n)) for n in names]
