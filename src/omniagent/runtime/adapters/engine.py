@@ -1,9 +1,10 @@
 """The adapter for `omniagent`, our own engine, driven in process (docs/architecture.md, "The engine as an agent").
 
-`connect` leases the event loop's one Engine (`engine_host`), opens an engine session (new, resumed by id, or
-forked when the engine can), subscribes to the engine's broadcasts, and yields a driver that turns commands into
-Engine calls and this session's broadcasts into driver events (`engine_translate`). Session facts and options are
-`engine_info`'s. Turn rules are the session loop's: this module never decides when a turn starts or ends.
+`connect` leases the event loop's one Engine (`engine_host`), opens an engine session (`engine_open`: new,
+resumed by id, or forked when the engine can), subscribes to the engine's broadcasts, and yields a driver that
+turns commands into Engine calls and this session's broadcasts into driver events (`engine_translate`). Session
+facts and options are `engine_info`'s. Turn rules are the session loop's: this module never decides when a turn
+starts or ends.
 
 Broadcasts are delivered synchronously and must never block the engine, so the subscriber only appends to an
 outbox; a pump task carries it into the bounded `EventSink` (the engine cannot be slowed down, as with `omniagent
@@ -15,12 +16,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
 
-from pydantic import ValidationError
-
-from omniagent.engine import sessions
 from omniagent.engine.engine import Engine
 from omniagent.engine.errors import EngineError
 from omniagent.engine.permissions import Decision
@@ -30,36 +28,22 @@ from omniagent.protocols.sidecar.commands import PermissionAnswer
 from omniagent.protocols.sidecar.events import Cancelled, DiagnosticEvent, Failed, PermissionChoice
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.content import ContentText, InputContent
-from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.protocols.yuke.misc import InteractionRequestedData
 from omniagent.protocols.yuke.runs import RunDoneData, RunOutcomeFailed
 from omniagent.protocols.yuke.sessions import (
-    CreateSession,
     SendInputQueued,
     Session,
     SessionCancelInputParams,
     SessionCancelRunParams,
-    SessionForkParams,
-    SessionGetParams,
-    SessionPatch,
-    SessionPatchParams,
-    SessionRemoveParams,
     SessionSummaryChangedData,
 )
 from omniagent.runtime import driver as d
 from omniagent.runtime.adapters import engine_info as info
+from omniagent.runtime.adapters import engine_open
 from omniagent.runtime.adapters.acp_prompt import prompt_text
 from omniagent.runtime.adapters.engine_host import engine_host
 from omniagent.runtime.adapters.engine_translate import Translator, interaction_of
-from omniagent.runtime.errors import (
-    AuthRequired,
-    InvalidConfiguration,
-    ProtocolFailed,
-    ResumeFailed,
-    SpawnFailed,
-    UnsupportedFeature,
-)
-from omniagent.runtime.requests import check_option
+from omniagent.runtime.errors import SpawnFailed, UnsupportedFeature
 
 log = logging.getLogger(__name__)
 
@@ -127,70 +111,10 @@ class _EngineDriver:
     def stop(self) -> None:
         self._commands.put_nowait(None)
 
-    # --- opening -------------------------------------------------------------------------------------------
-
     async def open_session(self) -> None:
-        """Create, resume or fork the engine session and apply creation-time options.
-
-        Raises: `AuthRequired`, `ResumeFailed`, `UnsupportedFeature`, `InvalidConfiguration`, `ProtocolFailed`.
-        """
-        request, catalog = self._request, self._engine.routes.catalog
-        chosen_model = request.configure.get(info.MODEL_OPTION)
-        if chosen_model is None and not info.has_ready_model(catalog):
-            raise AuthRequired(info.login_methods(catalog))
-        if request.fork is not None:
-            session = await self._fork(request.fork)
-        elif request.resume is not None:
-            session = await self._existing(request.resume)
-        else:
-            session = await self._create(request.configure)
-        self._set_session(session)
-        await self._configure_at_creation(session, request.configure)
-
-    async def _create(self, configure: Mapping[str, ConfigValue]) -> Session:
-        model, reasoning = configure.get(info.MODEL_OPTION), configure.get(info.REASONING_OPTION)
-        if not isinstance(model, str | None) or not isinstance(reasoning, str | None):
-            raise InvalidConfiguration("wrong value type")
-        params = CreateSession(workspace_path=str(self._request.directory), model=model, reasoning=reasoning)
-        try:
-            return (await sessions.create(self._engine, params)).session
-        except EngineError as exc:
-            if exc.code in (ErrorCode.UNSUPPORTED_MODEL, ErrorCode.UNSUPPORTED_REASONING):
-                raise InvalidConfiguration(exc.message) from exc
-            raise ProtocolFailed(exc.message) from exc
-
-    async def _existing(self, session_id: str) -> Session:
-        try:
-            return (await sessions.get(self._engine, SessionGetParams(session_id=session_id))).session
-        except (EngineError, ValidationError) as exc:
-            raise ResumeFailed(f"the engine has no session {session_id}") from exc
-
-    async def _fork(self, source_id: str) -> Session:
-        if "session.fork" not in self._engine.handlers:
-            raise UnsupportedFeature("fork (the engine cannot fork sessions yet)")
-        if self._request.fork_at is not None:
-            raise UnsupportedFeature("fork at a point (the engine forks whole sessions)")
-        source = await self._existing(source_id)
-        forked = await self._engine.handle("session.fork", SessionForkParams(session_id=source.id))
-        session = getattr(forked, "session", None)
-        if not isinstance(session, Session):
-            raise ProtocolFailed("the engine's fork answer has no session")
-        return session
-
-    async def _configure_at_creation(self, session: Session, configure: Mapping[str, ConfigValue]) -> None:
-        created = self._request.resume is None and self._request.fork is None
-        for option, value in configure.items():
-            problem = check_option(self.info.details, option, value, live=False)
-            if problem is None and option != info.MODE_OPTION and not created:
-                problem = await self._patch(option, value)
-            if problem is not None:
-                if created:  # leave no half-made session behind
-                    with suppress(EngineError):
-                        await sessions.remove(self._engine, SessionRemoveParams(session_id=session.id))
-                raise InvalidConfiguration(problem)
-        if isinstance(mode := configure.get(info.MODE_OPTION), str):
-            self._engine.permissions.set_mode(session.id, "auto" if mode == "auto" else "ask")
-        self._refresh(announce=False)
+        """Open the engine session (`engine_open`). Raises what `connect` may raise."""
+        describe = lambda session: info.session_info(self._engine, session).details  # noqa: E731
+        self._set_session(await engine_open.open_session(self._engine, self._request, describe))
 
     # --- commands ------------------------------------------------------------------------------------------
 
@@ -219,10 +143,7 @@ class _EngineDriver:
         elif isinstance(command, d.Cancel):
             await self._cancel()
         elif isinstance(command, d.Configure):
-            problem = await self._patch(command.option, command.value)
-            if problem is not None:
-                self._warn(f"agent rejected configure `{command.option}`: {problem}")
-            self._refresh(announce=True)
+            await self._configure(command.option, command.value)
         elif isinstance(command, d.Steer):
             self._push(d.SteerResult(accepted=False))
         elif isinstance(command, d.Rollback):
@@ -271,22 +192,12 @@ class _EngineDriver:
             with suppress(EngineError):  # the run ended meanwhile; its run.done says how
                 await self._engine.inputs.cancel_run(SessionCancelRunParams(session_id=self._session_id))
 
-    async def _patch(self, option: str, value: ConfigValue) -> str | None:
-        """Apply a live option; the engine's refusal as a sentence, or None."""
-        if option == info.MODE_OPTION:
-            if value not in ("ask", "auto"):
-                return "the mode is ask or auto"
-            self._engine.permissions.set_mode(self._session_id, "auto" if value == "auto" else "ask")
-            return None
-        if option not in (info.MODEL_OPTION, info.REASONING_OPTION) or not isinstance(value, str):
-            return f"unknown option `{option}`" if isinstance(value, str) else "wrong value type"
-        patch = SessionPatch(model=value) if option == info.MODEL_OPTION else SessionPatch(reasoning=value)
-        try:
-            result = await sessions.patch(self._engine, SessionPatchParams(session_id=self._session_id, patch=patch))
-        except EngineError as exc:
-            return exc.message
-        self._session = result.session
-        return None
+    async def _configure(self, option: str, value: ConfigValue) -> None:
+        assert self._session is not None
+        self._session, problem = await engine_open.set_option(self._engine, self._session, option, value)
+        if problem is not None:
+            self._warn(f"agent rejected configure `{option}`: {problem}")
+        self._refresh(announce=True)
 
     # --- from the engine -----------------------------------------------------------------------------------
 

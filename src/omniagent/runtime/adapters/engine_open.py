@@ -1,0 +1,126 @@
+"""Opening an engine session for the runtime (new, resumed by id, or forked) and setting its options; the engine
+calls and the errors the runtime expects from `connect` (anyagent §5).
+
+- new: `session.create` in the caller's directory; `model` / `reasoning` creation options go into the create.
+- resume: the resume token is the engine session id; an unknown one is `ResumeFailed`.
+- fork: only when the engine serves `session.fork` (it does not yet), never at a point.
+- no provider with a model and a key: `AuthRequired` with the key variables (checked before anything is made).
+- every creation option is checked against the session's own options (`check_option`), then applied; a bad one is
+  `InvalidConfiguration` and a session made for the open is removed again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import suppress
+
+from pydantic import ValidationError
+
+from omniagent.engine import sessions
+from omniagent.engine.engine import Engine
+from omniagent.engine.errors import EngineError
+from omniagent.protocols.sidecar.agents import AgentDetails, ConfigValue
+from omniagent.protocols.yuke.envelope import ErrorCode
+from omniagent.protocols.yuke.sessions import (
+    CreateSession,
+    Session,
+    SessionForkParams,
+    SessionGetParams,
+    SessionPatch,
+    SessionPatchParams,
+    SessionRemoveParams,
+)
+from omniagent.runtime import driver as d
+from omniagent.runtime.adapters import engine_info as info
+from omniagent.runtime.errors import (
+    AuthRequired,
+    InvalidConfiguration,
+    ProtocolFailed,
+    ResumeFailed,
+    UnsupportedFeature,
+)
+from omniagent.runtime.requests import check_option
+
+Describe = Callable[[Session], AgentDetails]
+
+
+async def open_session(engine: Engine, request: d.ConnectRequest, details: Describe) -> Session:
+    """The engine session for `request`, with its creation options applied. `details` describes a session (what
+    the options are checked against).
+
+    Raises: `AuthRequired`, `ResumeFailed`, `UnsupportedFeature`, `InvalidConfiguration`, `ProtocolFailed`.
+    """
+    catalog = engine.routes.catalog
+    if request.configure.get(info.MODEL_OPTION) is None and not info.has_ready_model(catalog):
+        raise AuthRequired(info.login_methods(catalog))
+    created = request.resume is None and request.fork is None
+    if request.fork is not None:
+        session = await _fork(engine, request.fork, request.fork_at)
+    elif request.resume is not None:
+        session = await existing(engine, request.resume)
+    else:
+        session = await _create(engine, request)
+    for option, value in request.configure.items():
+        problem = check_option(details(session), option, value, live=False)
+        if problem is None and (not created or option == info.MODE_OPTION):
+            session, problem = await set_option(engine, session, option, value)
+        if problem is not None:
+            if created:  # leave no half-made session behind
+                with suppress(EngineError):
+                    await sessions.remove(engine, SessionRemoveParams(session_id=session.id))
+            raise InvalidConfiguration(problem)
+    return session
+
+
+async def existing(engine: Engine, session_id: str) -> Session:
+    """The stored session with this id. Raises: `ResumeFailed`."""
+    try:
+        return (await sessions.get(engine, SessionGetParams(session_id=session_id))).session
+    except (EngineError, ValidationError) as exc:
+        raise ResumeFailed(f"the engine has no session {session_id}") from exc
+
+
+async def set_option(engine: Engine, session: Session, option: str, value: ConfigValue) -> tuple[Session, str | None]:
+    """Apply a live option: mode → the engine's permission mode, model / reasoning → `session.patch`. Returns the
+    session as it now is, and the engine's refusal as a sentence (None when applied)."""
+    if option == info.MODE_OPTION:
+        if value not in ("ask", "auto"):
+            return session, "the mode is ask or auto"
+        engine.permissions.set_mode(session.id, "auto" if value == "auto" else "ask")
+        return session, None
+    if option not in (info.MODEL_OPTION, info.REASONING_OPTION):
+        return session, f"unknown option `{option}`"
+    if not isinstance(value, str):
+        return session, "wrong value type"
+    patch = SessionPatch(model=value) if option == info.MODEL_OPTION else SessionPatch(reasoning=value)
+    try:
+        result = await sessions.patch(engine, SessionPatchParams(session_id=session.id, patch=patch))
+    except EngineError as exc:
+        return session, exc.message
+    return result.session, None
+
+
+async def _create(engine: Engine, request: d.ConnectRequest) -> Session:
+    model, reasoning = request.configure.get(info.MODEL_OPTION), request.configure.get(info.REASONING_OPTION)
+    if not isinstance(model, str | None) or not isinstance(reasoning, str | None):
+        raise InvalidConfiguration("wrong value type")
+    params = CreateSession(workspace_path=str(request.directory), model=model, reasoning=reasoning)
+    try:
+        return (await sessions.create(engine, params)).session
+    except EngineError as exc:
+        if exc.code in (ErrorCode.UNSUPPORTED_MODEL, ErrorCode.UNSUPPORTED_REASONING):
+            raise InvalidConfiguration(exc.message) from exc
+        raise ProtocolFailed(exc.message) from exc  # e.g. the directory is not a usable workspace
+
+
+async def _fork(engine: Engine, source_id: str, fork_at: str | None) -> Session:
+    if "session.fork" not in engine.handlers:
+        raise UnsupportedFeature("fork (the engine cannot fork sessions yet)")
+    if fork_at is not None:
+        raise UnsupportedFeature("fork at a point (the engine forks whole sessions)")
+    source = await existing(engine, source_id)
+    forked = await engine.handle("session.fork", SessionForkParams(session_id=source.id))
+    session = getattr(forked, "session", None)
+    if not isinstance(session, Session):
+        raise ProtocolFailed("the engine's fork answer has no session")
+    return session

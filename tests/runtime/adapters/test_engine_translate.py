@@ -1,0 +1,105 @@
+"""The pure broadcast → event mapping of the engine adapter, fed the engine's own typed broadcasts."""
+
+from __future__ import annotations
+
+import json
+
+from omniagent.protocols.sidecar.events import (
+    Cancelled,
+    Completed,
+    Edit,
+    Failed,
+    FileDiff,
+    OtherTool,
+    PathInput,
+    PatternInput,
+    Read,
+    Refused,
+    Search,
+    ToolStatus,
+    ToolUpdated,
+)
+from omniagent.protocols.yuke.messages import MessagePartAddedData, ToolPart, ToolStateChangedData
+from omniagent.protocols.yuke.runs import (
+    RunCanceledTiming,
+    RunDoneData,
+    RunOutcome,
+    RunOutcomeCanceled,
+    RunOutcomeFailed,
+    RunOutcomeTurn,
+)
+from omniagent.protocols.yuke.tools import DiffFile, DiffHunk, ToolStateCompleted, ToolStatePending, ViewDiff
+from omniagent.runtime import driver as d
+from omniagent.runtime.adapters.engine_translate import Translator, interaction_of, request_id
+from tests.sidecar_schema import validate
+
+SID = "0" * 32
+ROOT = "/work/ws"
+
+
+def _added(translator: Translator, name: str, args: dict[str, object], part_id: int = 0) -> ToolUpdated:
+    part = ToolPart(id=part_id, name=name, arguments=json.dumps(args), state=ToolStatePending())
+    (event,) = translator.map("message.part_added", MessagePartAddedData(session_id=SID, message_id=4, part=part))
+    assert isinstance(event, d.AdapterEvent) and isinstance(event.kind, ToolUpdated)
+    validate("ToolUpdate", event.kind.tool.dump())
+    return event.kind
+
+
+def test_tool_kinds_and_inputs_follow_the_tool_name() -> None:
+    """Issue: read → Read, write/edit → Edit, search → Search (input Path / Pattern); others are Other."""
+    translator = Translator(SID, ROOT)
+    read = _added(translator, "read", {"path": "src/a.py"}).tool
+    assert (read.kind, read.input, read.locations) == (
+        Read(),
+        PathInput(path="/work/ws/src/a.py"),
+        ["/work/ws/src/a.py"],
+    )
+    assert (read.id, read.title) == ("t4.0", "Read src/a.py")
+    search = _added(translator, "search", {"regex": "TODO"}, part_id=1).tool
+    assert (search.kind, search.input, search.title) == (Search(), PatternInput(pattern="TODO"), "Search TODO")
+    other = _added(translator, "frobnicate", {}, part_id=2).tool
+    assert other.kind == OtherTool() and other.raw is not None and other.raw.name == "frobnicate"
+
+
+def test_an_edit_carries_one_diff_per_hunk_from_the_engines_diff_view() -> None:
+    """Issue: diffs from the engine's diff views: each hunk's old side (context and removed lines) and new side."""
+    translator = Translator(SID, ROOT)
+    _added(translator, "edit", {"path": "a.txt", "old_string": "b", "new_string": "B"})
+    hunk = DiffHunk(old_start=1, old_lines=3, new_start=1, new_lines=3, lines=[" a", "-b", "+B", " c"])
+    view = ViewDiff(files=[DiffFile(path="a.txt", hunks=[hunk])])
+    state = ToolStateCompleted(output="edited a.txt", view=[view], duration_ms=3)
+    changed = ToolStateChangedData(session_id=SID, message_id=4, part_id=0, state=state)
+    (event,) = translator.map("tool.state_changed", changed)
+    assert isinstance(event, d.AdapterEvent) and isinstance(event.kind, ToolUpdated)
+    tool = event.kind.tool
+    assert tool.kind == Edit() and tool.status is ToolStatus.COMPLETED and tool.output == "edited a.txt"
+    assert tool.diffs == [FileDiff(path="/work/ws/a.txt", old_text="a\nb\nc\n", new_text="a\nB\nc\n")]
+
+
+def test_run_outcomes_become_stop_reasons() -> None:
+    """Issue: run.done completed → Completed/Protocol, canceled → Cancelled, failed → Failed(message); a refusal
+    or content filter finish → Refused."""
+    cases: list[tuple[RunOutcome, object]] = [
+        (RunOutcomeTurn(finish="stop", rounds=1), Completed()),
+        (RunOutcomeTurn(finish="refusal", rounds=1), Refused()),
+        (RunOutcomeTurn(finish="content_filter", rounds=1), Refused()),
+        (RunOutcomeCanceled(), Cancelled()),
+        (RunOutcomeFailed(code="network", message="the connection dropped"), None),
+    ]
+    for outcome, expected in cases:
+        done = RunDoneData(
+            session_id=SID, seq=1, run_id=1, kind="turn", timing=RunCanceledTiming(ended_at_ms=1), outcome=outcome
+        )
+        (event,) = Translator(SID, ROOT).map("run.done", done)
+        assert isinstance(event, d.TurnStopped)
+        if expected is None:
+            assert event.stop == Failed(message="the connection dropped (network)")
+        else:
+            assert event.stop == expected
+
+
+def test_request_ids_round_trip_to_the_engines_interaction_ids() -> None:
+    """anyagent §9.1: request ids are adapter-minted and opaque; ours are `r<interaction id>`, anything else is
+    not one of ours."""
+    assert request_id(7) == "r7" and interaction_of("r7") == 7
+    assert interaction_of("r") is None and interaction_of("x7") is None and interaction_of("r7x") is None
