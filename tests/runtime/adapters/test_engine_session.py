@@ -173,3 +173,20 @@ async def test_two_sessions_share_one_engine_and_run_side_by_side(
             ends = [of(await one_turn(s), TurnEnded)[-1].stop for s in (first, second)]
     assert ends == [Completed(), Completed()]
     assert first.info().resume_token != second.info().resume_token
+
+
+async def test_a_session_closed_without_a_prompt_leaves_nothing_to_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Our choice (docs/agents.md): an engine session this open created and nobody prompted (a probe, an open then
+    close) is removed at close, so probes do not pile up in the engine's session list."""
+    async with FakeLLMServer(Scenario()) as llm:
+        use_engine(monkeypatch, tmp_path, llm)
+        async with runtime() as rt:
+            details = await rt.probe("omniagent")
+            session = await open_engine(rt, workspace(tmp_path))
+            token = session.info().resume_token
+            await session.close()
+            with pytest.raises(ResumeFailed):
+                await rt.open("omniagent", workspace(tmp_path), resume=token)
+    assert Capability.PERMISSIONS in details.capabilities.features

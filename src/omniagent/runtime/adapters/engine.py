@@ -19,6 +19,7 @@ from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
 
+from omniagent.engine import sessions
 from omniagent.engine.engine import Engine
 from omniagent.engine.errors import EngineError
 from omniagent.engine.permissions import Decision
@@ -35,6 +36,7 @@ from omniagent.protocols.yuke.sessions import (
     Session,
     SessionCancelInputParams,
     SessionCancelRunParams,
+    SessionRemoveParams,
     SessionSummaryChangedData,
 )
 from omniagent.runtime import driver as d
@@ -43,7 +45,7 @@ from omniagent.runtime.adapters import engine_open
 from omniagent.runtime.adapters.acp_prompt import prompt_text
 from omniagent.runtime.adapters.engine_host import engine_host
 from omniagent.runtime.adapters.engine_translate import Translator, interaction_of
-from omniagent.runtime.errors import SpawnFailed, UnsupportedFeature
+from omniagent.runtime.errors import ResumeFailed, SpawnFailed, UnsupportedFeature
 
 log = logging.getLogger(__name__)
 
@@ -130,7 +132,9 @@ class _EngineDriver:
         finally:
             self._closing = True
             watcher.cancel()
-            await self._cancel_run()  # nobody will read this session's run any more
+            if not ended.is_set():
+                await self._cancel_run()  # nobody will read this session's run any more
+                await self._forget_if_unused()
             self._wake.set()
             await pump
             self._events.close()
@@ -186,6 +190,15 @@ class _EngineDriver:
             self._push(d.TurnStopped(Cancelled()))
             return
         await self._cancel_run()
+
+    async def _forget_if_unused(self) -> None:
+        """Remove a session this open created and nobody prompted (a `probe`, an open then close): it holds
+        nothing to resume, and would only clutter the engine's session list."""
+        if self._session is None or self._request.resume is not None or self._request.fork is not None:
+            return
+        with suppress(ResumeFailed, EngineError):
+            if (await engine_open.existing(self._engine, self._session_id)).message_count == 0:
+                await sessions.remove(self._engine, SessionRemoveParams(session_id=self._session_id))
 
     async def _cancel_run(self) -> None:
         if self._session is not None and self._engine.is_busy(self._session_id):
