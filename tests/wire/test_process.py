@@ -90,3 +90,11 @@ def test_child_path_puts_the_executable_directory_first(tmp_path: Path) -> None:
     """Our choice: an npm agent's `#!/usr/bin/env node` finds the node installed beside it."""
     env = child_env(str(tmp_path / "agent"), {"PATH": "/usr/bin:/bin"})
     assert env["PATH"].split(os.pathsep) == [str(tmp_path), "/usr/bin", "/bin"]
+
+
+async def test_a_leader_that_dies_is_seen_at_once_and_orphans_holding_our_pipes_are_swept() -> None:
+    """Our choice (found with codex-acp's npm launcher): the leader's death is the agent's death, even while a
+    grandchild still holds stdout; the orphan is killed so stdout reaches EOF and nobody waits forever."""
+    async with asyncio.timeout(10), open_process(["sh", "-c", "sleep 60 & exit 3"]) as child:
+        assert str(await child.wait()) == "exit status: 3"
+        assert await child.stdout.read() == b""

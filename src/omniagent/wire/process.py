@@ -96,12 +96,16 @@ class ChildProcess:
         self._tg: asyncio.TaskGroup | None = None
         self._stderr_task: asyncio.Task[None] | None = None
         self._status: ExitStatus | None = None
+        self._exited = asyncio.Event()
 
     async def __aenter__(self) -> ChildProcess:
         base_env = dict(os.environ if self._env is None else self._env)
         executable = shutil.which(self.argv[0], path=base_env.get("PATH")) or self.argv[0]
+        loop = asyncio.get_running_loop()
+        protocol = _ExitWatch(limit=STREAM_LIMIT, loop=loop)
         try:
-            self._proc = await asyncio.create_subprocess_exec(
+            transport, _ = await loop.subprocess_exec(
+                lambda: protocol,
                 executable,
                 *self.argv[1:],
                 stdin=asyncio.subprocess.PIPE,
@@ -109,14 +113,16 @@ class ChildProcess:
                 stderr=asyncio.subprocess.PIPE,
                 cwd=self._cwd,
                 env=child_env(executable, base_env),
-                limit=STREAM_LIMIT,
                 start_new_session=True,  # own process group: we signal the whole tree, and ^C doesn't reach it
             )
         except OSError as exc:
             raise SpawnError(f"cannot start {self.argv[0]!r}: {exc.strerror or exc}") from exc
+        self._proc = asyncio.subprocess.Process(transport, protocol, loop)
+        self._exited = protocol.exited
         self._tg = asyncio.TaskGroup()
         await self._tg.__aenter__()
         self._stderr_task = self._tg.create_task(self._drain_stderr(), name=f"stderr:{self.argv[0]}")
+        self._tg.create_task(self._sweep_after_exit(), name=f"sweep:{self.argv[0]}")
         return self
 
     async def __aexit__(
@@ -158,8 +164,17 @@ class ChildProcess:
         return list(self._stderr_tail)
 
     async def wait(self) -> ExitStatus:
-        """Wait for the child to exit by itself."""
-        return ExitStatus(await self._process().wait())
+        """Wait for the child to exit by itself (even while a grandchild still holds its pipes)."""
+        await self._exited.wait()
+        code = self._process().returncode
+        assert code is not None
+        return ExitStatus(code)
+
+    async def _sweep_after_exit(self) -> None:
+        # Once the leader is gone the agent is gone: orphans left in its group (an npm launcher's native child)
+        # would otherwise hold our pipes open and nobody would ever see the agent end.
+        await self._exited.wait()
+        self._signal_group(signal.SIGKILL)
 
     async def aclose(self) -> ExitStatus:
         """Close stdin, then escalate to SIGTERM and SIGKILL of the group; idempotent and bounded."""
@@ -183,12 +198,12 @@ class ChildProcess:
                 self._signal_group(sig)
             try:
                 async with asyncio.timeout(grace):
-                    code = await proc.wait()
+                    status = await self.wait()
             except TimeoutError:
                 continue
             # The leader is gone; take any grandchild still in its group with it.
             self._signal_group(signal.SIGKILL)
-            return ExitStatus(code)
+            return status
         raise WireError(f"{self.argv[0]!r} (pid {proc.pid}) did not exit after SIGKILL")
 
     def _signal_group(self, sig: signal.Signals) -> None:
@@ -220,6 +235,19 @@ class ChildProcess:
         if self._proc is None:
             raise RuntimeError("the child is used outside its async with")
         return self._proc
+
+
+class _ExitWatch(asyncio.subprocess.SubprocessStreamProtocol):
+    """asyncio's own protocol, plus an event set when the child exits (Python 3.11's `Process.wait()` also waits
+    for every pipe to close, which never happens while an orphaned grandchild holds one)."""
+
+    def __init__(self, *, limit: int, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=limit, loop=loop)
+        self.exited = asyncio.Event()
+
+    def process_exited(self) -> None:
+        super().process_exited()
+        self.exited.set()
 
 
 def open_process(
