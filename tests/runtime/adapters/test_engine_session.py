@@ -17,7 +17,7 @@ from omniagent.protocols.sidecar.agents import (
 from omniagent.protocols.sidecar.commands import McpServer, StdioMcp
 from omniagent.protocols.sidecar.events import Completed, RequestOpened, SessionUpdated, TextDelta, TurnEnded
 from omniagent.runtime.discovery import discover
-from omniagent.runtime.errors import AuthRequired, InvalidConfiguration, ResumeFailed, UnsupportedFeature
+from omniagent.runtime.errors import AuthRequired, InvalidConfiguration, ResumeFailed, SpawnFailed, UnsupportedFeature
 from omniagent.testing import FakeLLMServer, Reply, Scenario
 from tests.runtime.adapters.engine_harness import (
     bodies,
@@ -190,3 +190,20 @@ async def test_a_session_closed_without_a_prompt_leaves_nothing_to_resume(
             with pytest.raises(ResumeFailed):
                 await rt.open("omniagent", workspace(tmp_path), resume=token)
     assert Capability.PERMISSIONS in details.capabilities.features
+
+
+async def test_an_engine_that_cannot_open_its_store_is_spawn_failed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """anyagent §5 SpawnFailed: the engine could not start (here its data dir is a file); the next open tries again."""
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    use_engine(monkeypatch, tmp_path, None)
+    monkeypatch.setenv("OMNIAGENT_DATA_DIR", str(blocker))
+    async with runtime() as rt:
+        with pytest.raises(SpawnFailed) as raised:
+            await rt.open("omniagent", workspace(tmp_path))
+        assert "the engine could not start" in str(raised.value)
+        monkeypatch.setenv("OMNIAGENT_DATA_DIR", str(tmp_path / "data"))
+        with pytest.raises(AuthRequired):  # started this time; it only lacks a key
+            await rt.open("omniagent", workspace(tmp_path))
