@@ -7,6 +7,7 @@ import json
 from omniagent.protocols.sidecar.events import (
     Cancelled,
     Completed,
+    ContextCompacted,
     Edit,
     Failed,
     FileDiff,
@@ -25,6 +26,7 @@ from omniagent.protocols.yuke.runs import (
     RunDoneData,
     RunOutcome,
     RunOutcomeCanceled,
+    RunOutcomeCompacted,
     RunOutcomeFailed,
     RunOutcomeTurn,
 )
@@ -96,6 +98,20 @@ def test_run_outcomes_become_stop_reasons() -> None:
             assert event.stop == Failed(message="the connection dropped (network)")
         else:
             assert event.stop == expected
+
+
+def test_a_compaction_run_that_compacted_reports_context_compacted_then_ends_completed() -> None:
+    """anyagent §8.4 compact: `ContextCompacted` … `TurnEnded`; the engine's compaction run ends `compacted`."""
+    done = RunDoneData(
+        session_id=SID,
+        seq=1,
+        run_id=2,
+        kind="compaction",
+        timing=RunCanceledTiming(ended_at_ms=1),
+        outcome=RunOutcomeCompacted(message_id=9),
+    )
+    events = Translator(SID, ROOT).map("run.done", done)
+    assert events == [d.AdapterEvent(ContextCompacted()), d.TurnStopped(Completed())]
 
 
 def test_request_ids_round_trip_to_the_engines_interaction_ids() -> None:

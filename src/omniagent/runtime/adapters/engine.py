@@ -36,6 +36,7 @@ from omniagent.protocols.yuke.sessions import (
     Session,
     SessionCancelInputParams,
     SessionCancelRunParams,
+    SessionCompactParams,
     SessionRemoveParams,
     SessionSummaryChangedData,
 )
@@ -153,8 +154,7 @@ class _EngineDriver:
         elif isinstance(command, d.Rollback):
             self._warn(f"rollback({command.turns}) is not supported by the engine")
         elif isinstance(command, d.Compact):
-            self._warn("compaction is not supported by the engine yet")
-            self._push(d.TurnStopped(Failed(message="compaction is not supported by the engine yet")))
+            await self._compact()
 
     async def _start(self, prompt: d.PromptInput) -> None:
         # TurnAck goes out on this session's `run.started` (see on_broadcast), which the engine emits before
@@ -170,6 +170,19 @@ class _EngineDriver:
             return
         if isinstance(result, SendInputQueued) and self._awaiting_ack:
             self._queued_input = result.input_id  # a run is still ending: ours starts right after it
+
+    async def _compact(self) -> None:
+        """`session.compact`, when the engine serves it (Compact is advertised only then); the loop already opened
+        the agent-originated turn, which the compaction run's `run.done` ends."""
+        problem = "compaction is not supported by the engine yet"
+        if "session.compact" in self._engine.handlers:
+            try:
+                await self._engine.handle("session.compact", SessionCompactParams(session_id=self._session_id))
+                return
+            except EngineError as exc:
+                problem = exc.message
+        self._warn(problem)
+        self._push(d.TurnStopped(Failed(message=problem)))
 
     def _answer(self, request_id: str, answer: object) -> None:
         interaction = interaction_of(request_id)

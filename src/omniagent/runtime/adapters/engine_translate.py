@@ -14,6 +14,7 @@ Ids (anyagent §9.1, minted from the engine's per-session ids so they are stable
 | `message.committed` (assistant) | `MessageEnded` (when it streamed text), `ContextUsage` (tokens, window, cost) |
 | `interaction.requested` | `RequestOpened(Permission)` with AllowOnce, AllowAlways, DenyOnce |
 | `run.done` | `TurnStopped`: Completed (Refused for a refusal), canceled → Cancelled, failed → Failed |
+| `run.done` of a compaction that compacted | `ContextCompacted`, then `TurnStopped` Completed |
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from omniagent.protocols.sidecar.events import (
     CommandInput,
     CommandSpec,
     Completed,
+    ContextCompacted,
     ContextUsage,
     Edit,
     Execute,
@@ -71,6 +73,7 @@ from omniagent.protocols.yuke.runs import (
     RunDoneData,
     RunOutcome,
     RunOutcomeCanceled,
+    RunOutcomeCompacted,
     RunOutcomeFailed,
     RunOutcomeTurn,
 )
@@ -168,7 +171,8 @@ class Translator:
         if isinstance(data, RunDoneData):
             self._kinds.clear()  # the run's parts are final
             self._tools.clear()
-            return [d.TurnStopped(stop_reason(data.outcome))]
+            compacted = [d.AdapterEvent(ContextCompacted())] if isinstance(data.outcome, RunOutcomeCompacted) else []
+            return [*compacted, d.TurnStopped(stop_reason(data.outcome))]
         return []
 
     def permission(self, ask: PendingAsk) -> d.AdapterEvent:
