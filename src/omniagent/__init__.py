@@ -1,7 +1,41 @@
 """omniagent: one harness for coding agents.
 
-Two things behind one API: a runtime that drives the agent CLIs already on the machine behind one
-normalized event stream, and an engine, our own agent loop that calls LLM providers itself.
+Two things behind one API: a runtime that drives the agent CLIs already on the machine behind one normalized
+event stream (`Runtime`, `Session`), and an engine, our own agent loop that calls LLM providers itself.
+
+    async with omniagent.Runtime() as runtime:
+        session = await runtime.open("qwen", ".")
+        await session.prompt("say hello")
+        async for event in session.events: ...
+
+Names are imported on first use, so `import omniagent` stays cheap for the command line.
 """
 
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from omniagent.errors import OmniagentError
+    from omniagent.runtime.errors import AgentError
+    from omniagent.runtime.runtime import Runtime
+    from omniagent.runtime.session import Session
+
+_LAZY = {
+    "AgentError": "omniagent.runtime.errors",
+    "OmniagentError": "omniagent.errors",
+    "Runtime": "omniagent.runtime.runtime",
+    "Session": "omniagent.runtime.session",
+}
+
+__all__ = ["AgentError", "OmniagentError", "Runtime", "Session", "__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'omniagent' has no attribute {name!r}")
+    return getattr(import_module(module), name)
