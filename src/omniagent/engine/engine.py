@@ -2,7 +2,7 @@
 
 What it is: the composition root of the agent engine and its method table (yuke method name → handler).
 What it is not: a wire. `rpc.py` turns lines into handler calls; the handlers live in `sessions.py`,
-`inputs.py` and `accounts.py`; one run's rules live in `runs.py`.
+`fork.py`, `inputs.py` and `accounts.py`; one run's rules live in `runs.py`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from omniagent import __version__
-from omniagent.engine import accounts, sessions
+from omniagent.engine import accounts, fork, sessions
 from omniagent.engine.broadcast import Broadcaster
 from omniagent.engine.errors import EngineError
 from omniagent.engine.inputs import Inputs
@@ -96,6 +96,7 @@ class Engine:
             "session.create": lambda p: s.create(self, p),
             "session.patch": lambda p: s.patch(self, p),
             "session.remove": lambda p: s.remove(self, p),
+            "session.fork": lambda p: fork.fork(self, p),
             "session.history": lambda p: s.history(self, p),
             "session.config": lambda p: s.config(self, p),
             "session.send_input": i.send_input,

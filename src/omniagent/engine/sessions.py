@@ -78,7 +78,7 @@ async def create(engine: Engine, params: CreateSession) -> SessionResult:
     """session.create: validate the workspace and model, store the session and its first config."""
     if params.child is not None:
         raise EngineError(ErrorCode.NOT_IMPLEMENTED, "child sessions are not implemented")
-    root = _canonical_workspace(params.workspace_path)
+    root = canonical_workspace(params.workspace_path)
     model, reasoning = engine.routes.choose(params.model, params.reasoning)
     if params.initial_input is not None:
         engine.inputs.check_input(params.initial_input)
@@ -114,7 +114,8 @@ async def create(engine: Engine, params: CreateSession) -> SessionResult:
     return SessionResult(session=session, input=started)
 
 
-def _canonical_workspace(path: str) -> str:
+def canonical_workspace(path: str) -> str:
+    """`path` resolved (symlinks followed); bad_request unless it is an absolute path to a directory."""
     if not os.path.isabs(path):
         raise EngineError.bad_request("the workspace path must be absolute")
     resolved = Path(path).resolve()
