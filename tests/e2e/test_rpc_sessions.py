@@ -144,3 +144,23 @@ async def test_skills_and_media_inputs_are_refused(tmp_path: Path) -> None:
         }
         assert await rpc.call_error("session.send_input", {"session_id": sid, "input": image}) == ErrorCode.BAD_REQUEST
         assert await rpc.close() == 0
+
+
+async def test_create_with_initial_input_starts_the_first_run_at_once(tmp_path: Path) -> None:
+    """yuke §6 session.create: `initial_input` is admitted like send_input, so the session's first run starts
+    without another request and completes against the provider."""
+    async with FakeLLMServer(Scenario()) as llm:
+        llm.enqueue(Reply(text="Hello from the first run."))
+        rpc, workspace = await _engine(tmp_path, llm)
+        initial = {"type": "content", "content": [{"type": "text", "text": "say hello"}]}
+        result = await rpc.call(
+            "session.create", {"workspace_path": str(workspace), "model": MODEL, "initial_input": initial}
+        )
+        sid = result["session"]["id"]
+        done = await rpc.broadcast("run.done", where=lambda p: p["session_id"] == sid)
+        assert rpc.lines[done]["params"]["outcome"] == {"type": "turn", "finish": "stop", "rounds": 1}
+        history = await rpc.call("session.history", {"session_id": sid, "before_message_id": 2**53 - 1})
+        texts = [part.get("text") for message in history["messages"] for part in message["content"]]
+        assert "Hello from the first run." in texts
+        assert llm.requests[0].body["messages"][0]["content"][0]["text"] == "say hello"
+        assert await rpc.close() == 0
