@@ -72,7 +72,7 @@ async def test_asked_for_1_the_agent_speaks_v1_with_tool_calls_permissions_and_t
         assert acp.version == 1 and isinstance(acp.agent, v1.InitializeResponse)
         caps = acp.init_result["agentCapabilities"]
         assert caps["loadSession"] is True
-        assert caps["sessionCapabilities"] == {"list": {}, "resume": {}, "close": {}, "delete": {}}
+        assert caps["sessionCapabilities"] == {"list": {}, "resume": {}, "close": {}, "delete": {}, "fork": {}}
         assert acp.init_result["agentInfo"]["name"] == "omniagent"
         session = await acp.new_session(str(ws))
         assert session.modes.current_mode_id == "ask"

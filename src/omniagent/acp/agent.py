@@ -7,7 +7,9 @@ handler set once for the connection (a repeated initialize keeps it). Method nam
 
 Decisions (docs/acp.md): a prompt while the session's turn runs is refused with -32600 (no queueing); MCP
 servers and additional directories are accepted and ignored (not advertised); a failed run ends a v1 prompt with
-a -32603 error naming the failure, and a v2 turn with the failure as agent text and `end_turn`.
+a -32603 error naming the failure, and a v2 turn with the failure as agent text and `end_turn`; `session/fork`
+(v1 and v2, unstable) copies the whole committed conversation into a new engine session working in the request's
+`cwd` (engine `session.fork`).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from omniagent.acp import history, options
 from omniagent.acp import translate as t
 from omniagent.acp.relay import Relay, Spawn
 from omniagent.acp.versions import SPECS, VersionSpec
-from omniagent.engine import sessions
+from omniagent.engine import fork, sessions
 from omniagent.engine.engine import Engine
 from omniagent.engine.errors import EngineError
 from omniagent.engine.permissions import PermissionMode
@@ -203,9 +205,12 @@ class AcpAgent:
         return self._opened(created.session, True)
 
     async def _fork(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The whole conversation copied into a new engine session working in the request's `cwd`."""
         source = await self._session(params.get("sessionId"))
-        forked = await self._engine.handle("session.fork", SessionForkParams(session_id=source.id))
-        return self._opened(forked.session, True)  # type: ignore[attr-defined]
+        forked = await fork.fork(
+            self._engine, SessionForkParams(session_id=source.id), workspace_path=str(params["cwd"])
+        )
+        return self._opened(forked.session, True)
 
     async def _load(self, params: dict[str, Any]) -> dict[str, Any]:
         session = await self._session(params.get("sessionId"))
