@@ -15,7 +15,14 @@ from omniagent.protocols.sidecar.agents import (
     Unauthenticated,
 )
 from omniagent.protocols.sidecar.commands import McpServer, StdioMcp
-from omniagent.protocols.sidecar.events import Completed, RequestOpened, SessionUpdated, TextDelta, TurnEnded
+from omniagent.protocols.sidecar.events import (
+    Completed,
+    MessageEnded,
+    RequestOpened,
+    SessionUpdated,
+    TextDelta,
+    TurnEnded,
+)
 from omniagent.runtime.discovery import discover
 from omniagent.runtime.errors import AuthRequired, InvalidConfiguration, ResumeFailed, SpawnFailed, UnsupportedFeature
 from omniagent.testing import FakeLLMServer, Reply, Scenario
@@ -61,14 +68,14 @@ async def test_without_a_key_open_needs_a_login_naming_the_key_variables(
 
 
 async def test_capabilities_and_options_come_from_the_engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue: real capabilities (Resume, Permissions, ContextUsage; no Fork or Compact while the engine has
-    neither; no Images while it refuses media) and options model (ready providers' models), reasoning, mode."""
+    """Issue: real capabilities (Resume, Permissions, Fork, ContextUsage; no Compact while the engine has none;
+    no Images while it refuses media) and options model (ready providers' models), reasoning, mode."""
     async with FakeLLMServer(Scenario()) as llm:
         use_engine(monkeypatch, tmp_path, llm)
         async with runtime() as rt:
             info = (await open_engine(rt, workspace(tmp_path))).info()
     features = info.details.capabilities.features
-    assert features == [Capability.RESUME, Capability.PERMISSIONS, Capability.CONTEXT_USAGE]
+    assert features == [Capability.RESUME, Capability.PERMISSIONS, Capability.FORK, Capability.CONTEXT_USAGE]
     options = {option.id: option for option in info.details.config_options}
     assert list(options) == ["model", "reasoning", "mode"]
     model = options["model"].kind
@@ -144,16 +151,57 @@ async def test_resume_by_token_continues_the_conversation_in_a_new_runtime(
     assert "kumquat" in str(second["messages"][0]) and "first answer" in str(second["messages"][1])
 
 
-async def test_fork_and_mcp_servers_are_refused_while_the_engine_has_neither(
+async def test_fork_by_token_opens_a_session_with_the_earlier_history(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """anyagent §5 UnsupportedFeature: the engine cannot fork yet (docs/engine.md) and has no MCP client."""
+    """Issue "One system": the engine serves session.fork, so the adapter advertises Fork and `open(fork=token)`
+    makes a new session (own resume token) that continues the conversation; `fork_at` = a MessageEnded id (its
+    `omniagent/fork_point`) keeps that message and what came before; the source stays as it was. An unknown
+    token or point is ResumeFailed (anyagent §5: a bad token)."""
+    ws = workspace(tmp_path)
+    scenario = Scenario([Reply(text="kumquat noted"), Reply(text="plum noted")], fallback=Reply(text="answer"))
+    async with FakeLLMServer(scenario) as llm:
+        use_engine(monkeypatch, tmp_path, llm)
+        async with runtime() as rt:
+            source = await open_engine(rt, ws)
+            assert Capability.FORK in source.info().details.capabilities.features
+            await source.prompt("remember the word kumquat")
+            first = await one_turn(source)
+            await source.prompt("now remember plum")
+            await one_turn(source)
+            ended = next(e for e in first if isinstance(e.kind, MessageEnded))
+            point = ended.extensions["omniagent/fork_point"]
+            assert point == ended.kind.message_id == "m2"
+            token = source.info().resume_token
+            assert token is not None
+
+            whole = await open_engine(rt, ws, fork=token)
+            assert whole.info().resume_token not in (None, token)
+            assert Capability.FORK in whole.info().details.capabilities.features
+            assert whole.info().title == "remember the word kumquat"
+            await whole.prompt("which words?")
+            await one_turn(whole)
+            at = await open_engine(rt, ws, fork=token, fork_at=point)
+            await at.prompt("which word?")
+            await one_turn(at)
+            for bad in ({"fork": "0" * 32}, {"fork": token, "fork_at": "m99"}, {"fork": token, "fork_at": "x"}):
+                with pytest.raises(ResumeFailed):
+                    await rt.open("omniagent", ws, **bad)
+            await source.prompt("and the source?")
+            await one_turn(source)
+        sent = [str(body["messages"]) for body in await bodies(llm, 5)]
+    assert "kumquat" in sent[2] and "plum noted" in sent[2] and "which words?" in sent[2]
+    assert "kumquat noted" in sent[3] and "plum" not in sent[3] and "which word?" in sent[3]
+    assert "which word" not in sent[4] and "and the source?" in sent[4]
+
+
+async def test_mcp_servers_are_refused_while_the_engine_has_no_mcp_client(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """anyagent §5 UnsupportedFeature: the engine has no MCP client (docs/agents.md)."""
     async with FakeLLMServer(Scenario()) as llm:
         use_engine(monkeypatch, tmp_path, llm)
         async with runtime() as rt:
-            session = await open_engine(rt, workspace(tmp_path))
-            with pytest.raises(UnsupportedFeature):
-                await rt.open("omniagent", workspace(tmp_path), fork=session.info().resume_token)
             server = McpServer(name="x", connection=StdioMcp(command="true", args=[], env={}))
             with pytest.raises(UnsupportedFeature):
                 await rt.open("omniagent", workspace(tmp_path), mcp_servers=[server])

@@ -3,7 +3,9 @@ calls and the errors the runtime expects from `connect` (anyagent §5).
 
 - new: `session.create` in the caller's directory; `model` / `reasoning` creation options go into the create.
 - resume: the resume token is the engine session id; an unknown one is `ResumeFailed`.
-- fork: only when the engine serves `session.fork` (it does not yet), never at a point.
+- fork: `session.fork` of the token's session into the caller's directory; `fork_at` is the `message_id` of a
+  `MessageEnded` (`m<N>`, also the `omniagent/fork_point` extension): the fork keeps that message and all before it.
+  An unknown token or point is `ResumeFailed`; model / reasoning options are patched onto the fork afterwards.
 - no provider with a model and a key: `AuthRequired` with the key variables (checked before anything is made).
 - every creation option is checked against the session's own options (`check_option`), then applied; a bad one is
   `InvalidConfiguration` and a session made for the open is removed again.
@@ -16,7 +18,7 @@ from contextlib import suppress
 
 from pydantic import ValidationError
 
-from omniagent.engine import sessions
+from omniagent.engine import fork, sessions
 from omniagent.engine.engine import Engine
 from omniagent.engine.errors import EngineError
 from omniagent.protocols.sidecar.agents import AgentDetails, ConfigValue
@@ -37,25 +39,26 @@ from omniagent.runtime.errors import (
     InvalidConfiguration,
     ProtocolFailed,
     ResumeFailed,
-    UnsupportedFeature,
 )
 from omniagent.runtime.requests import check_option
 
 Describe = Callable[[Session], AgentDetails]
+MAX_MESSAGE_ID = 2**53 - 1  # the wire's largest integer (yuke-rpc.md §1)
 
 
 async def open_session(engine: Engine, request: d.ConnectRequest, details: Describe) -> Session:
     """The engine session for `request`, with its creation options applied. `details` describes a session (what
     the options are checked against).
 
-    Raises: `AuthRequired`, `ResumeFailed`, `UnsupportedFeature`, `InvalidConfiguration`, `ProtocolFailed`.
+    Raises: `AuthRequired`, `ResumeFailed`, `InvalidConfiguration`, `ProtocolFailed`.
     """
     catalog = engine.routes.catalog
     if request.configure.get(info.MODEL_OPTION) is None and not info.has_ready_model(catalog):
         raise AuthRequired(info.login_methods(catalog))
-    created = request.resume is None and request.fork is None
+    made = request.resume is None  # a session this open makes (new or fork): removed again if an option fails
+    created = made and request.fork is None  # its model / reasoning went into session.create
     if request.fork is not None:
-        session = await _fork(engine, request.fork, request.fork_at)
+        session = await _fork(engine, request)
     elif request.resume is not None:
         session = await existing(engine, request.resume)
     else:
@@ -65,7 +68,7 @@ async def open_session(engine: Engine, request: d.ConnectRequest, details: Descr
         if problem is None and (not created or option == info.MODE_OPTION):
             session, problem = await set_option(engine, session, option, value)
         if problem is not None:
-            if created:  # leave no half-made session behind
+            if made:  # leave no half-made session behind
                 with suppress(EngineError):
                     await sessions.remove(engine, SessionRemoveParams(session_id=session.id))
             raise InvalidConfiguration(problem)
@@ -113,14 +116,30 @@ async def _create(engine: Engine, request: d.ConnectRequest) -> Session:
         raise ProtocolFailed(exc.message) from exc  # e.g. the directory is not a usable workspace
 
 
-async def _fork(engine: Engine, source_id: str, fork_at: str | None) -> Session:
-    if "session.fork" not in engine.handlers:
-        raise UnsupportedFeature("fork (the engine cannot fork sessions yet)")
-    if fork_at is not None:
-        raise UnsupportedFeature("fork at a point (the engine forks whole sessions)")
-    source = await existing(engine, source_id)
-    forked = await engine.handle("session.fork", SessionForkParams(session_id=source.id))
-    session = getattr(forked, "session", None)
-    if not isinstance(session, Session):
-        raise ProtocolFailed("the engine's fork answer has no session")
-    return session
+async def _fork(engine: Engine, request: d.ConnectRequest) -> Session:
+    assert request.fork is not None
+    source = await existing(engine, request.fork)
+    through = None if request.fork_at is None else fork_point(request.fork_at)
+    if request.fork_at is not None and through is None:
+        raise ResumeFailed(f"the fork point {request.fork_at} is not a message id (m<N>)")
+    try:
+        forked = await fork.fork(
+            engine,
+            SessionForkParams(session_id=source.id),
+            through_message_id=through,
+            workspace_path=str(request.directory),
+        )
+    except EngineError as exc:
+        if exc.code == ErrorCode.UNKNOWN_MESSAGE:
+            raise ResumeFailed(f"the session {source.id} has no message {request.fork_at}") from exc
+        raise ProtocolFailed(exc.message) from exc  # e.g. the directory is not a usable workspace
+    return forked.session
+
+
+def fork_point(message_id: str) -> int | None:
+    """The engine message id of a runtime message id (`m<N>`, or plain `N`); None when it is neither."""
+    digits = message_id.removeprefix("m")
+    if not digits.isascii() or not digits.isdigit() or digits.startswith("0"):
+        return None
+    value = int(digits)
+    return value if value <= MAX_MESSAGE_ID else None

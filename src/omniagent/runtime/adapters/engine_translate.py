@@ -15,6 +15,8 @@ Ids (anyagent §9.1, minted from the engine's per-session ids so they are stable
 | `interaction.requested` | `RequestOpened(Permission)` with AllowOnce, AllowAlways, DenyOnce |
 | `run.done` | `TurnStopped`: Completed (Refused for a refusal), canceled → Cancelled, failed → Failed |
 | `run.done` of a compaction that compacted | `ContextCompacted`, then `TurnStopped` Completed |
+
+`MessageEnded` carries the extension `omniagent/fork_point` = its message id: the `fork_at` that forks after it.
 """
 
 from __future__ import annotations
@@ -90,6 +92,7 @@ from omniagent.runtime import driver as d
 from omniagent.runtime.adapters.acp_translate import cap_output
 
 # What the engine asks about: its guarded tools. Answers map to the engine's decisions in `engine.py`.
+FORK_POINT = "omniagent/fork_point"
 PERMISSION_OPTIONS = [PermissionChoice.ALLOW_ONCE, PermissionChoice.ALLOW_ALWAYS, PermissionChoice.DENY_ONCE]
 _KINDS: Mapping[str, Callable[[], ToolKind]] = {
     "read": Read,
@@ -218,7 +221,9 @@ class Translator:
         events: list[d.DriverEvent] = []
         if message.id in self._streamed:
             self._streamed.discard(message.id)
-            events.append(d.AdapterEvent(MessageEnded(message_id=message_id(message.id))))
+            mid = message_id(message.id)
+            # The cut point to pass as `fork_at`, named as the other adapters name theirs (`claude/fork_point`).
+            events.append(d.AdapterEvent(MessageEnded(message_id=mid), extensions={FORK_POINT: mid}))
         if message.cost is not None:
             self._cost = (self._cost or 0.0) + message.cost
         if message.tokens is not None:
