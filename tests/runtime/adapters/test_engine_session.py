@@ -171,7 +171,7 @@ async def test_fork_by_token_opens_a_session_with_the_earlier_history(
             await one_turn(source)
             ended = next(e for e in first if isinstance(e.kind, MessageEnded))
             point = ended.extensions["omniagent/fork_point"]
-            assert point == ended.kind.message_id == "m2"
+            assert isinstance(ended.kind, MessageEnded) and point == ended.kind.message_id == "m2"
             token = source.info().resume_token
             assert token is not None
 
@@ -184,9 +184,9 @@ async def test_fork_by_token_opens_a_session_with_the_earlier_history(
             at = await open_engine(rt, ws, fork=token, fork_at=point)
             await at.prompt("which word?")
             await one_turn(at)
-            for bad in ({"fork": "0" * 32}, {"fork": token, "fork_at": "m99"}, {"fork": token, "fork_at": "x"}):
+            for bad_token, bad_point in (("0" * 32, None), (token, "m99"), (token, "x")):
                 with pytest.raises(ResumeFailed):
-                    await rt.open("omniagent", ws, **bad)
+                    await rt.open("omniagent", ws, fork=bad_token, fork_at=bad_point)
             await source.prompt("and the source?")
             await one_turn(source)
         sent = [str(body["messages"]) for body in await bodies(llm, 5)]

@@ -171,7 +171,7 @@ class _AcpDriver:
             if exc.code == AUTH_REQUIRED:
                 logins = self._logins()
                 raise (AuthRequired(logins) if logins else ProtocolFailed(exc.message)) from exc
-            if self._request.resume is not None:
+            if self._request.resume is not None or self._request.fork is not None:  # a bad token
                 raise ResumeFailed(rpc_message(exc)) from exc
             raise ProtocolFailed(rpc_message(exc)) from exc
         raw = result.dump()
@@ -184,8 +184,10 @@ class _AcpDriver:
     async def _open(self, client: AcpClient, servers: list[McpServerConfig]) -> Any:
         request, cwd = self._request, str(self._request.directory)
         if request.fork is not None:
-            if not client.supports("fork") or request.fork_at is not None:
+            if not client.supports("fork"):
                 raise UnsupportedFeature("fork (no ACP agent advertises it)")
+            if request.fork_at is not None:
+                raise UnsupportedFeature("fork at a point (ACP's session/fork copies the whole session)")
             return await client.fork_session(request.fork, cwd, mcp_servers=servers)
         if request.resume is not None:
             if client.supports("load"):

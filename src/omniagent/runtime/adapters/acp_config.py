@@ -50,6 +50,7 @@ _PATHS: Mapping[int, Mapping[str, tuple[str, ...]]] = {
         "http": ("agentCapabilities", "mcpCapabilities", "http"),
         "sse": ("agentCapabilities", "mcpCapabilities", "sse"),
         "steering": ("agentCapabilities", "_meta", "steering", "supported"),
+        "fork": ("agentCapabilities", "sessionCapabilities", "fork"),
     },
     2: {
         "version": ("info", "version"),
@@ -58,6 +59,7 @@ _PATHS: Mapping[int, Mapping[str, tuple[str, ...]]] = {
         "embedded": ("capabilities", "session", "prompt", "embeddedContext"),
         "http": ("capabilities", "session", "mcp", "http"),
         "steering": ("capabilities", "_meta", "steering", "supported"),
+        "fork": ("capabilities", "session", "fork"),
     },
 }
 
@@ -72,6 +74,7 @@ class AgentFacts:
     embedded: bool = False  # resource blocks (we send PDFs as embedded resources)
     resume: bool = False
     steer: bool = False
+    fork: bool = False  # `session/fork` (unstable in v1 and v2)
     mcp_transports: tuple[McpTransport, ...] = (McpTransport.STDIO,)
 
 
@@ -95,6 +98,7 @@ def agent_facts(protocol_version: int, init: Mapping[str, Any], *, can_resume: b
         resume=can_resume,
         # Only an explicit `true` counts: steering is a vendor extension (`_session/steering`).
         steer=_at(init, paths["steering"]) is True,
+        fork=present("fork"),
         mcp_transports=tuple(transports),
     )
 
@@ -119,6 +123,8 @@ class SessionState:
             features.add(Capability.RESUME)
         if self.facts.steer:
             features.add(Capability.STEER)
+        if self.facts.fork:
+            features.add(Capability.FORK)
         options = self.options()
         details = AgentDetails(
             version=self.facts.version,
