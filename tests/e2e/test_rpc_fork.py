@@ -78,12 +78,16 @@ async def test_a_fork_copies_the_history_up_to_the_cut_and_lives_on_its_own(tmp_
         assert await _history(rpc, sid) == source_history
         listed = await rpc.call("session.list", {})
         assert listed["total"] == 3  # forks are top-level sessions
+        await rpc.call("session.remove", {"session_id": whole["id"]})
+        assert await _history(rpc, sid) == source_history  # removing a fork leaves its source alone
         assert await rpc.close() == 0
 
         again = await RpcProcess.start(tmp_path / "data")
         stored = (await again.call("session.get", {"session_id": cut["id"]}))["session"]
         assert stored["origin"] == {"type": "fork", "source_id": sid} and stored["message_count"] == 4
         assert await _history(again, cut["id"]) == forked
+        await again.call("session.remove", {"session_id": sid})
+        assert await _history(again, cut["id"]) == forked  # and removing the source leaves its forks alone
         assert await again.close() == 0
 
 
