@@ -181,7 +181,10 @@ async def test_fork_by_token_opens_a_session_with_the_earlier_history(
             assert whole.info().title == "remember the word kumquat"
             await whole.prompt("which words?")
             await one_turn(whole)
-            at = await open_engine(rt, ws, fork=token, fork_at=point)
+            at = await open_engine(rt, ws, fork=token, fork_at=point, configure={"reasoning": "high"})
+            assert at.info().configuration.options["reasoning"] == "high"  # patched onto the fork
+            with pytest.raises(InvalidConfiguration):
+                await rt.open("omniagent", ws, fork=token, configure={"reasoning": "ultra"})
             await at.prompt("which word?")
             await one_turn(at)
             for bad_token, bad_point in (("0" * 32, None), (token, "m99"), (token, "x")):
