@@ -9,8 +9,9 @@ from contextlib import asynccontextmanager
 from omniagent.protocols.sidecar.events import Event, PermissionAsk, RequestOpened, TextDelta, TurnEnded
 from omniagent.runtime.runtime import Runtime
 from omniagent.runtime.session import Session
+from tests import event_stream
 from tests.e2e.agents.harness import STEP, World
-from tests.sidecar_schema import validate
+from tests.event_stream import is_turn_end as is_turn_end  # re-exported for the tests
 
 
 @asynccontextmanager
@@ -21,22 +22,6 @@ async def runtime_session(world: World) -> AsyncIterator[Session]:
         async with asyncio.timeout(STEP):
             session = await runtime.open(world.ref, world.work)
         yield session
-
-
-async def until(session: Session, done: Callable[[Event], bool], within: float = STEP) -> list[Event]:
-    """Events up to and including the first `done` one, each checked against the sidecar schema; bounded."""
-    seen: list[Event] = []
-    async with asyncio.timeout(within):
-        async for event in session.events:
-            validate("Event", event.dump())
-            seen.append(event)
-            if done(event):
-                return seen
-    raise AssertionError(f"the event stream ended first; saw {[e.kind.TAG for e in seen]}")
-
-
-def is_turn_end(event: Event) -> bool:
-    return isinstance(event.kind, TurnEnded)
 
 
 def is_text(event: Event) -> bool:
@@ -57,3 +42,8 @@ def turn_end(events: list[Event]) -> TurnEnded:
     ends = [e.kind for e in events if isinstance(e.kind, TurnEnded)]
     assert len(ends) == 1, f"expected one TurnEnded, got {ends}"
     return ends[0]
+
+
+async def until(session: Session, done: Callable[[Event], bool], within: float = STEP) -> list[Event]:
+    """Events up to and including the first `done` one, each checked against the sidecar schema; bounded."""
+    return await event_stream.collect(session, done, within=within)

@@ -17,10 +17,14 @@ from typing import Any
 
 import pytest
 
-from omniagent.protocols.sidecar.events import Event, TurnEnded
+from omniagent.protocols.sidecar.events import Event
 from omniagent.runtime.runtime import Runtime
 from omniagent.runtime.session import Session
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
+from tests import event_stream
+from tests.event_stream import is_kind as is_kind  # re-exported for the tests
+from tests.event_stream import is_turn_end
+from tests.event_stream import of as of  # re-exported for the tests
 from tests.sidecar_schema import validate
 
 KEY = "sk-ant-fake-key-for-tests-0123456789"
@@ -89,24 +93,9 @@ async def open_engine(rt: Runtime, directory: Path, **options: Any) -> Session:
 
 
 async def collect(session: Session, until: Callable[[Event], bool]) -> list[Event]:
-    """Events up to and including the first that matches `until` (bounded). Each is checked against the schema."""
-    seen: list[Event] = []
-    async with asyncio.timeout(WAIT):
-        async for event in session.events:
-            validate("Event", event.dump())
-            seen.append(event)
-            if until(event):
-                return seen
-    raise AssertionError(f"stream ended before the awaited event; saw {[e.kind.TAG for e in seen]}")
+    """Events up to and including the first that matches `until` (bounded by WAIT). Each is schema-checked."""
+    return await event_stream.collect(session, until, within=WAIT)
 
 
 async def one_turn(session: Session) -> list[Event]:
-    return await collect(session, is_kind(TurnEnded))
-
-
-def is_kind(kind: type) -> Callable[[Event], bool]:
-    return lambda event: isinstance(event.kind, kind)
-
-
-def of(events: list[Event], kind: type[Any]) -> list[Any]:
-    return [event.kind for event in events if isinstance(event.kind, kind)]
+    return await collect(session, is_turn_end)

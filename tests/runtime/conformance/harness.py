@@ -7,12 +7,15 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-from omniagent.protocols.sidecar.events import Event, StatusChanged, TurnEnded
+from omniagent.protocols.sidecar.events import Event, StatusChanged
 from omniagent.runtime.adapters.mock import MockScript
 from omniagent.runtime.runtime import Runtime
 from omniagent.runtime.session import Session
 from omniagent.runtime.turns import Timing
-from tests.sidecar_schema import validate
+from tests import event_stream
+from tests.event_stream import is_kind as is_kind  # re-exported for the tests
+from tests.event_stream import is_turn_end
+from tests.event_stream import tags as tags  # re-exported for the tests
 
 # Every wait in this suite is bounded by this many seconds; nothing sleeps.
 WAIT = 5.0
@@ -63,43 +66,23 @@ async def mock_session(script: dict[str, Any], **open_options: Any) -> AsyncIter
         yield runtime, session
 
 
-async def collect(session: Session, until: Callable[[Event], bool]) -> list[Event]:
-    """Events up to and including the first that matches `until` (bounded by WAIT). Each is schema-checked."""
-    seen: list[Event] = []
-    async with asyncio.timeout(WAIT):
-        async for event in session.events:
-            validate("Event", event.dump())
-            seen.append(event)
-            if until(event):
-                return seen
-    raise AssertionError(f"stream ended before the awaited event; saw {tags(seen)}")
-
-
-async def collect_all(session: Session) -> list[Event]:
-    """Every remaining event until the stream ends (bounded by WAIT)."""
-    seen: list[Event] = []
-    async with asyncio.timeout(WAIT):
-        async for event in session.events:
-            validate("Event", event.dump())
-            seen.append(event)
-    return seen
-
-
-async def one_turn(session: Session) -> list[Event]:
-    return await collect(session, lambda e: isinstance(e.kind, TurnEnded))
-
-
-def is_kind(kind: type) -> Callable[[Event], bool]:
-    return lambda event: isinstance(event.kind, kind)
-
-
-def tags(events: list[Event]) -> list[str]:
-    return [event.kind.TAG for event in events]
-
-
 def without_status(events: list[Event]) -> list[Event]:
     return [event for event in events if not isinstance(event.kind, StatusChanged)]
 
 
 def statuses(events: list[Event]) -> list[str]:
     return [event.kind.status.value for event in events if isinstance(event.kind, StatusChanged)]
+
+
+async def collect(session: Session, until: Callable[[Event], bool]) -> list[Event]:
+    """Events up to and including the first that matches `until` (bounded by WAIT). Each is schema-checked."""
+    return await event_stream.collect(session, until, within=WAIT)
+
+
+async def collect_all(session: Session) -> list[Event]:
+    """Every remaining event until the stream ends (bounded by WAIT)."""
+    return await event_stream.collect_all(session, within=WAIT)
+
+
+async def one_turn(session: Session) -> list[Event]:
+    return await collect(session, is_turn_end)
