@@ -2,11 +2,13 @@
 
 Tool results live in the assistant message's tool parts (their final state); the provider wire wants them as a
 user message right after the assistant message that called them. Reasoning is replayed only to the protocol
-that produced it (signatures are opaque per protocol).
+that produced it (signatures are opaque per protocol). After a compaction, a request sends the newest checkpoint's
+summary (as a user message) and then only the messages it kept (`compaction.project`).
 """
 
 from __future__ import annotations
 
+from omniagent.engine import compaction
 from omniagent.engine.providers import neutral as n
 from omniagent.engine.routes import ModelRoute
 from omniagent.protocols.yuke.content import ContentText
@@ -35,22 +37,58 @@ def build_request(
     tools: tuple[n.ToolSpec, ...],
     root: str = "",
 ) -> n.ModelRequest:
-    """One model call over the whole transcript."""
+    """One model call over the transcript as it projects after its newest compaction."""
+    checkpoint, kept = compaction.project(transcript)
     messages: list[n.Message] = []
-    for message in transcript:
-        if isinstance(message, UserMessage):
-            parts = tuple(n.TextPart(p.text) for p in message.content if isinstance(p, ContentText))
-            _append(messages, n.Message("user", parts))
-        elif isinstance(message, AssistantMessage):
-            _assistant(messages, message, route.protocol)
+    if checkpoint is not None:
+        _append(messages, n.Message("user", (n.TextPart(compaction.summary_frame(checkpoint.summary)),)))
+    render(kept, route.protocol, messages)
     return n.ModelRequest(
         model=route.upstream_id,
-        system=system_prompt if system_prompt is not None else DEFAULT_SYSTEM_PROMPT.format(root=root or "."),
+        system=system_prompt_of(system_prompt, root),
         messages=tuple(messages),
         tools=tools,
         max_output_tokens=route.max_output_tokens,
         reasoning_effort=route.effort,
     )
+
+
+def summary_request(
+    route: ModelRoute,
+    system_prompt: str | None,
+    root: str,
+    covered: list[Message],
+    instruction: str,
+    tools: tuple[n.ToolSpec, ...],
+) -> n.ModelRequest:
+    """The compaction call: the same system prompt and tools as a turn (so a prompt cache still fits), the
+    covered messages, then the summary instruction as the last user message; no reasoning, a short answer."""
+    messages: list[n.Message] = []
+    render(covered, route.protocol, messages)
+    _append(messages, n.Message("user", (n.TextPart(instruction),)))
+    return n.ModelRequest(
+        model=route.upstream_id,
+        system=system_prompt_of(system_prompt, root),
+        messages=tuple(messages),
+        tools=tools,
+        max_output_tokens=min(compaction.SUMMARY_MAX_OUTPUT, route.max_output_tokens),
+    )
+
+
+def system_prompt_of(system_prompt: str | None, root: str) -> str:
+    """The session's system prompt, or the default one for its workspace."""
+    return system_prompt if system_prompt is not None else DEFAULT_SYSTEM_PROMPT.format(root=root or ".")
+
+
+def render(transcript: list[Message], protocol: str, messages: list[n.Message]) -> None:
+    """Append user and assistant messages to `messages` as provider messages (roles alternate). Compaction
+    messages are not rendered here (see `build_request`)."""
+    for message in transcript:
+        if isinstance(message, UserMessage):
+            parts = tuple(n.TextPart(p.text) for p in message.content if isinstance(p, ContentText))
+            _append(messages, n.Message("user", parts))
+        elif isinstance(message, AssistantMessage):
+            _assistant(messages, message, protocol)
 
 
 def _assistant(out: list[n.Message], message: AssistantMessage, protocol: str) -> None:

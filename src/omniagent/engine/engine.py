@@ -103,6 +103,7 @@ class Engine:
             "session.cancel_input": i.cancel_input,
             "session.queue": i.queue,
             "session.cancel_run": i.cancel_run,
+            "session.compact": i.compact,
             "catalog.list": lambda p: a.catalog_list(self, p),
             "catalog.reload": lambda p: a.catalog_reload(self, p),
             "auth.list": lambda p: a.auth_list(self, p),

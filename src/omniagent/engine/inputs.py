@@ -1,7 +1,9 @@
-"""Admission: send input (start a run or queue it), cancel input, list the queue, cancel a run; run start and end.
+"""Admission: send input (start a run or queue it), compact, cancel input, list the queue, cancel a run; run start
+and end.
 
 A session has at most one open run. Input sent meanwhile is durably queued; when the run ends the whole queue
-drains into one new turn (its user messages committed consecutively). Admission and run transitions of one
+drains into one new turn (its user messages committed consecutively). A compaction asked for meanwhile is reserved
+(`pending_compaction`) and runs first when the run ends. Admission and run transitions of one
 session hold that session's lock, so a run ending never races a request on the same session.
 """
 
@@ -16,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import TypeAdapter
 
-from omniagent.engine import runs
+from omniagent.engine import compactrun, runs
 from omniagent.engine.errors import EngineError
 from omniagent.engine.journal import Broadcast, now_ms, record
 from omniagent.engine.live import ActiveRun, LiveSession
@@ -43,6 +45,8 @@ from omniagent.protocols.yuke.sessions import (
     SessionCancelInputResult,
     SessionCancelRunParams,
     SessionCancelRunResult,
+    SessionCompactParams,
+    SessionCompactResult,
     SessionQueueParams,
     SessionQueueResult,
     SessionSendInputParams,
@@ -116,6 +120,25 @@ class Inputs:
             engine.activity_changed(live)
             return SendInputQueued(input_id=queued.input.input_id, reason="session_busy"), None
 
+    async def compact(self, params: SessionCompactParams) -> SessionCompactResult:
+        """session.compact: start a compaction run on an idle session, or reserve one that starts when the active
+        run ends (answered `queued`; asking again while it waits answers the same run)."""
+        engine, sid = self._engine, params.session_id
+        async with self._lock(sid):
+            if await engine.store.read(q.get_session, sid) is None:
+                raise EngineError.unknown_session()
+            live = engine.live_session(sid)
+            if live.run is None:
+                run = await self._open_compaction(live, None)
+                return SessionCompactResult(status="started", run_id=run.run_id)
+            if live.pending_compaction is None:
+                reserved = await engine.store.write(compactrun.reserve, sid)
+                if reserved is None:
+                    raise EngineError.unknown_session()
+                live.pending_compaction = reserved
+                engine.activity_changed(live)
+            return SessionCompactResult(status="queued", run_id=live.pending_compaction)
+
     async def cancel_input(self, params: SessionCancelInputParams) -> SessionCancelInputResult:
         """session.cancel_input: drop one queued input."""
         engine = self._engine
@@ -153,6 +176,12 @@ class Inputs:
             if params.run_id is not None and (run is None or run.run_id != params.run_id):
                 raise EngineError(ErrorCode.RUN_MISMATCH, "the run is not the active run")
             cleared: list[int] = []
+            compaction = live.pending_compaction if params.clear_queue else None
+            if compaction is not None:
+                dropped = await engine.store.write(compactrun.drop_reserved, params.session_id, compaction)
+                engine.broadcaster.emit("run.done", dropped)
+                live.pending_compaction = None
+                engine.activity_changed(live)
             if params.clear_queue:
                 data = await engine.store.write(_cancel_inputs, params.session_id, None)
                 if data:
@@ -160,7 +189,9 @@ class Inputs:
                     cleared = [d.input_id for d in data]
             if run is not None:
                 self.interrupt(run, "canceled")
-        return SessionCancelRunResult(canceled_run=run.run_id if run else None, cleared_inputs=cleared)
+        return SessionCancelRunResult(
+            canceled_run=run.run_id if run else None, cleared_inputs=cleared, cleared_compaction=compaction
+        )
 
     def _emit_canceled(self, session_id: str, data: list[InputCanceledData]) -> None:
         live = self._engine.live_session(session_id)
@@ -197,6 +228,18 @@ class Inputs:
         run.task = engine.tasks.create_task(self._drive(live, run, session), name=f"run-{run.run_id}")
         return input_id, run, session
 
+    async def _open_compaction(self, live: LiveSession, reserved: int | None) -> ActiveRun:
+        """Open a manual compaction run (the reserved one, when it was queued). Caller holds the lock."""
+        engine = self._engine
+        opened = await engine.store.write(compactrun.open_run, live.session_id, reserved)
+        if opened is None:
+            raise EngineError.unknown_session()
+        started, session, run = opened
+        engine.broadcaster.emit("run.started", started)
+        live.run, live.pending_compaction = run, None
+        run.task = engine.tasks.create_task(self._drive(live, run, session), name=f"run-{run.run_id}")
+        return run
+
     async def _drive(self, live: LiveSession, run: ActiveRun, session: Session) -> None:
         try:
             outcome = await runs.RunLoop(self._engine, live, run, session).execute()
@@ -213,7 +256,11 @@ class Inputs:
             live.run = None
             live.state = ActivityIdle()
             queued: int = await engine.store.read(q.count_pending, live.session_id)
-            if run.cancel_reason != "interrupted" and queued:
+            if run.cancel_reason == "interrupted":  # the engine stops: a reserved compaction is recovered at start
+                engine.activity_changed(live)
+            elif live.pending_compaction is not None:
+                await self._open_compaction(live, live.pending_compaction)
+            elif queued:
                 await self._open_turn(live, None)
             else:
                 engine.activity_changed(live)
@@ -221,6 +268,8 @@ class Inputs:
     async def recover(self) -> None:
         """End runs a crashed process left open: failed `interrupted`, each with its run.done."""
         for done in await self._engine.store.write(_recover):
+            self._engine.broadcaster.emit("run.done", done)
+        for done in await self._engine.store.write(compactrun.recover_reserved):
             self._engine.broadcaster.emit("run.done", done)
 
 

@@ -39,6 +39,7 @@ class LiveSession:
     context_usage: TokenUsage = field(default_factory=TokenUsage)
     state: ActivityState = field(default_factory=ActivityIdle)
     run: ActiveRun | None = None
+    pending_compaction: int | None = None  # a compaction run reserved to start when the active run ends
 
     def activity(self) -> SessionActivity:
         """The wire snapshot of this session's activity."""
@@ -47,4 +48,5 @@ class LiveSession:
             config=self.run.config if self.run is not None else None,
             queued=self.queued,
             context_usage=self.context_usage,
+            pending_compaction=self.pending_compaction,
         )

@@ -57,6 +57,11 @@ class ModelRoute:
         limit = self.model.limits.max_output_tokens if self.model is not None else None
         return limit or DEFAULT_MAX_OUTPUT
 
+    @property
+    def context_window(self) -> int | None:
+        """Tokens the model can hold in one request (prompt and answer), when the catalog knows it."""
+        return self.model.limits.context_window if self.model is not None else None
+
     def cost_of(self, tokens: TokenUsage) -> float | None:
         """USD for one message; None when a needed price is unknown (absent is unknown, never zero)."""
         if self.model is None:

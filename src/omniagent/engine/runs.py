@@ -2,7 +2,9 @@
 
 The run rules live here only: the retry loop over `providers.retry.next_delay` (5 attempts, 0.5 s → 8 s,
 retry-after as a floor, never once content has streamed, `retrying` activity while waiting), `max_rounds`,
-cancel (commit the partial draft with `finish: canceled`, or discard an empty one), usage and cost per message.
+cancel (commit the partial draft with `finish: canceled`, or discard an empty one), usage and cost per message,
+and when to compact: a compaction run does one compaction step; a turn compacts (reason `auto`) before a round whose
+projected context would not fit the model's window (`compaction.needs_compaction`).
 """
 
 from __future__ import annotations
@@ -11,11 +13,11 @@ import asyncio
 import json
 import random
 import sqlite3
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from contextlib import aclosing
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from omniagent.engine import conversation, toolrun
+from omniagent.engine import compactrun, conversation, toolrun
 from omniagent.engine.draft import Draft
 from omniagent.engine.journal import now_ms, record
 from omniagent.engine.providers import neutral as n
@@ -62,6 +64,17 @@ class RoundFailed(Exception):
         self.error = error
 
 
+class Sink(Protocol):
+    """Where one model call's stream goes: an assistant `Draft`, or a compaction's summary."""
+
+    @property
+    def has_content(self) -> bool: ...
+
+    def feed(self, event: n.StreamEvent) -> None: ...
+
+    def reset_attempt(self) -> None: ...
+
+
 class RunLoop:
     """Executes one turn run of one session."""
 
@@ -71,6 +84,7 @@ class RunLoop:
         self._run = run
         self._session = session
         self._rounds = 0
+        self._auto_compact = True  # off once an automatic compaction could not help in this run
 
     async def execute(self) -> RunOutcome:
         """Run to a terminal outcome; never raises except CancelledError."""
@@ -80,6 +94,8 @@ class RunLoop:
         except RouteError as exc:
             return RunOutcomeFailed(code=exc.code.value, message=exc.message)
         try:
+            if self._run.kind == "compaction":
+                return await self._compaction(route, provider)
             return await self._rounds_loop(route, provider)
         except Interrupted:
             return self._interrupted_outcome()
@@ -93,6 +109,11 @@ class RunLoop:
         while True:
             self._check()
             self._rounds += 1
+            try:
+                if self._auto_compact:
+                    transcript, self._auto_compact = await compactrun.auto(self, route, provider, record_, transcript)
+            except RoundFailed as failed:
+                return RunOutcomeFailed(code=failed.error.code.value, message=failed.error.message)
             request = conversation.build_request(
                 route,
                 self._run.config.reasoning,
@@ -103,9 +124,9 @@ class RunLoop:
             )
             message_id = await engine.store.write(q.bump_counter, sid, "message_id_high")
             draft = Draft(engine, self._live, self._run, message_id, ROOT_AGENT)
-            self._set(ActivityRunning(run_id=self._run.run_id, started_at_ms=now_ms()))
+            self._set(self._running())
             try:
-                await self._attempts(provider, request, draft)
+                await self.attempts(provider, request, draft, self._running)
             except Interrupted:
                 await self._finish_draft(draft, route, "canceled", None)
                 raise
@@ -128,7 +149,23 @@ class RunLoop:
             if max_rounds is not None and self._rounds >= max_rounds:
                 return RunOutcomeFailed(code="max_rounds", message="the run reached its maximum number of rounds")
 
-    async def _attempts(self, provider: n.Provider, request: n.ModelRequest, draft: Draft) -> None:
+    async def _compaction(self, route: ModelRoute, provider: n.Provider) -> RunOutcome:
+        """A `session.compact` run: one compaction step over the whole transcript."""
+        sid = self._live.session_id
+        transcript = [parse_message(p) for p in await self._engine.store.read(q.all_messages, sid)]
+        try:
+            result = await compactrun.compact(self, route, provider, transcript, "manual")
+        except RoundFailed as failed:
+            return RunOutcomeFailed(code=failed.error.code.value, message=failed.error.message)
+        return compactrun.outcome_of(result)
+
+    async def attempts(
+        self, provider: n.Provider, request: n.ModelRequest, draft: Sink, active: Callable[[], object]
+    ) -> None:
+        """One model call under the retry policy; `active` is the activity to show again after a retry wait.
+
+        Raises `RoundFailed` when the call fails for good and `Interrupted` when the run is canceled.
+        """
         attempt = 1
         while True:
             error = await self._attempt(provider, request, draft)
@@ -153,16 +190,16 @@ class RunLoop:
             )
             await self.step(asyncio.sleep(wait))
             attempt += 1
-            self._set(ActivityRunning(run_id=self._run.run_id, started_at_ms=now_ms()))
+            self._set(active())
 
-    async def _attempt(self, provider: n.Provider, request: n.ModelRequest, draft: Draft) -> n.ProviderError | None:
+    async def _attempt(self, provider: n.Provider, request: n.ModelRequest, draft: Sink) -> n.ProviderError | None:
         try:
             await self.step(self._stream(provider, request, draft))
         except n.ProviderError as error:
             return error
         return None
 
-    async def _stream(self, provider: n.Provider, request: n.ModelRequest, draft: Draft) -> None:
+    async def _stream(self, provider: n.Provider, request: n.ModelRequest, draft: Sink) -> None:
         async with aclosing(provider.stream(request)) as events:
             async for event in events:
                 draft.feed(event)
@@ -180,6 +217,9 @@ class RunLoop:
             raise
         finally:
             self._run.step = None
+
+    def _running(self) -> ActivityRunning:
+        return ActivityRunning(run_id=self._run.run_id, started_at_ms=now_ms())
 
     def _check(self) -> None:
         if self._run.cancel_reason is not None:

@@ -210,6 +210,15 @@ def note_message(
     )
 
 
+def set_last_usage(conn: sqlite3.Connection, session_id: str, usage: TokenUsage) -> None:
+    """Set the context gauge (last-turn usage) without counting a message."""
+    conn.execute(
+        "UPDATE sessions SET last_input = ?, last_output = ?, last_reasoning = ?, last_cache_read = ?,"
+        " last_cache_write = ? WHERE id = ?",
+        (usage.input, usage.output, usage.reasoning, usage.cache_read, usage.cache_write, session_id),
+    )
+
+
 def set_open_run(
     conn: sqlite3.Connection, session_id: str, run_id: int | None, kind: str | None, started_at_ms: int | None
 ) -> None:
@@ -326,12 +335,28 @@ def all_messages(conn: sqlite3.Connection, session_id: str) -> list[str]:
 
 
 def insert_run(
-    conn: sqlite3.Connection, session_id: str, run_id: int, kind: str, config_rev: int, started_at_ms: int
+    conn: sqlite3.Connection, session_id: str, run_id: int, kind: str, config_rev: int, started_at_ms: int | None
 ) -> None:
+    """A run row; `started_at_ms` None reserves a run that has not started (a queued compaction)."""
     conn.execute(
         "INSERT INTO runs (session_id, run_id, kind, config_rev, started_at_ms) VALUES (?,?,?,?,?)",
         (session_id, run_id, kind, config_rev, started_at_ms),
     )
+
+
+def start_run(conn: sqlite3.Connection, session_id: str, run_id: int, config_rev: int, started_at_ms: int) -> None:
+    conn.execute(
+        "UPDATE runs SET config_rev = ?, started_at_ms = ? WHERE session_id = ? AND run_id = ?",
+        (config_rev, started_at_ms, session_id, run_id),
+    )
+
+
+def reserved_runs(conn: sqlite3.Connection) -> list[tuple[str, int, str]]:
+    """(session, run, kind) of every run reserved and never started nor ended."""
+    rows = conn.execute(
+        "SELECT session_id, run_id, kind FROM runs WHERE started_at_ms IS NULL AND outcome IS NULL"
+    ).fetchall()
+    return [(r[0], r[1], r[2]) for r in rows]
 
 
 def end_run(conn: sqlite3.Connection, session_id: str, run_id: int, ended_at_ms: int, outcome: str) -> None:
