@@ -68,14 +68,22 @@ async def test_without_a_key_open_needs_a_login_naming_the_key_variables(
 
 
 async def test_capabilities_and_options_come_from_the_engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue: real capabilities (Resume, Permissions, Fork, ContextUsage; no Compact while the engine has none;
+    """Issue: real capabilities (Resume, Permissions, Fork, Compact now that the engine serves session.compact,
+    ContextUsage;
     no Images while it refuses media) and options model (ready providers' models), reasoning, mode."""
     async with FakeLLMServer(Scenario()) as llm:
         use_engine(monkeypatch, tmp_path, llm)
         async with runtime() as rt:
             info = (await open_engine(rt, workspace(tmp_path))).info()
     features = info.details.capabilities.features
-    assert features == [Capability.RESUME, Capability.PERMISSIONS, Capability.FORK, Capability.CONTEXT_USAGE]
+    expected = [
+        Capability.RESUME,
+        Capability.PERMISSIONS,
+        Capability.FORK,
+        Capability.COMPACT,
+        Capability.CONTEXT_USAGE,
+    ]
+    assert features == expected
     options = {option.id: option for option in info.details.config_options}
     assert list(options) == ["model", "reasoning", "mode"]
     model = options["model"].kind

@@ -8,6 +8,7 @@ from omniagent.protocols.sidecar.events import (
     Cancelled,
     Completed,
     ContextCompacted,
+    ContextUsage,
     Edit,
     Failed,
     FileDiff,
@@ -20,7 +21,14 @@ from omniagent.protocols.sidecar.events import (
     ToolStatus,
     ToolUpdated,
 )
-from omniagent.protocols.yuke.messages import MessagePartAddedData, ToolPart, ToolStateChangedData
+from omniagent.protocols.yuke.messages import (
+    CompactionMessage,
+    CreatedTime,
+    MessageCommittedData,
+    MessagePartAddedData,
+    ToolPart,
+    ToolStateChangedData,
+)
 from omniagent.protocols.yuke.runs import (
     RunCanceledTiming,
     RunDoneData,
@@ -100,18 +108,35 @@ def test_run_outcomes_become_stop_reasons() -> None:
             assert event.stop == expected
 
 
-def test_a_compaction_run_that_compacted_reports_context_compacted_then_ends_completed() -> None:
-    """anyagent §8.4 compact: `ContextCompacted` … `TurnEnded`; the engine's compaction run ends `compacted`."""
+def test_a_committed_checkpoint_reports_context_compacted_and_the_run_just_ends() -> None:
+    """anyagent §8.4 compact: `ContextCompacted` … `TurnEnded`. The engine's checkpoint commit (manual, or auto
+    inside a turn) is ContextCompacted plus the usage it leaves; the compaction run's end is only TurnStopped."""
+    checkpoint = CompactionMessage(
+        id=9,
+        run_id=2,
+        reason="auto",
+        summary="s",
+        first_kept_id=3,
+        tokens_before=900,
+        tokens_after=300,
+        time=CreatedTime(created_at_ms=1),
+    )
+    translator = Translator(SID, ROOT)
+    translator.window_tokens = 1000
+    events = translator.map("message.committed", MessageCommittedData(session_id=SID, seq=4, message=checkpoint))
+    assert events == [
+        d.AdapterEvent(ContextCompacted()),
+        d.AdapterEvent(ContextUsage(used_tokens=300, window_tokens=1000)),
+    ]
     done = RunDoneData(
         session_id=SID,
-        seq=1,
+        seq=5,
         run_id=2,
         kind="compaction",
         timing=RunCanceledTiming(ended_at_ms=1),
         outcome=RunOutcomeCompacted(message_id=9),
     )
-    events = Translator(SID, ROOT).map("run.done", done)
-    assert events == [d.AdapterEvent(ContextCompacted()), d.TurnStopped(Completed())]
+    assert translator.map("run.done", done) == [d.TurnStopped(Completed())]
 
 
 def test_request_ids_round_trip_to_the_engines_interaction_ids() -> None:

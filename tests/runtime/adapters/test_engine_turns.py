@@ -3,20 +3,24 @@ event checked against the anyagent schema."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from omniagent.protocols.sidecar.agents import Capability
 from omniagent.protocols.sidecar.commands import PermissionAnswer, PermissionMode
 from omniagent.protocols.sidecar.events import (
     Cancelled,
     CommandInput,
     CommandSpec,
     Completed,
+    ContextCompacted,
     ContextUsage,
     Edit,
     Execute,
     Failed,
+    FromAgent,
     MessageEnded,
     PathInput,
     PermissionAsk,
@@ -30,6 +34,7 @@ from omniagent.protocols.sidecar.events import (
     ToolStatus,
     ToolUpdated,
     TurnEnded,
+    TurnStarted,
 )
 from omniagent.testing import ErrorReply, FakeLLMServer, FakeToolCall, FakeUsage, Reply, Scenario
 from tests.runtime.adapters.engine_harness import (
@@ -226,3 +231,32 @@ async def test_usage_reports_the_models_window_and_the_sessions_cost(
             second = of(await one_turn(session), ContextUsage)
     assert [(u.used_tokens, u.window_tokens) for u in first + second] == [(1100, 200_000), (1100, 200_000)]
     assert first[0].cost_usd == pytest.approx(0.0045) and second[0].cost_usd == pytest.approx(0.009)
+
+
+async def test_compact_runs_as_an_agent_turn_that_reports_context_compacted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """anyagent §9.12 compact and issue "One system" (Compact when the engine has it): the engine session
+    advertises Compact; `compact()` is TurnStarted(Agent) … ContextCompacted … TurnEnded Completed, and the next
+    turn's request carries the summary instead of the compacted turn (yuke §10.3; Sonnet's window keeps a tail of
+    20000 estimated tokens, so the second prompt alone holds it)."""
+    ws = workspace(tmp_path)
+    scenario = Scenario([Reply(text="noted"), Reply(text="noted too"), Reply(text="SUMMARY-MARKER"), Reply(text="ok")])
+    async with FakeLLMServer(scenario) as llm:
+        use_engine(monkeypatch, tmp_path, llm)
+        async with runtime() as rt:
+            session = await open_engine(rt, ws)
+            assert Capability.COMPACT in session.info().details.capabilities.features
+            await session.prompt("OLD-MARKER " + "o" * 4000)
+            await one_turn(session)
+            await session.prompt("RECENT-MARKER " + "r" * 85_000)
+            await one_turn(session)
+            await session.compact()
+            events = await one_turn(session)
+            await session.prompt("next")
+            await one_turn(session)
+            sent = json.dumps((await bodies(llm, 4))[3]["messages"])
+    assert of(events, TurnStarted) == [TurnStarted(origin=FromAgent())]
+    assert len(of(events, ContextCompacted)) == 1
+    assert of(events, TurnEnded)[-1].stop == Completed()
+    assert "SUMMARY-MARKER" in sent and "RECENT-MARKER" in sent and "OLD-MARKER" not in sent

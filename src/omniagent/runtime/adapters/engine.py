@@ -37,6 +37,7 @@ from omniagent.protocols.yuke.sessions import (
     SessionCancelInputParams,
     SessionCancelRunParams,
     SessionCompactParams,
+    SessionCompactResult,
     SessionRemoveParams,
     SessionSummaryChangedData,
 )
@@ -101,6 +102,7 @@ class _EngineDriver:
         self._info: d.DriverInfo | None = None
         self._awaiting_ack = False  # a StartTurn was sent; its run has not started yet
         self._queued_input: int | None = None  # the input of that StartTurn, when the engine queued it
+        self._compaction_after: int | None = None  # a Compact the engine queued: the run id it reserved
         self._closing = False
 
     @property
@@ -173,14 +175,18 @@ class _EngineDriver:
 
     async def _compact(self) -> None:
         """`session.compact`, when the engine serves it (Compact is advertised only then); the loop already opened
-        the agent-originated turn, which the compaction run's `run.done` ends."""
+        the agent-originated turn, which the compaction run's `run.done` ends. Its checkpoint's commit reports
+        `ContextCompacted`; a skipped compaction (nothing old enough to summarise) just completes."""
         problem = "compaction is not supported by the engine yet"
         if "session.compact" in self._engine.handlers:
             try:
-                await self._engine.handle("session.compact", SessionCompactParams(session_id=self._session_id))
-                return
+                result = await self._engine.handle("session.compact", SessionCompactParams(session_id=self._session_id))
             except EngineError as exc:
                 problem = exc.message
+            else:
+                if isinstance(result, SessionCompactResult) and result.status == "queued":
+                    self._compaction_after = result.run_id  # a run is still ending: its run.done is not ours
+                return
         self._warn(problem)
         self._push(d.TurnStopped(Failed(message=problem)))
 
@@ -244,6 +250,10 @@ class _EngineDriver:
             return
         if getattr(data, "session_id", None) != self._session_id:
             return
+        if isinstance(data, RunDoneData) and self._compaction_after is not None:
+            if data.run_id < self._compaction_after:
+                return  # the run our compaction waited behind: the compact turn goes on
+            self._compaction_after = None
         if name == "run.started" and self._awaiting_ack:
             self._awaiting_ack, self._queued_input = False, None
             self._push(d.TurnAck())

@@ -12,9 +12,10 @@ Ids (anyagent §9.1, minted from the engine's per-session ids so they are stable
 | `tool.state_changed` | `ToolUpdated` Running / Completed / Failed / Cancelled (output, diffs from the diff view) |
 | `tool.output_delta` | `ToolOutputDelta` |
 | `message.committed` (assistant) | `MessageEnded` (when it streamed text), `ContextUsage` (tokens, window, cost) |
+| `message.committed` (compaction, manual or auto) | `ContextCompacted`, `ContextUsage` (the estimate after) |
 | `interaction.requested` | `RequestOpened(Permission)` with AllowOnce, AllowAlways, DenyOnce |
 | `run.done` | `TurnStopped`: Completed (Refused for a refusal), canceled → Cancelled, failed → Failed |
-| `run.done` of a compaction that compacted | `ContextCompacted`, then `TurnStopped` Completed |
+| `run.done` of a compaction run | `TurnStopped`: Completed (compacted or skipped), Failed, Cancelled |
 
 `MessageEnded` carries the extension `omniagent/fork_point` = its message id: the `fork_at` that forks after it.
 """
@@ -65,6 +66,7 @@ from omniagent.protocols.sidecar.events import (
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.messages import (
     AssistantMessage,
+    CompactionMessage,
     MessageCommittedData,
     MessagePartAddedData,
     PartDelta,
@@ -75,7 +77,6 @@ from omniagent.protocols.yuke.runs import (
     RunDoneData,
     RunOutcome,
     RunOutcomeCanceled,
-    RunOutcomeCompacted,
     RunOutcomeFailed,
     RunOutcomeTurn,
 )
@@ -171,11 +172,12 @@ class Translator:
             return [d.AdapterEvent(ToolUpdated(tool=self._apply(tool, data.state)))] if tool else []
         if isinstance(data, MessageCommittedData) and isinstance(data.message, AssistantMessage):
             return self._committed(data.message)
+        if isinstance(data, MessageCommittedData) and isinstance(data.message, CompactionMessage):
+            return [d.AdapterEvent(ContextCompacted()), self._usage(data.message.tokens_after)]
         if isinstance(data, RunDoneData):
             self._kinds.clear()  # the run's parts are final
             self._tools.clear()
-            compacted = [d.AdapterEvent(ContextCompacted())] if isinstance(data.outcome, RunOutcomeCompacted) else []
-            return [*compacted, d.TurnStopped(stop_reason(data.outcome))]
+            return [d.TurnStopped(stop_reason(data.outcome))]
         return []
 
     def permission(self, ask: PendingAsk) -> d.AdapterEvent:
@@ -228,13 +230,13 @@ class Translator:
             self._cost = (self._cost or 0.0) + message.cost
         if message.tokens is not None:
             # What the next model call will carry: this call's prompt plus its answer.
-            used = message.tokens.input + message.tokens.output
-            window = self.window_tokens
-            usage = ContextUsage(
-                used_tokens=min(used, window) if window else used, window_tokens=window, cost_usd=self._cost
-            )
-            events.append(d.AdapterEvent(usage))
+            events.append(self._usage(message.tokens.input + message.tokens.output))
         return events
+
+    def _usage(self, used: int) -> d.AdapterEvent:
+        window = self.window_tokens
+        used = min(used, window) if window else used
+        return d.AdapterEvent(ContextUsage(used_tokens=used, window_tokens=window, cost_usd=self._cost))
 
     # --- tool snapshots ------------------------------------------------------------------------------------
 
