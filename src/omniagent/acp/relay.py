@@ -27,6 +27,7 @@ from omniagent.engine.permissions import Decision, PendingAsk
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.messages import (
     AssistantMessage,
+    CompactionMessage,
     MessageCommittedData,
     MessagePartAddedData,
     PartDelta,
@@ -205,10 +206,14 @@ class Relay:
             for update in t.user_message(self.shapes, message):
                 self.send(open_.session_id, update)
         elif isinstance(message, AssistantMessage) and message.tokens is not None:
-            size = self._context_window(open_.model)
-            if size:
-                used = min(message.tokens.input + message.tokens.output, size)
-                self.send(open_.session_id, t.usage(used, size))
+            self._usage(open_, message.tokens.input + message.tokens.output)
+        elif isinstance(message, CompactionMessage):  # the context shrank: the gauge says so (docs/engine.md)
+            self._usage(open_, message.tokens_after)
+
+    def _usage(self, open_: OpenSession, used: int) -> None:
+        size = self._context_window(open_.model)
+        if size:
+            self.send(open_.session_id, t.usage(min(used, size), size))
 
     def _part_added(self, open_: OpenSession, data: MessagePartAddedData) -> None:
         part = data.part
