@@ -67,6 +67,13 @@ async def _history(rpc: RpcProcess, sid: str) -> list[dict[str, Any]]:
     return list((await rpc.call("session.history", {"session_id": sid, "before_message_id": NEWEST}))["messages"])
 
 
+async def _body(llm: FakeLLMServer, index: int) -> dict[str, Any]:
+    """The JSON body of model request `index` (bounded wait for it)."""
+    body = (await llm.wait_for_requests_async(index + 1))[index].body
+    assert isinstance(body, dict)
+    return body
+
+
 def _states(rpc: RpcProcess, start: int, end: int | None = None) -> list[dict[str, Any]]:
     return [
         line["params"]["activity"]["state"]
@@ -125,8 +132,7 @@ async def test_a_manual_compaction_commits_a_checkpoint_and_the_next_request_sen
     assert await _history(rpc, sid) == [*before, checkpoint]
 
     # The summary call: same system prompt and tools, the covered turn, then the instruction as the last message.
-    requests = await llm.wait_for_requests_async(3)
-    turn_body, summary_body = requests[1].body, requests[2].body
+    turn_body, summary_body = await _body(llm, 1), await _body(llm, 2)
     assert summary_body["system"] == turn_body["system"] and summary_body["tools"] == turn_body["tools"]
     covered = json.dumps(summary_body["messages"][:-1])
     assert "OLD-MARKER" in covered and "first answer" in covered and "RECENT-MARKER" not in covered
@@ -134,7 +140,7 @@ async def test_a_manual_compaction_commits_a_checkpoint_and_the_next_request_sen
     assert instruction["role"] == "user" and "checkpoint summary" in json.dumps(instruction)
 
     await _turn(rpc, sid, "NEW question")
-    sent = json.dumps((await llm.wait_for_requests_async(4))[3].body["messages"])
+    sent = json.dumps((await _body(llm, 3))["messages"])
     assert "SUMMARY-MARKER" in sent and "RECENT-MARKER" in sent and "second answer" in sent and "NEW question" in sent
     assert "OLD-MARKER" not in sent and "first answer" not in sent
     assert await rpc.close() == 0
@@ -208,7 +214,7 @@ async def test_a_provider_error_or_a_cancel_during_compaction_leaves_the_transcr
     assert await _history(rpc, sid) == before
 
     await _turn(rpc, sid, "NEW question")
-    sent = json.dumps((await llm.wait_for_requests_async(5))[4].body["messages"])
+    sent = json.dumps((await _body(llm, 4))["messages"])
     assert "OLD-MARKER" in sent and "RECENT-MARKER" in sent
     assert await rpc.close() == 0
 
@@ -218,7 +224,7 @@ async def test_a_compaction_asked_during_a_run_is_queued_and_runs_when_the_run_e
 ) -> None:
     """§6 session.compact: busy → a reserved run id answered `queued`, shown as `pending_compaction` in the
     activity; when the active run ends, the compaction run starts with that id (before any queued input)."""
-    llm.enqueue(Reply(text="x" * 200, chunk_size=2, chunk_delay=0.01))
+    llm.enqueue(Reply(text="x" * 400, chunk_size=2, chunk_delay=0.01))
     rpc = await _engine(tmp_path, llm)
     sid = await _session(rpc, tmp_path)
     _send(rpc, sid, "a question")
@@ -316,8 +322,7 @@ async def test_a_turn_whose_context_would_overflow_compacts_automatically_then_g
     assert [m["type"] for m in history] == ["user", "assistant", "user", "compaction", "assistant"]
     checkpoint = history[3]
     assert (checkpoint["reason"], checkpoint["run_id"], checkpoint["first_kept_id"]) == ("auto", done["run_id"], 3)
-    requests = await llm.wait_for_requests_async(3)
-    assert "OLD-MARKER" in json.dumps(requests[1].body["messages"])
-    sent = json.dumps(requests[2].body["messages"])
+    assert "OLD-MARKER" in json.dumps((await _body(llm, 1))["messages"])
+    sent = json.dumps((await _body(llm, 2))["messages"])
     assert "SUMMARY-MARKER" in sent and "RECENT-MARKER" in sent and "OLD-MARKER" not in sent
     assert await rpc.close() == 0
