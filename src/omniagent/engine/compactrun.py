@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from omniagent.engine import compaction, conversation
+from omniagent.engine.draft import tokens_of
 from omniagent.engine.journal import now_ms, record
 from omniagent.engine.live import ActiveRun
 from omniagent.engine.providers import neutral as n
@@ -172,15 +173,9 @@ def _commit(
 ) -> tuple[MessageCommittedData, Session]:
     message = draft.model_copy(update={"id": q.bump_counter(conn, sid, "message_id_high")})
     q.insert_message(conn, sid, message.id, "compaction", message.run_id, None, json.dumps(message.dump()))
-    spent = TokenUsage(
-        input=usage.input_tokens,
-        output=usage.output_tokens,
-        reasoning=usage.reasoning_tokens,
-        cache_read=usage.cache_read_tokens,
-        cache_write=usage.cache_write_tokens,
-    )
-    q.note_message(conn, sid, spent, None, message.time.created_at_ms)  # the summary call counts in the totals
-    q.set_last_usage(conn, sid, TokenUsage(input=message.tokens_after))  # the gauge: what the context holds now
+    # The summary call counts in the session's totals; the gauge becomes what the context holds now.
+    q.note_message(conn, sid, tokens_of(usage), None, message.time.created_at_ms)
+    q.set_last_usage(conn, sid, TokenUsage(input=message.tokens_after))
     data = record(
         conn, sid, "message.committed", lambda seq: MessageCommittedData(session_id=sid, seq=seq, message=message)
     )

@@ -25,6 +25,7 @@ from omniagent.protocols.yuke.messages import (
     RedactedReasoningFinal,
     RedactedReasoningPart,
     TextPart,
+    TokenUsage,
     ToolPart,
 )
 from omniagent.protocols.yuke.tools import ToolState, ToolStatePending
@@ -204,3 +205,14 @@ class Draft:
 
     def tool_parts(self) -> list[int]:
         return [i for i, p in enumerate(self.parts) if p.kind == "tool" and p.added]
+
+
+def tokens_of(usage: n.Usage) -> TokenUsage:
+    """A provider call's usage as the wire's `TokenUsage` (same convention: input includes the cache subsets)."""
+    return TokenUsage(
+        input=usage.input_tokens,
+        output=usage.output_tokens,
+        reasoning=usage.reasoning_tokens,
+        cache_read=usage.cache_read_tokens,
+        cache_write=usage.cache_write_tokens,
+    )

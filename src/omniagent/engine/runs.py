@@ -18,7 +18,7 @@ from contextlib import aclosing
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from omniagent.engine import compactrun, conversation, toolrun
-from omniagent.engine.draft import Draft
+from omniagent.engine.draft import Draft, tokens_of
 from omniagent.engine.journal import now_ms, record
 from omniagent.engine.providers import neutral as n
 from omniagent.engine.providers.retry import MAX_ATTEMPTS, next_delay
@@ -33,7 +33,6 @@ from omniagent.protocols.yuke.messages import (
     MessageDiscardedData,
     MessageError,
     MessageTime,
-    TokenUsage,
     TurnProvenance,
 )
 from omniagent.protocols.yuke.runs import (
@@ -261,7 +260,7 @@ class RunLoop:
                 )
             return None
         toolrun.cancel_open_tools(self, draft)
-        tokens = _tokens(draft.usage)
+        tokens = tokens_of(draft.usage)
         message = AssistantMessage(
             id=draft.message_id,
             run_id=self._run.run_id,
@@ -298,13 +297,3 @@ class RunLoop:
         self._engine.broadcaster.emit("message.committed", committed)
         self._engine.summary_changed(session)
         return message
-
-
-def _tokens(usage: n.Usage) -> TokenUsage:
-    return TokenUsage(
-        input=usage.input_tokens,
-        output=usage.output_tokens,
-        reasoning=usage.reasoning_tokens,
-        cache_read=usage.cache_read_tokens,
-        cache_write=usage.cache_write_tokens,
-    )
