@@ -28,7 +28,7 @@ class SystemTime(SidecarModel):
     @classmethod
     def now(cls) -> SystemTime:
         ns = time.time_ns()
-        return cls.model_construct(secs_since_epoch=ns // 1_000_000_000, nanos_since_epoch=ns % 1_000_000_000)
+        return cls(secs_since_epoch=ns // 1_000_000_000, nanos_since_epoch=ns % 1_000_000_000)
 
 
 def omitted_when_none(value: Any) -> bool:
