@@ -44,7 +44,7 @@ from omniagent.runtime.adapters.engine_translate import Translator, interaction_
 from tests.sidecar_schema import validate
 
 SID = "0" * 32
-ROOT = "/work/ws"
+ROOT = "/srv/project"
 
 
 def _added(translator: Translator, name: str, args: dict[str, object], part_id: int = 0) -> ToolUpdated:
@@ -61,8 +61,8 @@ def test_tool_kinds_and_inputs_follow_the_tool_name() -> None:
     read = _added(translator, "read", {"path": "src/a.py"}).tool
     assert (read.kind, read.input, read.locations) == (
         Read(),
-        PathInput(path="/work/ws/src/a.py"),
-        ["/work/ws/src/a.py"],
+        PathInput(path="/srv/project/src/a.py"),
+        ["/srv/project/src/a.py"],
     )
     assert (read.id, read.title) == ("t4.0", "Read src/a.py")
     search = _added(translator, "search", {"regex": "TODO"}, part_id=1).tool
@@ -83,7 +83,7 @@ def test_an_edit_carries_one_diff_per_hunk_from_the_engines_diff_view() -> None:
     assert isinstance(event, d.AdapterEvent) and isinstance(event.kind, ToolUpdated)
     tool = event.kind.tool
     assert tool.kind == Edit() and tool.status is ToolStatus.COMPLETED and tool.output == "edited a.txt"
-    assert tool.diffs == [FileDiff(path="/work/ws/a.txt", old_text="a\nb\nc\n", new_text="a\nB\nc\n")]
+    assert tool.diffs == [FileDiff(path="/srv/project/a.txt", old_text="a\nb\nc\n", new_text="a\nB\nc\n")]
 
 
 def test_run_outcomes_become_stop_reasons() -> None:
