@@ -159,14 +159,17 @@ async def test_cancel_answers_a_pending_permission_request_cancelled(tmp_path: P
 
 
 async def test_operations_the_agent_did_not_advertise_are_refused_locally(tmp_path: Path) -> None:
-    """acp.md §2.4/§3.1: v2 has no set_mode, fork needs `session.fork`; v1 load needs `loadSession`."""
+    """acp.md §2.4/§3.1: v2 has no set_mode (nor v1's unstable set_model), fork needs `session.fork`; v1 load needs
+    `loadSession`."""
     async with agent(tmp_path, 2, ClientHandlers()) as (client, _):
-        assert not client.supports("fork") and not client.supports("set_mode")
+        assert not client.supports("fork") and not client.supports("set_mode") and not client.supports("set_model")
         assert client.supports("load")  # v2: a resume with replay
         with pytest.raises(AgentUnsupported):
             await client.fork_session("s1", str(tmp_path))
         with pytest.raises(AgentUnsupported):
             await client.set_mode("s1", "code")
+        with pytest.raises(AgentUnsupported):
+            await client.set_model("s1", "opus")
 
 
 async def test_mcp_servers_are_forwarded_in_the_versions_shape(tmp_path: Path) -> None:

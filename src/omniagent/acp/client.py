@@ -20,7 +20,8 @@ API (all coroutines unless noted; models are `protocols.acp.v1` or `.v2` per `ac
 - `new_session(cwd, *, mcp_servers=(), additional_directories=None)`, `load_session(session_id, cwd, …)` (v1
   `session/load`; v2 `session/resume` with replay from start), `resume_session(session_id, cwd, *, replay=False, …)`,
   `fork_session`, `list_sessions(cwd=None, cursor=None)`, `close_session(session_id)`.
-- `set_mode(session_id, mode_id)` (v1 only), `set_config_option(session_id, config_id, value)`.
+- `set_mode(session_id, mode_id)` (v1 only), `set_model(session_id, model_id)` (v1 only, unstable),
+  `set_config_option(session_id, config_id, value)`.
 - `prompt(session_id, blocks) -> TurnEnd`: v1 ends with the response's stop reason; v2's response is `{}` and the
   turn ends with an idle `state_update`. `cancel(session_id)` (notification; pending permissions answer cancelled).
 - Incoming: `session/update` → `handlers.on_update(SessionEvent)` in order; `session/request_permission` →
@@ -267,6 +268,14 @@ class AcpClient:
     async def set_mode(self, session_id: str, mode_id: str) -> Any:
         """v1 only: switch the session mode (v2 uses a config option with category "mode")."""
         return await self._call("set_mode", {"sessionId": session_id, "modeId": mode_id})
+
+    async def set_model(self, session_id: str, model_id: str) -> Any:
+        """v1 only, unstable: switch the model an agent offered as first-class `models`; returns the raw result.
+
+        Sent unchecked: no bundled schema describes `session/set_model` (the v1 SDK dropped it for config options
+        with category "model"), yet the agents that answer `models` still take it.
+        """
+        return await self._call_checked("set_model", {"sessionId": session_id, "modelId": model_id})
 
     async def set_config_option(self, session_id: str, config_id: str, value: str | bool) -> Any:
         """Set a config option: a value id (select) or a boolean."""

@@ -56,6 +56,9 @@ V1 = VersionSpec(
         "prompt": "session/prompt",
         "cancel": "session/cancel",
         "set_mode": "session/set_mode",
+        # Unstable v1 method real agents still serve next to their first-class `models` (claude-code-acp, Gemini,
+        # Qwen); the bundled v1 schema (SDK 1.3.0) no longer has it and v2 never did, so it is v1 only.
+        "set_model": "session/set_model",
         "set_config_option": "session/set_config_option",
     },
     gates={

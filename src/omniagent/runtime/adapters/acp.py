@@ -162,7 +162,9 @@ class _AcpDriver:
         """
         self._client = client
         can_resume = client.supports("load") or client.supports("resume")
-        self._state.facts = agent_facts(client.version, client.init_result, can_resume=can_resume)
+        self._state.facts = agent_facts(
+            client.version, client.init_result, can_resume=can_resume, can_set_model=client.supports("set_model")
+        )
         self._mapper = UpdateMapper(self._state, version=client.version)
         servers = mcp_servers(self._request, self._state.facts)
         try:
@@ -311,11 +313,15 @@ class _AcpDriver:
             await self._events.send(d.InfoChanged(self._state.info()))
 
     async def _set_option(self, option: str, value: ConfigValue) -> None:
-        """`mode` from v1 modes → `session/set_mode`; anything else → `session/set_config_option`, whose answer
-        lists the options as they now are."""
+        """`mode` from v1 modes → `session/set_mode`; the first-class `model` → `session/set_model`; anything else
+        → `session/set_config_option`, whose answer lists the options as they now are."""
         client, session_id = self._require_client(), self._state.session_id
         if self._state.uses_set_mode(option):
             await client.set_mode(session_id, str(value))
+            self._state.apply_value(option, value)
+            return
+        if self._state.uses_set_model(option):
+            await client.set_model(session_id, str(value))
             self._state.apply_value(option, value)
             return
         result = await client.set_config_option(session_id, option, value)

@@ -1,5 +1,9 @@
-"""What an ACP session looks like to the runtime: capabilities from `initialize`, config options from modes and
-configOptions, slash commands, title, and the login methods an agent offers (anyagent §11.4).
+"""What an ACP session looks like to the runtime: capabilities from `initialize`, config options from modes,
+first-class models and configOptions, slash commands, title, and the login methods an agent offers (anyagent §11.4).
+
+A first-class `models` object becomes the option `model` (set with `session/set_model`) only while no configOption
+has category "model" or id "model": an agent that offers both (Qwen Code) is switched through its configOption, the
+newer and schema-described way, so the caller never sees two model selectors.
 
 `SessionState` holds it all and builds the `DriverInfo`; its `apply_*` methods take the raw (already
 schema-checked) JSON of an update and say whether anything changed. It reads raw JSON so one mapping serves v1 and
@@ -34,6 +38,8 @@ from omniagent.runtime import driver as d
 
 # The option that v1 session modes become; set through `session/set_mode`, not `set_config_option`.
 MODE_OPTION = "mode"
+# The option that v1's unstable first-class `models` become; set through `session/set_model`.
+MODEL_OPTION = "model"
 # ACP config option categories kept as they are; any other category reads as "other".
 _CATEGORIES = frozenset({"mode", "model", "model_config", "thought_level", "other"})
 # Features every ACP agent has: the protocol itself carries permissions, plans and slash commands.
@@ -75,10 +81,13 @@ class AgentFacts:
     resume: bool = False
     steer: bool = False
     fork: bool = False  # `session/fork` (unstable in v1 and v2)
+    set_model: bool = False  # `session/set_model` exists (v1): only then do first-class `models` become an option
     mcp_transports: tuple[McpTransport, ...] = (McpTransport.STDIO,)
 
 
-def agent_facts(protocol_version: int, init: Mapping[str, Any], *, can_resume: bool) -> AgentFacts:
+def agent_facts(
+    protocol_version: int, init: Mapping[str, Any], *, can_resume: bool, can_set_model: bool = False
+) -> AgentFacts:
     """The facts in an initialize result (raw JSON) of the given protocol version."""
     paths = _PATHS[protocol_version]
 
@@ -99,6 +108,7 @@ def agent_facts(protocol_version: int, init: Mapping[str, Any], *, can_resume: b
         # Only an explicit `true` counts: steering is a vendor extension (`_session/steering`).
         steer=_at(init, paths["steering"]) is True,
         fork=present("fork"),
+        set_model=can_set_model,
         mcp_transports=tuple(transports),
     )
 
@@ -110,6 +120,7 @@ class SessionState:
     facts: AgentFacts
     session_id: str = ""
     mode: ConfigOption | None = None  # from v1 `modes`
+    model: ConfigOption | None = None  # from v1's unstable first-class `models`
     wire_options: list[ConfigOption] = field(default_factory=list)  # from `configOptions`
     commands: list[SlashCommand] = field(default_factory=list)
     title: str | None = None
@@ -146,22 +157,35 @@ class SessionState:
         )
 
     def options(self) -> list[ConfigOption]:
-        """The wire's options, plus the mode option unless a wire option already uses its id."""
+        """The wire's options, plus the mode option unless a wire option already uses its id, plus the first-class
+        model unless a wire option is a model selector (module docstring)."""
         ids = {option.id for option in self.wire_options}
         extra = [self.mode] if self.mode is not None and self.mode.id not in ids else []
+        if self.model is not None and self._first_class_model():
+            extra.append(self.model)
         return [*extra, *self.wire_options]
 
     def uses_set_mode(self, option: str) -> bool:
         """Whether `option` is set through `session/set_mode` (a v1 mode) rather than `set_config_option`."""
         return option == MODE_OPTION and self.mode is not None and all(o.id != option for o in self.wire_options)
 
+    def uses_set_model(self, option: str) -> bool:
+        """Whether `option` is the first-class model, set through `session/set_model`."""
+        return option == MODEL_OPTION and self.model is not None and self._first_class_model()
+
+    def _first_class_model(self) -> bool:
+        return all(o.id != MODEL_OPTION and o.category != "model" for o in self.wire_options)
+
     # --- updates (each returns whether the info changed) ---------------------------------------------------
 
     def apply_session(self, result: Mapping[str, Any]) -> None:
-        """A `session/new`, `load`, `resume` or `fork` result: modes and configOptions."""
+        """A `session/new`, `load`, `resume` or `fork` result: modes, first-class models and configOptions."""
         modes = result.get("modes")
         if isinstance(modes, Mapping):
             self.mode = mode_option(modes)
+        models = result.get("models")
+        if isinstance(models, Mapping) and self.facts.set_model:
+            self.model = model_option(models)
         options = result.get("configOptions")
         if isinstance(options, list):
             self.wire_options = config_options(options)
@@ -170,6 +194,12 @@ class SessionState:
         if self.mode is None or self.mode.current == mode_id:
             return False
         self.mode = self.mode.model_copy(update={"current": mode_id})
+        return True
+
+    def apply_model(self, model_id: str) -> bool:
+        if self.model is None or self.model.current == model_id:
+            return False
+        self.model = self.model.model_copy(update={"current": model_id})
         return True
 
     def apply_config_options(self, raw: Sequence[Any]) -> bool:
@@ -181,6 +211,8 @@ class SessionState:
         """Our own `configure` took effect (the agent answered without an error)."""
         if self.uses_set_mode(option):
             return self.apply_mode(str(value))
+        if self.uses_set_model(option):
+            return self.apply_model(str(value))
         changed = False
         for index, candidate in enumerate(self.wire_options):
             if candidate.id == option and candidate.current != value:
@@ -225,6 +257,27 @@ def mode_option(modes: Mapping[str, Any]) -> ConfigOption | None:
         id=MODE_OPTION,
         name="Mode",
         category="mode",
+        kind=SelectKind(choices=choices),
+        current=current if isinstance(current, str) else None,
+        live=True,
+    )
+
+
+def model_option(models: Mapping[str, Any]) -> ConfigOption | None:
+    """v1 `models{currentModelId, availableModels:[{modelId, name}]}` as the live select option `model`."""
+    available = models.get("availableModels")
+    if not isinstance(available, list):
+        return None
+    choices = [
+        ConfigChoice(value=item["modelId"], label=str(item.get("name") or item["modelId"]))
+        for item in available
+        if isinstance(item, Mapping) and isinstance(item.get("modelId"), str)
+    ]
+    current = models.get("currentModelId")
+    return ConfigOption(
+        id=MODEL_OPTION,
+        name="Model",
+        category="model",
         kind=SelectKind(choices=choices),
         current=current if isinstance(current, str) else None,
         live=True,
