@@ -244,40 +244,31 @@ class SessionState:
 
 def mode_option(modes: Mapping[str, Any]) -> ConfigOption | None:
     """v1 `modes{currentModeId, availableModes}` as the live select option `mode`."""
-    available = modes.get("availableModes")
-    if not isinstance(available, list):
-        return None
-    choices = [
-        ConfigChoice(value=item["id"], label=str(item.get("name") or item["id"]))
-        for item in available
-        if isinstance(item, Mapping) and isinstance(item.get("id"), str)
-    ]
-    current = modes.get("currentModeId")
-    return ConfigOption(
-        id=MODE_OPTION,
-        name="Mode",
-        category="mode",
-        kind=SelectKind(choices=choices),
-        current=current if isinstance(current, str) else None,
-        live=True,
-    )
+    return _state_option(modes, "availableModes", "currentModeId", "id", MODE_OPTION, "Mode")
 
 
 def model_option(models: Mapping[str, Any]) -> ConfigOption | None:
     """v1 `models{currentModelId, availableModels:[{modelId, name}]}` as the live select option `model`."""
-    available = models.get("availableModels")
+    return _state_option(models, "availableModels", "currentModelId", "modelId", MODEL_OPTION, "Model")
+
+
+def _state_option(
+    state: Mapping[str, Any], list_key: str, current_key: str, id_key: str, option: str, name: str
+) -> ConfigOption | None:
+    """A first-class ACP state (`{current…Id, available…:[{<id_key>, name}]}`) as a live select option."""
+    available = state.get(list_key)
     if not isinstance(available, list):
         return None
     choices = [
-        ConfigChoice(value=item["modelId"], label=str(item.get("name") or item["modelId"]))
+        ConfigChoice(value=item[id_key], label=str(item.get("name") or item[id_key]))
         for item in available
-        if isinstance(item, Mapping) and isinstance(item.get("modelId"), str)
+        if isinstance(item, Mapping) and isinstance(item.get(id_key), str)
     ]
-    current = models.get("currentModelId")
+    current = state.get(current_key)
     return ConfigOption(
-        id=MODEL_OPTION,
-        name="Model",
-        category="model",
+        id=option,
+        name=name,
+        category=option,
         kind=SelectKind(choices=choices),
         current=current if isinstance(current, str) else None,
         live=True,
