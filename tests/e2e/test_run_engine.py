@@ -8,7 +8,6 @@ import fcntl
 import json
 import os
 import re
-import select
 import struct
 import subprocess
 import sys
@@ -21,6 +20,7 @@ from omniagent.protocols.sidecar.agents import AgentInstallation, DiscoveryRepor
 from omniagent.testing import FakeLLMServer
 from tests.runtime.adapters.engine_harness import KEY, child_env, tool_then_text, workspace
 from tests.sidecar_schema import validate
+from tests.test_run_command import _read_until as read_pty_until
 
 WAIT = 20.0  # seconds: the bound on any one wait for the CLI
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -135,19 +135,4 @@ def test_choose_agent_prefers_a_ready_engine_else_the_first_other_drivable_agent
 
 def _read_until(fd: int, marker: bytes) -> str:
     """Text from `fd` until `marker`, the end of the stream, or WAIT seconds (then the test fails); ANSI removed."""
-    deadline = time.monotonic() + WAIT
-    seen = b""
-    while marker not in seen:
-        remaining = deadline - time.monotonic()
-        assert remaining > 0, f"timed out waiting for {marker!r}; saw {seen!r}"
-        ready, _, _ = select.select([fd], [], [], remaining)
-        if not ready:
-            continue
-        try:
-            chunk = os.read(fd, 4096)
-        except OSError:  # EIO: the pty's other side closed
-            chunk = b""
-        if not chunk:
-            break
-        seen += chunk
-    return _ANSI.sub("", seen.decode(errors="replace"))
+    return _ANSI.sub("", read_pty_until(fd, marker, time.monotonic() + WAIT).decode(errors="replace"))
