@@ -76,20 +76,8 @@ class EventStream:
             self._ready.clear()
             await self._ready.wait()
 
-    def drain_nowait(self) -> list[Event]:
-        """Take every buffered event (for consumers that batch)."""
-        items = list(self._items)
-        self._items.clear()
-        return items
-
     async def wait_unread(self, count: int) -> None:
         """Wait until at least `count` events are buffered unread, or the stream ended."""
         while len(self._items) < count and not self._ended:
-            self._ready.clear()
-            await self._ready.wait()
-
-    async def wait_readable(self) -> None:
-        """Wait until an event is buffered or the stream ended."""
-        while not self._items and not self._ended:
             self._ready.clear()
             await self._ready.wait()

@@ -108,10 +108,6 @@ class LineWriter:
         self._sent += 1
         self._queue.put_nowait(line)
 
-    def send_json(self, value: Any) -> None:
-        """Queue one JSON value as a compact line."""
-        self.send_nowait(dumps(value))
-
     @property
     def backlog(self) -> int:
         """Lines sent but not yet written."""
