@@ -9,19 +9,14 @@ from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]
 
-
-def _find_spec() -> Path:
-    # CI clones the repo beside a copy of shared/; a developer's tree has it one level up from the repo.
-    for base in Path(__file__).resolve().parents:
-        candidate = base / "shared" / "spec" / "anyagent-wire.schema.json"
-        if candidate.exists():
-            return candidate
-    raise FileNotFoundError("shared/spec/anyagent-wire.schema.json not found beside the repository")
+# Kept in the package beside the models it specifies (its README says where it comes from).
+SPEC = Path(__file__).resolve().parent.parent / "src" / "omniagent" / "protocols" / "sidecar" / "schema"
+SPEC = SPEC / "anyagent-wire.schema.json"
 
 
 @cache
 def _validator(definition: str) -> jsonschema.Draft7Validator:
-    schema = json.loads(_find_spec().read_text())
+    schema = json.loads(SPEC.read_text())
     root = {"$ref": f"#/definitions/{definition}", "definitions": schema["definitions"]}
     return jsonschema.Draft7Validator(root)
 

@@ -1,5 +1,5 @@
 """Per-agent facts for the real-agent tests: where the agent reads its LLM endpoint, which shell tool it offers the
-model, and which body text marks its main model call. Source: shared/docs/real-agents.md §3-§5 (pinned versions).
+model, and which body text marks its main model call. Source: each CLI observed offline at its pinned version.
 
 Every agent gets the base env of §3 (fresh HOME and XDG dirs, no update notifier, CI=1) plus its own variables and
 files below, all pointing at the fake LLM on 127.0.0.1 inside the namespace.

@@ -1,4 +1,4 @@
-"""The anyagent sidecar wire, protocol 1 (`shared/spec/anyagent-wire.schema.json`), as typed models.
+"""The anyagent sidecar wire, protocol 1 (`schema/anyagent-wire.schema.json`), as typed models.
 
 Encodings follow serde exactly: externally tagged enums (unit variants as bare strings, data variants as
 single-key objects), `null` for absent optionals (except `AgentInstallation.upgrade` and `acp_args`, omitted),

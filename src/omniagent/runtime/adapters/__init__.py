@@ -11,6 +11,7 @@ from collections.abc import Callable
 from omniagent.protocols.sidecar.agents import AgentInstallation
 from omniagent.runtime.catalog import ConnectionKind, profile
 from omniagent.runtime.driver import Adapter
+from omniagent.runtime.plan_usage import PlanUsageReader
 
 
 def _acp(installation: AgentInstallation) -> Adapter:
@@ -44,3 +45,19 @@ def adapter_for(installation: AgentInstallation) -> Adapter | None:
         return None
     factory = ADAPTERS.get(row.connection)
     return factory(installation) if factory is not None else None
+
+
+# connection kind → loader of the kind's plan-usage reader (imported on first use, like the adapters).
+# Kinds without one answer `UnsupportedFeature("plan usage")`.
+PLAN_USAGE: dict[ConnectionKind, Callable[[], PlanUsageReader]] = {}
+
+
+def plan_usage_reader_for(installation: AgentInstallation) -> PlanUsageReader | None:
+    """The plan-usage reader for an installation's wire, or None when that wire cannot report plan usage."""
+    if installation.acp_args is not None:
+        return None
+    row = profile(installation.id)
+    if row is None:
+        return None
+    loader = PLAN_USAGE.get(row.connection)
+    return loader() if loader is not None else None
