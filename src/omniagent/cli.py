@@ -12,32 +12,118 @@ from pathlib import Path
 
 from omniagent import __version__
 
+_EXAMPLES = {
+    "run": """examples:
+  omniagent run "explain what this repository does"
+  omniagent run --agent claude -C ~/src/app "fix the failing test"
+  omniagent run --yes --json "say hello" | jq -c .kind""",
+    "chat": """examples:
+  omniagent chat                      # the default agent, in this directory
+  omniagent chat --agent codex -m gpt-5.5
+  omniagent chat --resume             # continue the last chat in this directory""",
+    "agents": """examples:
+  omniagent agents
+  omniagent agents --json | jq '.missing[].install_hint'""",
+    "sessions": """examples:
+  omniagent sessions
+  omniagent sessions --all --json""",
+    "serve": """examples:
+  omniagent serve                     # an app writes commands on stdin, reads lines on stdout
+  echo '{"id":1,"cmd":"hello","protocol":1}' | omniagent serve""",
+    "rpc": """examples:
+  omniagent rpc
+  omniagent rpc --data-dir ./engine-data""",
+    "acp": """examples:
+  omniagent acp                       # as an editor's agent server, e.g. Zed's agent_servers""",
+}
+
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="omniagent", description="One harness for coding agents.")
+    parser = argparse.ArgumentParser(
+        prog="omniagent",
+        description="One harness for coding agents: drive any agent CLI on this machine, or our own engine.",
+        epilog="Start with `omniagent chat` or `omniagent run PROMPT`; `omniagent COMMAND --help` shows examples.",
+    )
     parser.add_argument("--version", action="version", version=f"omniagent {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sub.add_parser("version", help="print the version")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
 
-    agents = sub.add_parser("agents", help="list the agent CLIs installed on this machine")
-    agents.add_argument("--json", action="store_true", help="print the DiscoveryReport as JSON")
+    def command(name: str, summary: str, description: str) -> argparse.ArgumentParser:
+        return sub.add_parser(
+            name,
+            help=summary,
+            description=description,
+            epilog=_EXAMPLES.get(name),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
 
-    serve = sub.add_parser("serve", help="the anyagent sidecar wire on stdin/stdout")
-    serve.add_argument("--mock", metavar="SCRIPT", help="play a mock script (a file or a bundled name) as agent `mock`")
-
-    run = sub.add_parser("run", help="send one prompt to an agent in this directory and show the turn")
-    run.add_argument("prompt", metavar="PROMPT", help="what to ask the agent")
-    run.add_argument("--agent", metavar="ID", help="the agent to use (default: the first ready one; see `agents`)")
-    run.add_argument("--yes", action="store_true", help="approve every tool permission without asking")
+    run = command(
+        "run",
+        "send one prompt to an agent and show the turn",
+        "Send one prompt to an agent in a directory, show the turn as it happens, exit when it ends. Without "
+        "--agent: our engine when a model provider has a key, else the first installed agent omniagent drives.",
+    )
+    run.add_argument("prompt", metavar="PROMPT", help="what to ask the agent (one argument: quote it)")
+    _session_options(run)
     run.add_argument("--json", action="store_true", help="print the turn's events as JSON lines")
     run.add_argument("--mock", metavar="SCRIPT", help=argparse.SUPPRESS)  # tests: a scripted agent (docs/testing.md)
 
-    rpc = sub.add_parser("rpc", help="the engine over the yuke JSONL RPC on stdin/stdout")
+    chat = command(
+        "chat",
+        "a multi-turn session with an agent in the terminal",
+        "A multi-turn session with any agent: type prompts, answer its permission requests inline, /help for "
+        "commands. Ctrl-C cancels the running turn; a second Ctrl-C (or Ctrl-D) leaves.",
+    )
+    _session_options(chat)
+    chat.add_argument("--resume", action="store_true", help="continue the last chat in this directory")
+    chat.add_argument("--mock", metavar="SCRIPT", help=argparse.SUPPRESS)
+
+    agents = command(
+        "agents",
+        "list the agent CLIs installed and missing here",
+        "List the agent CLIs found on this machine, and the missing ones with the command that installs each.",
+    )
+    agents.add_argument("--json", action="store_true", help="print the DiscoveryReport as JSON")
+
+    sessions = command(
+        "sessions",
+        "list the chat sessions you can resume",
+        "List the chat sessions `omniagent chat --resume` can continue, newest first (this directory's, or all).",
+    )
+    sessions.add_argument("--all", action="store_true", help="every directory's, not only this one's")
+    sessions.add_argument("--json", action="store_true", help="print the records as JSON")
+
+    serve = command(
+        "serve",
+        "the anyagent sidecar wire on stdin/stdout (for apps)",
+        "Serve the anyagent sidecar wire (JSON lines) on stdin/stdout, so an app in any language drives every "
+        "agent on the machine through one protocol. See docs/sidecar.md.",
+    )
+    serve.add_argument("--mock", metavar="SCRIPT", help="play a mock script (a file or a bundled name) as agent `mock`")
+
+    rpc = command(
+        "rpc",
+        "our engine over the yuke JSONL RPC on stdin/stdout (for frontends)",
+        "Serve our own agent engine over the yuke JSONL RPC on stdin/stdout: sessions stored durably, tools, "
+        "providers. See docs/engine.md.",
+    )
     rpc.add_argument("--data-dir", type=Path, help="where the engine keeps its store and credentials")
 
-    acp = sub.add_parser("acp", help="the engine as an ACP agent on stdin/stdout (for editors such as Zed)")
+    acp = command(
+        "acp",
+        "our engine as an ACP agent on stdin/stdout (for editors)",
+        "Serve our own agent engine as an Agent Client Protocol agent on stdin/stdout, for editors such as Zed "
+        "and JetBrains. See docs/acp.md.",
+    )
     acp.add_argument("--data-dir", type=Path, help="where the engine keeps its store and credentials")
+    command("version", "print the version", "Print omniagent's version.")
     return parser
+
+
+def _session_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--agent", metavar="ID", help="the agent to use (default: see above; `omniagent agents`)")
+    parser.add_argument("-C", "--cwd", metavar="DIR", help="work in DIR instead of the current directory")
+    parser.add_argument("-m", "--model", metavar="MODEL", help="the model the agent should use (its `model` option)")
+    parser.add_argument("--yes", action="store_true", help="approve every tool permission without asking")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,8 +145,33 @@ def main(argv: list[str] | None = None) -> int:
         from omniagent.cli_run import RunOptions, run_command
 
         return run_command(
-            RunOptions(prompt=args.prompt, agent=args.agent, yes=args.yes, json=args.json, mock=args.mock)
+            RunOptions(
+                prompt=args.prompt,
+                agent=args.agent,
+                yes=args.yes,
+                json=args.json,
+                mock=args.mock,
+                directory=args.cwd,
+                model=args.model,
+            )
         )
+    if args.command == "chat":
+        from omniagent.cli_chat import ChatOptions, run_chat
+
+        return run_chat(
+            ChatOptions(
+                agent=args.agent,
+                directory=args.cwd,
+                model=args.model,
+                yes=args.yes,
+                resume=args.resume,
+                mock=args.mock,
+            )
+        )
+    if args.command == "sessions":
+        from omniagent.cli_sessions import run_sessions
+
+        return run_sessions(every_directory=args.all, as_json=args.json)
     if args.command == "rpc":
         from omniagent.engine.rpc import run_rpc
 
@@ -69,5 +180,5 @@ def main(argv: list[str] | None = None) -> int:
         from omniagent.acp.serve import run_acp
 
         return run_acp(data_dir=args.data_dir)
-    parser.print_usage(sys.stderr)
+    parser.print_help(sys.stderr)  # `omniagent` alone: the command list
     return 2

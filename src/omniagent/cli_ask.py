@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from rich.console import Console
@@ -42,6 +42,8 @@ _ALLOW = (PermissionChoice.ALLOW_ONCE, PermissionChoice.ALLOW_ALWAYS)
 _DENY = (PermissionChoice.DENY_ONCE, PermissionChoice.DENY_ALWAYS)
 
 Note = Callable[[str], None]
+# Reads one line typed in answer to `prompt`; None when input has ended.
+ReadLine = Callable[[str], Awaitable[str | None]]
 
 
 class Asker(Protocol):
@@ -79,10 +81,20 @@ class TerminalAsker:
     """Asks a person at the terminal, one request at a time. Input is read without blocking the event loop, so
     Ctrl-C and a withdrawn request can interrupt a prompt."""
 
-    def __init__(self, console: Console, note: Note, before_prompt: Callable[[], None], fd: int = 0) -> None:
+    def __init__(
+        self,
+        console: Console,
+        note: Note,
+        before_prompt: Callable[[], None],
+        fd: int = 0,
+        *,
+        read_line: ReadLine | None = None,
+    ) -> None:
         self._console = console
         self._note = note
         self._before_prompt = before_prompt
+        # `chat` owns the terminal's line editor and hands its lines over; `run` reads the descriptor itself.
+        self._read_line = read_line
         self._reader = LineReader(fd)
         self._lock = asyncio.Lock()
 
@@ -135,6 +147,8 @@ class TerminalAsker:
                 return answer
 
     async def _ask(self, prompt: str) -> str | None:
+        if self._read_line is not None:
+            return await self._read_line(prompt)
         self._console.print(Text(prompt, style="bold"), end="")
         return await self._reader.readline()
 

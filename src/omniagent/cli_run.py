@@ -63,6 +63,8 @@ class RunOptions:
     yes: bool = False
     json: bool = False
     mock: str | None = None  # a mock script replacing the machine's agents (tests; not in --help)
+    directory: str | None = None  # -C: where the agent works (default: the current directory)
+    model: str | None = None  # -m: the session's `model` option
 
 
 class NoAgent(Exception):
@@ -74,6 +76,15 @@ def run_command(options: RunOptions) -> int:
     if not options.prompt.strip():
         print("omniagent run: error: the prompt is empty", file=sys.stderr)
         return EXIT_USAGE
+    directory = working_directory(options.directory)
+    if directory is None:
+        where = options.directory or "the current directory"
+        print(
+            f"omniagent run: error: {where} does not exist (any more); cd to a directory or pass -C DIR",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    options = replace(options, directory=directory)
     script: MockScript | None = None
     if options.mock is not None:
         try:
@@ -90,6 +101,15 @@ def run_command(options: RunOptions) -> int:
     except BrokenPipeError:  # stdout's reader went away (`| head`): nothing more to say to it
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_TURN_FAILED
+
+
+def working_directory(wanted: str | None) -> str | None:
+    """The absolute directory to work in (`-C DIR`, else the current one), or None when it does not exist."""
+    try:
+        directory = os.path.abspath(wanted) if wanted else os.getcwd()
+    except FileNotFoundError:  # the shell's directory was deleted under it
+        return None
+    return directory if os.path.isdir(directory) else None
 
 
 def choose_agent(
@@ -189,7 +209,12 @@ async def _run(options: RunOptions, script: MockScript | None) -> int:
             renderer.note(f"using {agent.name} ({agent.id}): {why}", style="dim")
         mode = PermissionMode.AUTO_APPROVE if options.yes else PermissionMode.ASK
         try:
-            session = await runtime.open(agent.id, os.getcwd(), permission_mode=mode)
+            session = await runtime.open(
+                agent.id,
+                options.directory or os.getcwd(),
+                permission_mode=mode,
+                configure={"model": options.model} if options.model else None,
+            )
         except (AuthRequired, NotInstalled) as error:
             return _no_agent(renderer, agent, error)
         except AgentError as error:

@@ -1,0 +1,120 @@
+"""`omniagent chat` on a real terminal (a pty) with our engine against the fake LLM: two turns, a permission asked
+inline, a line queued while a turn runs, Ctrl-C cancelling the turn, /model, /usage, leaving, and `--resume` in a
+new process remembering the first turn. Every wait is bounded by a marker on the screen."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
+from tests.pty_terminal import CTRL_C, CTRL_D, Terminal
+from tests.runtime.adapters.engine_harness import KEY, child_env, workspace
+
+SLOW = 600.0  # seconds the fake LLM holds the turn that Ctrl-C cancels (the server's stop ends it at once)
+
+
+def _env(tmp_path: Path, llm: FakeLLMServer) -> dict[str, str]:
+    return child_env(tmp_path, llm) | {"OMNIAGENT_STATE_DIR": str(tmp_path / "state")}
+
+
+def test_chat_runs_turns_asks_inline_queues_cancels_switches_model_and_resumes(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    scenario = Scenario(
+        [
+            Reply(tool_calls=(FakeToolCall("write", {"path": "hello.txt", "content": "hello\n"}),)),
+            Reply(text="First answer."),
+            Reply(text="never shown", delay=SLOW),
+            Reply(text="Queued answer."),
+            Reply(text="Resumed answer."),
+        ]
+    )
+    with FakeLLMServer(scenario) as llm:
+        env = _env(tmp_path, llm)
+        with Terminal("chat", cwd=ws, env=env) as chat:
+            chat.expect("omniagent>")
+            chat.line("write hello.txt")
+            menu = chat.expect("choice [")
+            assert "allow once" in menu and "deny once" in menu
+            assert not (ws / "hello.txt").exists()
+            chat.line("y")
+            chat.expect("First answer.")
+            assert (ws / "hello.txt").read_text() == "hello\n"
+
+            chat.line("take your time")
+            llm.wait_for_requests(3)  # the slow turn's model call is in flight
+            chat.line("and then this")
+            chat.expect("queued")
+            chat.type(CTRL_C)
+            chat.expect("cancelling the turn")
+            chat.expect("turn cancelled")
+            chat.expect("Queued answer.")  # the queued line ran once the cancelled turn ended
+
+            chat.line("/model")
+            shown = chat.expect("choices:")
+            assert "model:" in shown
+            chat.line("/usage")
+            chat.expect("context:")
+            chat.expect("plan:")  # the command is done: the editor reads keys again (Ctrl-D is a key, not EOF)
+            chat.type(CTRL_D)
+            assert chat.wait() == 0
+            screen = chat.screen
+        assert "never shown" not in screen
+        assert KEY not in screen
+
+        with Terminal("chat", "--resume", cwd=ws, env=env) as again:
+            again.expect("resuming")
+            again.line("what did you say first?")
+            again.expect("Resumed answer.")
+            again.line("/quit")
+            assert again.wait() == 0
+        last = json.dumps(llm.requests[-1].body)
+        assert "First answer." in last and "what did you say first?" in last
+
+    records = json.loads((tmp_path / "state" / "chat-sessions.json").read_text())["sessions"]
+    assert [record["agent"] for record in records] == ["omniagent"]
+    assert oct((tmp_path / "state" / "chat-sessions.json").stat().st_mode & 0o777) == "0o600"
+
+
+def test_chat_outside_a_terminal_is_a_usage_error(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-m", "omniagent", "chat"],
+        cwd=workspace(tmp_path),
+        env=child_env(tmp_path, None),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=20,
+    )
+    assert out.returncode == 2
+    assert "chat needs a terminal" in out.stderr and "omniagent run" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_sessions_lists_what_chat_can_resume(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    env = child_env(tmp_path, None) | {"OMNIAGENT_STATE_DIR": str(tmp_path / "state")}
+    ws = workspace(tmp_path)
+    empty = subprocess.run(
+        [sys.executable, "-m", "omniagent", "sessions"], cwd=ws, env=env, capture_output=True, text=True, timeout=20
+    )
+    assert empty.returncode == 0 and "no chat sessions to resume" in empty.stderr
+    state = tmp_path / "state"
+    state.mkdir()
+    record = {"agent": "qwen", "directory": os.fspath(ws), "resume_token": "t1", "title": "Fix it", "updated": 1.0}
+    (state / "chat-sessions.json").write_text(json.dumps({"sessions": [record]}))
+    listed = subprocess.run(
+        [sys.executable, "-m", "omniagent", "sessions", "--json"],
+        cwd=ws,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=20,
+    )
+    assert json.loads(listed.stdout) == [record]
