@@ -26,8 +26,9 @@ ENTER, CTRL_C, CTRL_D = "\r", "\x03", "\x04"
 class Terminal:
     """`omniagent ARGS…` with a pty for its terminal. Everything it printed so far is in `screen`."""
 
-    def __init__(self, *args: str, cwd: Path, env: dict[str, str]) -> None:
-        self._args = args
+    def __init__(self, *args: str, cwd: Path, env: dict[str, str], module: bool = True) -> None:
+        # `module=False` runs `python ARGS…` as given (e.g. `-c` with a script), not `python -m omniagent ARGS…`.
+        self._args = ("-m", "omniagent", *args) if module else args
         self._cwd = cwd
         self._env = env | {"TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1", "COLUMNS": "120"}
         self.screen = ""
@@ -38,7 +39,7 @@ class Terminal:
         self._master, slave = os.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "omniagent", *self._args],
+            [sys.executable, *self._args],
             cwd=self._cwd,
             stdin=slave,
             stdout=slave,

@@ -34,7 +34,7 @@ from omniagent.cli_run import (
     EXIT_TURN_FAILED,
     EXIT_USAGE,
     NoAgent,
-    login_hint,
+    explain_no_agent,
     pick_agent,
     working_directory,
 )
@@ -54,7 +54,7 @@ from omniagent.protocols.sidecar.events import (
     TurnEnded,
 )
 from omniagent.runtime.adapters.mock import MockScript, MockScriptError, load_script
-from omniagent.runtime.errors import AgentError, AuthRequired, SessionClosed
+from omniagent.runtime.errors import AgentError, AuthRequired, NotInstalled, SessionClosed
 from omniagent.runtime.runtime import Runtime
 from omniagent.runtime.session import Session
 
@@ -108,7 +108,7 @@ async def _chat(options: ChatOptions, directory: str, script: MockScript | None)
     # over a partial one, so the unfinished line is shown above the prompt by the editor itself.
     pending = PendingLine()
     text = Console(file=cast(IO[str], pending), highlight=False, soft_wrap=True, force_terminal=True)
-    renderer = HumanRenderer(text, Console(stderr=True, highlight=False))
+    renderer = HumanRenderer(text, Console(stderr=True, highlight=False), root=directory)
     async with Runtime(mock=script) as runtime:
         try:
             agent, why = await pick_agent(runtime, options.agent, mock=script is not None)
@@ -136,8 +136,8 @@ async def _chat(options: ChatOptions, directory: str, script: MockScript | None)
                 permission_mode=mode,
                 configure={"model": options.model} if options.model else None,
             )
-        except AuthRequired as error:
-            renderer.note(f"{agent.name} needs a login: {login_hint(error.login)}", style="red")
+        except (AuthRequired, NotInstalled) as error:
+            renderer.note(explain_no_agent(agent, error, await runtime.discover()), style="red")
             return EXIT_NO_AGENT
         except AgentError as error:
             renderer.note(f"could not start {agent.id}: {error}", style="red")

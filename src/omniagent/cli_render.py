@@ -18,6 +18,7 @@ from omniagent.protocols.sidecar.events import (
     ContextCompacted,
     DiagnosticEvent,
     Event,
+    Execute,
     FileDiff,
     MessageEnded,
     PathInput,
@@ -34,8 +35,10 @@ from omniagent.protocols.sidecar.events import (
     UrlInput,
 )
 
-# Lines of a failed tool's output shown under it: the tail holds the error, the rest is noise for a person.
+# Lines of a tool's output shown under it once it settles: the tail holds the result (or the error); the lines
+# above it are collapsed to a count. A command's output is shown always, other tools' only when they failed.
 FAILED_OUTPUT_LINES = 8
+COMMAND_OUTPUT_LINES = 5
 
 _TOOL_STYLES = {
     ToolStatus.PENDING: ("○", "yellow"),
@@ -58,6 +61,9 @@ class Renderer(Protocol):
 
     def finish(self) -> None:
         """The turn is over: end the current line."""
+
+    def interrupted(self) -> None:
+        """Ctrl-C was pressed: the terminal echoed `^C` where the cursor was; start a line of our own."""
 
 
 def stderr_console() -> Console:
@@ -82,14 +88,19 @@ class JsonRenderer:
     def finish(self) -> None:
         return None
 
+    def interrupted(self) -> None:
+        if self._notes.is_terminal:
+            self._notes.print()
+
 
 class HumanRenderer:
     """Streamed text as it arrives, reasoning dimmed, one line per tool status, diffs when a tool settles, the
     plan as a checklist when it changes."""
 
-    def __init__(self, console: Console, notes: Console) -> None:
+    def __init__(self, console: Console, notes: Console, root: str | None = None) -> None:
         self._console = console
         self._notes = notes
+        self._root = root  # paths under it are shown relative to it
         self._stream: tuple[str, str] | None = None  # (what, message id) being written on the current line
         self._mid_line = False
         self._tool_status: dict[str, ToolStatus] = {}
@@ -128,6 +139,12 @@ class HumanRenderer:
         """End the streamed line so that something else (a prompt) starts on its own line."""
         self._end_line()
 
+    def interrupted(self) -> None:
+        if self._mid_line:
+            self._end_line()  # the echoed ^C ends the streamed line
+        elif self._notes.is_terminal:
+            self._notes.print()
+
     # --- drawing -------------------------------------------------------------------------------------------
 
     def _write(self, stream: tuple[str, str], text: str, style: str) -> None:
@@ -155,7 +172,7 @@ class HumanRenderer:
         self._tool_status[tool.id] = tool.status
         mark, style = _TOOL_STYLES[tool.status]
         line = Text.assemble((f"{mark} ", style), (tool.title, "bold"))
-        subject = _tool_subject(tool)
+        subject = self._relative(_tool_subject(tool))
         if subject and subject.removeprefix("$ ") not in tool.title:
             line.append(f"  {subject}", style="dim")
         line.append(f"  {tool.status.value.lower()}", style=style)
@@ -164,16 +181,33 @@ class HumanRenderer:
             return
         for diff in tool.diffs:
             self._draw_diff(diff)
-        if tool.status is ToolStatus.FAILED and tool.output:
-            lines = tool.output.rstrip("\n").splitlines()[-FAILED_OUTPUT_LINES:]
-            self._console.print(Text("\n".join(f"    {line}" for line in lines), style="dim"))
+        if tool.output and (tool.status is ToolStatus.FAILED or isinstance(tool.kind, Execute)):
+            self._draw_output(tool.output, FAILED_OUTPUT_LINES if tool.status is ToolStatus.FAILED else None)
+
+    def _draw_output(self, output: str, lines: int | None) -> None:
+        shown = output.rstrip("\n").splitlines()
+        keep = lines or COMMAND_OUTPUT_LINES
+        text = Text()
+        if len(shown) > keep:
+            text.append(f"    … {len(shown) - keep} more lines\n", style="dim italic")
+        text.append("\n".join(f"    {line}" for line in shown[-keep:]), style="dim")
+        self._console.print(text)
+
+    def _relative(self, path: str) -> str:
+        """`path` relative to the session's directory when it lies under it (a person knows where they are)."""
+        if self._root and path.startswith(self._root.rstrip("/") + "/"):
+            return path[len(self._root.rstrip("/")) + 1 :]
+        return path
 
     def _draw_diff(self, diff: FileDiff) -> None:
         old = (diff.old_text or "").splitlines(keepends=True)
         new = diff.new_text.splitlines(keepends=True)
-        before = f"a/{diff.path}" if diff.old_text is not None else "/dev/null"
+        path = self._relative(diff.path)
+        # git's a/ b/ prefixes read as a path only in front of a relative one (never `b//abs/path`).
+        after = f"b/{path}" if not path.startswith("/") else path
+        before = (f"a/{path}" if not path.startswith("/") else path) if diff.old_text is not None else "/dev/null"
         text = Text()
-        for line in difflib.unified_diff(old, new, before, f"b/{diff.path}"):
+        for line in difflib.unified_diff(old, new, before, after):
             body = line if line.endswith("\n") else line + "\n"
             text.append(f"    {body}", style=_diff_style(line))
         self._console.print(text, end="")

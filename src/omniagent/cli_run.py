@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import shlex
 import signal
 import sys
 from collections.abc import Callable
@@ -24,7 +23,7 @@ from rich.console import Console
 
 from omniagent.cli_ask import Asker, TerminalAsker, UnattendedAsker
 from omniagent.cli_render import HumanRenderer, JsonRenderer, Renderer, stderr_console
-from omniagent.protocols.sidecar.agents import AgentInstallation, DiscoveryReport, LoginMethod, TerminalLogin
+from omniagent.protocols.sidecar.agents import AgentInstallation, DiscoveryReport
 from omniagent.protocols.sidecar.commands import PermissionMode, Started
 from omniagent.protocols.sidecar.events import (
     Cancelled,
@@ -39,6 +38,7 @@ from omniagent.protocols.sidecar.events import (
 )
 from omniagent.runtime.adapters import adapter_for
 from omniagent.runtime.adapters.mock import MockScript, MockScriptError, load_script
+from omniagent.runtime.advice import first_run, login_hint, rejected_hint
 from omniagent.runtime.catalog import ConnectionKind, profile
 from omniagent.runtime.discovery import resolve
 from omniagent.runtime.errors import AgentError, AuthRequired, NotInstalled, SessionClosed
@@ -181,15 +181,6 @@ def _why(chosen: AgentInstallation, engine_ready: list[bool]) -> str:
     return "the first installed agent omniagent can drive"
 
 
-def login_hint(methods: list[LoginMethod]) -> str:
-    """How to log the agent in, from the methods it offers (never a secret: env values are not shown)."""
-    ways = [
-        f"run `{shlex.join(method.command)}`" if isinstance(method, TerminalLogin) else f"set {method.name}"
-        for method in methods
-    ]
-    return "log in: " + "; or ".join(ways) if ways else "log in with the agent's own CLI, then try again"
-
-
 async def _run(options: RunOptions, script: MockScript | None) -> int:
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
     notes = stderr_console()
@@ -197,7 +188,7 @@ async def _run(options: RunOptions, script: MockScript | None) -> int:
     if options.json:
         renderer = JsonRenderer(sys.stdout.buffer, notes)
     else:
-        renderer = HumanRenderer(Console(highlight=False, soft_wrap=True), notes)
+        renderer = HumanRenderer(Console(highlight=False, soft_wrap=True), notes, root=options.directory)
     asker = _asker(options, renderer, notes, interactive=interactive)
     async with Runtime(mock=script) as runtime:
         try:
@@ -205,6 +196,7 @@ async def _run(options: RunOptions, script: MockScript | None) -> int:
         except NoAgent as error:
             renderer.note(str(error), style="red")
             return EXIT_NO_AGENT
+        report = await runtime.discover()  # cached by pick_agent: for what to say if the agent cannot run
         if options.agent is None:
             renderer.note(f"using {agent.name} ({agent.id}): {why}", style="dim")
         mode = PermissionMode.AUTO_APPROVE if options.yes else PermissionMode.ASK
@@ -216,7 +208,7 @@ async def _run(options: RunOptions, script: MockScript | None) -> int:
                 configure={"model": options.model} if options.model else None,
             )
         except (AuthRequired, NotInstalled) as error:
-            return _no_agent(renderer, agent, error)
+            return _no_agent(renderer, agent, error, report)
         except AgentError as error:
             renderer.note(f"could not start {agent.id}: {error}", style="red")
             return EXIT_TURN_FAILED
@@ -225,7 +217,7 @@ async def _run(options: RunOptions, script: MockScript | None) -> int:
         await runtime.aclose()
     ended_with = session.events.error  # known once the session has closed (a death or a lost login)
     if isinstance(ended_with, AuthRequired):
-        return _no_agent(renderer, agent, ended_with)
+        return _no_agent(renderer, agent, ended_with, report)
     return _exit_code(renderer, outcome if outcome.error else replace(outcome, error=ended_with))
 
 
@@ -240,12 +232,21 @@ def _asker(options: RunOptions, renderer: Renderer, notes: Console, *, interacti
     return TerminalAsker(notes, note, lambda: None)  # --json keeps stdout for events: ask on stderr
 
 
-def _no_agent(renderer: Renderer, agent: AgentInstallation, error: AgentError) -> int:
-    if isinstance(error, AuthRequired):
-        renderer.note(f"{agent.name} needs a login: {login_hint(error.login)}", style="red")
-    else:
-        renderer.note(str(error), style="red")
+def _no_agent(renderer: Renderer, agent: AgentInstallation, error: AgentError, report: DiscoveryReport) -> int:
+    renderer.note(explain_no_agent(agent, error, report), style="red")
     return EXIT_NO_AGENT
+
+
+def explain_no_agent(agent: AgentInstallation, error: AgentError, report: DiscoveryReport) -> str:
+    """Why the agent cannot run and what to do, as `run` and `chat` say it. The engine picked only because
+    nothing else is installed, and without a key, is a first run: the three ways forward."""
+    if not isinstance(error, AuthRequired):
+        return str(error)
+    if error.rejected is not None:
+        return f"{agent.name} could not log in: {rejected_hint(error.rejected, error.login)}"
+    if is_engine(agent) and not any(not is_engine(other) and adapter_for(other) for other in report.agents):
+        return first_run(report)
+    return f"{agent.name} needs a login: {login_hint(error.login)}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -361,6 +362,7 @@ class _TurnRunner:
             self._deadline.reschedule(loop.time())
             return
         self._interrupted = True
+        self._renderer.interrupted()
         self._renderer.note("interrupted: cancelling the turn (Ctrl-C again to leave now)", style="yellow")
         for request_id in list(self._pending):
             self._withdraw(request_id)

@@ -100,13 +100,18 @@ def test_run_json_yes_prints_schema_valid_events_and_runs_the_tool(tmp_path: Pat
     assert (ws / "hello.txt").read_text() == "hello\n"
 
 
-def test_run_without_any_key_or_other_agent_picks_the_engine_and_says_which_key_to_set(tmp_path: Path) -> None:
-    """Issue: without a ready engine `run` takes the first installed agent; the engine is the only one here, so it
-    is picked and its AuthRequired says which variables to set (exit 3)."""
+def test_run_without_any_key_or_other_agent_shows_the_three_ways_forward(tmp_path: Path) -> None:
+    """A first run (no agent CLI, no key): the engine is the only agent, and instead of a bare login error `run`
+    prints the three ways forward — install an agent CLI (with the commands), set a key (with where to get one),
+    or point at a local OpenAI-compatible server — and exits 3 (docs/cli.md)."""
     out = _run("hi", cwd=workspace(tmp_path), env=child_env(tmp_path, None))
     assert out.returncode == EXIT_NO_AGENT, out.stderr
     assert "using omniagent (omniagent): no other agent to drive" in out.stderr
-    assert "set ANTHROPIC_API_KEY; or set OPENAI_API_KEY" in out.stderr
+    assert "Three ways forward" in out.stderr
+    assert "npm install -g @anthropic-ai/claude-code" in out.stderr and "omniagent agents" in out.stderr
+    assert "export ANTHROPIC_API_KEY=" in out.stderr and "https://console.anthropic.com/settings/keys" in out.stderr
+    assert "OLLAMA_HOST=" in out.stderr and "omniagent run -m ollama/" in out.stderr
+    assert "Traceback" not in out.stderr
 
 
 def test_choose_agent_prefers_a_ready_engine_else_the_first_other_drivable_agent() -> None:

@@ -79,7 +79,11 @@ async def test_opening_an_agent_that_is_not_installed_fails_not_installed_naming
     """anyagent §5 and §15.3: `NotInstalled.agent == "nope"` and the message contains it."""
     async with Sidecar.running(mock="turn") as sidecar:
         error = await sidecar.error("open", agent="nope", dir=".")
-        assert error == {"kind": "NotInstalled", "message": "agent not installed: nope", "agent": "nope"}
+        assert error == {
+            "kind": "NotInstalled",
+            "message": "agent not installed: nope; `omniagent agents` lists the agents omniagent knows",
+            "agent": "nope",
+        }
         assert await sidecar.ok("probe", agent="mock") is not None  # the sidecar still serves
 
 

@@ -136,7 +136,11 @@ class InfoChanged:
 
 @dataclass(frozen=True, slots=True)
 class AuthLost:
+    """The agent lost (or never had) a working login. `rejected` names the credential its provider turned down
+    (a variable name, or a description such as "the stored key"), when the adapter knows it."""
+
     login: list[LoginMethod]
+    rejected: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

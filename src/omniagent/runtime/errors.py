@@ -37,7 +37,9 @@ class NotInstalled(AgentError):
     kind = ErrorKind.NOT_INSTALLED
 
     def __init__(self, agent: str) -> None:
-        super().__init__(f"agent not installed: {agent}")
+        from omniagent.runtime.advice import install_hint  # the catalog is not needed until this happens
+
+        super().__init__(f"agent not installed: {agent}; {install_hint(agent)}")
         self.agent = agent
 
     def fields(self) -> dict[str, Any]:
@@ -52,9 +54,12 @@ class SpawnFailed(_WithDetail):
 class AuthRequired(AgentError):
     kind = ErrorKind.AUTH_REQUIRED
 
-    def __init__(self, login: list[LoginMethod]) -> None:
+    def __init__(self, login: list[LoginMethod], *, rejected: str | None = None) -> None:
         super().__init__("agent needs login")
         self.login = login
+        # The credential the provider turned down (a variable name or a description), when known: then the
+        # login is there but wrong, which a person fixes differently from a missing one (`advice.next_step`).
+        self.rejected = rejected
 
     def fields(self) -> dict[str, Any]:
         return {"login": [method.model_dump(mode="json") for method in self.login]}

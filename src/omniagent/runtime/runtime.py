@@ -106,7 +106,13 @@ class Runtime:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         await self.aclose()
-        await self._stack.__aexit__(exc_type, exc, tb)
+        # The sessions are closed, so their tasks end by themselves. The caller's own exception is not handed to
+        # the task group: it would come back wrapped in an ExceptionGroup, and callers catch `OmniagentError`.
+        try:
+            await self._stack.__aexit__(None, None, None)
+        except BaseExceptionGroup as group:
+            if exc is None:
+                raise _single(group) from group
 
     async def aclose(self) -> None:
         """Close every open session (each within its close grace)."""
@@ -387,3 +393,16 @@ def _absolute(directory: str | os.PathLike[str]) -> Path:
 def _describe(stop: Any) -> str:
     value = stop.model_dump(mode="json")
     return value if isinstance(value, str) else next(iter(value))
+
+
+def _single(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The one error a group holds (what a caller can catch by type), else the group itself."""
+    leaves: list[BaseException] = []
+    pending: list[BaseException] = [group]
+    while pending:
+        error = pending.pop()
+        if isinstance(error, BaseExceptionGroup):
+            pending.extend(error.exceptions)
+        else:
+            leaves.append(error)
+    return leaves[0] if len(leaves) == 1 else group

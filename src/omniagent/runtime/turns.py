@@ -474,7 +474,7 @@ class SessionLoop:
         elif isinstance(event, d.InfoChanged):
             self._apply_info(event.info)
         elif isinstance(event, d.AuthLost):
-            self._on_fatal(AuthRequired(event.login), "agent needs login")
+            self._on_fatal(AuthRequired(event.login, rejected=event.rejected), "agent needs login")
         elif isinstance(event, d.Exited):
             self._on_fatal(ProcessExited(event.status, event.stderr), "agent exited during the turn")
 

@@ -66,6 +66,10 @@ class Catalog:
         if provider is None or not model_id:
             return None
         model = next((m for m in provider.models or [] if m.id == model_id), None)
+        if model is None and provider.models == [] and provider.auth is None and provider.api_key is None:
+            # A keyless provider that lists no models is a local server (Ollama, llama.cpp): only the user knows
+            # what it serves, so an explicit selector is taken as it is, with default limits.
+            model = ModelEntry(id=model_id)
         return (provider, model) if model is not None else None
 
     def api_key(self, provider: ProviderEntry) -> Secret | None:
@@ -74,6 +78,19 @@ class Catalog:
         literal_text = provider.api_key or (source.literal if source else None)
         literal = Secret(literal_text) if literal_text else None
         return resolve_api_key(provider.id, self._credentials, self._env, source.env if source else None, literal)
+
+    def api_key_origin(self, provider: ProviderEntry) -> str | None:
+        """Where the key `api_key` returns comes from, for a person (never the key): `"stored"` (saved with
+        auth.set), `"providers.json"`, or the environment variable's name; None without a key. Raises:
+        `CredentialError` as `api_key` does."""
+        source = provider.auth.api_key.source if provider.auth and provider.auth.api_key else None
+        if self._credentials.api_key(provider.id) is not None:
+            return "stored"
+        if provider.api_key or (source and source.literal):
+            return "providers.json"
+        if source and source.env and self._env.get(source.env):
+            return source.env
+        return None
 
     def state(self, provider: ProviderEntry) -> ProviderState:
         """ready, needs_route (no base URL or endpoint) or needs_credential (a key is required and none is set)."""
@@ -131,6 +148,10 @@ class Catalog:
         return CatalogListResultFull(catalog_rev=rev, providers=providers, models=models)
 
 
+# Decimal places a cost keeps: below a billionth of a dollar is float noise (0.00042300000000000004), not money.
+COST_DIGITS = 9
+
+
 def cost_usd(model: ModelEntry, usage: Usage) -> float | None:
     """USD cost of one call, or None when a needed price is unknown (then omit `cost`).
 
@@ -150,7 +171,7 @@ def cost_usd(model: ModelEntry, usage: Usage) -> float | None:
         if price is None:
             return None
         total += tokens * price
-    return total / TOKENS_PER_PRICE_UNIT
+    return round(total / TOKENS_PER_PRICE_UNIT, COST_DIGITS)
 
 
 def reasoning_levels(model: ModelEntry) -> list[str]:

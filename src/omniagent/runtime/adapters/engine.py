@@ -268,7 +268,9 @@ class _EngineDriver:
             if isinstance(failed, RunOutcomeFailed) and failed.code == "auth":
                 # The provider refused the key: the session needs a login again.
                 provider = self._session_model.partition("/")[0]
-                self._push(d.AuthLost(info.login_methods(self._engine.routes.catalog, refused=provider)))
+                catalog = self._engine.routes.catalog
+                rejected = info.refused_credential(catalog, provider)
+                self._push(d.AuthLost(info.login_methods(catalog, refused=provider), rejected=rejected))
 
     def _set_session(self, session: Session) -> None:
         self._session = session

@@ -124,6 +124,20 @@ def login_methods(catalog: Catalog, refused: str | None = None) -> list[LoginMet
     return [EnvVarLogin(name=name) for name in dict.fromkeys(names or FALLBACK_KEY_VARS)]
 
 
+def refused_credential(catalog: Catalog, provider_id: str) -> str:
+    """How to name, for a person, the key a provider just refused: its variable, or where it is kept."""
+    provider = catalog.provider(provider_id)
+    try:
+        origin = catalog.api_key_origin(provider) if provider is not None else None
+    except CredentialError:
+        origin = None
+    if origin == "stored":
+        return f"the {provider_id} key stored with omniagent"
+    if origin == "providers.json":
+        return f"the {provider_id} key in providers.json"
+    return origin or f"the {provider_id} key"
+
+
 def has_ready_model(catalog: Catalog) -> bool:
     """Whether some provider with at least one model can run now (what `session.create` needs for its default)."""
     return any(p.models and _state(catalog, p.id) == "ready" for p in catalog.providers)

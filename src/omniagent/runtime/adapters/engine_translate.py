@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from omniagent.engine.permissions import PendingAsk, describe
+from omniagent.engine.providers.catalog import COST_DIGITS
 from omniagent.protocols.sidecar.events import (
     Cancelled,
     CommandInput,
@@ -227,7 +228,7 @@ class Translator:
             # The cut point to pass as `fork_at`, named as the other adapters name theirs (`claude/fork_point`).
             events.append(d.AdapterEvent(MessageEnded(message_id=mid), extensions={FORK_POINT: mid}))
         if message.cost is not None:
-            self._cost = (self._cost or 0.0) + message.cost
+            self._cost = round((self._cost or 0.0) + message.cost, COST_DIGITS)
         if message.tokens is not None:
             # What the next model call will carry: this call's prompt plus its answer.
             events.append(self._usage(message.tokens.input + message.tokens.output))
