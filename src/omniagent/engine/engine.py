@@ -20,7 +20,7 @@ from omniagent.engine import accounts, fork, sessions
 from omniagent.engine.broadcast import Broadcaster
 from omniagent.engine.errors import EngineError
 from omniagent.engine.inputs import Inputs
-from omniagent.engine.live import LiveSession
+from omniagent.engine.live import ActiveRun, LiveSession
 from omniagent.engine.permissions import SET_MODE_METHOD, PermissionModeResult, Permissions, SetPermissionModeParams
 from omniagent.engine.routes import Routes
 from omniagent.engine.store import Store
@@ -179,10 +179,15 @@ class Engine:
         """End every run a previous process left open as failed `interrupted` (with its run.done)."""
         await self.inputs.recover()
 
-    async def _stop_runs(self) -> None:
+    def interrupt_runs(self) -> list[ActiveRun]:
+        """Ask every active run to end `interrupted` (the client went away); returns them without waiting."""
         runs = [live.run for live in self.live.values() if live.run is not None]
         for run in runs:
             self.inputs.interrupt(run, "interrupted")
+        return runs
+
+    async def _stop_runs(self) -> None:
+        runs = self.interrupt_runs()
         pending = [r.task for r in runs if r.task is not None]
         if pending:
             _, late = await asyncio.wait(pending, timeout=SHUTDOWN_GRACE)

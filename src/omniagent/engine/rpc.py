@@ -9,7 +9,6 @@ the single writer, so they are written first.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import sys
 from pathlib import Path
@@ -23,6 +22,7 @@ from omniagent.engine.errors import EngineError
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.protocols.yuke.methods import METHODS
+from omniagent.wire.decode import BadJson, decode_line
 from omniagent.wire.errors import FrameTooLarge
 from omniagent.wire.jsonl import LineWriter, dumps, read_lines
 from omniagent.wire.stdio import open_stdio
@@ -76,9 +76,9 @@ async def handle_line(engine: Engine, writer: LineWriter, line: bytes) -> None:
     if not line.strip():
         return
     try:
-        message = json.loads(line)
-    except (ValueError, UnicodeDecodeError):
-        _error(writer, "", ErrorCode.BAD_REQUEST, "the line is not valid JSON")
+        message = decode_line(line)
+    except BadJson as exc:
+        _error(writer, "", ErrorCode.BAD_REQUEST, f"the line is not valid JSON: {exc.reason}")
         return
     if not isinstance(message, dict) or not isinstance(message.get("method"), str):
         _error(writer, "", ErrorCode.BAD_REQUEST, "the line is not a request object")

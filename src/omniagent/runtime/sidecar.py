@@ -19,7 +19,6 @@ import asyncio
 import json
 import logging
 import os
-import re
 import sys
 from typing import Any
 
@@ -60,6 +59,7 @@ from omniagent.runtime.adapters.mock import MockScript, MockScriptError, load_sc
 from omniagent.runtime.errors import AgentError, ProtocolFailed, UnknownSession
 from omniagent.runtime.runtime import Runtime
 from omniagent.runtime.session import Session
+from omniagent.wire.decode import BadJson, decode_line
 from omniagent.wire.errors import FrameTooLarge
 from omniagent.wire.jsonl import MAX_LINE_BYTES, ByteSink, LineWriter, read_lines
 from omniagent.wire.stdio import open_stdio
@@ -70,8 +70,6 @@ log = logging.getLogger(__name__)
 WRITER_BACKLOG = 256
 _COMMAND = TypeAdapter(Command)
 _U64 = 2**64
-# Only lines holding a \uD800-\uDFFF escape can decode to a lone surrogate; the rest skip the check.
-_LONE_SURROGATE_HINT = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 def run_sidecar(*, mock: str | None) -> int:
@@ -136,11 +134,9 @@ class Sidecar:
 
     async def _dispatch(self, line: bytes) -> None:
         try:
-            value = json.loads(line)
-            if _LONE_SURROGATE_HINT.search(line):
-                _require_utf8(value)
-        except ValueError as exc:
-            self._send_error(None, _bad_frame(f"invalid JSON: {exc}"))
+            value = decode_line(line)
+        except BadJson as exc:
+            self._send_error(None, _bad_frame(f"invalid JSON: {exc.reason}"))
             return
         frame_id = _frame_id(value)
         if frame_id is None:
@@ -258,15 +254,6 @@ def _frame_id(value: Any) -> int | None:
         if isinstance(frame_id, int) and not isinstance(frame_id, bool) and 0 <= frame_id < _U64:
             return frame_id
     return None
-
-
-def _require_utf8(value: Any) -> None:
-    """Raise ValueError if a string holds a lone surrogate (`"\\ud800"`): JSON text must be Unicode (RFC 8259 §8.2),
-    serde rejects it at parse time, and echoing it back (a session id in an error) could not be encoded."""
-    try:
-        json.dumps(value, ensure_ascii=False).encode()
-    except UnicodeEncodeError:
-        raise ValueError("a string holds a lone surrogate escape (\\ud800-\\udfff)") from None
 
 
 def _encode(line: SidecarModel) -> bytes:

@@ -24,8 +24,12 @@ READ_CHUNK = 256 * 1024
 
 
 def dumps(value: Any) -> bytes:
-    """Compact JSON, UTF-8, no trailing newline."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+    """Compact JSON, UTF-8, no trailing newline.
+
+    A string with no UTF-8 form (a lone surrogate, e.g. a file name's undecodable bytes kept as surrogate escapes)
+    gets `?` in place of those characters: one odd character must not fail a reply or kill a writer.
+    """
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "replace")
 
 
 async def read_lines(

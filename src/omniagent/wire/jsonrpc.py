@@ -18,12 +18,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import json
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from types import TracebackType
 from typing import Any, TypeVar
 
+from omniagent.wire.decode import BadJson, decode_line
 from omniagent.wire.dialects import STRICT, Dialect, RequestId
 from omniagent.wire.errors import FrameTooLarge, PeerClosed, WireError
 from omniagent.wire.jsonl import MAX_LINE_BYTES, ByteSink, LineWriter, dumps, read_lines
@@ -90,8 +90,12 @@ class Peer:
         notifications: Mapping[str, NotificationHandler] | None = None,
         max_line_bytes: int = MAX_LINE_BYTES,
         name: str = "jsonrpc",
+        answer_after_eof: bool = False,
     ) -> None:
         self.dialect = dialect
+        # A server keeps answering requests it read before the other side closed its end (`echo request | server`);
+        # a client driving an agent cancels them, since the agent that asked is gone.
+        self._answer_after_eof = answer_after_eof
         self.name = name
         self._reader = reader
         self._writer = LineWriter(sink)
@@ -145,6 +149,11 @@ class Peer:
     async def wait_closed(self) -> None:
         """Wait until the other side closes its stream (or we close)."""
         await self._closed.wait()
+
+    def unanswered(self) -> set[asyncio.Task[Any]]:
+        """Tasks still answering requests (and batches) the other side sent; with `answer_after_eof`, they outlive
+        EOF and the owner waits for them before leaving the `async with`."""
+        return {task for task in self._tasks if not task.done() and task is not asyncio.current_task()}
 
     async def request(self, method: str, params: Any = None) -> Any:
         """Send a request and wait for its result.
@@ -217,9 +226,9 @@ class Peer:
         if not line.strip():
             return
         try:
-            message = json.loads(line)
-        except ValueError:
-            self._send_error(self.dialect.unknown_id, PARSE_ERROR, "parse error: the line is not valid JSON")
+            message = decode_line(line)
+        except BadJson as exc:
+            self._send_error(self.dialect.unknown_id, PARSE_ERROR, f"parse error: {exc.reason}")
             return
         if isinstance(message, list):
             await self._handle_batch(message)
@@ -347,6 +356,8 @@ class Peer:
     def _on_peer_closed(self) -> None:
         self._closed.set()
         self._fail_pending()
+        if self._answer_after_eof:
+            return  # the other side closed only its output: it may still read the answers it is owed
         for task in list(self._inflight.values()):
             task.cancel()  # nobody is left to read the answers
 
@@ -374,6 +385,9 @@ class Peer:
         try:
             return dumps(self.dialect.envelope(body))
         except (TypeError, ValueError):
+            if data is None:  # nothing left to drop: the id itself cannot be written
+                error = {"code": code, "message": message}
+                return dumps(self.dialect.envelope({"id": self.dialect.unknown_id, "error": error}))
             log.warning("%s: error data for %r is not JSON; sent without it", self.name, request_id)
             return self._error_line(request_id, code, message)
 
