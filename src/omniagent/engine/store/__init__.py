@@ -8,6 +8,8 @@ Statements live in `queries.py`; callers compose them into a command function `f
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import sqlite3
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -19,6 +21,12 @@ __all__ = ["Store", "open_store"]
 
 T = TypeVar("T")
 P = ParamSpec("P")
+
+# The store holds every transcript: only its owner may read it (SQLite gives the -wal/-shm files the mode of the
+# database file, so creating that file private makes all three private from their first byte).
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+_SIDE_FILES = ("-wal", "-shm", "-journal")
 
 # Milliseconds a writer waits for another process's lock before SQLite reports busy.
 BUSY_TIMEOUT_MS = 5000
@@ -35,7 +43,7 @@ class Store:
     @classmethod
     async def open(cls, path: Path) -> Store:
         """Open (creating if needed) the store at `path` and apply pending migrations."""
-        path.parent.mkdir(parents=True, exist_ok=True)
+        _create_private(path)
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store")
         loop = asyncio.get_running_loop()
         conn = await loop.run_in_executor(executor, _connect, path)
@@ -62,6 +70,25 @@ class Store:
 async def open_store(path: Path) -> Store:
     """Open the store at `path` (see `Store.open`)."""
     return await Store.open(path)
+
+
+def _create_private(path: Path) -> None:
+    """Create the data dir (0700) and the database file (0600) before SQLite touches them.
+
+    An existing data dir keeps its mode (it may be a directory the user chose); existing store files are ours
+    and are narrowed to 0600, so a store made by an older version stops being readable by others.
+    """
+    path.parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    # os.open's mode applies from the first byte (no umask race with other threads, unlike os.umask).
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
+    try:
+        os.fchmod(fd, FILE_MODE)
+    finally:
+        os.close(fd)
+    for suffix in _SIDE_FILES:
+        side = path.with_name(path.name + suffix)
+        with contextlib.suppress(FileNotFoundError):
+            os.chmod(side, FILE_MODE)
 
 
 def _in_transaction(conn: sqlite3.Connection, begin: str, fn: Callable[..., T], args: tuple[object, ...]) -> T:
