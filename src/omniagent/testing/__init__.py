@@ -3,7 +3,7 @@
 Used by our own tests and by anyone testing an agent against scripted LLM answers; see docs/testing.md.
 """
 
-from omniagent.testing.scenario import Drop, ErrorReply, FakeToolCall, FakeUsage, Reply, Scenario, Step
+from omniagent.testing.scenario import Drop, ErrorReply, FakeToolCall, FakeUsage, RawReply, Reply, Scenario, Step
 from omniagent.testing.server import FakeLLMServer, RecordedRequest, fingerprint
 
 __all__ = [
@@ -12,6 +12,7 @@ __all__ = [
     "FakeLLMServer",
     "FakeToolCall",
     "FakeUsage",
+    "RawReply",
     "RecordedRequest",
     "Reply",
     "Scenario",

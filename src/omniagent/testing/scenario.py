@@ -1,7 +1,7 @@
 """Scenarios for the fake LLM server, as data: a queue of scripted steps, each a reply, an error or a dropped line.
 
 A scenario file is JSON: `{"steps": [...], "fallback": {...}?, "models": [...]?}`; each step is an object with a
-`"kind"` of `reply`, `error` or `drop` and the fields of the matching dataclass below (`tool_calls` as a list of
+`"kind"` of `reply`, `error`, `drop` or `raw` and the fields of the matching dataclass below (`tool_calls` as a list of
 `{"name", "arguments", "call_id"?}`, `usage` as `{"input", "output", ...}`). See docs/testing.md.
 """
 
@@ -47,7 +47,9 @@ class Reply:
     tool arguments into deltas of that many characters. `cut_after_events` closes the connection after that many
     SSE events, breaking the chunked body (a network error to the client); `end_after_events` ends the body
     cleanly after that many events, without the terminal events (a truncated stream); `error_event` replaces the
-    terminal events with a mid-stream error of that provider error type (e.g. `overloaded_error`). `delay` waits
+    terminal events with a mid-stream error of that provider error type (e.g. `overloaded_error`);
+    `stall_after_events` sends that many events (0: only the status line and headers) and then nothing, keeping
+    the connection open until the client gives up or the server stops (an idle stream). `delay` waits
     before the status line, `chunk_delay` between events (seconds). `match`/`sticky`: see `Step`.
     """
 
@@ -62,6 +64,7 @@ class Reply:
     cut_after_events: int | None = None
     end_after_events: int | None = None
     error_event: str | None = None
+    stall_after_events: int | None = None
     delay: float = 0.0
     chunk_delay: float = 0.0
     match: str | None = None
@@ -89,6 +92,19 @@ class ErrorReply:
 
 
 @dataclass(frozen=True, slots=True)
+class RawReply:
+    """An answer that is not the provider's protocol: `status`, `content_type` and `body` as given (a captive portal's
+    `200 text/html` login page, a proxy's error page)."""
+
+    status: int = 200
+    content_type: str = "text/html; charset=utf-8"
+    body: str = "<html><body><h1>Sign in to the guest network</h1></body></html>"
+    delay: float = 0.0
+    match: str | None = None
+    sticky: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Drop:
     """Close the connection without sending any status line."""
 
@@ -97,7 +113,7 @@ class Drop:
     sticky: bool = False
 
 
-Step = Reply | ErrorReply | Drop
+Step = Reply | ErrorReply | Drop | RawReply
 """Step selection: the first queued step whose `match` (a substring of the request body JSON, or None for any) fits
 is used and removed from the queue, unless it is `sticky` (then it answers every matching request)."""
 
@@ -134,7 +150,7 @@ def step_from_json(value: object) -> Step:
         raise ValueError("a scenario step is a JSON object")
     data = dict(value)
     kind = data.pop("kind", "reply")
-    step_type: type[Step] = {"reply": Reply, "error": ErrorReply, "drop": Drop}.get(kind)  # type: ignore[assignment]
+    step_type: type[Step] = {"reply": Reply, "error": ErrorReply, "drop": Drop, "raw": RawReply}.get(kind)  # type: ignore[assignment]
     if step_type is None:
         raise ValueError(f"unknown scenario step kind {kind!r}")
     known = {f.name for f in fields(step_type)}

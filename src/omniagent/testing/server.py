@@ -24,7 +24,7 @@ from omniagent.testing.frames import Renderer
 from omniagent.testing.render_anthropic import AnthropicRenderer
 from omniagent.testing.render_gemini import GeminiRenderer
 from omniagent.testing.render_openai import ChatRenderer, ResponsesRenderer
-from omniagent.testing.scenario import Drop, ErrorReply, Reply, Scenario, Step
+from omniagent.testing.scenario import Drop, ErrorReply, RawReply, Reply, Scenario, Step
 
 AUTH_HEADERS = frozenset({"authorization", "x-api-key", "x-goog-api-key", "api-key", "proxy-authorization", "cookie"})
 STOP_JOIN_TIMEOUT = 5.0  # seconds to wait for the serving thread when stopping
@@ -219,6 +219,9 @@ class _Handler(BaseHTTPRequestHandler):
         if isinstance(step, Drop):
             self.close_connection = True
             return
+        if isinstance(step, RawReply):
+            self._raw(step)
+            return
         if isinstance(step, ErrorReply):
             headers = dict(step.headers)
             if step.retry_after is not None:
@@ -248,12 +251,25 @@ class _Handler(BaseHTTPRequestHandler):
         for number, event in enumerate(events):
             if reply.cut_after_events is not None and number >= reply.cut_after_events:
                 return  # no terminating chunk: the client sees a broken body
+            if reply.stall_after_events is not None and number >= reply.stall_after_events:
+                self.wfile.flush()
+                owner.stopping.wait()  # silence with the connection open, until the server stops
+                return
             if reply.chunk_delay and owner.stopping.wait(reply.chunk_delay):
                 return
             data = event.encode()
             self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
             self.wfile.flush()
         self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def _raw(self, step: RawReply) -> None:
+        data = step.body.encode()
+        self.send_response(step.status)
+        self.send_header("content-type", step.content_type)
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
         self.wfile.flush()
 
     def _json(self, status: int, body: object, headers: dict[str, str] | None = None) -> None:

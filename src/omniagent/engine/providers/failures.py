@@ -44,6 +44,7 @@ class FailureKind(StrEnum):
     TIMEOUT = "timeout"
     TRUNCATED = "truncated"
     MALFORMED = "malformed"
+    NOT_EVENT_STREAM = "not_event_stream"
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +80,8 @@ FAILURES: Mapping[FailureKind, Failure] = {
     FailureKind.TIMEOUT: Failure(_X, _C.TIMEOUT, "The provider did not answer in time."),
     FailureKind.TRUNCATED: Failure(_X, _C.PROTOCOL, "The provider's answer ended before it was complete."),
     FailureKind.MALFORMED: Failure(_X, _C.PROTOCOL, "The provider sent an answer that could not be read."),
+    # A 2xx that is not SSE: a captive portal or a proxy answered, not the provider; asking again changes nothing.
+    FailureKind.NOT_EVENT_STREAM: Failure(_P, _C.PROTOCOL, "The answer is not an event stream"),
 }
 
 # Fragments of provider error text that mean "the prompt does not fit", across vendors.
@@ -91,9 +94,15 @@ def provider_error(
     status: int | None = None,
     headers: httpx.Headers | None = None,
     content_streamed: bool = False,
+    detail: str | None = None,
 ) -> ProviderError:
-    """Build the `ProviderError` for `kind`, reading retry hints from response `headers` when given."""
+    """Build the `ProviderError` for `kind`, reading retry hints from response `headers` when given.
+
+    `detail` (our own facts, e.g. a URL without query and a checked media type; never provider text) is appended
+    to the kind's sentence.
+    """
     failure = FAILURES[kind]
+    sentence = failure.sentence if detail is None else f"{failure.sentence}: {detail}."
     retryable = failure.failure_class is not FailureClass.PERMANENT
     retry_after = None
     if headers is not None:
@@ -104,7 +113,7 @@ def provider_error(
             retryable = False
     return ProviderError(
         failure.code,
-        failure.sentence,
+        sentence,
         status=status,
         retry_after=retry_after,
         retryable=retryable,

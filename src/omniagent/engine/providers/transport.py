@@ -7,12 +7,17 @@ exceptions are classified here through `failures.py`, so no provider text or key
 from __future__ import annotations
 
 import json
+import math
+import os
+import re
 from collections.abc import AsyncGenerator, Mapping
 from contextlib import aclosing
+from urllib.parse import urlsplit
 
 import httpx
 
 from omniagent.engine.providers.failures import (
+    FailureKind,
     classify_status,
     classify_transport,
     provider_error,
@@ -22,15 +27,36 @@ from omniagent.engine.providers.payload import error_fields
 from omniagent.engine.providers.sse import ServerSentEvent, iter_sse
 
 CONNECT_TIMEOUT = 10.0  # seconds to open a TCP/TLS connection; local endpoints answer in milliseconds
-READ_TIMEOUT = 300.0  # seconds of silence allowed mid-answer; long reasoning can precede the first byte
+# Seconds of silence (no byte at all, headers included) before a call is a retryable `timeout`. Providers keep
+# long answers alive with pings or deltas; a silent reasoning model can still think for a minute or two, hence
+# not less. Overridden by IDLE_TIMEOUT_ENV.
+IDLE_TIMEOUT = 120.0
+IDLE_TIMEOUT_ENV = "OMNIAGENT_PROVIDER_IDLE_TIMEOUT"
 WRITE_TIMEOUT = 30.0  # seconds to send the request body (large conversations with images)
 POOL_TIMEOUT = 10.0  # seconds to wait for a free pooled connection
 MAX_ERROR_BODY = 64 * 1024  # bytes of an error answer read to classify it; the rest is dropped
 
 
+_EVENT_STREAM = "text/event-stream"
+# What of a content type may appear in an error sentence: a media type's characters, nothing a server could
+# smuggle text through.
+_MEDIA_TYPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,63}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,63}")
+
+
+def idle_timeout() -> float:
+    """The idle timeout in seconds: `OMNIAGENT_PROVIDER_IDLE_TIMEOUT` when it is a positive number, else 120."""
+    raw = os.environ.get(IDLE_TIMEOUT_ENV, "")
+    try:
+        value = float(raw)
+    except ValueError:
+        return IDLE_TIMEOUT
+    return value if math.isfinite(value) and value > 0 else IDLE_TIMEOUT
+
+
 def new_client() -> httpx.AsyncClient:
-    """An AsyncClient with the provider timeouts. Environment proxies are honoured (trust_env)."""
-    timeout = httpx.Timeout(connect=CONNECT_TIMEOUT, read=READ_TIMEOUT, write=WRITE_TIMEOUT, pool=POOL_TIMEOUT)
+    """An AsyncClient with the provider timeouts (the read timeout is the idle timeout: httpx applies it to each
+    wait for bytes). Environment proxies are honoured (trust_env)."""
+    timeout = httpx.Timeout(connect=CONNECT_TIMEOUT, read=idle_timeout(), write=WRITE_TIMEOUT, pool=POOL_TIMEOUT)
     return httpx.AsyncClient(timeout=timeout)
 
 
@@ -46,6 +72,7 @@ async def post_sse(
         async with client.stream("POST", url, headers=dict(headers), json=body) as response:
             if not 200 <= response.status_code < 300:
                 raise await _status_error(response)
+            _require_event_stream(url, response)
             async with aclosing(iter_sse(response.aiter_lines())) as events:
                 async for event in events:
                     yield event
@@ -99,6 +126,29 @@ async def track_content(events: AsyncGenerator[StreamEvent, None]) -> AsyncGener
         except ProviderError as exc:
             exc.content_streamed = exc.content_streamed or streamed
             raise
+
+
+def _require_event_stream(url: str, response: httpx.Response) -> None:
+    """A 2xx answer must be an event stream: a captive portal's login page or a proxy's error page is not a model's
+    answer, and retrying will not change it. A missing content type is let through (some minimal local servers
+    send none); the SSE reader then judges the body."""
+    content_type = response.headers.get("content-type")
+    if content_type is None:
+        return
+    media_type = content_type.split(";", 1)[0].strip().lower()
+    if media_type == _EVENT_STREAM:
+        return
+    shown = media_type if _MEDIA_TYPE.fullmatch(media_type) else "an unreadable content type"
+    detail = f"{response.status_code} {shown} from {_safe_url(url)}"
+    raise provider_error(FailureKind.NOT_EVENT_STREAM, status=response.status_code, detail=detail)
+
+
+def _safe_url(url: str) -> str:
+    """The URL without credentials or query (a key can hide in either), for error sentences."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}{parts.path}"
 
 
 async def _status_error(response: httpx.Response) -> ProviderError:

@@ -1,0 +1,97 @@
+"""Provider answers that are not the protocol, over a real `omniagent rpc` against the fake LLM server: a `200`
+that is not an event stream (a captive portal) fails at once, naming the URL and the content type; a stream that
+goes silent after its headers is a retryable `timeout` after the idle timeout (docs/providers.md)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from omniagent.testing import FakeLLMServer, RawReply, Reply, Scenario
+from tests.engine.rpc_harness import RpcProcess, write_providers
+
+PROVIDERS = {"anthropic_messages": "fake-anthropic", "openai_chat": "fake-chat", "openai_responses": "fake-responses"}
+PATHS = {"fake-anthropic": "/v1/messages", "fake-chat": "/v1/chat/completions", "fake-responses": "/v1/responses"}
+# Short enough for a test, long enough that a loaded machine never mistakes a live local answer for silence.
+IDLE = "1.5"
+
+
+@pytest.fixture
+async def llm() -> AsyncIterator[FakeLLMServer]:
+    async with FakeLLMServer(Scenario()) as server:
+        yield server
+
+
+async def _run(tmp_path: Path, llm: FakeLLMServer, provider: str, env: dict[str, str]) -> tuple[RpcProcess, str]:
+    write_providers(tmp_path / "data", llm)
+    rpc = await RpcProcess.start(tmp_path / "data", env)
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    created = await rpc.call("session.create", {"workspace_path": str(workspace), "model": f"{provider}/fake-model"})
+    sid = str(created["session"]["id"])
+    content = [{"type": "text", "text": "hi"}]
+    await rpc.call("session.send_input", {"session_id": sid, "input": {"type": "content", "content": content}})
+    return rpc, sid
+
+
+def _retrying(rpc: RpcProcess, end: int) -> list[dict[str, object]]:
+    return [
+        line["params"]["activity"]["state"]
+        for line in rpc.lines[:end]
+        if line.get("method") == "session.activity_changed"
+        and line["params"]["activity"]["state"]["type"] == "retrying"
+    ]
+
+
+@pytest.mark.parametrize("provider", list(PROVIDERS.values()))
+async def test_a_200_html_page_fails_at_once_naming_the_url_and_the_content_type(
+    tmp_path: Path, llm: FakeLLMServer, provider: str
+) -> None:
+    llm.enqueue(RawReply(200, "text/html; charset=utf-8", "<html>Sign in to the guest Wi-Fi</html>"))
+    rpc, _ = await _run(tmp_path, llm, provider, {})
+    done = await rpc.broadcast("run.done")
+    outcome = rpc.lines[done]["params"]["outcome"]
+    assert outcome["type"] == "failed" and outcome["code"] == "protocol", outcome
+    assert f"{llm.url}{PATHS[provider]}" in outcome["message"] and "text/html" in outcome["message"], outcome
+    assert "Wi-Fi" not in outcome["message"] and "charset" not in outcome["message"]
+    assert _retrying(rpc, done) == [] and len(llm.requests) == 1
+    assert await rpc.close() == 0
+
+
+@pytest.mark.parametrize("provider", list(PROVIDERS.values()))
+async def test_a_stream_silent_after_its_headers_is_a_retried_timeout(
+    tmp_path: Path, llm: FakeLLMServer, provider: str
+) -> None:
+    llm.enqueue(Reply(text="never sent", stall_after_events=0), Reply(text="the second attempt answers"))
+    env = {"OMNIAGENT_PROVIDER_IDLE_TIMEOUT": IDLE, "OMNIAGENT_RETRY_SCALE": "0.01"}
+    rpc, sid = await _run(tmp_path, llm, provider, env)
+    done = await rpc.broadcast("run.done", within=30)
+    outcome = rpc.lines[done]["params"]["outcome"]
+    assert outcome == {"type": "turn", "finish": "stop", "rounds": 1}, outcome
+    [state] = _retrying(rpc, done)
+    assert (state["attempt"], state["code"]) == (1, "timeout"), state
+    # Not before the idle timeout: the retry happened because of silence, not at once.
+    assert state["next_at_ms"] - rpc.lines[done]["params"]["timing"]["started_at_ms"] >= 1500
+    assert len(llm.requests) == 2
+    history = await rpc.call("session.history", {"session_id": sid, "before_message_id": 2**53 - 1})
+    assert history["messages"][-1]["content"][0]["text"] == "the second attempt answers"
+    assert await rpc.close() == 0
+
+
+async def test_an_idle_stream_after_content_fails_with_timeout_and_keeps_the_partial_answer(
+    tmp_path: Path, llm: FakeLLMServer
+) -> None:
+    """Once content streamed, a timeout is not retried (docs/providers.md), but it is still a `timeout`."""
+    llm.enqueue(Reply(text="partial answer before silence", chunk_size=4, stall_after_events=4))
+    rpc, sid = await _run(tmp_path, llm, "fake-anthropic", {"OMNIAGENT_PROVIDER_IDLE_TIMEOUT": IDLE})
+    done = await rpc.broadcast("run.done", within=30)
+    outcome = rpc.lines[done]["params"]["outcome"]
+    assert outcome["type"] == "failed" and outcome["code"] == "timeout", outcome
+    assert len(llm.requests) == 1
+    history = await rpc.call("session.history", {"session_id": sid, "before_message_id": 2**53 - 1})
+    last = history["messages"][-1]
+    assert last["finish"] == "error" and last["error"]["type"] == "timeout", last
+    assert last["content"][0]["text"] and "partial answer before silence".startswith(last["content"][0]["text"])
+    assert await rpc.close() == 0
