@@ -31,14 +31,14 @@ def _session(sid: str = "a" * 32) -> Session:
 
 
 async def test_opening_a_store_applies_migrations_once_in_wal_mode(tmp_path: Path) -> None:
-    """Our choice: migrations are .sql files applied in order under `PRAGMA user_version`; WAL journal."""
+    """Our choice: migrations are .sql files applied in order under `PRAGMA user_version` (0001, 0002); WAL journal."""
     path = tmp_path / "engine.sqlite3"
     store = await Store.open(path)
     await store.aclose()
     store = await Store.open(path)  # a second open must not re-run 0001 (it would fail on CREATE TABLE)
     await store.aclose()
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 

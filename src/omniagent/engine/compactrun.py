@@ -14,13 +14,14 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from omniagent.engine import compaction, conversation
+from omniagent.engine import compaction, conversation, orphans
 from omniagent.engine.draft import tokens_of
 from omniagent.engine.journal import now_ms, record
 from omniagent.engine.live import ActiveRun
 from omniagent.engine.providers import neutral as n
 from omniagent.engine.routes import ModelRoute
 from omniagent.engine.store import queries as q
+from omniagent.engine.store.ownership import Ownership
 from omniagent.protocols.yuke.activity import ActivityCompacting
 from omniagent.protocols.yuke.messages import (
     CompactionMessage,
@@ -188,9 +189,16 @@ def _commit(
 
 
 def open_run(
-    conn: sqlite3.Connection, sid: str, reserved: int | None
+    conn: sqlite3.Connection, ownership: Ownership, sid: str, reserved: int | None
 ) -> tuple[RunStartedData, Session, ActiveRun] | None:
-    """Open a manual compaction run (the reserved run id, when it was queued): marker, row, `run.started`."""
+    """Open a manual compaction run (the reserved run id, when it was queued): marker, row, `run.started`.
+
+    Raises:
+        RunOwnedElsewhere: another live process runs the session (an orphan's run is ended first instead).
+    """
+    if q.get_session(conn, sid) is None:
+        return None
+    orphans.settle_open_run(conn, ownership, sid)
     rec = q.get_session(conn, sid)
     if rec is None:
         return None
@@ -250,6 +258,6 @@ def drop_reserved(conn: sqlite3.Connection, sid: str, run_id: int) -> RunDoneDat
     )
 
 
-def recover_reserved(conn: sqlite3.Connection) -> list[RunDoneData]:
-    """A compaction still queued when the previous process stopped is canceled: it never started."""
-    return [drop_reserved(conn, sid, run_id) for sid, run_id, _kind in q.reserved_runs(conn)]
+def recover_reserved(conn: sqlite3.Connection, ownership: Ownership) -> list[RunDoneData]:
+    """A compaction still queued when its process stopped (its owner is gone) is canceled: it never started."""
+    return [drop_reserved(conn, sid, run_id) for sid, run_id in ownership.orphaned_reserved_runs(conn)]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sqlite3
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from omniagent.engine.permissions import SET_MODE_METHOD, PermissionModeResult, 
 from omniagent.engine.routes import Routes
 from omniagent.engine.store import Store
 from omniagent.engine.store import queries as q
+from omniagent.engine.store.ownership import DEFAULT_LEASE_SECONDS
 from omniagent.engine.tools import default_tools
 from omniagent.protocols.yuke.activity import ActivityIdle, SessionActivity, SessionActivityChangedData
 from omniagent.protocols.yuke.base import YukeModel
@@ -44,12 +46,14 @@ class EngineConfig:
     """Where the engine keeps things, and its test knobs.
 
     `retry_scale` multiplies every retry wait (1.0 in production; tests shrink the documented schedule with
-    OMNIAGENT_RETRY_SCALE so five attempts do not take 7.5 s).
+    OMNIAGENT_RETRY_SCALE so five attempts do not take 7.5 s). `lease_seconds`: see `store/ownership.py`.
     """
 
     data_dir: Path
     config_dir: Path
     retry_scale: float = 1.0
+    # Seconds this process's run-ownership lease lasts without renewal (store/ownership.py; OMNIAGENT_LEASE_SECONDS).
+    lease_seconds: float = DEFAULT_LEASE_SECONDS
 
 
 class Engine:
@@ -74,14 +78,16 @@ class Engine:
     @contextlib.asynccontextmanager
     async def open(cls, config: EngineConfig) -> AsyncIterator[Engine]:
         """Open the store and catalog; on exit, end active runs as interrupted and close everything."""
-        store = await Store.open(config.data_dir / STORE_FILE)
+        store = await Store.open(config.data_dir / STORE_FILE, lease_seconds=config.lease_seconds)
         routes = Routes.load(config.data_dir, config.config_dir)
         try:
             async with asyncio.TaskGroup() as tasks:
                 engine = cls(config, store, routes, tasks)
+                lease = tasks.create_task(engine._keep_lease(), name="lease")
                 try:
                     yield engine
                 finally:
+                    lease.cancel()
                     await engine._stop_runs()
         finally:
             await routes.aclose()
@@ -185,6 +191,19 @@ class Engine:
         for run in runs:
             self.inputs.interrupt(run, "interrupted")
         return runs
+
+    async def _keep_lease(self) -> None:
+        """Renew this process's run-ownership lease every third of its period, and end runs whose owner is gone
+        (another process that crashed or stopped renewing), so their sessions do not stay busy forever."""
+        ownership = self.store.ownership
+        while True:
+            await asyncio.sleep(ownership.lease_seconds / 3)
+            try:
+                if not await self.store.write(ownership.renew):
+                    print("omniagent: this process's run lease had lapsed; registered again", file=sys.stderr)
+                await self.inputs.recover()
+            except sqlite3.Error as exc:  # a store busy past its timeout: try again next period
+                print(f"omniagent: renewing the run lease failed: {exc}", file=sys.stderr)
 
     async def _stop_runs(self) -> None:
         runs = self.interrupt_runs()

@@ -18,21 +18,21 @@ from typing import TYPE_CHECKING
 
 from pydantic import TypeAdapter
 
-from omniagent.engine import compactrun, runs
+from omniagent.engine import compactrun, orphans, runs
 from omniagent.engine.errors import EngineError
 from omniagent.engine.journal import Broadcast, now_ms, record
 from omniagent.engine.live import ActiveRun, LiveSession
+from omniagent.engine.orphans import RunOwnedElsewhere
 from omniagent.engine.sessions import title_of
 from omniagent.engine.store import queries as q
+from omniagent.engine.store.ownership import Ownership
 from omniagent.protocols.yuke.activity import ActivityIdle
 from omniagent.protocols.yuke.content import ContentPart, ContentText, Input, InputContent
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.protocols.yuke.inputs import InputCanceledData, InputQueuedData, QueuedInput
 from omniagent.protocols.yuke.messages import CreatedTime, MessageCommittedData, UserMessage
 from omniagent.protocols.yuke.runs import (
-    RunCanceledTiming,
     RunConfig,
-    RunDoneData,
     RunOutcome,
     RunOutcomeFailed,
     RunStartedData,
@@ -102,13 +102,17 @@ class Inputs:
         engine = self._engine
         async with self._lock(session_id):
             live = engine.live_session(session_id)
+            queued: InputQueuedData | str
             if live.run is None:
                 started = await self._open_turn(live, content)
                 if started is None:
                     raise EngineError.unknown_session()
-                input_id, run, session = started
-                return SendInputStarted(input_id=input_id, run_id=run.run_id), session
-            queued = await engine.store.write(_queue_input, session_id, content)
+                if not isinstance(started, InputQueuedData | str):
+                    input_id, run, session = started
+                    return SendInputStarted(input_id=input_id, run_id=run.run_id), session
+                queued = started  # another process runs the session: queued behind its run, which drains it
+            else:
+                queued = await engine.store.write(_queue_input, session_id, content)
             if isinstance(queued, str):
                 raise (
                     EngineError(ErrorCode.QUEUE_FULL, "the input queue is full")
@@ -211,12 +215,15 @@ class Inputs:
 
     async def _open_turn(
         self, live: LiveSession, content: list[ContentPart] | None
-    ) -> tuple[int, ActiveRun, Session] | None:
-        """Commit the queued inputs (then `content`) as user messages and open a turn run. Caller holds the lock."""
+    ) -> tuple[int, ActiveRun, Session] | InputQueuedData | str | None:
+        """Commit the queued inputs (then `content`) as user messages and open a turn run. Caller holds the lock.
+
+        When another live process runs the session, `content` is queued instead (as `_queue_input` answers; with
+        no content nothing happens and the answer is None)."""
         engine = self._engine
-        opened = await engine.store.write(_open_turn, live.session_id, content)
-        if opened is None:
-            return None
+        opened = await engine.store.write(_open_turn, engine.store.ownership, live.session_id, content)
+        if opened is None or isinstance(opened, InputQueuedData | str):
+            return opened
         broadcasts, input_id, session, run = opened
         for name, data in broadcasts:
             if name == "run.started":
@@ -231,7 +238,7 @@ class Inputs:
     async def _open_compaction(self, live: LiveSession, reserved: int | None) -> ActiveRun:
         """Open a manual compaction run (the reserved one, when it was queued). Caller holds the lock."""
         engine = self._engine
-        opened = await engine.store.write(compactrun.open_run, live.session_id, reserved)
+        opened = await engine.store.write(compactrun.open_run, engine.store.ownership, live.session_id, reserved)
         if opened is None:
             raise EngineError.unknown_session()
         started, session, run = opened
@@ -251,8 +258,9 @@ class Inputs:
     async def _close_run(self, live: LiveSession, run: ActiveRun, outcome: RunOutcome) -> None:
         engine = self._engine
         async with self._lock(live.session_id):
-            done = await engine.store.write(_end_run, live.session_id, run, outcome)
-            engine.broadcaster.emit("run.done", done)
+            done = await engine.store.write(orphans.end_own_run, live.session_id, run, outcome)
+            if done is not None:  # else another process already ended it (and journaled its run.done)
+                engine.broadcaster.emit("run.done", done)
             live.run = None
             live.state = ActivityIdle()
             queued: int = await engine.store.read(q.count_pending, live.session_id)
@@ -266,10 +274,12 @@ class Inputs:
                 engine.activity_changed(live)
 
     async def recover(self) -> None:
-        """End runs a crashed process left open: failed `interrupted`, each with its run.done."""
-        for done in await self._engine.store.write(_recover):
+        """End runs whose owner is gone (a crashed process, or one whose lease lapsed): failed `interrupted`, each
+        with its run.done; another live process's runs are left alone (see `orphans.py`)."""
+        store = self._engine.store
+        for done in await store.write(orphans.end_orphans, store.ownership):
             self._engine.broadcaster.emit("run.done", done)
-        for done in await self._engine.store.write(compactrun.recover_reserved):
+        for done in await store.write(compactrun.recover_reserved, store.ownership):
             self._engine.broadcaster.emit("run.done", done)
 
 
@@ -311,18 +321,25 @@ def _committed(session_id: str, message: UserMessage) -> Callable[[int], Message
 
 
 def _open_turn(
-    conn: sqlite3.Connection, session_id: str, content: list[ContentPart] | None
-) -> tuple[list[Broadcast], int, Session, ActiveRun] | None:
-    rec = q.get_session(conn, session_id)
-    if rec is None:
+    conn: sqlite3.Connection, ownership: Ownership, session_id: str, content: list[ContentPart] | None
+) -> tuple[list[Broadcast], int, Session, ActiveRun] | InputQueuedData | str | None:
+    if q.get_session(conn, session_id) is None:
         return None
+    out: list[Broadcast] = []
+    try:
+        orphan_done = orphans.settle_open_run(conn, ownership, session_id)
+    except RunOwnedElsewhere:
+        return None if content is None else _queue_input(conn, session_id, content)
+    if orphan_done is not None:
+        out.append(("run.done", orphan_done))
+    rec = q.get_session(conn, session_id)
+    assert rec is not None
     now = now_ms()
     inputs = [(item.input_id, item.content) for item in map(_QUEUED.validate_json, q.list_pending(conn, session_id))]
     for input_id, _ in inputs:
         q.delete_pending(conn, session_id, input_id)
     if content is not None:
         inputs.append((q.bump_counter(conn, session_id, "input_id_high"), content))
-    out: list[Broadcast] = []
     for input_id, parts in inputs:
         message = UserMessage(
             id=q.bump_counter(conn, session_id, "message_id_high"),
@@ -361,39 +378,3 @@ def _open_turn(
     assert fresh is not None
     config = RunConfig(config_rev=s.config_rev, model=s.model, reasoning=s.reasoning)
     return out, inputs[-1][0], fresh.session, ActiveRun(run_id=run_id, kind="turn", config=config, started_at_ms=now)
-
-
-def _end_run(conn: sqlite3.Connection, session_id: str, run: ActiveRun, outcome: RunOutcome) -> RunDoneData:
-    now = now_ms()
-    q.end_run(conn, session_id, run.run_id, now, json.dumps(outcome.dump()))
-    q.set_open_run(conn, session_id, None, None, None)
-    return record(
-        conn,
-        session_id,
-        "run.done",
-        lambda seq: RunDoneData(
-            session_id=session_id,
-            seq=seq,
-            run_id=run.run_id,
-            kind=run.kind,
-            timing=RunCanceledTiming(started_at_ms=run.started_at_ms, ended_at_ms=now),
-            outcome=outcome,
-        ),
-    )
-
-
-def _recover(conn: sqlite3.Connection) -> list[RunDoneData]:
-    out = []
-    for rec in q.sessions_with_open_run(conn):
-        assert rec.open_run_id is not None and rec.open_run_kind in ("turn", "compaction")
-        run = ActiveRun(
-            run_id=rec.open_run_id,
-            kind=rec.open_run_kind,  # type: ignore[arg-type]
-            config=RunConfig(
-                config_rev=rec.session.config_rev, model=rec.session.model, reasoning=rec.session.reasoning
-            ),
-            started_at_ms=rec.open_run_started_at_ms or now_ms(),
-        )
-        outcome = RunOutcomeFailed(code="interrupted", message="the engine stopped during the run")
-        out.append(_end_run(conn, rec.session.id, run, outcome))
-    return out

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from omniagent.engine.engine import Engine, EngineConfig
 from omniagent.engine.errors import EngineError
+from omniagent.engine.store.ownership import lease_from_env
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.protocols.yuke.methods import METHODS
@@ -53,7 +54,9 @@ def engine_config(data_dir: Path | None) -> EngineConfig:
         chosen = Path(platformdirs.user_data_dir("omniagent"))
         config_dir = Path(platformdirs.user_config_dir("omniagent"))
     scale = float(os.environ.get("OMNIAGENT_RETRY_SCALE", "1.0"))
-    return EngineConfig(data_dir=chosen.resolve(), config_dir=config_dir.resolve(), retry_scale=scale)
+    return EngineConfig(
+        data_dir=chosen.resolve(), config_dir=config_dir.resolve(), retry_scale=scale, lease_seconds=lease_from_env()
+    )
 
 
 async def _serve(config: EngineConfig) -> None:

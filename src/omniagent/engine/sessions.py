@@ -250,11 +250,18 @@ async def remove(engine: Engine, params: SessionRemoveParams) -> Empty:
     if any(engine.is_busy(d) for d in doomed):
         raise EngineError(ErrorCode.SESSION_BUSY, "the session has an active run")
 
-    def txn(conn: sqlite3.Connection) -> None:
+    def txn(conn: sqlite3.Connection) -> bool:
+        # Another process may run one of them: its open-run marker is in the store, not in `engine.live`.
+        for d in doomed:
+            rec = q.get_session(conn, d)
+            if rec is not None and rec.open_run_id is not None:
+                return False
         for d in reversed(doomed):
             q.delete_session(conn, d)
+        return True
 
-    await engine.store.write(txn)
+    if not await engine.store.write(txn):
+        raise EngineError(ErrorCode.SESSION_BUSY, "the session has an active run")
     for d in reversed(doomed):
         engine.session_removed(d)
     return Empty()

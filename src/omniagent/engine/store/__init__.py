@@ -17,6 +17,8 @@ from importlib import resources
 from pathlib import Path
 from typing import ParamSpec, TypeVar
 
+from omniagent.engine.store.ownership import DEFAULT_LEASE_SECONDS, Owner, SqliteOwnership
+
 __all__ = ["Store", "open_store"]
 
 T = TypeVar("T")
@@ -35,19 +37,26 @@ BUSY_TIMEOUT_MS = 5000
 class Store:
     """An open store. Use `await Store.open(path)`; close with `aclose()`."""
 
-    def __init__(self, path: Path, executor: ThreadPoolExecutor, conn: sqlite3.Connection) -> None:
+    def __init__(
+        self, path: Path, executor: ThreadPoolExecutor, conn: sqlite3.Connection, ownership: SqliteOwnership
+    ) -> None:
         self.path = path
+        self.ownership = ownership
         self._executor = executor
         self._conn = conn
 
     @classmethod
-    async def open(cls, path: Path) -> Store:
-        """Open (creating if needed) the store at `path` and apply pending migrations."""
+    async def open(cls, path: Path, *, lease_seconds: float = DEFAULT_LEASE_SECONDS) -> Store:
+        """Open (creating if needed) the store at `path`, apply pending migrations, and register this process as a
+        run owner with a `lease_seconds` lease (see `ownership.py`; the caller renews it)."""
         _create_private(path)
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store")
         loop = asyncio.get_running_loop()
-        conn = await loop.run_in_executor(executor, _connect, path)
-        return cls(path, executor, conn)
+        ownership = SqliteOwnership(Owner.this_process(), lease_seconds)
+        conn = await loop.run_in_executor(executor, _connect, path, ownership)
+        store = cls(path, executor, conn, ownership)
+        await store.write(ownership.register)
+        return store
 
     async def write(self, fn: Callable[..., T], *args: object) -> T:
         """Run `fn(conn, *args)` in one write transaction. A cancelled caller does not abort the commit."""
@@ -61,8 +70,10 @@ class Store:
         return await loop.run_in_executor(self._executor, _in_transaction, self._conn, "BEGIN", fn, args)
 
     async def aclose(self) -> None:
-        """Close the connection and stop the worker thread."""
+        """Release this owner (its runs have ended), close the connection and stop the worker thread."""
         loop = asyncio.get_running_loop()
+        with contextlib.suppress(sqlite3.Error):  # else the lease lapses on its own
+            await self.write(self.ownership.release)
         await loop.run_in_executor(self._executor, self._conn.close)
         self._executor.shutdown(wait=True)
 
@@ -102,8 +113,9 @@ def _in_transaction(conn: sqlite3.Connection, begin: str, fn: Callable[..., T], 
     return result
 
 
-def _connect(path: Path) -> sqlite3.Connection:
+def _connect(path: Path, ownership: SqliteOwnership) -> sqlite3.Connection:
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    ownership.install(conn)
     conn.row_factory = sqlite3.Row
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA journal_mode = WAL")
@@ -126,6 +138,11 @@ def migrate(conn: sqlite3.Connection) -> int:
         if version <= current:
             continue
         conn.execute("BEGIN IMMEDIATE")
+        # Read again under the write lock: another process opening the same store may have just applied it.
+        current = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        if version <= current:
+            conn.execute("ROLLBACK")
+            continue
         try:
             for statement in _statements(f.read_text(encoding="utf-8")):
                 conn.execute(statement)

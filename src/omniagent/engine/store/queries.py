@@ -222,8 +222,11 @@ def set_last_usage(conn: sqlite3.Connection, session_id: str, usage: TokenUsage)
 def set_open_run(
     conn: sqlite3.Connection, session_id: str, run_id: int | None, kind: str | None, started_at_ms: int | None
 ) -> None:
+    """Set (or clear, with None) the open-run marker; a set marker names this process as its owner (`run_owner()`,
+    see `ownership.py`)."""
     conn.execute(
-        "UPDATE sessions SET open_run_id = ?, open_run_kind = ?, open_run_started_at_ms = ? WHERE id = ?",
+        "UPDATE sessions SET open_run_id = ?, open_run_kind = ?, open_run_started_at_ms = ?,"
+        " open_run_owner = CASE WHEN ?1 IS NULL THEN NULL ELSE run_owner() END WHERE id = ?",
         (run_id, kind, started_at_ms, session_id),
     )
 
@@ -339,7 +342,7 @@ def insert_run(
 ) -> None:
     """A run row; `started_at_ms` None reserves a run that has not started (a queued compaction)."""
     conn.execute(
-        "INSERT INTO runs (session_id, run_id, kind, config_rev, started_at_ms) VALUES (?,?,?,?,?)",
+        "INSERT INTO runs (session_id, run_id, kind, config_rev, started_at_ms, owner) VALUES (?,?,?,?,?,run_owner())",
         (session_id, run_id, kind, config_rev, started_at_ms),
     )
 

@@ -1,0 +1,147 @@
+"""One data dir, two real `omniagent rpc` processes (store/ownership.py): each sees the other's sessions, a starting
+process leaves the other's open run alone, both runs complete; after `kill -9` of one, the other's run is untouched
+and the dead one's run is ended `interrupted` by the survivor; a process that stops renewing its lease (SIGSTOP)
+loses its open run to the other only once the lease lapsed."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from omniagent.testing import FakeLLMServer, Reply, Scenario
+from tests.engine.rpc_harness import RpcProcess, write_providers
+
+MODEL = "fake-anthropic/fake-model"
+# Seconds: short so the test does not wait long, long enough that a loaded machine renews in time (every third).
+LEASE = "1.5"
+# A slow answer (~3 s): long enough to still be running while the other process starts, is killed or is stopped.
+SLOW = {"text": "s" * 300, "chunk_size": 2, "chunk_delay": 0.02}
+
+
+def _input(text: str) -> dict[str, Any]:
+    return {"type": "content", "content": [{"type": "text", "text": text}]}
+
+
+async def _start(data: Path) -> RpcProcess:
+    return await RpcProcess.start(data, {"OMNIAGENT_LEASE_SECONDS": LEASE})
+
+
+async def _session_running(rpc: RpcProcess, workspace: Path, text: str) -> str:
+    """A new session with a run streaming (its first delta seen)."""
+    sid = str((await rpc.call("session.create", {"workspace_path": str(workspace), "model": MODEL}))["session"]["id"])
+    started = await rpc.call("session.send_input", {"session_id": sid, "input": _input(text)})
+    assert started["type"] == "started", started
+    await rpc.broadcast("message.part_delta", where=lambda p: p["session_id"] == sid)
+    return sid
+
+
+def _run_done(rpc: RpcProcess, sid: str) -> list[dict[str, Any]]:
+    return [
+        line["params"] for line in rpc.lines if line.get("method") == "run.done" and line["params"]["session_id"] == sid
+    ]
+
+
+async def test_two_processes_share_sessions_and_both_runs_complete(tmp_path: Path) -> None:
+    async with FakeLLMServer(Scenario()) as llm:
+        llm.enqueue(Reply(match="from one", **SLOW), Reply(match="from two", **SLOW))
+        data = tmp_path / "data"
+        write_providers(data, llm)
+        workspace = tmp_path / "ws"
+        workspace.mkdir()
+        one = await _start(data)
+        sid_one = await _session_running(one, workspace, "from one")
+        two = await _start(data)  # starts while one's run is open: it must not end it
+        sid_two = await _session_running(two, workspace, "from two")
+
+        done_one = one.lines[await one.broadcast("run.done", within=30, where=lambda p: p["session_id"] == sid_one)]
+        done_two = two.lines[await two.broadcast("run.done", within=30, where=lambda p: p["session_id"] == sid_two)]
+        assert done_one["params"]["outcome"]["type"] == "turn", done_one
+        assert done_two["params"]["outcome"]["type"] == "turn", done_two
+        assert _run_done(two, sid_one) == [] and _run_done(one, sid_two) == []
+
+        for rpc in (one, two):
+            listed = {item["session"]["id"] for item in (await rpc.call("session.list", {}))["items"]}
+            assert {sid_one, sid_two} <= listed
+        history = await two.call("session.history", {"session_id": sid_one, "before_message_id": 2**53 - 1})
+        assert [m["type"] for m in history["messages"]] == ["user", "assistant"]
+        assert history["messages"][1]["content"][0]["text"] == SLOW["text"]
+        assert await one.close() == 0 and await two.close() == 0
+    with sqlite3.connect(data / "engine.sqlite3") as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert conn.execute("SELECT count(*) FROM owners").fetchone()[0] == 0  # both released at exit
+
+
+async def test_input_for_a_session_running_in_the_other_process_is_queued_and_drained_there(tmp_path: Path) -> None:
+    async with FakeLLMServer(Scenario()) as llm:
+        llm.enqueue(Reply(match="first", **SLOW), Reply(match="second", text="answer to second"))
+        data = tmp_path / "data"
+        write_providers(data, llm)
+        workspace = tmp_path / "ws"
+        workspace.mkdir()
+        one = await _start(data)
+        two = await _start(data)
+        sid = await _session_running(one, workspace, "first")
+        queued = await two.call("session.send_input", {"session_id": sid, "input": _input("second")})
+        assert queued["type"] == "queued", queued
+        # The owner drains the queue into its next turn when its run ends.
+        await one.broadcast("run.done", within=30, where=lambda p: p["session_id"] == sid and p["run_id"] == 2)
+        assert [d["outcome"]["type"] for d in _run_done(one, sid)] == ["turn", "turn"]
+        assert _run_done(two, sid) == []
+        assert await one.close() == 0 and await two.close() == 0
+
+
+async def test_kill_9_leaves_the_other_run_untouched_and_the_survivor_ends_the_dead_ones_run(tmp_path: Path) -> None:
+    async with FakeLLMServer(Scenario()) as llm:
+        llm.enqueue(Reply(match="victim", **{**SLOW, "chunk_delay": 0.5}), Reply(match="survivor", **SLOW))
+        data = tmp_path / "data"
+        write_providers(data, llm)
+        workspace = tmp_path / "ws"
+        workspace.mkdir()
+        victim = await _start(data)
+        survivor = await _start(data)
+        sid_victim = await _session_running(victim, workspace, "victim")
+        sid_survivor = await _session_running(survivor, workspace, "survivor")
+        await victim.kill()
+
+        ended = survivor.lines[
+            await survivor.broadcast("run.done", within=15, where=lambda p: p["session_id"] == sid_victim)
+        ]
+        assert ended["params"]["outcome"] == {
+            "type": "failed",
+            "code": "interrupted",
+            "message": ended["params"]["outcome"]["message"],
+        }
+        done = survivor.lines[
+            await survivor.broadcast("run.done", within=30, where=lambda p: p["session_id"] == sid_survivor)
+        ]
+        assert done["params"]["outcome"]["type"] == "turn", done
+        item = await survivor.call("session.get", {"session_id": sid_victim})
+        assert item["activity"]["state"] == {"type": "idle"}
+        assert await survivor.close() == 0
+
+
+async def test_a_process_that_stops_renewing_loses_its_run_only_after_the_lease_lapses(tmp_path: Path) -> None:
+    """SIGSTOP keeps the pid alive (no shortcut): only the lapsed lease lets the other process end the run."""
+    async with FakeLLMServer(Scenario()) as llm:
+        llm.enqueue(Reply(match="frozen", **{**SLOW, "chunk_delay": 0.5}))
+        data = tmp_path / "data"
+        write_providers(data, llm)
+        workspace = tmp_path / "ws"
+        workspace.mkdir()
+        frozen = await _start(data)
+        other = await _start(data)
+        sid = await _session_running(frozen, workspace, "frozen")
+        os.kill(frozen.proc.pid, signal.SIGSTOP)
+        try:
+            with sqlite3.connect(data / "engine.sqlite3") as conn:
+                expires = conn.execute("SELECT max(expires_at_ms) FROM owners WHERE pid = ?", (frozen.proc.pid,))
+                lease_end_ms = expires.fetchone()[0]
+            ended = other.lines[await other.broadcast("run.done", within=15, where=lambda p: p["session_id"] == sid)]
+            assert ended["params"]["outcome"]["code"] == "interrupted"
+            assert ended["params"]["timing"]["ended_at_ms"] >= lease_end_ms
+        finally:
+            await frozen.kill()
+        assert await other.close() == 0
