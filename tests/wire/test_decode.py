@@ -64,3 +64,8 @@ def test_nesting_at_the_limit_is_kept() -> None:
 def test_any_bytes_decode_or_raise_bad_json_only(line: bytes) -> None:
     with contextlib.suppress(BadJson):
         decode_line(line)
+
+
+def test_a_client_relaying_an_agent_repairs_lone_surrogates_instead_of_refusing_the_line() -> None:
+    line = b'{"text":["cut \\ud83d","\\ud83d\\ude00"],"\\udc00k":1}'
+    assert decode_line(line, repair_surrogates=True) == {"text": ["cut \ufffd", "\U0001f600"], "\ufffdk": 1}

@@ -492,7 +492,7 @@ async def open_acp_client(
         AgentExited: the agent exited during the handshake.
     """
     async with open_process(argv, cwd=cwd, env=env) as child:
-        peer = Peer(child.stdout, child.stdin, name=f"acp:{argv[0]}")
+        peer = Peer(child.stdout, child.stdin, name=f"acp:{argv[0]}", repair_surrogates=True)
         client = AcpClient(peer, child, handlers or ClientHandlers())
         async with peer:
             await client.initialize(

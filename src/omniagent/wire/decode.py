@@ -29,6 +29,8 @@ MAX_DEPTH = 128
 MAX_INT_MAGNITUDE = 2**64 - 1
 # Only lines holding a \uD800-\uDFFF escape can decode to a lone surrogate; the rest skip the check.
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+# After decoding, every surrogate left in a str is a lone one (a valid pair decodes to one character).
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class BadJson(WireError):
@@ -61,8 +63,13 @@ def _bounded_int(text: str) -> int:
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float, parse_int=_bounded_int)
 
 
-def decode_line(line: bytes) -> Any:
-    """The JSON value of one line, or `BadJson`. See the module docstring for what is refused."""
+def decode_line(line: bytes, *, repair_surrogates: bool = False) -> Any:
+    """The JSON value of one line, or `BadJson`. See the module docstring for what is refused.
+
+    `repair_surrogates` replaces lone surrogates with U+FFFD instead of refusing the line: for peers whose output we
+    relay rather than obey (an agent CLI whose JavaScript cut a string between the halves of a surrogate pair), one
+    odd character must not cost a whole update.
+    """
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -79,7 +86,9 @@ def decode_line(line: bytes) -> Any:
     if line.count(b"[") + line.count(b"{") > MAX_DEPTH and _deeper_than(value, MAX_DEPTH):
         raise BadJson(f"nested deeper than {MAX_DEPTH} levels")
     if _SURROGATE_ESCAPE.search(line) and not _has_utf8_form(value):
-        raise BadJson("a string holds a lone surrogate escape (\\ud800-\\udfff)")
+        if not repair_surrogates:
+            raise BadJson("a string holds a lone surrogate escape (\\ud800-\\udfff)")
+        return json.loads(_LONE_SURROGATE.sub("\ufffd", json.dumps(value, ensure_ascii=False)))
     return value
 
 

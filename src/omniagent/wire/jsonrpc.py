@@ -91,11 +91,14 @@ class Peer:
         max_line_bytes: int = MAX_LINE_BYTES,
         name: str = "jsonrpc",
         answer_after_eof: bool = False,
+        repair_surrogates: bool = False,
     ) -> None:
         self.dialect = dialect
         # A server keeps answering requests it read before the other side closed its end (`echo request | server`);
         # a client driving an agent cancels them, since the agent that asked is gone.
         self._answer_after_eof = answer_after_eof
+        # A server refuses a line with a lone surrogate; a client relaying an agent's output repairs it (decode.py).
+        self._repair_surrogates = repair_surrogates
         self.name = name
         self._reader = reader
         self._writer = LineWriter(sink)
@@ -226,7 +229,7 @@ class Peer:
         if not line.strip():
             return
         try:
-            message = decode_line(line)
+            message = decode_line(line, repair_surrogates=self._repair_surrogates)
         except BadJson as exc:
             self._send_error(self.dialect.unknown_id, PARSE_ERROR, f"parse error: {exc.reason}")
             return
