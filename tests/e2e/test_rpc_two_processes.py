@@ -16,7 +16,7 @@ from tests.engine.rpc_harness import RpcProcess, write_providers
 
 MODEL = "fake-anthropic/fake-model"
 # Seconds: short so the test does not wait long, long enough that a loaded machine renews in time (every third).
-LEASE = "1.5"
+LEASE = "3"
 # A slow answer (~3 s): long enough to still be running while the other process starts, is killed or is stopped.
 SLOW = {"text": "s" * 300, "chunk_size": 2, "chunk_delay": 0.02}
 
