@@ -7,6 +7,7 @@ work lives in its own module (imported lazily, so `omniagent agents` stays fast)
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -45,6 +46,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog="Start with `omniagent chat` or `omniagent run PROMPT`; `omniagent COMMAND --help` shows examples.",
     )
     parser.add_argument("--version", action="version", version=f"omniagent {__version__}")
+    parser.add_argument("--debug", action="store_true", help=f"show tracebacks of internal errors (or {DEBUG_ENV}=1)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
 
     def command(name: str, summary: str, description: str) -> argparse.ArgumentParser:
@@ -126,10 +128,29 @@ def _session_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--yes", action="store_true", help="approve every tool permission without asking")
 
 
+DEBUG_ENV = "OMNIAGENT_DEBUG"
+EXIT_INTERNAL = 1
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the process exit code."""
     parser = _parser()
     args = parser.parse_args(argv)
+    debug = args.debug or os.environ.get(DEBUG_ENV, "") not in ("", "0")
+    try:
+        return _dispatch(parser, args)
+    except Exception as error:  # a bug of ours: one sentence for a person, the traceback when asked for
+        if debug:
+            raise
+        print(
+            f"omniagent: internal error: {type(error).__name__}: {error}\n"
+            f"omniagent: this is a bug; run again with --debug (or {DEBUG_ENV}=1) for the traceback to report",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
+
+
+def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command == "version":
         print(__version__)
         return 0

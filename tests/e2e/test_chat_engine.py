@@ -35,8 +35,9 @@ def test_chat_runs_turns_asks_inline_queues_cancels_switches_model_and_resumes(t
         with Terminal("chat", cwd=ws, env=env) as chat:
             chat.expect("omniagent>")
             chat.line("write hello.txt")
-            menu = chat.expect("choice [")
-            assert "allow once" in menu and "deny once" in menu
+            chat.expect("Allow Write hello.txt")
+            menu = chat.expect("deny once")
+            assert "allow once" in menu
             assert not (ws / "hello.txt").exists()
             chat.line("y")
             chat.expect("First answer.")
@@ -118,3 +119,22 @@ def test_sessions_lists_what_chat_can_resume(tmp_path: Path) -> None:
         timeout=20,
     )
     assert json.loads(listed.stdout) == [record]
+
+
+async def test_chat_drives_a_real_acp_agent_through_a_permission(tmp_path: Path) -> None:
+    """`chat --agent codex-acp` (the pinned real CLI, in the loopback-only namespace, against the fake LLM): the
+    agent's shell command is asked inline, allowed once, runs, and the turn's answer is shown."""
+    from tests.e2e.agents.harness import agent_world, tool_scenario
+
+    async with agent_world("codex-acp", tmp_path, tool_scenario("codex-acp")) as world:
+        env = world.runtime_env | {"OMNIAGENT_STATE_DIR": str(tmp_path / "state")}
+        with Terminal("chat", "--agent", "codex-acp", cwd=world.work, env=env) as chat:
+            chat.expect("codex-acp>", timeout=60)
+            chat.line("make the file")
+            chat.expect("Allow touch", timeout=60)
+            chat.expect("allow once")  # the menu (drawn above the editor, whose prompt now reads "choice […]")
+            chat.line("y")
+            chat.expect("tool done", timeout=60)
+            assert world.touched.exists()
+            chat.line("/quit")
+            assert chat.wait() == 0

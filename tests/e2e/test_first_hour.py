@@ -3,6 +3,7 @@ and a local OpenAI-compatible server works with no key. Our engine against the f
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -109,3 +110,31 @@ def test_the_readme_python_example_catches_omniagent_error_when_the_agent_is_mis
     assert "agent not installed: qwen" in done.stdout + done.stderr
     assert "npm install -g @qwen-code/qwen-code" in done.stdout + done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_an_unreachable_provider_names_the_url_it_tried(tmp_path: Path) -> None:
+    with socket.socket() as probe:  # a port nothing listens on: bound, never listened to, then closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = child_env(tmp_path, None) | {"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}"}
+    with Terminal("run", "hello", cwd=workspace(tmp_path), env=env | {"OMNIAGENT_RETRY_SCALE": "0.001"}) as run:
+        run.expect("Could not connect to the provider")
+        run.expect(f"http://127.0.0.1:{port}/v1/messages")
+        assert run.wait() == 1
+        assert "Traceback" not in run.screen and KEY not in run.screen
+
+
+def test_an_internal_error_is_one_sentence_and_debug_shows_the_traceback(tmp_path: Path) -> None:
+    """A failure nobody planned for (here: the state dir is a file, so chat cannot keep its history) reaches a
+    person as one sentence naming --debug; with --debug the traceback is shown."""
+    blocker = tmp_path / "state"
+    blocker.write_text("not a directory")
+    with FakeLLMServer(Scenario([Reply(text="hi")])) as llm:
+        env = child_env(tmp_path, llm) | {"OMNIAGENT_STATE_DIR": str(blocker)}
+        with Terminal("chat", cwd=workspace(tmp_path), env=env) as chat:
+            chat.expect("internal error")
+            assert chat.wait() == 1
+            assert "--debug" in chat.screen and "Traceback" not in chat.screen
+        with Terminal("--debug", "chat", cwd=workspace(tmp_path), env=env) as chat:
+            chat.expect("Traceback")
+            assert chat.wait() == 1

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from omniagent.cli_run import EXIT_NO_AGENT, choose_agent
 from omniagent.protocols.sidecar.agents import AgentInstallation, DiscoveryReport, InstallationSource
-from omniagent.testing import FakeLLMServer
+from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
 from tests.runtime.adapters.engine_harness import KEY, child_env, tool_then_text, workspace
 from tests.sidecar_schema import validate
 from tests.test_run_command import _read_until as read_pty_until
@@ -141,3 +141,24 @@ def test_choose_agent_prefers_a_ready_engine_else_the_first_other_drivable_agent
 def _read_until(fd: int, marker: bytes) -> str:
     """Text from `fd` until `marker`, the end of the stream, or WAIT seconds (then the test fails); ANSI removed."""
     return _ANSI.sub("", read_pty_until(fd, marker, time.monotonic() + WAIT).decode(errors="replace"))
+
+
+def test_run_shows_the_tail_of_a_commands_output_and_workspace_relative_diff_headers(tmp_path: Path) -> None:
+    """docs/run.md: a command's output is shown under its tool line, the lines above the last five collapsed to a
+    count; a diff's headers name the file relative to the workspace (`+++ b/hello.txt`, never `b//abs/path`)."""
+    ws = workspace(tmp_path)
+    lines = " ".join(f"line{n}" for n in range(1, 10))
+    scenario = Scenario(
+        [
+            Reply(tool_calls=(FakeToolCall("exec", {"command": f"printf '%s\\n' {lines}"}),)),
+            Reply(tool_calls=(FakeToolCall("write", {"path": "hello.txt", "content": "hello\n"}),)),
+            Reply(text="All done."),
+        ]
+    )
+    with FakeLLMServer(scenario) as llm:
+        out = _run("--yes", "do it", cwd=ws, env=child_env(tmp_path, llm))
+    assert out.returncode == 0, out.stderr
+    # nine lines and the engine's "[exit code 0]": the last five are shown, the five above them counted
+    assert "… 5 more lines" in out.stdout
+    assert "    line6" in out.stdout and "    line9" in out.stdout and "    line5" not in out.stdout
+    assert "+++ b/hello.txt" in out.stdout and str(ws) not in out.stdout.split("+++", 1)[1].splitlines()[0]

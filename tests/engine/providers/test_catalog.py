@@ -168,6 +168,11 @@ def test_cost_uses_the_last_band_the_prompt_reaches_and_unknown_prices_give_none
     large = Usage(input_tokens=2000, output_tokens=10)
     assert cost_usd(banded[1], large) == pytest.approx((2000 * 10.0 + 10 * 20.0) / 1e6)
     assert cost_usd(partial[1], small) is None
+    # Float noise stays out of the wire: 1 fresh input token at 3.0 plus 7 cache reads at 0.3 is 5.1e-06, not
+    # 5.0999999999999995e-06.
+    sonnet = catalog.model("anthropic/claude-sonnet-4-5")
+    assert sonnet is not None
+    assert repr(cost_usd(sonnet[1], Usage(input_tokens=8, output_tokens=0, cache_read_tokens=7))) == "5.1e-06"
 
 
 def test_auth_list_reports_key_presence_only(tmp_path: Path) -> None:

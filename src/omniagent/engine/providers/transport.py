@@ -77,7 +77,10 @@ async def post_sse(
                 async for event in events:
                     yield event
     except httpx.HTTPError as exc:
-        raise provider_error(classify_transport(exc)) from exc
+        kind = classify_transport(exc)
+        # Where we could not connect is the first thing a person checks (a base URL typo, a server not running).
+        detail = _safe_url(url) if kind is FailureKind.CONNECT_FAILED else None
+        raise provider_error(kind, detail=detail) from exc
 
 
 class SseEndpoint:
