@@ -55,7 +55,7 @@ from omniagent.protocols.sidecar.events import (
     TurnEnded,
 )
 from omniagent.runtime import driver as d
-from omniagent.runtime.adapters import adapter_for
+from omniagent.runtime.adapters import adapter_for, plan_usage_reader_for
 from omniagent.runtime.adapters.mock import MOCK_AGENT_ID, MockAdapter, MockScript, mock_installation
 from omniagent.runtime.discovery import discover_async, resolve
 from omniagent.runtime.errors import (
@@ -68,6 +68,7 @@ from omniagent.runtime.errors import (
     SessionClosed,
     UnsupportedFeature,
 )
+from omniagent.runtime.plan_usage import PlanUsageCache
 from omniagent.runtime.session import Session
 from omniagent.runtime.stream import EventStream
 from omniagent.runtime.turns import SessionLoop, Timing
@@ -97,6 +98,7 @@ class Runtime:
         self._ids = itertools.count(1)  # session ids are process-global: s1, s2, …
         self._group: asyncio.TaskGroup | None = None
         self._stack = AsyncExitStack()
+        self._plan_usage = PlanUsageCache()
 
     async def __aenter__(self) -> Runtime:
         self._group = await self._stack.enter_async_context(asyncio.TaskGroup())
@@ -293,9 +295,18 @@ class Runtime:
             await session.close()
 
     async def plan_usage(self, agent: AgentRef) -> PlanUsage:
-        """Plan quota windows. No adapter implements it yet. Raises: `NotInstalled`, `UnsupportedFeature`."""
-        await self.resolve(agent)
-        raise UnsupportedFeature("plan usage")
+        """The quota windows of the agent's logged-in plan, read from the agent itself (anyagent §13): Codex and
+        Claude Code. Each answer is kept 60 s per (agent id, executable); a kept answer launches nothing.
+
+        Raises: `NotInstalled`, `UnsupportedFeature` ("plan usage" for agents that cannot tell, "no plan quota
+        for this login" for an API key), `AuthRequired`, `HandshakeTimeout`, `SpawnFailed`, `ProtocolFailed`.
+        """
+        installation = await self.resolve(agent)
+        reader = None if self._mock is not None else plan_usage_reader_for(installation)
+        if reader is None:
+            raise UnsupportedFeature("plan usage")
+        key = (installation.id, installation.executable_path)
+        return await self._plan_usage.get(key, lambda: reader(installation))
 
     async def generate(
         self,

@@ -47,9 +47,24 @@ def adapter_for(installation: AgentInstallation) -> Adapter | None:
     return factory(installation) if factory is not None else None
 
 
+def _codex_usage() -> PlanUsageReader:
+    from omniagent.runtime.adapters.codex_usage import read_codex_plan_usage
+
+    return read_codex_plan_usage
+
+
+def _claude_usage() -> PlanUsageReader:
+    from omniagent.runtime.adapters.claude_usage import read_claude_plan_usage
+
+    return read_claude_plan_usage
+
+
 # connection kind → loader of the kind's plan-usage reader (imported on first use, like the adapters).
 # Kinds without one answer `UnsupportedFeature("plan usage")`.
-PLAN_USAGE: dict[ConnectionKind, Callable[[], PlanUsageReader]] = {}
+PLAN_USAGE: dict[ConnectionKind, Callable[[], PlanUsageReader]] = {
+    ConnectionKind.CODEX: _codex_usage,
+    ConnectionKind.CLAUDE: _claude_usage,
+}
 
 
 def plan_usage_reader_for(installation: AgentInstallation) -> PlanUsageReader | None:
