@@ -3,7 +3,18 @@
 Used by our own tests and by anyone testing an agent against scripted LLM answers; see docs/testing.md.
 """
 
-from omniagent.testing.scenario import Drop, ErrorReply, FakeToolCall, FakeUsage, RawReply, Reply, Scenario, Step
+from omniagent.testing.scenario import (
+    Drop,
+    ErrorReply,
+    FakeToolCall,
+    FakeUsage,
+    PlanQuota,
+    QuotaWindow,
+    RawReply,
+    Reply,
+    Scenario,
+    Step,
+)
 from omniagent.testing.server import FakeLLMServer, RecordedRequest, fingerprint
 
 __all__ = [
@@ -12,6 +23,8 @@ __all__ = [
     "FakeLLMServer",
     "FakeToolCall",
     "FakeUsage",
+    "PlanQuota",
+    "QuotaWindow",
     "RawReply",
     "RecordedRequest",
     "Reply",

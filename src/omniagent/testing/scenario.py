@@ -1,8 +1,9 @@
 """Scenarios for the fake LLM server, as data: a queue of scripted steps, each a reply, an error or a dropped line.
 
-A scenario file is JSON: `{"steps": [...], "fallback": {...}?, "models": [...]?}`; each step is an object with a
-`"kind"` of `reply`, `error`, `drop` or `raw` and the fields of the matching dataclass below (`tool_calls` as a list of
-`{"name", "arguments", "call_id"?}`, `usage` as `{"input", "output", ...}`). See docs/testing.md.
+A scenario file is JSON: `{"steps": [...], "fallback": {...}?, "models": [...]?, "plan_quota": {...}?}`; each
+step is an object with a `"kind"` of `reply`, `error`, `drop` or `raw` and the fields of the matching dataclass
+below (`tool_calls` as a list of `{"name", "arguments", "call_id"?}`, `usage` as `{"input", "output", ...}`). See
+docs/testing.md.
 """
 
 from __future__ import annotations
@@ -117,16 +118,39 @@ Step = Reply | ErrorReply | Drop | RawReply
 """Step selection: the first queued step whose `match` (a substring of the request body JSON, or None for any) fits
 is used and removed from the queue, unless it is `sticky` (then it answers every matching request)."""
 
+
+@dataclass(frozen=True, slots=True)
+class QuotaWindow:
+    """One plan-quota window: `used_percent` of it used, `minutes` long, resetting `resets_in` seconds after the
+    request that asks."""
+
+    used_percent: float
+    minutes: int
+    resets_in: int
+
+
+@dataclass(frozen=True, slots=True)
+class PlanQuota:
+    """A subscription's quota windows, as the account backend of a logged-in agent reports them (the ChatGPT
+    backend's usage route, which `codex app-server` reads for `account/rateLimits/read`). The first window is the
+    primary one, the second the secondary one."""
+
+    plan: str = "plus"
+    windows: tuple[QuotaWindow, ...] = (QuotaWindow(42, 300, 11520), QuotaWindow(7, 10080, 302400))
+
+
 EXHAUSTED = ErrorReply(500, "api_error", "scenario_exhausted", "the fake LLM scenario has no step left")
 
 
 @dataclass(slots=True)
 class Scenario:
-    """A queue of steps plus what to answer once it is empty, and the model ids `GET …/models` lists."""
+    """A queue of steps plus what to answer once it is empty, the model ids `GET …/models` lists, and the plan
+    quota the account routes report (None: those routes answer 404, as for a login without a plan)."""
 
     steps: list[Step] = field(default_factory=list)
     fallback: Step = EXHAUSTED
     models: tuple[str, ...] = ("fake-model",)
+    plan_quota: PlanQuota | None = None
 
     @classmethod
     def from_json(cls, value: object) -> Scenario:
@@ -136,7 +160,8 @@ class Scenario:
         steps = [step_from_json(step) for step in value.get("steps", [])]
         fallback = step_from_json(value["fallback"]) if "fallback" in value else EXHAUSTED
         models = tuple(str(model) for model in value.get("models", ["fake-model"]))
-        return cls(steps=steps, fallback=fallback, models=models)
+        quota = plan_quota_from_json(value["plan_quota"]) if "plan_quota" in value else None
+        return cls(steps=steps, fallback=fallback, models=models, plan_quota=quota)
 
     @classmethod
     def load(cls, path: str | Path) -> Scenario:
@@ -162,3 +187,12 @@ def step_from_json(value: object) -> Step:
     if "usage" in data:
         data["usage"] = FakeUsage(**data["usage"])
     return step_type(**data)
+
+
+def plan_quota_from_json(value: object) -> PlanQuota:
+    """A plan quota from `{"plan": …, "windows": [{"used_percent", "minutes", "resets_in"}, …]}`. Raises ValueError
+    (or TypeError for an unknown window field) on a bad shape."""
+    if not isinstance(value, dict) or not set(value) <= {"plan", "windows"}:
+        raise ValueError('a plan quota is a JSON object with "plan" and "windows"')
+    windows = tuple(QuotaWindow(**window) for window in value.get("windows", []))
+    return PlanQuota(plan=str(value.get("plan", "plus")), windows=windows)

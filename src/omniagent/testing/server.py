@@ -21,6 +21,7 @@ from typing import Self
 from urllib.parse import urlsplit
 
 from omniagent.testing.frames import Renderer
+from omniagent.testing.render_accounts import CHATGPT_USAGE_PATHS, chatgpt_usage
 from omniagent.testing.render_anthropic import AnthropicRenderer
 from omniagent.testing.render_gemini import GeminiRenderer
 from omniagent.testing.render_openai import ChatRenderer, ResponsesRenderer
@@ -205,6 +206,12 @@ class _Handler(BaseHTTPRequestHandler):
             self._answer(owner, _RENDERERS[api], owner.take_step(raw), request, _wants_stream(api, split.path, body))
         elif api == "models":
             self._json(200, _models(owner.scenario.models, split.path, "anthropic-version" in self.headers))
+        elif api == "chatgpt_usage":
+            quota = owner.scenario.plan_quota
+            if quota is None:
+                self._json(404, {"error": {"type": "not_found_error", "message": "no plan quota in the scenario"}})
+            else:
+                self._json(200, chatgpt_usage(quota))
         elif api == "count_tokens":
             tokens = max(len(raw) // 4, 1)
             self._json(200, {"totalTokens": tokens} if ":countTokens" in split.path else {"input_tokens": tokens})
@@ -287,6 +294,8 @@ class _Handler(BaseHTTPRequestHandler):
 def _route(method: str, path: str) -> tuple[str, str]:
     """(api, model-from-URL) for a request path; query strings are ignored (Claude Code adds `?beta=true`)."""
     if method == "GET":
+        if path.endswith(CHATGPT_USAGE_PATHS):
+            return "chatgpt_usage", ""
         return ("models" if path.rstrip("/").endswith("/models") else "unknown"), ""
     if path.endswith("/messages/count_tokens") or path.endswith(":countTokens"):
         return "count_tokens", ""
