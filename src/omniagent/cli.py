@@ -25,6 +25,9 @@ _EXAMPLES = {
     "agents": """examples:
   omniagent agents
   omniagent agents --json | jq '.missing[].install_hint'""",
+    "usage": """examples:
+  omniagent usage                     # every installed agent that can say
+  omniagent usage --agent codex --json""",
     "sessions": """examples:
   omniagent sessions
   omniagent sessions --all --json""",
@@ -85,6 +88,15 @@ def _parser() -> argparse.ArgumentParser:
         "List the agent CLIs found on this machine, and the missing ones with the command that installs each.",
     )
     agents.add_argument("--json", action="store_true", help="print the DiscoveryReport as JSON")
+
+    usage = command(
+        "usage",
+        "show your plan's quota left on each logged-in agent",
+        "Show each installed agent's plan quota windows (Codex, Claude Code) as bars: the share used and when it "
+        "resets; agents that cannot say tell why in one line. Exit 0 when one showed its windows, else 1.",
+    )
+    usage.add_argument("--agent", metavar="ID", help="only this agent (see `omniagent agents`)")
+    usage.add_argument("--json", action="store_true", help="print the answers as one JSON document")
 
     sessions = command(
         "sessions",
@@ -158,6 +170,10 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         from omniagent.runtime.agents_command import run_agents
 
         return run_agents(as_json=args.json)
+    if args.command == "usage":
+        from omniagent.runtime.usage_command import run_usage
+
+        return run_usage(agent=args.agent, as_json=args.json)
     if args.command == "serve":
         from omniagent.runtime.sidecar import run_sidecar
 
