@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -182,3 +183,24 @@ async def test_server_is_usable_with_async_with_and_waits_for_requests() -> None
     async with FakeLLMServer(Scenario([Reply(text="a")])) as llm, httpx.AsyncClient() as client:
         await client.post(llm.url + "/v1/responses", json={"model": "m", "stream": True})
         assert [r.api for r in await llm.wait_for_requests_async(1, within=1.0)] == ["openai_responses"]
+
+
+def test_chatgpt_usage_route_reports_the_scenario_plan_quota_or_404() -> None:
+    """The account route codex app-server reads for its rate limits (docs/testing.md, "ChatGPT account usage")."""
+    quota = Scenario.from_json(
+        {"plan_quota": {"plan": "pro", "windows": [{"used_percent": 42, "minutes": 300, "resets_in": 600}]}}
+    )
+    with FakeLLMServer(quota) as llm:
+        before = int(time.time())
+        answer = httpx.get(llm.url + "/backend-api/wham/usage", headers={"authorization": "Bearer tok"}).json()
+        after = int(time.time())
+        assert llm.requests[0].api == "chatgpt_usage" and llm.requests[0].credential == fingerprint("tok")
+    assert answer["plan_type"] == "pro"
+    window = answer["rate_limit"]["primary_window"]
+    assert window["used_percent"] == 42 and window["limit_window_seconds"] == 18000
+    assert before + 600 <= window["reset_at"] <= after + 600
+    assert "secondary_window" not in answer["rate_limit"]
+    with FakeLLMServer(Scenario()) as llm:
+        assert httpx.get(llm.url + "/api/codex/usage").status_code == 404
+    with pytest.raises(TypeError):
+        Scenario.from_json({"plan_quota": {"windows": [{"used_percent": 1, "minutes": 5, "resets_in": 1, "x": 0}]}})
