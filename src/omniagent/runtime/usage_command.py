@@ -117,7 +117,8 @@ def _print(answers: list[AgentUsage]) -> None:
     console = Console(highlight=False)
     if not answers:
         console.print("No agent CLI found (see `omniagent agents`).")
-    for answer in answers:
+    # Agents with windows first, then one line each for the rest (each group in discovery order).
+    for answer in sorted(answers, key=lambda answer: answer.usage is None):
         who = f"{answer.installation.name} ({answer.installation.id})"
         if answer.usage is None:
             assert answer.error is not None
