@@ -117,7 +117,15 @@ def _plan_usage(installation: AgentInstallation, account: Mapping[str, Any], usa
     if usage.get("rate_limits_available") is True:
         # A subscription whose numbers could not be fetched (offline, or the backend refused the token).
         raise ProtocolFailed("claude could not fetch the plan usage from claude.ai")
-    logged_in = plan is not None or "subscriptionType" in account or "apiKeySource" in account
+    # 2.1.197's `account`: {tokenSource:"none", apiProvider:"firstParty"} with no login at all; an API key adds
+    # `apiKeySource`, a claude.ai login `subscriptionType`, a bearer token its own `tokenSource`.
+    token = account.get("tokenSource")
+    logged_in = (
+        plan is not None
+        or "subscriptionType" in account
+        or "apiKeySource" in account
+        or (isinstance(token, str) and token != "none")
+    )
     if logged_in or account.get("apiProvider", "firstParty") != "firstParty":
         raise UnsupportedFeature(NO_PLAN_QUOTA)
     row = catalog.profile(installation.id)
