@@ -97,6 +97,7 @@ class ChildProcess:
         self._stderr_task: asyncio.Task[None] | None = None
         self._status: ExitStatus | None = None
         self._exited = asyncio.Event()
+        self._finished = asyncio.Event()
 
     async def __aenter__(self) -> ChildProcess:
         base_env = dict(os.environ if self._env is None else self._env)
@@ -119,6 +120,7 @@ class ChildProcess:
             raise SpawnError(f"cannot start {self.argv[0]!r}: {exc.strerror or exc}") from exc
         self._proc = asyncio.subprocess.Process(transport, protocol, loop)
         self._exited = protocol.exited
+        self._finished = protocol.finished
         self._tg = asyncio.TaskGroup()
         await self._tg.__aenter__()
         self._stderr_task = self._tg.create_task(self._drain_stderr(), name=f"stderr:{self.argv[0]}")
@@ -188,7 +190,16 @@ class ChildProcess:
             raise
         finally:
             await self._finish_stderr()
+        await self._finish_transport()
         return self._status
+
+    async def _finish_transport(self) -> None:
+        # asyncio closes a child's transport only after it has seen EOF on stdout and stderr. A loop that ends right
+        # after this close (a one-shot command) would otherwise leave the transport to the garbage collector, which
+        # then complains that the loop is closed. Bounded: an orphaned grandchild may still hold a pipe.
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(STDERR_DRAIN):
+                await self._finished.wait()
 
     async def _stop(self, proc: asyncio.subprocess.Process) -> ExitStatus:
         if proc.stdin is not None and not proc.stdin.is_closing():
@@ -239,15 +250,29 @@ class ChildProcess:
 
 class _ExitWatch(asyncio.subprocess.SubprocessStreamProtocol):
     """asyncio's own protocol, plus an event set when the child exits (Python 3.11's `Process.wait()` also waits
-    for every pipe to close, which never happens while an orphaned grandchild holds one)."""
+    for every pipe to close, which never happens while an orphaned grandchild holds one), and one set when the
+    transport is finished too (exited, stdout and stderr at EOF)."""
 
     def __init__(self, *, limit: int, loop: asyncio.AbstractEventLoop) -> None:
         super().__init__(limit=limit, loop=loop)
         self.exited = asyncio.Event()
+        # Set once the child exited and stdout and stderr reached EOF: asyncio has then closed the transport.
+        self.finished = asyncio.Event()
+        self._open_outputs = {1, 2}
 
     def process_exited(self) -> None:
         super().process_exited()
         self.exited.set()
+        self._check_finished()
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        super().pipe_connection_lost(fd, exc)
+        self._open_outputs.discard(fd)
+        self._check_finished()
+
+    def _check_finished(self) -> None:
+        if self.exited.is_set() and not self._open_outputs:
+            self.finished.set()
 
 
 def open_process(
