@@ -9,11 +9,11 @@ Each command reports through the chat's renderer; a refusal from the agent is a 
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING
 
 from omniagent.protocols.sidecar.agents import BooleanKind, ConfigOption, ConfigValue, PlanUsage
 from omniagent.runtime.errors import AgentError
+from omniagent.runtime.usage_command import resets_in, why_not
 
 if TYPE_CHECKING:
     from omniagent.cli_chat import Chat
@@ -116,7 +116,7 @@ class SlashCommands:
         try:
             plan = await chat.runtime.plan_usage(chat.agent.id)
         except AgentError as error:
-            chat.renderer.note(f"plan: {error}", style="dim")
+            chat.renderer.note(f"plan: {why_not(error)}", style="dim")
             return
         chat.renderer.note(describe_plan(plan))
 
@@ -129,18 +129,9 @@ def describe_plan(plan: PlanUsage) -> str:
         bar = "█" * filled + "░" * (20 - filled)
         line = f"  {window.label:<8} {bar} {window.used_percent:>3}%"
         if window.resets_at is not None:
-            line += f"  resets in {_duration(window.resets_at.secs_since_epoch - time.time())}"
+            line += f"  {resets_in(window)}"
         lines.append(line)
     return "\n".join(lines)
-
-
-def _duration(seconds: float) -> str:
-    minutes = max(0, int(seconds // 60))
-    days, rest = divmod(minutes, 1440)
-    hours, minutes = divmod(rest, 60)
-    if days:
-        return f"{days}d {hours}h"
-    return f"{hours}h {minutes}m" if hours else f"{minutes}m"
 
 
 def _shown(value: ConfigValue | None) -> str:
