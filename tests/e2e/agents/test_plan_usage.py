@@ -9,15 +9,9 @@ subscription it cannot reach); its numbers are covered over recorded frames in t
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import json
-import os
-import re
-import select
-import struct
 import subprocess
 import sys
-import termios
 import time
 from pathlib import Path
 from typing import Any
@@ -31,6 +25,7 @@ from omniagent.runtime.runtime import Runtime
 from omniagent.runtime.usage_command import EXIT_SHOWN
 from tests.e2e.agents.logins import CHATGPT_ACCOUNT, LoginWorld, login_world
 from tests.e2e.sidecar_client import Sidecar
+from tests.pty_terminal import Terminal
 from tests.sidecar_schema import validate
 
 # 42 % of a 5 h window resetting in 3 h 12 min, 7 % of a week resetting in 3.5 days.
@@ -43,7 +38,6 @@ QUOTA: dict[str, Any] = {
 }
 # Bound on the `omniagent usage` process (two agents launched; each answers in about a second).
 CLI_WAIT = 60.0
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
 async def test_codex_reads_the_chatgpt_plan_once_per_minute(tmp_path: Path) -> None:
@@ -124,41 +118,11 @@ async def test_sidecar_plan_usage_from_the_real_codex(tmp_path: Path) -> None:
 # --- `omniagent usage` on a terminal -----------------------------------------------------------------------
 
 
-def _run_on_a_terminal(env: dict[str, str], *args: str) -> tuple[int, str]:
-    """`omniagent usage` with stdout on a pseudo-terminal (120 columns); returns (exit code, what it showed)."""
-    master, slave = os.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "omniagent", "usage", *args],
-        stdin=subprocess.DEVNULL,
-        stdout=slave,
-        stderr=subprocess.PIPE,
-        env={**env, "TERM": "xterm-256color"},
-    )
-    os.close(slave)
-    seen = b""
-    deadline = time.monotonic() + CLI_WAIT
-    try:
-        while True:
-            remaining = deadline - time.monotonic()
-            assert remaining > 0, f"omniagent usage did not finish; showed {seen!r}"
-            ready, _, _ = select.select([master], [], [], remaining)
-            if not ready:
-                continue
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:  # EIO: the CLI closed its side
-                chunk = b""
-            if not chunk:
-                break
-            seen += chunk
-        code = process.wait(timeout=CLI_WAIT)
-    finally:
-        os.close(master)
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-    return code, _ANSI.sub("", seen.decode()).replace("\r\n", "\n")
+def _run_on_a_terminal(env: dict[str, str], cwd: Path) -> tuple[int, str]:
+    """`omniagent usage` on a pseudo-terminal (120 columns); returns (exit code, what it showed)."""
+    with Terminal("usage", cwd=cwd, env=env) as terminal:
+        code = terminal.wait()
+        return code, terminal.screen
 
 
 async def _usage(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -176,7 +140,7 @@ async def test_usage_command_shows_bars_on_a_terminal(tmp_path: Path) -> None:
     the time to reset, and one line each for the agents that cannot show theirs; exit 0."""
     async with login_world(tmp_path, QUOTA) as world:
         env = _codex_and_claude(world)
-        code, shown = await asyncio.to_thread(_run_on_a_terminal, env)
+        code, shown = await asyncio.to_thread(_run_on_a_terminal, env, tmp_path)
     assert code == EXIT_SHOWN, shown
     lines = shown.splitlines()
     assert "Codex (codex) · plan plus" in lines
