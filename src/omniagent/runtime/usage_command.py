@@ -5,7 +5,8 @@ wire cannot report plan usage are answered without launching anything. `--json` 
 `{"agents": [{"id", "name", "usage": PlanUsage | null, "error": ErrorBody | null}, …]}`.
 
 Exit codes: 0 when at least one agent showed its windows (with `--agent`: that agent did); 1 when none could (not
-installed, no plan usage on its wire, an API-key login, not logged in, or the agent failed); 2 for a usage error.
+installed, no plan usage on its wire, an API-key login, not logged in, or the agent failed); 2 for a usage error;
+130 when interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from omniagent.runtime.runtime import Runtime
 
 EXIT_SHOWN = 0
 EXIT_NONE_SHOWN = 1
+EXIT_INTERRUPTED = 130
 # Width of one quota bar, in cells.
 BAR_WIDTH = 30
 # Used share (percent) from which a bar turns yellow, then red.
@@ -45,6 +47,8 @@ def run_usage(*, agent: str | None, as_json: bool) -> int:
     except NotInstalled as error:
         print(f"omniagent: {error}", file=sys.stderr)
         return EXIT_NONE_SHOWN
+    except KeyboardInterrupt:  # the agents asked so far are closed by the runtime on the way out
+        return EXIT_INTERRUPTED
     if as_json:
         sys.stdout.write(json.dumps({"agents": [_as_json(answer) for answer in answers]}, indent=2) + "\n")
     else:
