@@ -24,6 +24,7 @@ from omniagent.engine.inputs import Inputs
 from omniagent.engine.live import ActiveRun, LiveSession
 from omniagent.engine.permissions import SET_MODE_METHOD, PermissionModeResult, Permissions, SetPermissionModeParams
 from omniagent.engine.routes import Routes
+from omniagent.engine.sandboxes import SET_SANDBOX_METHOD, Sandboxes, SandboxResult, SetSandboxParams
 from omniagent.engine.store import Store
 from omniagent.engine.store import queries as q
 from omniagent.engine.store.ownership import DEFAULT_LEASE_SECONDS
@@ -69,10 +70,14 @@ class Engine:
         self.revision = 0  # SessionRevision: in-memory, restarts at 0 per process
         self.inputs = Inputs(self)
         self.permissions = Permissions(self.broadcaster)
+        self.sandboxes = Sandboxes(config.data_dir, config.config_dir)
         self.tools = default_tools()
         self.handlers: dict[str, Handler] = self._handler_table()
         # Engine extensions to the yuke method table (docs/engine.md): method → params model.
-        self.extensions: dict[str, type[YukeModel]] = {SET_MODE_METHOD: SetPermissionModeParams}
+        self.extensions: dict[str, type[YukeModel]] = {
+            SET_MODE_METHOD: SetPermissionModeParams,
+            SET_SANDBOX_METHOD: SetSandboxParams,
+        }
 
     @classmethod
     @contextlib.asynccontextmanager
@@ -119,6 +124,7 @@ class Engine:
             "auth.cancel_login": lambda p: a.auth_login(self, p),  # no login flow can be running
             "interaction.respond": self.permissions.respond,
             SET_MODE_METHOD: self._set_permission_mode,
+            SET_SANDBOX_METHOD: self._set_sandbox,
         }
         return table
 
@@ -133,6 +139,11 @@ class Engine:
         if await self.store.read(q.get_session, params.session_id) is None:
             raise EngineError.unknown_session()
         return await self.permissions.set_mode_method(params)
+
+    async def _set_sandbox(self, params: SetSandboxParams) -> SandboxResult:
+        if await self.store.read(q.get_session, params.session_id) is None:
+            raise EngineError.unknown_session()
+        return await self.sandboxes.set_method(params)
 
     async def _initialize(self, _params: Empty) -> InitializeResult:
         return InitializeResult(
@@ -176,6 +187,7 @@ class Engine:
     def session_removed(self, session_id: str) -> None:
         self.live.pop(session_id, None)
         self.permissions.forget(session_id)
+        self.sandboxes.forget(session_id)
         self.revision += 1
         self.broadcaster.emit("session.removed", SessionRemovedData(revision=self.revision, session_id=session_id))
 

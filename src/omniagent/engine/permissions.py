@@ -1,7 +1,8 @@
 """Tool permissions: per-session ask/auto mode, the open asks, and their answers from any frontend.
 
 A session runs in `ask` mode (the default) or `auto` mode. In ask mode the run loop asks before each call of a
-guarded tool (exec, write, edit): the ask is broadcast as `interaction.requested` (a yuke `confirm`) and the run
+guarded tool (exec, write, edit), and in both modes before an `exec` that would run outside the sandbox
+(engine/sandboxes.py): the ask is broadcast as `interaction.requested` (a yuke `confirm`) and the run
 waits, in `running_tool`, until a frontend answers. The answer is allow once, allow always (remembered for the
 session: that tool runs without asking again), reject, or canceled. The yuke wire answers with
 `interaction.respond` (a confirm `true` = allow once, `false` = reject); an in-process frontend such as the ACP
@@ -103,9 +104,13 @@ class Permissions:
         """Switch the mode; it applies from the next guarded tool call on."""
         self._modes[session_id] = mode
 
-    def must_ask(self, session_id: str, tool_name: str) -> bool:
-        """Whether a call of `tool_name` in this session needs an answer before it runs."""
-        if tool_name not in GUARDED_TOOLS or self.mode(session_id) == "auto":
+    def must_ask(self, session_id: str, tool_name: str, *, unsandboxed: bool = False) -> bool:
+        """Whether a call of `tool_name` in this session needs an answer before it runs.
+
+        `unsandboxed`: the call would run outside the exec sandbox, which asks in auto mode too; an "always"
+        answer for the tool still holds.
+        """
+        if tool_name not in GUARDED_TOOLS or (self.mode(session_id) == "auto" and not unsandboxed):
             return False
         return tool_name not in self._always.get(session_id, set())
 
@@ -118,12 +123,21 @@ class Permissions:
         self._modes.pop(session_id, None)
         self._always.pop(session_id, None)
 
-    async def ask(self, session_id: str, message_id: int, part_id: int, tool_name: str, arguments: str) -> Decision:
+    async def ask(
+        self,
+        session_id: str,
+        message_id: int,
+        part_id: int,
+        tool_name: str,
+        arguments: str,
+        *,
+        unsandboxed: bool = False,
+    ) -> Decision:
         """Broadcast the ask and wait for its answer. Cancelling the caller answers the ask `CANCELED`."""
         ask = PendingAsk(next(self._ids), session_id, message_id, part_id, tool_name, arguments)
         self._pending[ask.interaction_id] = ask
         try:
-            title, message = describe(tool_name, arguments)
+            title, message = describe(tool_name, arguments, unsandboxed=unsandboxed)
             self._broadcaster.emit(
                 "interaction.requested",
                 InteractionRequestedData(
@@ -173,7 +187,7 @@ class Permissions:
         return PermissionModeResult(session_id=params.session_id, mode=params.mode)
 
 
-def describe(tool_name: str, arguments: str) -> tuple[str, str]:
+def describe(tool_name: str, arguments: str, *, unsandboxed: bool = False) -> tuple[str, str]:
     """A short title and one-line message for asking about a call (no secrets: only the model's own arguments)."""
     try:
         args = json.loads(arguments)
@@ -183,6 +197,8 @@ def describe(tool_name: str, arguments: str) -> tuple[str, str]:
         args = {}
     command, path = args.get("command"), args.get("path")
     if tool_name == "exec" and isinstance(command, str):
+        if unsandboxed:
+            return "Run a command without the sandbox?", f"Run `{command}` in the workspace, outside the sandbox."
         return "Run a command?", f"Run `{command}` in the workspace."
     if tool_name in ("write", "edit") and isinstance(path, str):
         verb = "Write" if tool_name == "write" else "Edit"

@@ -71,7 +71,8 @@ async def run_tools(loop: RunLoop, draft: Draft, root: str, part_ids: list[int])
         started = now_ms()  # the tool's own time starts once it may run
         _set_state(loop, draft, part_id, ToolStateRunning(started_at_ms=started))
         try:
-            ctx = ToolContext.for_workspace(root, on_output=on_output)
+            sandbox = engine.sandboxes.policy(live.session_id, engine.routes.catalog)
+            ctx = ToolContext.for_workspace(root, on_output=on_output, sandbox=sandbox)
         except OSError:
             result = ToolResult.error("the session workspace is not available")
         else:
@@ -88,14 +89,17 @@ async def run_tools(loop: RunLoop, draft: Draft, root: str, part_ids: list[int])
 
 
 async def _permission(loop: RunLoop, draft: Draft, part_id: int) -> str | None:
-    """Ask before a guarded call in ask mode (the part stays `pending` meanwhile); the refusal text, or None.
+    """Ask before a guarded call in ask mode, or an unsandboxed exec in any mode (the part stays `pending`
+    meanwhile); the refusal text, or None.
 
     The wait is an interruptible step: cancelling the run answers the ask `canceled` and raises `Interrupted`.
     """
     permissions, sid, buf = loop.engine.permissions, loop.live.session_id, draft.parts[part_id]
-    if not permissions.must_ask(sid, buf.name):
+    unsandboxed = buf.name == "exec" and loop.engine.sandboxes.exec_asks(sid)
+    if not permissions.must_ask(sid, buf.name, unsandboxed=unsandboxed):
         return None
-    decision = await loop.step(permissions.ask(sid, draft.message_id, part_id, buf.name, buf.text))
+    asking = permissions.ask(sid, draft.message_id, part_id, buf.name, buf.text, unsandboxed=unsandboxed)
+    decision = await loop.step(asking)
     if decision.allowed:
         return None
     if decision is Decision.CANCELED:

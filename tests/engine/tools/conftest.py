@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from omniagent.engine.tools import ToolContext, ToolLimits
+from omniagent.engine.tools.sandbox import UNSANDBOXED, SandboxPolicy
 
 # Every bounded wait in these tests gives up after this many seconds.
 WAIT_LIMIT = 5.0
@@ -34,10 +35,19 @@ def outside(tmp_path: Path) -> Path:
     return other.resolve()
 
 
-def make_ctx(root: Path, on_output: Callable[[str], None] | None = None, **overrides: Any) -> ToolContext:
-    """A context on `root` with fast kill/drain graces unless the test overrides them."""
+def make_ctx(
+    root: Path,
+    on_output: Callable[[str], None] | None = None,
+    sandbox: SandboxPolicy = UNSANDBOXED,
+    **overrides: Any,
+) -> ToolContext:
+    """A context on `root` with fast kill/drain graces unless the test overrides them.
+
+    Unsandboxed unless asked: these tests watch the command's processes from outside, which the sandbox's own PID
+    namespace would hide (test_sandbox.py covers the sandboxed path).
+    """
     limits = replace(ToolLimits(kill_grace=0.2, drain_grace=0.2), **overrides)
-    return ToolContext.for_workspace(root, on_output=on_output or (lambda _text: None), limits=limits)
+    return ToolContext.for_workspace(root, on_output=on_output or (lambda _text: None), limits=limits, sandbox=sandbox)
 
 
 def is_dead(pid: int) -> bool:

@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from omniagent.engine.tools.sandbox import SandboxPolicy
 from omniagent.engine.tools.views import View
 
 __all__ = ["OutputSink", "ToolContext", "ToolError", "ToolLimits", "ToolResult", "guarded"]
@@ -33,6 +34,8 @@ MAX_LINE_CHARS = 2000
 SEARCH_MAX_RESULTS = 200
 # Files larger than this (bytes) are not searched for content.
 SEARCH_MAX_FILE_BYTES = 2 * 1024 * 1024
+# Seconds one `search` may take before its worker process is killed (a backtracking regex never ends otherwise).
+SEARCH_TIMEOUT = 20.0
 
 OutputSink = Callable[[str], None]
 
@@ -56,23 +59,31 @@ class ToolLimits:
     max_line_chars: int = MAX_LINE_CHARS
     search_max_results: int = SEARCH_MAX_RESULTS
     search_max_file_bytes: int = SEARCH_MAX_FILE_BYTES
+    search_timeout: float = SEARCH_TIMEOUT
 
 
 @dataclass(frozen=True, slots=True)
 class ToolContext:
     """The world one tool call sees.
 
-    `root` is the canonical workspace directory (build with `for_workspace`); no tool touches a path outside it.
-    `on_output` receives live output deltas in order (exec only); it must not block. `limits` bounds everything.
+    `root` is the canonical workspace directory (build with `for_workspace`); no file tool touches a path outside
+    it. `on_output` receives live output deltas in order (exec only); it must not block. `limits` bounds
+    everything. `sandbox` is how `exec` runs its command (sandboxed by default where the platform can).
     """
 
     root: Path
     on_output: OutputSink = _discard
     limits: ToolLimits = field(default_factory=ToolLimits)
+    sandbox: SandboxPolicy = field(default_factory=SandboxPolicy)
 
     @classmethod
     def for_workspace(
-        cls, root: str | Path, *, on_output: OutputSink = _discard, limits: ToolLimits | None = None
+        cls,
+        root: str | Path,
+        *,
+        on_output: OutputSink = _discard,
+        limits: ToolLimits | None = None,
+        sandbox: SandboxPolicy | None = None,
     ) -> ToolContext:
         """A context rooted at the canonical form of `root`.
 
@@ -83,7 +94,9 @@ class ToolContext:
         canonical = Path(root).resolve(strict=True)
         if not canonical.is_dir():
             raise NotADirectoryError(errno.ENOTDIR, "workspace root is not a directory", str(root))
-        return cls(root=canonical, on_output=on_output, limits=limits or ToolLimits())
+        return cls(
+            root=canonical, on_output=on_output, limits=limits or ToolLimits(), sandbox=sandbox or SandboxPolicy()
+        )
 
 
 @dataclass(frozen=True, slots=True)

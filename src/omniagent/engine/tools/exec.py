@@ -1,13 +1,15 @@
 """The `exec` tool: one shell command in the workspace, output streamed live, bounded in time and size.
 
-The command runs under `/bin/sh -c` in a new session, so it and every child share one process group that we can
+The command runs under `/bin/sh -c` in a new session, inside the sandbox of `sandbox.py` unless the session opted
+out, so it and every child share one process group that we can
 stop as a whole. stdout and stderr share one pipe (the model sees them interleaved as a terminal would) and stdin
 is /dev/null so nothing waits for input. The pipe is ours rather than asyncio's: asyncio's `Process.wait()` also
 waits for its pipes to close, which a backgrounded child (`server &`) would hold open forever.
 
 Stopping: on timeout the group gets SIGTERM, `kill_grace` to close the pipe, then SIGKILL. On cancellation it gets
 SIGKILL at once and `CancelledError` propagates. After a normal exit, children still holding the pipe after
-`drain_grace` are killed; children that redirected their output (`server >log 2>&1 &`) are left running.
+`drain_grace` are killed; children that redirected their output (`server >log 2>&1 &`) are left running when
+unsandboxed. In the sandbox every process of the command lives in its own PID namespace, which ends with it.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pathlib import Path
 
 from omniagent.engine.tools.args import optional_number, required_str
 from omniagent.engine.tools.context import OutputSink, ToolContext, ToolError, ToolLimits, ToolResult, guarded
+from omniagent.engine.tools.sandbox import SandboxPolicy, SandboxUnavailable, child_env, sandbox_argv
 from omniagent.engine.tools.views import TextView
 
 __all__ = ["ExecTool"]
@@ -30,10 +33,14 @@ __all__ = ["ExecTool"]
 READ_CHUNK = 64 * 1024
 # Seconds to wait for the kernel to report a SIGKILLed shell's exit; only a stuck kernel exceeds it.
 REAP_TIMEOUT = 5.0
-# Environment variables the command must not see: provider API keys would otherwise reach the model's context.
-SECRET_ENV_SUFFIXES = ("_API_KEY",)
-# Non-interactive settings so pagers and credential prompts never wait for a terminal that is not there.
-CHILD_ENV_OVERRIDES: Mapping[str, str] = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
+# Bytes of bubblewrap's status lines read at most (two short JSON lines).
+STATUS_MAX = 4096
+# Appended to a failed sandboxed command's result, so the model knows why a path or the network was refused.
+SANDBOX_NOTE = (
+    "[the command ran in the exec sandbox: only the workspace and /tmp are writable, omniagent's data and "
+    "credential directories are hidden, other processes are invisible, and the network is off unless the user "
+    "turned it on; this is the user's policy, not a fault to work around]"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +48,7 @@ class _Outcome:
     returncode: int | None
     timed_out: bool
     output: str
+    sandbox_failed: bool = False
 
 
 class ExecTool:
@@ -49,7 +57,9 @@ class ExecTool:
     name = "exec"
     description = (
         "Run a shell command (/bin/sh -c) in the workspace root. stdout and stderr are combined; stdin is empty. "
-        "The command is killed after `timeout` seconds (default 120). Long output keeps its beginning and end."
+        "The command is killed after `timeout` seconds (default 120). Long output keeps its beginning and end. "
+        "Unless the user turned it off, it runs in a sandbox: only the workspace and /tmp are writable, "
+        "credential directories are hidden, other processes are invisible and the network is off."
     )
     input_schema: Mapping[str, object] = {
         "type": "object",
@@ -70,30 +80,49 @@ class ExecTool:
                 raise ToolError("the command contains a NUL byte")
             asked = optional_number(args, "timeout", minimum=0.0)
             timeout = min(asked or ctx.limits.exec_timeout, ctx.limits.exec_max_timeout)
-            outcome = await run_command(command, ctx.root, timeout, ctx.limits, ctx.on_output)
-            return _result(command, timeout, outcome)
+            try:
+                outcome = await run_command(command, ctx.root, timeout, ctx.limits, ctx.on_output, ctx.sandbox)
+            except SandboxUnavailable as exc:
+                raise ToolError(str(exc)) from None
+            if outcome.sandbox_failed:
+                raise ToolError(f"the command was not run: the exec sandbox could not start: {outcome.output.strip()}")
+            return _result(command, timeout, outcome, sandboxed=ctx.sandbox.mode == "sandboxed")
 
         return await guarded(ctx.root, body)
 
 
-async def run_command(command: str, cwd: Path, seconds: float, limits: ToolLimits, on_output: OutputSink) -> _Outcome:
-    """Run `command` for at most `seconds`, streaming output to `on_output`; the group never outlives cancellation."""
+async def run_command(
+    command: str, cwd: Path, seconds: float, limits: ToolLimits, on_output: OutputSink, policy: SandboxPolicy
+) -> _Outcome:
+    """Run `command` for at most `seconds`, streaming output to `on_output`; the group never outlives cancellation.
+
+    Raises:
+        SandboxUnavailable: the policy asks for the sandbox and it cannot start here.
+    """
+    sandboxed = policy.mode == "sandboxed"
+    status_read, status_write = os.pipe() if sandboxed else (-1, -1)
+    try:
+        argv = sandbox_argv(policy, cwd, command, status_write) if sandboxed else ["/bin/sh", "-c", command]
+    except BaseException:
+        _close(status_read, status_write)
+        raise
     read_fd, write_fd = os.pipe()
     try:
-        proc = await asyncio.create_subprocess_shell(
-            command,
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=write_fd,
             stderr=write_fd,
             cwd=cwd,
-            env=_child_env(),
+            env=child_env(policy),
             start_new_session=True,
+            pass_fds=(status_write,) if sandboxed else (),
         )
     except BaseException:
-        os.close(read_fd)
+        _close(read_fd, status_read)
         raise
     finally:
-        os.close(write_fd)  # the child holds its own copy; ours would keep the pipe open forever
+        _close(write_fd, status_write)  # the child holds its own copies; ours would keep the pipes open forever
     reader = asyncio.StreamReader(limit=READ_CHUNK)
     pipe = os.fdopen(read_fd, "rb", buffering=0)
     transport: asyncio.BaseTransport | None = None
@@ -106,7 +135,8 @@ async def run_command(command: str, cwd: Path, seconds: float, limits: ToolLimit
         try:
             async with asyncio.timeout(seconds):
                 returncode = await _wait_and_pump(proc, reader, capture, limits.drain_grace)
-            outcome = _Outcome(returncode, timed_out=False, output=capture.text())
+            started = not sandboxed or b"child-pid" in _read_available(status_read)
+            outcome = _Outcome(returncode, timed_out=False, output=capture.text(), sandbox_failed=not started)
         except TimeoutError:
             _signal_group(proc, signal.SIGTERM)
             await _drain(reader, capture, limits.kill_grace)
@@ -125,6 +155,22 @@ async def run_command(command: str, cwd: Path, seconds: float, limits: ToolLimit
             pipe.close()
         else:
             transport.close()
+        _close(status_read)
+
+
+def _close(*fds: int) -> None:
+    for fd in fds:
+        if fd >= 0:
+            os.close(fd)
+
+
+def _read_available(fd: int) -> bytes:
+    """What bubblewrap wrote to its status pipe; never blocks (a sandboxed child may still hold the pipe)."""
+    os.set_blocking(fd, False)
+    try:
+        return os.read(fd, STATUS_MAX)
+    except BlockingIOError:
+        return b""
 
 
 async def _wait_and_pump(
@@ -162,12 +208,6 @@ def _signal_group(proc: asyncio.subprocess.Process, sig: signal.Signals) -> None
         os.killpg(proc.pid, sig)  # start_new_session made the shell's pid the group id
     except ProcessLookupError:
         return  # the whole group is already gone
-
-
-def _child_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.upper().endswith(SECRET_ENV_SUFFIXES)}
-    env.update(CHILD_ENV_OVERRIDES)
-    return env
 
 
 class _Capture:
@@ -220,7 +260,7 @@ class _Capture:
             self._on_output(text)
 
 
-def _result(command: str, timeout: float, outcome: _Outcome) -> ToolResult:
+def _result(command: str, timeout: float, outcome: _Outcome, *, sandboxed: bool) -> ToolResult:
     body = outcome.output.rstrip("\n")
     if outcome.timed_out:
         status = f"[timed out after {timeout:g} s; the command and its children were killed]"
@@ -228,9 +268,12 @@ def _result(command: str, timeout: float, outcome: _Outcome) -> ToolResult:
         status = f"[killed by signal {_signal_name(-outcome.returncode)}]"
     else:
         status = f"[exit code {outcome.returncode}]"
+    failed = outcome.timed_out or outcome.returncode != 0
+    if failed and sandboxed:
+        status += f"\n{SANDBOX_NOTE}"
     text = f"{body}\n{status}" if body else f"(no output)\n{status}"
     view = TextView(text=f"$ {command}\n{text}", language="console")
-    return ToolResult(output=text, is_error=outcome.timed_out or outcome.returncode != 0, views=(view,))
+    return ToolResult(output=text, is_error=failed, views=(view,))
 
 
 def _signal_name(number: int) -> str:

@@ -1,0 +1,112 @@
+"""Per-session `exec` sandbox settings, the engine extension that sets them, and the policy one tool call gets.
+
+A session's commands run `sandboxed` (the default where the platform has a sandbox; docs/security.md) or
+`unsandboxed` (an explicit opt-in). The network is off in the sandbox unless the session turns it on. An
+unsandboxed `exec` asks first in every permission mode, auto included, unless the user turned that off
+(`ask_unsandboxed: false`) or answered "allow always" for exec (ACP).
+
+Like the permission mode, the settings live in memory for the life of the engine process (yuke has no field for
+them): a restarted engine starts every session sandboxed, network off, the safe direction. They are set with the
+engine extension method `session.set_sandbox` (docs/engine.md) or ACP's `sandbox` / `network` config options.
+
+What this is not: the sandbox itself (tools/sandbox.py builds and runs it) nor the ask (permissions.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from omniagent.engine.providers.catalog import Catalog
+from omniagent.engine.tools.sandbox import SandboxMode, SandboxPolicy, agent_credential_paths
+from omniagent.protocols.yuke.base import YukeModel
+from omniagent.protocols.yuke.ids import SessionId
+
+# The engine extension method that sets a session's sandbox settings (not in yuke's MethodName).
+SET_SANDBOX_METHOD = "session.set_sandbox"
+# Provider key variables every catalog knows even before providers.json names more.
+BUILTIN_KEY_VARS = frozenset({"ANTHROPIC_API_KEY", "OPENAI_API_KEY"})
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxSettings:
+    """One session's choice. `ask_unsandboxed`: an unsandboxed exec asks even in auto mode."""
+
+    mode: SandboxMode = SandboxPolicy().mode
+    network: bool = False
+    ask_unsandboxed: bool = True
+
+
+class SetSandboxParams(YukeModel):
+    """Params of `session.set_sandbox` (engine extension): only the fields given change."""
+
+    session_id: SessionId
+    mode: SandboxMode | None = None
+    network: bool | None = None
+    ask_unsandboxed: bool | None = None
+
+
+class SandboxResult(YukeModel):
+    """Result of `session.set_sandbox`: the settings now in force."""
+
+    session_id: SessionId
+    mode: SandboxMode
+    network: bool
+    ask_unsandboxed: bool
+
+
+class Sandboxes:
+    """The sandbox settings of every session of one engine, and the paths no sandboxed command may read."""
+
+    def __init__(self, data_dir: Path, config_dir: Path, home: Path | None = None) -> None:
+        self._settings: dict[str, SandboxSettings] = {}
+        self._private = (data_dir, config_dir, *agent_credential_paths(home or Path.home()))
+
+    def settings(self, session_id: str) -> SandboxSettings:
+        """The session's settings (the defaults unless set)."""
+        return self._settings.get(session_id, SandboxSettings())
+
+    def update(self, params: SetSandboxParams) -> SandboxSettings:
+        """Apply the given fields; they hold from the next tool call on."""
+        current = self.settings(params.session_id)
+        changed = replace(
+            current,
+            mode=params.mode if params.mode is not None else current.mode,
+            network=params.network if params.network is not None else current.network,
+            ask_unsandboxed=params.ask_unsandboxed if params.ask_unsandboxed is not None else current.ask_unsandboxed,
+        )
+        self._settings[params.session_id] = changed
+        return changed
+
+    def forget(self, session_id: str) -> None:
+        """Drop a removed session's settings."""
+        self._settings.pop(session_id, None)
+
+    def exec_asks(self, session_id: str) -> bool:
+        """Whether an exec in this session must be confirmed because it would run unsandboxed."""
+        settings = self.settings(session_id)
+        return settings.mode == "unsandboxed" and settings.ask_unsandboxed
+
+    def policy(self, session_id: str, catalog: Catalog) -> SandboxPolicy:
+        """The policy of one exec call: the session's choice, the private paths, every provider key's name."""
+        settings = self.settings(session_id)
+        return SandboxPolicy(
+            mode=settings.mode, network=settings.network, hidden=self._private, secret_env=key_variables(catalog)
+        )
+
+    async def set_method(self, params: SetSandboxParams) -> SandboxResult:
+        """session.set_sandbox (the session's existence is checked by the engine)."""
+        s = self.update(params)
+        return SandboxResult(
+            session_id=params.session_id, mode=s.mode, network=s.network, ask_unsandboxed=s.ask_unsandboxed
+        )
+
+
+def key_variables(catalog: Catalog) -> frozenset[str]:
+    """The environment variable names any provider reads its key from (providers.json's custom ones included)."""
+    names = set(BUILTIN_KEY_VARS)
+    for provider in catalog.providers:
+        source = provider.auth.api_key.source if provider.auth and provider.auth.api_key else None
+        if source is not None and source.env:
+            names.add(source.env)
+    return frozenset(names)

@@ -1,0 +1,166 @@
+"""The `exec` sandbox: what a command may see and touch, and the bubblewrap command line that enforces it (Linux).
+
+Policy (docs/security.md, "A hostile model"): the workspace and a private `/tmp` are writable; the rest of the file
+system is read-only; `hidden` paths (omniagent's data and config dirs, other agents' credential dirs, the user's key
+files) are covered by an empty read-only tmpfs (a directory) or by `/dev/null` (a file); `/run` (the host's sockets:
+docker, dbus, ssh-agent) is covered too; the command runs in new PID, IPC, UTS and (unless `network`) network
+namespaces with a fresh `/proc`, so no other process (the engine included) can be seen or signalled; every
+capability is dropped, even for root, so no mount can be undone. The environment is rebuilt from an allowlist.
+
+`unsandboxed` runs the command as the user, as before, with provider keys still removed from its environment.
+
+What this is not: the decision whether to ask (engine/permissions.py) nor the per-session setting
+(engine/sandboxes.py). This module only turns a policy into a command line, and says clearly when it cannot.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+__all__ = [
+    "BWRAP_INSTALL_HINT",
+    "SANDBOX_SUPPORTED",
+    "UNSANDBOXED",
+    "SandboxMode",
+    "SandboxPolicy",
+    "SandboxUnavailable",
+    "agent_credential_paths",
+    "child_env",
+    "sandbox_argv",
+]
+
+SandboxMode = Literal["sandboxed", "unsandboxed"]
+# The sandbox is built on Linux namespaces; elsewhere the default mode is `unsandboxed` (which asks before every exec).
+SANDBOX_SUPPORTED = sys.platform.startswith("linux")
+BWRAP_INSTALL_HINT = (
+    "install bubblewrap (Debian/Ubuntu: `sudo apt-get install bubblewrap`; Fedora: `sudo dnf install bubblewrap`)"
+)
+# Environment variables that are passed through to a sandboxed command (when set); everything else is dropped.
+ENV_ALLOWLIST = frozenset(
+    {"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TERM", "TZ", "COLUMNS", "LINES", "NO_COLOR"}
+)
+# Variables with these prefixes pass too: locale settings only.
+ENV_ALLOWED_PREFIXES = ("LC_",)
+# Names that hold keys in every mode, besides the names providers.json gives.
+SECRET_ENV_SUFFIXES = ("_API_KEY",)
+# Non-interactive settings so pagers and credential prompts never wait for a terminal that is not there.
+CHILD_ENV_OVERRIDES: Mapping[str, str] = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
+# Home-relative paths where agent CLIs, cloud tools and git keep credentials: unreadable in the sandbox.
+AGENT_CREDENTIAL_PATHS = (
+    ".claude", ".claude.json", ".codex", ".gemini", ".qwen", ".pi", ".cursor", ".aider", ".continue",
+    ".local/share/opencode", ".config/opencode", ".config/gh", ".config/github-copilot", ".config/gcloud",
+    ".config/claude", ".config/goose", ".config/crush", ".aws", ".azure", ".kube", ".docker", ".ssh", ".gnupg",
+    ".netrc", ".git-credentials", ".npmrc", ".pypirc",
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxPolicy:
+    """How one `exec` call runs.
+
+    `hidden`: absolute paths made unreadable (only those that exist are covered). `secret_env`: variable names
+    never passed to a command in any mode (the key variables providers.json names). `network`: share the host's
+    network (off: a private loopback only).
+    """
+
+    mode: SandboxMode = "sandboxed" if SANDBOX_SUPPORTED else "unsandboxed"
+    network: bool = False
+    hidden: tuple[Path, ...] = ()
+    secret_env: frozenset[str] = field(default_factory=frozenset)
+
+
+UNSANDBOXED = SandboxPolicy(mode="unsandboxed")
+
+
+class SandboxUnavailable(Exception):
+    """The sandbox cannot start here; the message is the sentence the model (and through it the user) reads."""
+
+
+def agent_credential_paths(home: Path) -> tuple[Path, ...]:
+    """The credential paths of other tools under `home`."""
+    return tuple(home / rel for rel in AGENT_CREDENTIAL_PATHS)
+
+
+def child_env(policy: SandboxPolicy, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The command's environment: an allowlist when sandboxed, everything but keys when not."""
+    source = os.environ if environ is None else environ
+
+    def secret(name: str) -> bool:
+        return name in policy.secret_env or name.upper().endswith(SECRET_ENV_SUFFIXES)
+
+    if policy.mode == "sandboxed":
+        env = {
+            k: v
+            for k, v in source.items()
+            if (k in ENV_ALLOWLIST or k.startswith(ENV_ALLOWED_PREFIXES)) and not secret(k)
+        }
+        env["TMPDIR"] = "/tmp"
+    else:
+        env = {k: v for k, v in source.items() if not secret(k)}
+    env.update(CHILD_ENV_OVERRIDES)
+    return env
+
+
+def sandbox_argv(policy: SandboxPolicy, root: Path, command: str, status_fd: int) -> list[str]:
+    """The bubblewrap command line that runs `/bin/sh -c command` in `root` under `policy` (mode `sandboxed`).
+
+    Bubblewrap writes a JSON line with `child-pid` to `status_fd` once the sandbox stands: without it, the sandbox
+    did not start and the output is bubblewrap's reason.
+
+    Raises:
+        SandboxUnavailable: the platform has no sandbox, or bubblewrap is not installed (the message says how to
+            install it). Never a silent fallback to running unconfined.
+    """
+    if not SANDBOX_SUPPORTED:
+        raise SandboxUnavailable(
+            f"the command was not run: the exec sandbox is not available on {sys.platform}; "
+            "the user can switch this session's sandbox option to unsandboxed"
+        )
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        raise SandboxUnavailable(
+            f"the command was not run: the exec sandbox needs bubblewrap (bwrap), which is not installed; "
+            f"{BWRAP_INSTALL_HINT}, or switch this session's sandbox option to unsandboxed"
+        )
+    argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run"]
+    if policy.network:
+        # DNS often resolves through a stub under /run (resolv.conf links there).
+        argv += ["--ro-bind-try", "/run/systemd/resolve", "/run/systemd/resolve"]
+    hidden = _existing(policy.hidden)
+    # A hidden dir that holds the workspace is covered first, so the workspace mount lands on top of it; every
+    # other one after, so a hidden dir inside the workspace stays hidden.
+    around = [p for p in hidden if root.is_relative_to(p)]
+    for path in around:
+        argv += _cover(path, read_only=False)  # read-only would leave no room for the workspace's mount point
+    argv += ["--bind", str(root), str(root)]
+    for path in hidden:
+        if path not in around:
+            argv += _cover(path, read_only=True)
+    argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+    if not policy.network:
+        argv.append("--unshare-net")
+    argv += ["--cap-drop", "ALL", "--die-with-parent", "--json-status-fd", str(status_fd), "--chdir", str(root)]
+    argv += ["/bin/sh", "-c", command]
+    return argv
+
+
+def _existing(paths: Iterable[Path]) -> list[Path]:
+    """The paths that exist now (a dangling link has nothing to hide), deduplicated, shortest first."""
+    seen: dict[Path, None] = {}
+    for path in paths:
+        if os.path.exists(path):
+            # A link is covered at its target: bubblewrap mounts onto what the path resolves to.
+            seen[Path(os.path.realpath(path))] = None
+    return sorted(seen, key=lambda p: len(p.parts))
+
+
+def _cover(path: Path, *, read_only: bool) -> list[str]:
+    if path.is_dir():
+        return ["--tmpfs", str(path)] + (["--remount-ro", str(path)] if read_only else [])
+    return ["--ro-bind", "/dev/null", str(path)]
