@@ -82,7 +82,7 @@ async def test_v2_is_negotiated_and_a_turn_streams_the_v2_lifecycle(tmp_path: Pa
         assert acp.init_result["info"]["name"] == "omniagent"
         session = await acp.new_session(str(ws))
         ids = [o.config_id for o in session.config_options]
-        assert ids == ["model", "reasoning", "mode"]
+        assert ids == ["model", "reasoning", "mode", "sandbox", "network"]
         assert session.config_options[0].current_value == MODEL and session.config_options[2].current_value == "ask"
         end = await acp.prompt(session.session_id, [v2.ContentBlockText(text="Say hello\nplease")])
     assert end.stop_reason == "end_turn"
@@ -313,4 +313,33 @@ async def test_media_prompts_are_refused_and_closing_stdin_ends_the_process_clea
         assert await proc.wait() == 0
     assert refused["error"]["code"] == INVALID_PARAMS and "image" in refused["error"]["message"]
     assert rest == b""
+    check_transcript(log)
+
+
+async def test_sandbox_and_network_options_switch_the_exec_sandbox(tmp_path: Path, llm: FakeLLMServer) -> None:
+    """Issue 9 part 1: `sandbox` and `network` are config options like `mode`; an unsandboxed exec asks even in
+    auto mode (the ask says it runs outside the sandbox); unknown values are -32602."""
+    llm.enqueue(Reply(tool_calls=(FakeToolCall("exec", {"command": "echo hi > out.txt"}, "call_x"),)), Reply(text="ok"))
+    data, ws, log = prepare(tmp_path, llm)
+    client = Client(["allow_once"])
+    async with (
+        asyncio.timeout(WAIT),
+        open_acp_client(agent_argv(data, log), handlers=client.handlers(), env=agent_env()) as acp,
+    ):
+        session = await acp.new_session(str(ws))
+        current = {o.config_id: o.current_value for o in session.config_options}
+        assert (current["sandbox"], current["network"]) == ("sandboxed", "off")
+        await acp.set_config_option(session.session_id, "mode", "auto")
+        changed = await acp.set_config_option(session.session_id, "network", "on")
+        assert [o.current_value for o in changed.config_options if o.config_id == "network"] == ["on"]
+        changed = await acp.set_config_option(session.session_id, "sandbox", "unsandboxed")
+        assert [o.current_value for o in changed.config_options if o.config_id == "sandbox"] == ["unsandboxed"]
+        for config_id in ("sandbox", "network"):
+            with pytest.raises(RpcError) as bad:
+                await acp.set_config_option(session.session_id, config_id, "maybe")
+            assert bad.value.code == INVALID_PARAMS
+        assert (await acp.prompt(session.session_id, [v2.ContentBlockText(text="go")])).stop_reason == "end_turn"
+    assert len(client.asked) == 1
+    assert client.asked[0].title == "Allow exec: echo hi > out.txt (outside the sandbox)?"
+    assert (ws / "out.txt").read_text() == "hi\n"
     check_transcript(log)

@@ -250,6 +250,8 @@ class Relay:
     def _ask_params(self, open_: OpenSession, ask: PendingAsk) -> dict[str, Any]:
         subject = t.tool_subject(self.shapes, open_.root, ask.message_id, ask.part_id, ask.tool_name, ask.arguments)
         params: dict[str, Any] = {"sessionId": open_.session_id, "options": PERMISSION_OPTIONS}
+        if ask.unsandboxed:
+            subject = {**subject, "title": f"{subject['title']} (outside the sandbox)"}
         if self.shapes.state_updates:
             params["title"] = f"Allow {ask.tool_name}: {subject['title']}?"
             params["subject"] = {"type": "tool_call", "toolCall": subject}

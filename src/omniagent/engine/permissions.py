@@ -83,6 +83,7 @@ class PendingAsk:
     part_id: int
     tool_name: str
     arguments: str  # the call's raw JSON arguments
+    unsandboxed: bool = False  # an exec that would run outside the sandbox
     answer: asyncio.Future[Decision] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
 
 
@@ -134,7 +135,7 @@ class Permissions:
         unsandboxed: bool = False,
     ) -> Decision:
         """Broadcast the ask and wait for its answer. Cancelling the caller answers the ask `CANCELED`."""
-        ask = PendingAsk(next(self._ids), session_id, message_id, part_id, tool_name, arguments)
+        ask = PendingAsk(next(self._ids), session_id, message_id, part_id, tool_name, arguments, unsandboxed)
         self._pending[ask.interaction_id] = ask
         try:
             title, message = describe(tool_name, arguments, unsandboxed=unsandboxed)
