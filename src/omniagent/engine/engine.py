@@ -12,7 +12,7 @@ import contextlib
 import sqlite3
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,7 @@ from omniagent.engine.sandboxes import SET_SANDBOX_METHOD, Sandboxes, SandboxRes
 from omniagent.engine.store import Store
 from omniagent.engine.store import queries as q
 from omniagent.engine.store.ownership import DEFAULT_LEASE_SECONDS
-from omniagent.engine.tools import default_tools
+from omniagent.engine.tools import ToolLimits, default_tools
 from omniagent.protocols.yuke.activity import ActivityIdle, SessionActivity, SessionActivityChangedData
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.envelope import PROTOCOL_VERSION, ErrorCode
@@ -48,6 +48,7 @@ class EngineConfig:
 
     `retry_scale` multiplies every retry wait (1.0 in production; tests shrink the documented schedule with
     OMNIAGENT_RETRY_SCALE so five attempts do not take 7.5 s). `lease_seconds`: see `store/ownership.py`.
+    `tool_limits` bounds every tool call (OMNIAGENT_SEARCH_TIMEOUT sets its search deadline).
     """
 
     data_dir: Path
@@ -55,6 +56,7 @@ class EngineConfig:
     retry_scale: float = 1.0
     # Seconds this process's run-ownership lease lasts without renewal (store/ownership.py; OMNIAGENT_LEASE_SECONDS).
     lease_seconds: float = DEFAULT_LEASE_SECONDS
+    tool_limits: ToolLimits = field(default_factory=ToolLimits)
 
 
 class Engine:

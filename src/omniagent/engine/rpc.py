@@ -20,6 +20,8 @@ from pydantic import ValidationError
 from omniagent.engine.engine import Engine, EngineConfig
 from omniagent.engine.errors import EngineError
 from omniagent.engine.store.ownership import lease_from_env
+from omniagent.engine.tools import ToolLimits
+from omniagent.engine.tools.context import SEARCH_TIMEOUT
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.protocols.yuke.methods import METHODS
@@ -54,8 +56,13 @@ def engine_config(data_dir: Path | None) -> EngineConfig:
         chosen = Path(platformdirs.user_data_dir("omniagent"))
         config_dir = Path(platformdirs.user_config_dir("omniagent"))
     scale = float(os.environ.get("OMNIAGENT_RETRY_SCALE", "1.0"))
+    limits = ToolLimits(search_timeout=float(os.environ.get("OMNIAGENT_SEARCH_TIMEOUT", SEARCH_TIMEOUT)))
     return EngineConfig(
-        data_dir=chosen.resolve(), config_dir=config_dir.resolve(), retry_scale=scale, lease_seconds=lease_from_env()
+        data_dir=chosen.resolve(),
+        config_dir=config_dir.resolve(),
+        retry_scale=scale,
+        lease_seconds=lease_from_env(),
+        tool_limits=limits,
     )
 
 

@@ -72,7 +72,9 @@ async def run_tools(loop: RunLoop, draft: Draft, root: str, part_ids: list[int])
         _set_state(loop, draft, part_id, ToolStateRunning(started_at_ms=started))
         try:
             sandbox = engine.sandboxes.policy(live.session_id, engine.routes.catalog)
-            ctx = ToolContext.for_workspace(root, on_output=on_output, sandbox=sandbox)
+            ctx = ToolContext.for_workspace(
+                root, on_output=on_output, limits=engine.config.tool_limits, sandbox=sandbox
+            )
         except OSError:
             result = ToolResult.error("the session workspace is not available")
         else:

@@ -7,10 +7,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from omniagent.engine.tools.args import optional_bool, required_str
+from omniagent.engine.tools.beneath import slot_beneath
 from omniagent.engine.tools.context import ToolContext, ToolError, ToolResult, guarded
-from omniagent.engine.tools.files import check_regular_file, read_text, write_text_atomically
+from omniagent.engine.tools.files import decode_text, read_existing, write_text_atomically
 from omniagent.engine.tools.views import View, diff_view
-from omniagent.engine.tools.workspace import display_path, resolve_in_workspace
 
 __all__ = ["EditTool"]
 
@@ -46,9 +46,9 @@ class EditTool:
             replace_all = optional_bool(args, "replace_all", default=False)
             if old_string == new_string:
                 raise ToolError("old_string and new_string are the same; there is nothing to change")
-            path = resolve_in_workspace(ctx.root, given)
-            shown = display_path(ctx.root, path)
-            old, new, count = await asyncio.to_thread(_edit, path, shown, old_string, new_string, replace_all)
+            shown, old, new, count = await asyncio.to_thread(
+                _edit, ctx.root, given, old_string, new_string, replace_all
+            )
             view = diff_view(shown, old, new)
             views: tuple[View, ...] = (view,) if view else ()
             noun = "occurrence" if count == 1 else "occurrences"
@@ -57,11 +57,22 @@ class EditTool:
         return await guarded(ctx.root, body)
 
 
-def _edit(path: Path, shown: str, old_string: str, new_string: str, replace_all: bool) -> tuple[str, str, int]:
-    if not path.exists() and not path.is_dir():
-        raise ToolError(f"{shown} does not exist; use write to create it")
-    check_regular_file(path, shown)
-    old = read_text(path, shown)
+def _edit(root: Path, given: str, old_string: str, new_string: str, replace_all: bool) -> tuple[str, str, str, int]:
+    slot = slot_beneath(root, given, create_dirs=False)
+    try:
+        shown = slot.rel
+        existing = read_existing(slot, shown)
+        if existing is None:
+            raise ToolError(f"{shown} does not exist; use write to create it")
+        old = decode_text(existing[0], shown)
+        new, count = _replace(shown, old, old_string, new_string, replace_all)
+        write_text_atomically(slot, new, existing[1])
+        return shown, old, new, count
+    finally:
+        slot.close()
+
+
+def _replace(shown: str, old: str, old_string: str, new_string: str, replace_all: bool) -> tuple[str, int]:
     count = old.count(old_string)
     if count == 0:
         raise ToolError(f"old_string was not found in {shown}; read the file and copy the text exactly")
@@ -70,6 +81,4 @@ def _edit(path: Path, shown: str, old_string: str, new_string: str, replace_all:
             f"old_string occurs {count} times in {shown}; add surrounding lines to make it unique, "
             "or set replace_all to replace every occurrence"
         )
-    new = old.replace(old_string, new_string)
-    write_text_atomically(path, new)
-    return old, new, count
+    return old.replace(old_string, new_string), count

@@ -1,67 +1,89 @@
-"""File text in and out for `write` and `edit`: strict UTF-8 reads and atomic replacement."""
+"""File text in and out for `read`, `write` and `edit`, through the race-free walk of beneath.py: regular files
+only, strict UTF-8 for edits, and atomic replacement by a temp file renamed in the parent's directory fd."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import stat
-import tempfile
-from pathlib import Path
 
+from omniagent.engine.tools.beneath import Opened, Slot
 from omniagent.engine.tools.context import ToolError
 
-__all__ = ["check_regular_file", "read_text", "write_text_atomically"]
+__all__ = ["check_regular_file", "decode_text", "read_existing", "write_text_atomically"]
+
+# Bytes read per call when slurping a file.
+READ_CHUNK = 1024 * 1024
+_CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-def check_regular_file(path: Path, shown: str) -> None:
-    """Refuse anything but a regular file (or a link to one): opening a FIFO or a device would block or never end.
+def check_regular_file(opened: Opened, shown: str) -> None:
+    """Refuse anything but a regular file: a FIFO or a device would block or never end. Leaves the fd blocking.
 
     Raises:
-        ToolError: `path` is missing, a directory, or a special file.
+        ToolError: it is a directory or a special file.
     """
-    if path.is_dir():
+    mode = os.fstat(opened.fd).st_mode
+    if stat.S_ISDIR(mode):
         raise ToolError(f"{shown} is a directory; give a file path")
-    if not path.exists():
-        raise ToolError(f"{shown} does not exist")
-    if not path.is_file():
+    if not stat.S_ISREG(mode):
         raise ToolError(f"{shown} is not a regular file")
+    os.set_blocking(opened.fd, True)
 
 
-def read_text(path: Path, shown: str) -> str:
-    """The whole file as UTF-8 text, line terminators kept as they are on disk.
+def read_existing(slot: Slot, shown: str) -> tuple[bytes, int] | None:
+    """The bytes and permission bits of the regular file at `slot`, or None when nothing is there.
 
     Raises:
-        ToolError: the file is not valid UTF-8 (editing it as text would corrupt it).
-        OSError: the file cannot be read.
+        ToolError: a directory or special file is there.
+        OSError: it cannot be read (a symlink swapped in since the walk is refused here: `O_NOFOLLOW`).
     """
-    data = path.read_bytes()
+    try:
+        fd = os.open(slot.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=slot.dir_fd)
+    except FileNotFoundError:
+        return None
+    opened = Opened(fd, slot.rel, is_dir=False)
+    try:
+        check_regular_file(opened, shown)
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            data = handle.read()
+        return data, stat.S_IMODE(os.fstat(fd).st_mode)
+    finally:
+        opened.close()
+
+
+def decode_text(data: bytes, shown: str) -> str:
+    """`data` as UTF-8 text, line terminators kept as they are on disk.
+
+    Raises:
+        ToolError: it is not valid UTF-8 (editing it as text would corrupt it).
+    """
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ToolError(f"{shown} is not UTF-8 text; it cannot be edited as text") from exc
 
 
-def write_text_atomically(path: Path, text: str) -> None:
-    """Replace `path` with `text` (UTF-8) so a reader sees the old file or the new one, never half of it.
+def write_text_atomically(slot: Slot, text: str, mode: int | None) -> None:
+    """Replace the file at `slot` with `text` (UTF-8) so a reader sees the old file or the new one, never half.
 
-    An existing file keeps its permission bits; a new one gets the usual 0666 & ~umask.
+    `mode`: the permission bits to keep (an existing file's); None for a new file (0666 & ~umask). The rename
+    replaces whatever is at the name, a symlink swapped in included, and never follows it.
 
     Raises:
-        OSError: the directory is not writable or the disk is full; `path` is then unchanged.
+        OSError: the directory is not writable or the disk is full; the file is then unchanged.
     """
-    try:
-        mode = stat.S_IMODE(path.stat().st_mode)
-    except FileNotFoundError:
-        mode = 0o666 & ~_UMASK
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    temp = f".{slot.name[:200]}.{secrets.token_hex(4)}.tmp"
+    fd = os.open(temp, _CREATE_FLAGS, 0o600, dir_fd=slot.dir_fd)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(text.encode("utf-8"))
-        os.chmod(temp, mode)
-        os.replace(temp, path)
+            os.fchmod(handle.fileno(), mode if mode is not None else 0o666 & ~_UMASK)
+        os.replace(temp, slot.name, src_dir_fd=slot.dir_fd, dst_dir_fd=slot.dir_fd)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
+            os.unlink(temp, dir_fd=slot.dir_fd)
         raise
 
 

@@ -9,15 +9,17 @@ whichever comes first, and ends with a notice naming the `offset` to continue fr
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from omniagent.engine.tools.args import optional_int, required_str
+from omniagent.engine.tools.beneath import open_beneath
 from omniagent.engine.tools.context import ToolContext, ToolError, ToolLimits, ToolResult, guarded
 from omniagent.engine.tools.files import check_regular_file
 from omniagent.engine.tools.views import TextView
-from omniagent.engine.tools.workspace import display_path, resolve_in_workspace
 
 __all__ = ["ReadTool"]
 
@@ -68,34 +70,41 @@ class ReadTool:
             given = required_str(args, "path")
             offset = optional_int(args, "offset", minimum=1) or 1
             limit = optional_int(args, "limit", minimum=1) or ctx.limits.read_default_lines
-            path = resolve_in_workspace(ctx.root, given)
-            if path.is_dir():
-                raise ToolError(f"{given} is a directory; use the search tool to list files")
-            check_regular_file(path, given)
-            window = await asyncio.to_thread(_read_window, path, offset, limit, ctx.limits)
-            return _render(display_path(ctx.root, path), window)
+            shown, window = await asyncio.to_thread(_read, ctx.root, given, offset, limit, ctx.limits)
+            return _render(shown, window)
 
         return await guarded(ctx.root, body)
 
 
-def _read_window(path: Path, offset: int, limit: int, limits: ToolLimits) -> _Window:
+def _read(root: Path, given: str, offset: int, limit: int, limits: ToolLimits) -> tuple[str, _Window]:
+    opened = open_beneath(root, given)
+    try:
+        if opened.is_dir:
+            raise ToolError(f"{given} is a directory; use the search tool to list files")
+        check_regular_file(opened, given)
+        with os.fdopen(os.dup(opened.fd), "rb") as handle:
+            return opened.rel, _read_window(handle, given, offset, limit, limits)
+    finally:
+        opened.close()
+
+
+def _read_window(handle: BinaryIO, given: str, offset: int, limit: int, limits: ToolLimits) -> _Window:
     lines: list[str] = []
     size = 0
-    with path.open("rb") as handle:
-        if b"\x00" in handle.read(BINARY_SNIFF_BYTES):
-            raise ToolError(f"{path.name} is a binary file; read only text files")
-        handle.seek(0)
-        number = 0
-        for number, raw in enumerate(handle, start=1):
-            if number < offset:
-                continue
-            if len(lines) >= limit or (lines and size + len(raw) > limits.read_max_bytes):
-                return _Window(tuple(lines), offset, more=True)
-            text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-            if len(text) > limits.max_line_chars:
-                text = f"{text[: limits.max_line_chars]} [line cut: {len(text)} characters]"
-            lines.append(text)
-            size += len(raw)
+    if b"\x00" in handle.read(BINARY_SNIFF_BYTES):
+        raise ToolError(f"{Path(given).name} is a binary file; read only text files")
+    handle.seek(0)
+    number = 0
+    for number, raw in enumerate(handle, start=1):
+        if number < offset:
+            continue
+        if len(lines) >= limit or (lines and size + len(raw) > limits.read_max_bytes):
+            return _Window(tuple(lines), offset, more=True)
+        text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+        if len(text) > limits.max_line_chars:
+            text = f"{text[: limits.max_line_chars]} [line cut: {len(text)} characters]"
+        lines.append(text)
+        size += len(raw)
     if offset > 1 and offset > number:
         raise ToolError(f"offset {offset} is past the end of the file ({number} lines)")
     return _Window(tuple(lines), offset, more=False)

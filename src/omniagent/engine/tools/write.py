@@ -7,10 +7,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from omniagent.engine.tools.args import required_str
+from omniagent.engine.tools.beneath import slot_beneath
 from omniagent.engine.tools.context import ToolContext, ToolError, ToolResult, guarded
-from omniagent.engine.tools.files import check_regular_file, read_text, write_text_atomically
+from omniagent.engine.tools.files import decode_text, read_existing, write_text_atomically
 from omniagent.engine.tools.views import View, diff_view
-from omniagent.engine.tools.workspace import display_path, resolve_in_workspace
 
 __all__ = ["WriteTool"]
 
@@ -39,9 +39,7 @@ class WriteTool:
         async def body() -> ToolResult:
             given = required_str(args, "path")
             content = required_str(args, "content", allow_empty=True)
-            path = resolve_in_workspace(ctx.root, given)
-            shown = display_path(ctx.root, path)
-            old = await asyncio.to_thread(_write, path, shown, content)
+            shown, old = await asyncio.to_thread(_write, ctx.root, given, content)
             verb = "created" if old is None else "overwrote"
             size = len(content.encode("utf-8"))
             view = diff_view(shown, old or "", content)
@@ -51,17 +49,18 @@ class WriteTool:
         return await guarded(ctx.root, body)
 
 
-def _write(path: Path, shown: str, content: str) -> str | None:
-    """Write `content`; returns the previous text, or None when the file is new."""
-    old: str | None = None
-    if path.exists():
-        check_regular_file(path, shown)
-        try:
-            old = read_text(path, shown)
-        except ToolError:
-            old = ""  # a non-text file being replaced: no meaningful diff, but it is an overwrite
-    else:
-        # `path` is canonical and inside the workspace, so every missing parent is too.
-        path.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomically(path, content)
-    return old
+def _write(root: Path, given: str, content: str) -> tuple[str, str | None]:
+    """Write `content`; returns the shown path and the previous text, or None when the file is new."""
+    slot = slot_beneath(root, given, create_dirs=True)
+    try:
+        existing = read_existing(slot, slot.rel)
+        old: str | None = None
+        if existing is not None:
+            try:
+                old = decode_text(existing[0], slot.rel)
+            except ToolError:
+                old = ""  # a non-text file being replaced: no meaningful diff, but it is an overwrite
+        write_text_atomically(slot, content, existing[1] if existing else None)
+        return slot.rel, old
+    finally:
+        slot.close()
