@@ -24,7 +24,7 @@ from pathlib import Path
 
 from omniagent.engine.tools.args import optional_number, required_str
 from omniagent.engine.tools.context import OutputSink, ToolContext, ToolError, ToolLimits, ToolResult, guarded
-from omniagent.engine.tools.sandbox import SandboxPolicy, SandboxUnavailable, child_env, sandbox_argv
+from omniagent.engine.tools.sandbox import STARTED, SandboxPolicy, SandboxUnavailable, child_env, sandbox_argv
 from omniagent.engine.tools.views import TextView
 
 __all__ = ["ExecTool"]
@@ -33,7 +33,7 @@ __all__ = ["ExecTool"]
 READ_CHUNK = 64 * 1024
 # Seconds to wait for the kernel to report a SIGKILLed shell's exit; only a stuck kernel exceeds it.
 REAP_TIMEOUT = 5.0
-# Bytes of bubblewrap's status lines read at most (two short JSON lines).
+# Bytes of the sandbox's start signal read at most.
 STATUS_MAX = 4096
 # Appended to a failed sandboxed command's result, so the model knows why a path or the network was refused.
 SANDBOX_NOTE = (
@@ -135,7 +135,7 @@ async def run_command(
         try:
             async with asyncio.timeout(seconds):
                 returncode = await _wait_and_pump(proc, reader, capture, limits.drain_grace)
-            started = not sandboxed or b"child-pid" in _read_available(status_read)
+            started = not sandboxed or STARTED in _read_available(status_read)
             outcome = _Outcome(returncode, timed_out=False, output=capture.text(), sandbox_failed=not started)
         except TimeoutError:
             _signal_group(proc, signal.SIGTERM)
@@ -165,7 +165,7 @@ def _close(*fds: int) -> None:
 
 
 def _read_available(fd: int) -> bytes:
-    """What bubblewrap wrote to its status pipe; never blocks (a sandboxed child may still hold the pipe)."""
+    """What the sandbox wrote to its start pipe; never blocks (a sandboxed child may still hold the pipe)."""
     os.set_blocking(fd, False)
     try:
         return os.read(fd, STATUS_MAX)

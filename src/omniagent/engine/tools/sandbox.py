@@ -51,6 +51,8 @@ ENV_ALLOWED_PREFIXES = ("LC_",)
 SECRET_ENV_SUFFIXES = ("_API_KEY",)
 # Non-interactive settings so pagers and credential prompts never wait for a terminal that is not there.
 CHILD_ENV_OVERRIDES: Mapping[str, str] = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
+# Written by the sandbox once it stands (see `sandbox_argv`).
+STARTED = b"started"
 # Home-relative paths where agent CLIs, cloud tools and git keep credentials: unreadable in the sandbox.
 AGENT_CREDENTIAL_PATHS = (
     ".claude", ".claude.json", ".codex", ".gemini", ".qwen", ".pi", ".cursor", ".aider", ".continue",
@@ -107,11 +109,11 @@ def child_env(policy: SandboxPolicy, environ: Mapping[str, str] | None = None) -
     return env
 
 
-def sandbox_argv(policy: SandboxPolicy, root: Path, command: str, status_fd: int) -> list[str]:
+def sandbox_argv(policy: SandboxPolicy, root: Path, command: str, started_fd: int) -> list[str]:
     """The bubblewrap command line that runs `/bin/sh -c command` in `root` under `policy` (mode `sandboxed`).
 
-    Bubblewrap writes a JSON line with `child-pid` to `status_fd` once the sandbox stands: without it, the sandbox
-    did not start and the output is bubblewrap's reason.
+    Inside the finished sandbox a first shell writes `started` to the pipe `started_fd` and then becomes the
+    command's shell: without that word the sandbox did not start, and the output is bubblewrap's reason.
 
     Raises:
         SandboxUnavailable: the platform has no sandbox, or bubblewrap is not installed (the message says how to
@@ -145,8 +147,9 @@ def sandbox_argv(policy: SandboxPolicy, root: Path, command: str, status_fd: int
     argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
     if not policy.network:
         argv.append("--unshare-net")
-    argv += ["--cap-drop", "ALL", "--die-with-parent", "--json-status-fd", str(status_fd), "--chdir", str(root)]
-    argv += ["/bin/sh", "-c", command]
+    argv += ["--cap-drop", "ALL", "--die-with-parent", "--chdir", str(root)]
+    started = f'printf {STARTED.decode()} >/proc/self/fd/{started_fd} && exec /bin/sh -c "$1"'
+    argv += ["/bin/sh", "-c", started, "/bin/sh", command]
     return argv
 
 
