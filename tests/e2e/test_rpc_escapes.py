@@ -19,6 +19,7 @@ import pytest
 
 from omniagent.engine.permissions import SET_MODE_METHOD, PermissionModeResult
 from omniagent.engine.sandboxes import SET_SANDBOX_METHOD, SandboxResult
+from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
 from tests.engine.rpc_harness import RpcProcess, check_line, write_providers
 
@@ -266,6 +267,10 @@ async def test_exec_has_no_network_unless_the_session_turns_it_on(
     _blocked(told["call_0"], SANDBOXED_WHY)
     assert "ConnectionRefusedError" in told["call_0"][0]
     assert accepted == []
+    bad_mode = {"session_id": w.sid, "mode": "off"}
+    assert await w.rpc.call_error(SET_SANDBOX_METHOD, bad_mode) == ErrorCode.BAD_REQUEST
+    unknown = {"session_id": "0" * 32, "network": True}
+    assert await w.rpc.call_error(SET_SANDBOX_METHOD, unknown) == ErrorCode.UNKNOWN_SESSION
     result = await w.rpc.call(SET_SANDBOX_METHOD, {"session_id": w.sid, "network": True})
     assert result == {"session_id": w.sid, "mode": "sandboxed", "network": True, "ask_unsandboxed": True}
     told = await _turn(w, ("exec", {"command": _connect(port)}))

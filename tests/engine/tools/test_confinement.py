@@ -100,3 +100,32 @@ def test_resolution_returns_the_canonical_path_inside(workspace: Path) -> None:
     (workspace / "d").mkdir()
     assert resolve_in_workspace(workspace, "d/../d/./f.txt") == workspace / "d" / "f.txt"
     assert resolve_in_workspace(workspace, ".") == workspace
+
+
+async def test_writing_a_link_to_an_inside_file_writes_that_file_and_keeps_the_link(workspace: Path) -> None:
+    """Our rule (issue 9 part 2): links are resolved inside the walk; the write lands on the target, by rename."""
+    (workspace / "real.txt").write_text("old\n")
+    (workspace / "alias.txt").symlink_to("real.txt")
+    result = await default_tools().run("write", {"path": "alias.txt", "content": "new\n"}, make_ctx(workspace))
+    assert result.output == "overwrote real.txt (4 bytes)"
+    assert (workspace / "alias.txt").is_symlink()
+    assert (workspace / "real.txt").read_text() == "new\n"
+
+
+async def test_an_absolute_path_through_a_link_to_the_workspace_is_accepted(workspace: Path, tmp_path: Path) -> None:
+    """Our rule: an absolute path written through another name of the workspace (a linked home, macOS's
+    /private/tmp) is walked from the workspace's fd like a relative one."""
+    (tmp_path / "alias").symlink_to(workspace, target_is_directory=True)
+    (workspace / "f.txt").write_text("via alias\n")
+    result = await default_tools().run("read", {"path": str(tmp_path / "alias" / "f.txt")}, make_ctx(workspace))
+    assert result.output == "     1\tvia alias"
+
+
+async def test_a_relative_link_that_climbs_out_and_back_in_is_refused(workspace: Path) -> None:
+    """Our rule: a link's target may not leave the workspace even on the way (`../ws/f.txt`): the walk never
+    stands outside the root, so there is no outside directory a swap could redirect."""
+    (workspace / "f.txt").write_text("x\n")
+    (workspace / "detour").symlink_to(Path("..") / workspace.name / "f.txt")
+    result = await default_tools().run("read", {"path": "detour"}, make_ctx(workspace))
+    assert result.is_error
+    assert "is outside the workspace (through the symlink detour)" in result.output

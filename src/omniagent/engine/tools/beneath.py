@@ -107,6 +107,7 @@ class _Walk:
         self.names: list[str] = []
         self.stack: list[int] = [os.open(root, _DIR_FLAGS)]
         self.links = 0
+        self.via = ""  # the last link followed, named in a refusal
 
     def close(self) -> None:
         for fd in self.stack:
@@ -169,9 +170,10 @@ class _Walk:
         self.links += 1
         if self.links > MAX_LINKS:
             raise ToolError(f"cannot resolve {self.given}: it is a symlink loop")
+        self.via = self.rel(name)
         if os.path.isabs(target):
             if not Path(target).is_relative_to(self.root):
-                raise ToolError(self._outside(f" (through the symlink {self.rel(name)})"))
+                raise ToolError(self._outside())
             while len(self.stack) > 1:
                 os.close(self.stack.pop())
             self.names.clear()
@@ -182,7 +184,8 @@ class _Walk:
     def _shown(self, name: str) -> str:
         return str(self.root.joinpath(*self.names, name))
 
-    def _outside(self, how: str = "") -> str:
+    def _outside(self) -> str:
+        how = f" (through the symlink {self.via})" if self.via else ""
         return f"{self.given} is outside the workspace{how}; only paths inside {self.root} may be used"
 
 

@@ -1,4 +1,5 @@
-"""Workspace confinement: the one place that decides whether a path a model gave may be touched."""
+"""Workspace paths as a check and for display. The tools do not open what `resolve_in_workspace` returns: they
+open through beneath.py, whose walk from the workspace's fd cannot be raced by a symlink swap."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ def resolve_in_workspace(root: Path, path: str) -> Path:
 
     Symlinks are followed before the check, so a link (even a dangling one) pointing outside is refused, and so
     are `..` escapes and absolute paths elsewhere. `root` must already be canonical (`ToolContext.for_workspace`).
-    The check is made at call time: a link swapped in afterwards by another process is not caught.
+    The check is made at call time: a link swapped in afterwards by another process is not caught, which is why
+    no tool opens the path it returns (beneath.py does the opening).
 
     Raises:
         ToolError: the path is empty, holds a NUL byte, or resolves outside the workspace.
