@@ -85,11 +85,17 @@ async def test_capabilities_and_options_come_from_the_engine(tmp_path: Path, mon
     ]
     assert features == expected
     options = {option.id: option for option in info.details.config_options}
-    assert list(options) == ["model", "reasoning", "mode"]
+    assert list(options) == ["model", "reasoning", "mode", "sandbox", "network"]
     model = options["model"].kind
     assert isinstance(model, SelectKind)
     assert {c.value.partition("/")[0] for c in model.choices} == {"anthropic"}  # only the provider with a key
-    assert info.configuration.options == {"model": "anthropic/claude-sonnet-4-5", "reasoning": "medium", "mode": "ask"}
+    assert info.configuration.options == {
+        "model": "anthropic/claude-sonnet-4-5",
+        "reasoning": "medium",
+        "mode": "ask",
+        "sandbox": "sandboxed",
+        "network": "off",
+    }
     assert info.resume_token is not None and len(info.resume_token) == 32
 
 
@@ -110,6 +116,21 @@ async def test_creation_options_pick_the_model_and_the_mode(tmp_path: Path, monk
     assert first["model"] == "claude-haiku-4-5"
     assert of(events, RequestOpened) == [] and (ws / "hello.txt").exists()
     assert of(events, TurnEnded)[-1].stop == Completed()
+
+
+async def test_sandbox_and_network_are_options_at_creation_and_refuse_unknown_values(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 9 part 1: the engine's exec sandbox settings are options here as on its other wires."""
+    async with FakeLLMServer(Scenario()) as llm:
+        use_engine(monkeypatch, tmp_path, llm)
+        async with runtime() as rt:
+            configure = {"sandbox": "unsandboxed", "network": "on"}
+            session = await open_engine(rt, workspace(tmp_path), configure=configure)
+            options = session.info().configuration.options
+            assert (options["sandbox"], options["network"]) == ("unsandboxed", "on")
+            with pytest.raises(InvalidConfiguration):
+                await rt.open("omniagent", workspace(tmp_path), configure={"sandbox": "maybe"})
 
 
 async def test_configure_patches_the_session_and_announces_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -5,6 +5,7 @@ ready to run at all. Read from the engine's catalog and permission state; no I/O
 - `model`: every model of a ready provider (plus the session's own, even if its provider is not ready now).
 - `reasoning` (category `thought_level`): the levels of the session's model, when it has any.
 - `mode`: `ask` (confirm exec, write and edit) or `auto` (never ask): the engine's own permission mode.
+- `sandbox` (`sandboxed` / `unsandboxed`) and `network` (`off` / `on`): the engine's exec sandbox settings.
 - Auth: `Authenticated(ApiKey)` when the session's provider has a key; the login methods are the `EnvVar`s of the
   providers that need a key and have none (names only: a key is never read into a message).
 """
@@ -18,6 +19,7 @@ from omniagent.engine.providers.catalog import Catalog
 from omniagent.engine.providers.catalog_file import CatalogError
 from omniagent.engine.providers.credentials import CredentialError, CredentialStore
 from omniagent.engine.rpc import engine_config
+from omniagent.engine.tools.sandbox import SandboxMode
 from omniagent.protocols.sidecar.agents import (
     AgentDetails,
     ApiKey,
@@ -39,7 +41,16 @@ from omniagent.protocols.yuke.sessions import Session
 from omniagent.runtime import driver as d
 
 MODEL_OPTION, REASONING_OPTION, MODE_OPTION = "model", "reasoning", "mode"
+SANDBOX_OPTION, NETWORK_OPTION = "sandbox", "network"
+# Options the engine keeps in memory per session (not in session.create): applied after a session is made.
+IN_MEMORY_OPTIONS = frozenset({MODE_OPTION, SANDBOX_OPTION, NETWORK_OPTION})
 MODES: tuple[tuple[PermissionMode, str], ...] = (("ask", "Ask before commands and edits"), ("auto", "Never ask"))
+# The exec sandbox (docs/security.md): an unsandboxed command asks first in every mode.
+SANDBOX_MODES: tuple[tuple[SandboxMode, str], ...] = (
+    ("sandboxed", "Commands write only the workspace and /tmp"),
+    ("unsandboxed", "Commands run unconfined; each one asks"),
+)
+NETWORK_VALUES = (("off", "No network for sandboxed commands"), ("on", "Sandboxed commands may use the network"))
 # The key variables named when the catalog names none (every provider ready, or none with an env source).
 FALLBACK_KEY_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")
 # Features every engine session has: durable sessions resume by id, guarded tools ask, usage comes with each reply.
@@ -74,7 +85,7 @@ def session_info(engine: Engine, session: Session) -> d.DriverInfo:
 
 
 def config_options(engine: Engine, session: Session) -> list[ConfigOption]:
-    """model, reasoning (when the model has levels) and mode; all live."""
+    """model, reasoning (when the model has levels), mode, sandbox and network; all live."""
     listing = engine.routes.catalog.listing(None)
     assert isinstance(listing, CatalogListResultFull)
     ready = {p.id for p in listing.providers if p.state == "ready"}
@@ -92,10 +103,15 @@ def config_options(engine: Engine, session: Session) -> list[ConfigOption]:
         options.append(_select(REASONING_OPTION, "Reasoning effort", "thought_level", reasoning, session.reasoning))
     modes = [ConfigChoice(value=mode, label=label) for mode, label in MODES]
     options.append(_select(MODE_OPTION, "Mode", "mode", modes, engine.permissions.mode(session.id)))
+    sandbox = engine.sandboxes.settings(session.id)
+    sandbox_modes = [ConfigChoice(value=mode, label=label) for mode, label in SANDBOX_MODES]
+    options.append(_select(SANDBOX_OPTION, "Sandbox", None, sandbox_modes, sandbox.mode))
+    network = [ConfigChoice(value=value, label=label) for value, label in NETWORK_VALUES]
+    options.append(_select(NETWORK_OPTION, "Network", None, network, "on" if sandbox.network else "off"))
     return options
 
 
-def _select(option_id: str, name: str, category: str, choices: list[ConfigChoice], current: str) -> ConfigOption:
+def _select(option_id: str, name: str, category: str | None, choices: list[ConfigChoice], current: str) -> ConfigOption:
     return ConfigOption(
         id=option_id, name=name, category=category, kind=SelectKind(choices=choices), current=current or None, live=True
     )

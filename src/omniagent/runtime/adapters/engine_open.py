@@ -21,6 +21,8 @@ from pydantic import ValidationError
 from omniagent.engine import fork, sessions
 from omniagent.engine.engine import Engine
 from omniagent.engine.errors import EngineError
+from omniagent.engine.sandboxes import SetSandboxParams
+from omniagent.engine.tools.sandbox import SandboxMode
 from omniagent.protocols.sidecar.agents import AgentDetails, ConfigValue
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.protocols.yuke.sessions import (
@@ -65,7 +67,7 @@ async def open_session(engine: Engine, request: d.ConnectRequest, details: Descr
         session = await _create(engine, request)
     for option, value in request.configure.items():
         problem = check_option(details(session), option, value, live=False)
-        if problem is None and (not created or option == info.MODE_OPTION):
+        if problem is None and (not created or option in info.IN_MEMORY_OPTIONS):
             session, problem = await set_option(engine, session, option, value)
         if problem is not None:
             if made:  # leave no half-made session behind
@@ -84,13 +86,16 @@ async def existing(engine: Engine, session_id: str) -> Session:
 
 
 async def set_option(engine: Engine, session: Session, option: str, value: ConfigValue) -> tuple[Session, str | None]:
-    """Apply a live option: mode → the engine's permission mode, model / reasoning → `session.patch`. Returns the
+    """Apply a live option: mode → the engine's permission mode, sandbox / network → its sandbox settings,
+    model / reasoning → `session.patch`. Returns the
     session as it now is, and the engine's refusal as a sentence (None when applied)."""
     if option == info.MODE_OPTION:
         if value not in ("ask", "auto"):
             return session, "the mode is ask or auto"
         engine.permissions.set_mode(session.id, "auto" if value == "auto" else "ask")
         return session, None
+    if option in (info.SANDBOX_OPTION, info.NETWORK_OPTION):
+        return session, _set_sandbox(engine, session.id, option, value)
     if option not in (info.MODEL_OPTION, info.REASONING_OPTION):
         return session, f"unknown option `{option}`"
     if not isinstance(value, str):
@@ -101,6 +106,19 @@ async def set_option(engine: Engine, session: Session, option: str, value: Confi
     except EngineError as exc:
         return session, exc.message
     return result.session, None
+
+
+def _set_sandbox(engine: Engine, session_id: str, option: str, value: ConfigValue) -> str | None:
+    if option == info.SANDBOX_OPTION:
+        if value not in ("sandboxed", "unsandboxed"):
+            return "the sandbox is sandboxed or unsandboxed"
+        mode: SandboxMode = "unsandboxed" if value == "unsandboxed" else "sandboxed"
+        engine.sandboxes.update(SetSandboxParams(session_id=session_id, mode=mode))
+        return None
+    if value not in ("off", "on"):
+        return "the network is off or on"
+    engine.sandboxes.update(SetSandboxParams(session_id=session_id, network=value == "on"))
+    return None
 
 
 async def _create(engine: Engine, request: d.ConnectRequest) -> Session:
