@@ -61,6 +61,26 @@ def test_ask_mode_guards_exec_write_and_edit_only_and_auto_mode_guards_nothing()
     assert not any(permissions.must_ask(SID, t) for t in ("exec", "write", "edit"))
 
 
+async def test_an_unsandboxed_exec_asks_in_auto_mode_and_a_sandboxed_always_does_not_cover_it() -> None:
+    """Issue 9 part 1: outside the sandbox exec asks in every mode; "always" given to a sandboxed exec does not
+    carry over, one given to an unsandboxed ask does."""
+    permissions, seen = _permissions()
+    first = asyncio.create_task(permissions.ask(SID, 2, 0, "exec", '{"command":"ls"}'))
+    permissions.answer((await _asked(seen, 1)).interaction_id, Decision.ALLOW_ALWAYS)
+    assert await first is Decision.ALLOW_ALWAYS
+    permissions.set_mode(SID, "auto")
+    assert not permissions.must_ask(SID, "exec")
+    assert permissions.must_ask(SID, "exec", unsandboxed=True)
+    second = asyncio.create_task(permissions.ask(SID, 3, 0, "exec", '{"command":"ls"}', unsandboxed=True))
+    asked = await _asked(seen, 2)
+    assert asked.request == InteractionConfirm(
+        title="Run a command without the sandbox?", message="Run `ls` in the workspace, outside the sandbox."
+    )
+    permissions.answer(asked.interaction_id, Decision.ALLOW_ALWAYS)
+    assert await second is Decision.ALLOW_ALWAYS
+    assert not permissions.must_ask(SID, "exec", unsandboxed=True)
+
+
 async def test_allow_always_is_remembered_for_that_session_and_tool() -> None:
     """Part 2: "always" is remembered for the session: that tool stops asking there, other tools and other
     sessions still ask."""

@@ -108,12 +108,12 @@ class Permissions:
     def must_ask(self, session_id: str, tool_name: str, *, unsandboxed: bool = False) -> bool:
         """Whether a call of `tool_name` in this session needs an answer before it runs.
 
-        `unsandboxed`: the call would run outside the exec sandbox, which asks in auto mode too; an "always"
-        answer for the tool still holds.
+        `unsandboxed`: the call would run outside the exec sandbox, which asks in auto mode too; only an "always"
+        given to such an ask holds for it (one given while sandboxed does not).
         """
         if tool_name not in GUARDED_TOOLS or (self.mode(session_id) == "auto" and not unsandboxed):
             return False
-        return tool_name not in self._always.get(session_id, set())
+        return _always_key(tool_name, unsandboxed) not in self._always.get(session_id, set())
 
     def pending(self, interaction_id: int) -> PendingAsk | None:
         """The open ask with this id, if any."""
@@ -154,7 +154,7 @@ class Permissions:
             if not ask.answer.done():
                 ask.answer.set_result(Decision.CANCELED)
         if decision is Decision.ALLOW_ALWAYS:
-            self._always.setdefault(session_id, set()).add(tool_name)
+            self._always.setdefault(session_id, set()).add(_always_key(tool_name, unsandboxed))
         return decision
 
     def answer(self, interaction_id: int, decision: Decision) -> None:
@@ -186,6 +186,10 @@ class Permissions:
         """session.set_permission_mode (the session's existence is checked by the engine)."""
         self.set_mode(params.session_id, params.mode)
         return PermissionModeResult(session_id=params.session_id, mode=params.mode)
+
+
+def _always_key(tool_name: str, unsandboxed: bool) -> str:
+    return f"{tool_name} unsandboxed" if unsandboxed else tool_name
 
 
 def describe(tool_name: str, arguments: str, *, unsandboxed: bool = False) -> tuple[str, str]:
