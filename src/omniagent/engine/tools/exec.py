@@ -1,10 +1,10 @@
 """The `exec` tool: one shell command in the workspace, output streamed live, bounded in time and size.
 
-The command runs under `/bin/sh -c` in a new session, inside the sandbox of `sandbox.py` unless the session opted
-out, so it and every child share one process group that we can
-stop as a whole. stdout and stderr share one pipe (the model sees them interleaved as a terminal would) and stdin
-is /dev/null so nothing waits for input. The pipe is ours rather than asyncio's: asyncio's `Process.wait()` also
-waits for its pipes to close, which a backgrounded child (`server &`) would hold open forever.
+The command runs under `/bin/sh -c` in a new session, so it and every child share one process group that we can
+stop as a whole, and inside the sandbox of `sandbox.py` unless the session opted out. stdout and stderr share one
+pipe (the model sees them interleaved as a terminal would) and stdin is /dev/null so nothing waits for input.
+The pipe is ours rather than asyncio's: asyncio's `Process.wait()` also waits for its pipes to close, which a
+backgrounded child (`server &`) would hold open forever.
 
 Stopping: on timeout the group gets SIGTERM, `kill_grace` to close the pipe, then SIGKILL. On cancellation it gets
 SIGKILL at once and `CancelledError` propagates. After a normal exit, children still holding the pipe after
