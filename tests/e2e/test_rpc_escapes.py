@@ -59,7 +59,7 @@ class EngineRpc(RpcProcess):
 class World:
     """The engine under attack and the places a hostile model must not reach."""
 
-    rpc: EngineRpc
+    rpc: RpcProcess  # an EngineRpc
     llm: FakeLLMServer
     data: Path
     home: Path
@@ -93,7 +93,7 @@ def _prepare(tmp_path: Path, llm: FakeLLMServer) -> tuple[Path, Path, Path, Path
 async def _start(tmp_path: Path, llm: FakeLLMServer, **env: str) -> World:
     data, home, ws, outside = _prepare(tmp_path, llm)
     engine_env = {"HOME": str(home), KEY_VAR: KEY_VALUE, "OTHER_API_KEY": SUFFIX_VALUE, **env}
-    world = World(await EngineRpc.start(data, env=engine_env), llm, data, home, ws, outside)  # type: ignore[arg-type]
+    world = World(await EngineRpc.start(data, env=engine_env), llm, data, home, ws, outside)
     await world.rpc.call("auth.set_api_key", {"provider_id": "fake-chat", "api_key": STORED_KEY})
     created = await world.rpc.call("session.create", {"workspace_path": str(ws), "model": MODEL})
     world.sid = str(created["session"]["id"])

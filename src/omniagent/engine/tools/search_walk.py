@@ -38,6 +38,8 @@ __all__ = ["glob_regex", "main", "search"]
 SKIPPED_DIRS = frozenset({".git", ".hg", ".svn"})
 # Bytes sniffed for a NUL byte to skip binary files in content search.
 BINARY_SNIFF_BYTES = 8192
+# Added to the worker's nice value.
+WORKER_NICENESS = 10
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 
 
@@ -187,6 +189,8 @@ def _translate(pattern: str) -> str:
 
 def main() -> int:
     """Worker entry: one query from stdin, one answer to stdout."""
+    # Below the engine's priority: a pattern that spins until its deadline must not starve the engine's answers.
+    os.nice(WORKER_NICENESS)
     query = Query.from_json(json.loads(sys.stdin.buffer.read()))
     try:
         results, capped = search(query)
