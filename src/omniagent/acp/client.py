@@ -21,12 +21,13 @@ API (all coroutines unless noted; models are `protocols.acp.v1` or `.v2` per `ac
   `session/load`; v2 `session/resume` with replay from start), `resume_session(session_id, cwd, *, replay=False, …)`,
   `fork_session`, `list_sessions(cwd=None, cursor=None)`, `close_session(session_id)`.
 - `set_mode(session_id, mode_id)` (v1 only), `set_model(session_id, model_id)` (v1 only, unstable),
-  `set_config_option(session_id, config_id, value)`.
+  `set_config_option(session_id, config_id, value)` (None when the answer leaves the options out).
 - `prompt(session_id, blocks) -> TurnEnd`: v1 ends with the response's stop reason; v2's response is `{}` and the
   turn ends with an idle `state_update`. `cancel(session_id)` (notification; pending permissions answer cancelled).
 - Incoming: `session/update` → `handlers.on_update(SessionEvent)` in order; `session/request_permission` →
   `handlers.on_permission(request) -> optionId | None` (None = cancelled; no handler = cancelled);
-  `elicitation/create` → `handlers.on_elicitation(request) -> response model` (advertised only if given).
+  `elicitation/create` → `handlers.on_elicitation(request) -> response model` (advertised only if given); any
+  other request or notification (vendor extensions) → `handlers.on_other_request` / `on_other_notification`.
 
 Raises (any call): `AgentUnsupported` (operation absent in this version or not advertised), `AgentExited` (the
 process went away; carries exit status and stderr tail), `AgentProtocolError` (handshake or reply off-schema),
@@ -49,7 +50,13 @@ from omniagent.acp.versions import LATEST, SPECS, VersionSpec, advertised, spec_
 from omniagent.errors import OmniagentError
 from omniagent.protocols.acp import methods, v1, v2
 from omniagent.wire.errors import PeerClosed
-from omniagent.wire.jsonrpc import INVALID_PARAMS, Peer, RpcError
+from omniagent.wire.jsonrpc import (
+    INVALID_PARAMS,
+    OtherNotificationHandler,
+    OtherRequestHandler,
+    Peer,
+    RpcError,
+)
 from omniagent.wire.process import ChildProcess, open_process
 
 log = logging.getLogger(__name__)
@@ -93,6 +100,11 @@ class ClientHandlers:
     on_update: UpdateHandler | None = None
     on_permission: PermissionHandler | None = None
     on_elicitation: ElicitationHandler | None = None
+    # Any other request (vendor extensions such as `_x.ai/ask_user_question`): `(method, raw params) -> raw result`;
+    # raise `RpcError` to answer an error. Without it, such requests are answered "method not found".
+    on_other_request: OtherRequestHandler | None = None
+    # Any notification other than `session/update`: `(method, raw params)`. Without it, they are ignored.
+    on_other_notification: OtherNotificationHandler | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +161,10 @@ class AcpClient:
         peer.on_request("session/request_permission", self._on_permission)
         if handlers.on_elicitation is not None:
             peer.on_request("elicitation/create", self._on_elicitation)
+        if handlers.on_other_request is not None:
+            peer.on_other_requests(handlers.on_other_request)
+        if handlers.on_other_notification is not None:
+            peer.on_other_notifications(handlers.on_other_notification)
 
     @property
     def version(self) -> int:
@@ -278,20 +294,35 @@ class AcpClient:
         return await self._call_checked("set_model", {"sessionId": session_id, "modelId": model_id})
 
     async def set_config_option(self, session_id: str, config_id: str, value: str | bool) -> Any:
-        """Set a config option: a value id (select) or a boolean."""
+        """Set a config option: a value id (select) or a boolean. Returns the version's response (the options as
+        they now are), or None when the answer does not fit it.
+
+        Read leniently because real agents answer `{}` (the value taken, the options left out), which the schema's
+        required `configOptions` refuses; an answer without an error means the value was taken.
+        """
         params: dict[str, Any] = {"sessionId": session_id, "configId": config_id, "value": value}
         if isinstance(value, bool):
             params["type"] = "boolean"
         elif self.spec.config_id_value_tagged:
             params["type"] = "id"
-        return await self._call("set_config_option", params)
+        raw = await self._call_checked("set_config_option", self._params("set_config_option", params))
+        response = self.spec.table.agent_requests[self.spec.method_names["set_config_option"]][1]
+        try:
+            return methods.parse(response, raw)
+        except ValidationError:
+            log.info("session/set_config_option answered off-schema for v%d: %r", self.version, raw)
+            return None
 
-    async def prompt(self, session_id: str, blocks: Sequence[Any]) -> TurnEnd:
+    async def prompt(self, session_id: str, blocks: Sequence[Any], *, meta: Mapping[str, Any] | None = None) -> TurnEnd:
         """Send a prompt and wait for the turn to end. Updates stream to `on_update` meanwhile.
 
-        `blocks` are ContentBlock models of the negotiated version or their wire dicts.
+        `blocks` are ContentBlock models of the negotiated version or their wire dicts; `meta` goes out as the
+        request's `_meta`.
         """
-        params = self._params("prompt", {"sessionId": session_id, "prompt": [methods.dump(b) for b in blocks]})
+        body: dict[str, Any] = {"sessionId": session_id, "prompt": [methods.dump(b) for b in blocks]}
+        if meta is not None:
+            body["_meta"] = dict(meta)
+        params = self._params("prompt", body)
         if self.spec.prompt_response_ends_turn:
             raw = await self._call_checked("prompt", params)
             return _turn_end(raw if isinstance(raw, dict) else {})

@@ -48,9 +48,11 @@ class PromptInput:
 
 @dataclass(frozen=True, slots=True)
 class StartTurn:
-    """Start a turn with this input; the adapter answers `TurnAck` once its wire took it."""
+    """Start a turn with this input; the adapter answers `TurnAck` once its wire took it. `prompt_id` is the
+    caller's id for the prompt (`p1`, …), for wires that echo an id back with the turn's end."""
 
     input: PromptInput
+    prompt_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -574,7 +574,7 @@ class SessionLoop:
         self._late_end_warned = False
         self._emit(TurnStarted(origin=origin), turn.context)
         if prompt is not None:
-            self._send(d.StartTurn(prompt))
+            self._send(d.StartTurn(prompt, origin.prompt_id if isinstance(origin, FromPrompt) else None))
         self._arm_quiet()
         return turn
 

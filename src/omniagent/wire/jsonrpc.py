@@ -53,6 +53,9 @@ current_request_id: contextvars.ContextVar[RequestId | None] = contextvars.Conte
 # Handlers take the call's raw `params` (None when absent) and return the raw `result`.
 RequestHandler = Callable[[Any], Awaitable[Any]]
 NotificationHandler = Callable[[Any], Awaitable[None]]
+# Fallbacks for methods no handler was registered for also take the method name.
+OtherRequestHandler = Callable[[str, Any], Awaitable[Any]]
+OtherNotificationHandler = Callable[[str, Any], Awaitable[None]]
 
 
 class RpcError(WireError):
@@ -104,6 +107,8 @@ class Peer:
         self._writer = LineWriter(sink)
         self._requests: dict[str, RequestHandler] = dict(requests or {})
         self._notifications: dict[str, NotificationHandler] = dict(notifications or {})
+        self._other_requests: OtherRequestHandler | None = None
+        self._other_notifications: OtherNotificationHandler | None = None
         self._max_line_bytes = max_line_bytes
         self._next_id = 0
         self._pending: dict[RequestId, asyncio.Future[Any]] = {}
@@ -120,6 +125,14 @@ class Peer:
     def on_notification(self, method: str, handler: NotificationHandler) -> None:
         """Handle incoming `method` notifications with `handler` (in the reading task, in order)."""
         self._notifications[method] = handler
+
+    def on_other_requests(self, handler: OtherRequestHandler) -> None:
+        """Answer requests for methods without a handler with `handler(method, params)` (else: method not found)."""
+        self._other_requests = handler
+
+    def on_other_notifications(self, handler: OtherNotificationHandler) -> None:
+        """Pass notifications for methods without a handler to `handler(method, params)` (else: ignored)."""
+        self._other_notifications = handler
 
     async def __aenter__(self) -> Peer:
         await self._writer.__aenter__()
@@ -292,12 +305,14 @@ class Peer:
             self._cancel_inflight(params)
             return
         handler = self._notifications.get(method)
-        if handler is None:
-            # JSON-RPC: notifications are never answered; unknown ones are ignored (ACP: "_" extensions too).
-            log.debug("%s: ignored notification %s", self.name, method)
-            return
         try:
-            await handler(params)
+            if handler is not None:
+                await handler(params)
+            elif self._other_notifications is not None:
+                await self._other_notifications(method, params)
+            else:
+                # JSON-RPC: notifications are never answered; unknown ones are ignored (ACP: "_" extensions too).
+                log.debug("%s: ignored notification %s", self.name, method)
         except Exception:
             log.exception("%s: handler for notification %s failed", self.name, method)
 
@@ -314,10 +329,14 @@ class Peer:
 
     async def _answer(self, request_id: RequestId, method: str, params: Any) -> bytes:
         handler = self._requests.get(method)
-        if handler is None:
+        if handler is None and self._other_requests is None:
             return self._error_line(request_id, METHOD_NOT_FOUND, f"method not found: {method}")
         try:
-            result = await handler(params)
+            if handler is not None:
+                result = await handler(params)
+            else:
+                assert self._other_requests is not None
+                result = await self._other_requests(method, params)
             return dumps(self.dialect.envelope({"id": request_id, "result": result}))
         except RpcError as exc:
             return self._error_line(request_id, exc.code, exc.message, exc.data)

@@ -23,6 +23,7 @@ from tests.sidecar_schema import validate
 
 K = TypeVar("K")
 AGENT = Path(__file__).resolve().parents[2] / "fixtures" / "acp_agents" / "fake_agent.py"
+QUIRKY_AGENT = AGENT.with_name("quirky_agent.py")
 # Seconds: the bound on every wait (a cold Python start plus a handshake is well under one).
 WAIT = 15.0
 # The agent-originated quiet window is shortened so a stray agent turn cannot outlive a test.
@@ -33,6 +34,20 @@ def fake_agent(version: int, *flags: str, name: str = "fake") -> InlineAcp:
     """The fake ACP agent speaking at most `version`, as an inline agent."""
     args = [str(AGENT), "--max-version", str(version), *flags]
     return InlineAcp(acp=AcpSpec(name=name, path=sys.executable, args=args))
+
+
+def quirky_agent(*flags: str) -> InlineAcp:
+    """The fake ACP agent (v1) with real agents' quirks (`quirky_agent.py`), as an inline agent."""
+    return InlineAcp(acp=AcpSpec(name="quirky", path=sys.executable, args=[str(QUIRKY_AGENT), *flags]))
+
+
+@asynccontextmanager
+async def agent_session(agent: InlineAcp, directory: Path, **open_options: Any) -> AsyncIterator[Session]:
+    """One open session on `agent` in a Runtime of its own."""
+    async with asyncio.timeout(WAIT * 3), Runtime(timing=TIMING) as runtime:
+        session = await runtime.open(agent, directory, **open_options)
+        validate("SessionInfo", session.info().dump())
+        yield session
 
 
 @asynccontextmanager

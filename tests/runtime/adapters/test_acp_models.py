@@ -28,7 +28,8 @@ def sent(log: Path, method: str) -> list[dict[str, Any]]:
 
 async def test_first_class_models_are_the_live_model_option(tmp_path: Path) -> None:
     """anyagent §11.4: first-class `models{currentModelId, availableModels}` → option `model` (live, category
-    model), one choice per `modelId` labelled by its `name`, current from `currentModelId`."""
+    model), one choice per `modelId` labelled by its `name` and keeping its `description`, current from
+    `currentModelId`."""
     async with acp_session(tmp_path, 1, "--models") as (_, session):
         info = session.info()
     model = next(option for option in info.details.config_options if option.id == "model")
@@ -36,7 +37,7 @@ async def test_first_class_models_are_the_live_model_option(tmp_path: Path) -> N
     assert isinstance(model.kind, SelectKind)
     assert model.kind.choices[:2] == [
         ConfigChoice(value="default", label="Default (recommended)"),
-        ConfigChoice(value="opus", label="Opus"),
+        ConfigChoice(value="opus", label="Opus", description="the big one"),
     ]
     assert info.configuration.options["model"] == "default"
 

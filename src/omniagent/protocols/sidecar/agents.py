@@ -163,6 +163,7 @@ ConfigValue = str | bool
 class ConfigChoice(SidecarModel):
     value: str
     label: str
+    description: str | None = None
 
 
 class BooleanKind(Variant):

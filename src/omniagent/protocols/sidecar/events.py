@@ -183,6 +183,7 @@ class PermissionRequest(SidecarModel):
 class Choice(SidecarModel):
     id: str
     label: str
+    description: str | None = None
 
 
 class Question(SidecarModel):

@@ -13,7 +13,6 @@ import asyncio
 import json
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager, suppress
-from dataclasses import dataclass
 from typing import Any
 
 from omniagent.acp.client import (
@@ -27,13 +26,21 @@ from omniagent.acp.client import (
     SessionEvent,
     open_acp_client,
 )
-from omniagent.protocols.sidecar.agents import AgentInstallation, ConfigValue, LoginMethod, McpTransport
+from omniagent.protocols.sidecar.agents import AgentInstallation, Capability, ConfigValue, LoginMethod, McpTransport
 from omniagent.protocols.sidecar.base import Diagnostic, DiagnosticLevel
-from omniagent.protocols.sidecar.commands import HttpMcp, PermissionAnswer, SseMcp, StdioMcp
-from omniagent.protocols.sidecar.events import DiagnosticEvent, Failed
+from omniagent.protocols.sidecar.commands import Answer, HttpMcp, PermissionAnswer, SseMcp, StdioMcp
+from omniagent.protocols.sidecar.events import DiagnosticEvent, Failed, QuestionAsk, RequestOpened, StopReason
 from omniagent.runtime import catalog
 from omniagent.runtime import driver as d
 from omniagent.runtime.adapters.acp_config import AgentFacts, SessionState, agent_facts, login_methods
+from omniagent.runtime.adapters.acp_extensions import (
+    ASK_USER_QUESTION,
+    PROMPT_COMPLETE,
+    prompt_complete,
+    question_reply,
+    question_request,
+    unhandled_notification,
+)
 from omniagent.runtime.adapters.acp_prompt import prompt_blocks
 from omniagent.runtime.adapters.acp_translate import UpdateMapper, pick_option, stop_reason
 from omniagent.runtime.errors import (
@@ -46,7 +53,7 @@ from omniagent.runtime.errors import (
     UnsupportedFeature,
 )
 from omniagent.runtime.requests import check_option
-from omniagent.wire.jsonrpc import AUTH_REQUIRED, RpcError, current_request_id
+from omniagent.wire.jsonrpc import AUTH_REQUIRED, METHOD_NOT_FOUND, RpcError, current_request_id
 from omniagent.wire.process import SpawnError
 
 # Last agent stderr lines carried by `Exited` and by handshake failures (anyagent §11.1).
@@ -115,12 +122,9 @@ def _handshake_errors() -> Iterator[None]:
         raise ProtocolFailed(rpc_message(exc)) from exc
 
 
-@dataclass(slots=True)
-class _Pending:
-    """A permission request waiting for the caller: the agent's options and the chosen option id (None: cancel)."""
-
-    options: Sequence[Mapping[str, Any]]
-    answer: asyncio.Future[str | None]
+def request_id() -> str:
+    """The id of the agent request being handled, as the caller sees it: `r` + the raw id's JSON (anyagent §9.1)."""
+    return "r" + json.dumps(current_request_id.get())
 
 
 class _AcpDriver:
@@ -135,8 +139,10 @@ class _AcpDriver:
         # Events flow once the session is open: a load's history replay is not news to the caller.
         self._live = False
         self._closing = False
-        self._pending: dict[str, _Pending] = {}
+        self._pending: dict[str, asyncio.Future[Answer | None]] = {}  # open requests: the caller's answer
         self._turn = 0  # bumps per StartTurn, so a superseded prompt's end is not taken for the current one
+        self._ended = 0  # the last turn whose end was reported: a wire may end a turn twice (Grok)
+        self._prompt_id: str | None = None  # the current turn's `_meta.promptId`, which Grok echoes at its end
         self._tasks: set[asyncio.Task[None]] = set()
         self._configuring = asyncio.Lock()  # configure calls reach the agent in the order they were sent
 
@@ -145,7 +151,12 @@ class _AcpDriver:
         return self._state.info()
 
     def handlers(self) -> ClientHandlers:
-        return ClientHandlers(on_update=self._on_update, on_permission=self._on_permission)
+        return ClientHandlers(
+            on_update=self._on_update,
+            on_permission=self._on_permission,
+            on_other_request=self._on_other_request,
+            on_other_notification=self._on_other_notification,
+        )
 
     def send(self, command: d.DriverCommand) -> None:
         self._commands.put_nowait(command)
@@ -238,11 +249,12 @@ class _AcpDriver:
     async def _handle(self, command: d.DriverCommand) -> None:
         if isinstance(command, d.StartTurn):
             self._turn += 1
+            self._prompt_id = command.prompt_id
             await self._events.send(d.TurnAck())
             blocks, problems = await prompt_blocks(command.input, self._state.facts)
             for problem in problems:
                 await self._warn(problem)
-            self._spawn(self._prompt(blocks, self._turn))
+            self._spawn(self._prompt(blocks, self._turn, command.prompt_id))
             # Let the prompt task queue `session/prompt` now (it does before its first real wait), so a Cancel
             # handled next goes out after it: a `session/cancel` ahead of its prompt would cancel nothing.
             await asyncio.sleep(0)
@@ -250,10 +262,8 @@ class _AcpDriver:
             self._spawn(self._steer(command.input))
         elif isinstance(command, d.AnswerRequest):
             pending = self._pending.get(command.request_id)
-            if pending is not None and not pending.answer.done():
-                answer = command.answer
-                choice = pick_option(pending.options, answer.choice) if isinstance(answer, PermissionAnswer) else None
-                pending.answer.set_result(choice)
+            if pending is not None and not pending.done():
+                pending.set_result(command.answer)
         elif isinstance(command, d.Configure):
             self._spawn(self._configure(command.option, command.value))
         elif isinstance(command, d.Cancel):
@@ -264,10 +274,11 @@ class _AcpDriver:
             await self._warn("compaction is not supported by the ACP adapter")
             await self._events.send(d.TurnStopped(Failed(message="compaction is not supported by the ACP adapter")))
 
-    async def _prompt(self, blocks: list[dict[str, Any]], turn: int) -> None:
+    async def _prompt(self, blocks: list[dict[str, Any]], turn: int, prompt_id: str | None) -> None:
         client = self._require_client()
+        meta = {"promptId": prompt_id, "requestId": prompt_id} if prompt_id is not None else None
         try:
-            end = await client.prompt(self._state.session_id, blocks)
+            end = await client.prompt(self._state.session_id, blocks, meta=meta)
             stop = stop_reason(end.stop_reason)
         except RpcError as exc:
             if exc.code == AUTH_REQUIRED:
@@ -278,7 +289,12 @@ class _AcpDriver:
             return  # the exit watcher reports it, once
         except (AgentUnsupported, AgentProtocolError) as exc:
             stop = Failed(message=str(exc))
-        if turn == self._turn:
+        await self._stop_turn(turn, stop)
+
+    async def _stop_turn(self, turn: int, stop: StopReason) -> None:
+        """Report the end of `turn` once, and only while it is the current turn."""
+        if turn == self._turn and self._ended != turn:
+            self._ended = turn
             await self._events.send(d.TurnStopped(stop))
 
     async def _steer(self, prompt: d.PromptInput) -> None:
@@ -293,8 +309,8 @@ class _AcpDriver:
 
     async def _cancel(self) -> None:
         for pending in self._pending.values():
-            if not pending.answer.done():
-                pending.answer.set_result(None)
+            if not pending.done():
+                pending.set_result(None)
         with suppress(AgentExited):  # the exit watcher reports it
             await self._require_client().cancel(self._state.session_id)
 
@@ -314,10 +330,12 @@ class _AcpDriver:
 
     async def _set_option(self, option: str, value: ConfigValue) -> None:
         """`mode` from v1 modes → `session/set_mode`; the first-class `model` → `session/set_model`; anything else
-        → `session/set_config_option`, whose answer lists the options as they now are."""
+        → `session/set_config_option`, whose answer lists the options as they now are. An answer without an error
+        means the agent took the value, whatever else it holds (real agents answer `{}`)."""
         client, session_id = self._require_client(), self._state.session_id
         if self._state.uses_set_mode(option):
-            await client.set_mode(session_id, str(value))
+            with suppress(AgentProtocolError):  # an answer off the schema is still no error
+                await client.set_mode(session_id, str(value))
             self._state.apply_value(option, value)
             return
         if self._state.uses_set_model(option):
@@ -328,7 +346,7 @@ class _AcpDriver:
         options = result.dump().get("configOptions") if result is not None else None
         if isinstance(options, list) and options:
             self._state.apply_config_options(options)
-        else:
+        else:  # `{}` (or an empty list): the agent took the value without restating its options
             self._state.apply_value(option, value)
 
     # --- from the agent ------------------------------------------------------------------------------------
@@ -339,16 +357,41 @@ class _AcpDriver:
                 await self._events.send(item)
 
     async def _on_permission(self, request: PermissionRequest) -> str | None:
-        request_id = "r" + json.dumps(current_request_id.get())  # anyagent §9.1: `r` + the raw id's JSON
         params = request.dump()
-        opened = self._mapper.permission(request_id, params)
+        opened = self._mapper.permission(request_id(), params)
+        answer = await self._ask(opened)
+        return pick_option(params.get("options") or [], answer.choice) if isinstance(answer, PermissionAnswer) else None
+
+    async def _on_other_request(self, method: str, params: Any) -> Any:
+        """Grok's questions; any other request is answered "method not found", with a Warning to the caller."""
+        if method in ASK_USER_QUESTION:
+            request = question_request(request_id(), params)
+            if self._live and self._state.see(Capability.QUESTIONS):
+                await self._events.send(d.InfoChanged(self._state.info()))
+            return question_reply(request, await self._ask(RequestOpened(request=QuestionAsk(request=request))))
+        if self._live:
+            await self._warn(f"the agent sent the request `{method}`, which the ACP adapter does not answer")
+        raise RpcError(METHOD_NOT_FOUND, f"method not found: {method}")
+
+    async def _on_other_notification(self, method: str, params: Any) -> None:
+        """Grok's turn end (only for the current prompt's id); any other notification becomes an Info diagnostic."""
+        if method == PROMPT_COMPLETE:
+            end = prompt_complete(params)
+            if end.prompt_id is not None and end.prompt_id == self._prompt_id:
+                await self._stop_turn(self._turn, end.stop)
+        elif self._live:
+            await self._events.send(unhandled_notification(method, params))
+
+    async def _ask(self, opened: RequestOpened) -> Answer | None:
+        """Open a request to the caller and wait for the answer; None when it is cancelled or cannot be asked."""
         if not self._live or self._closing:
             return None
-        pending = _Pending(params.get("options") or [], asyncio.get_running_loop().create_future())
+        request_id = opened.request.request.id
+        pending: asyncio.Future[Answer | None] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = pending
         try:
             await self._events.send(d.AdapterEvent(opened))
-            return await pending.answer
+            return await pending
         finally:
             del self._pending[request_id]
 

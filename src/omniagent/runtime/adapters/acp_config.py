@@ -248,7 +248,8 @@ def mode_option(modes: Mapping[str, Any]) -> ConfigOption | None:
 
 
 def model_option(models: Mapping[str, Any]) -> ConfigOption | None:
-    """v1 `models{currentModelId, availableModels:[{modelId, name}]}` as the live select option `model`."""
+    """v1 `models{currentModelId, availableModels:[{modelId, name, description?}]}` as the live select option
+    `model` (Grok's and claude-code-acp's describe each model)."""
     return _state_option(models, "availableModels", "currentModelId", "modelId", MODEL_OPTION, "Model")
 
 
@@ -260,7 +261,7 @@ def _state_option(
     if not isinstance(available, list):
         return None
     choices = [
-        ConfigChoice(value=item[id_key], label=str(item.get("name") or item[id_key]))
+        _choice(item[id_key], item)
         for item in available
         if isinstance(item, Mapping) and isinstance(item.get(id_key), str)
     ]
@@ -319,8 +320,18 @@ def _choices(raw: Any) -> list[ConfigChoice]:
         if isinstance(item.get("options"), list):  # a group: v1 `group`, v2 `groupId`
             choices.extend(_choices(item["options"]))
         elif isinstance(item.get("value"), str):
-            choices.append(ConfigChoice(value=item["value"], label=str(item.get("name") or item["value"])))
+            choices.append(_choice(item["value"], item))
     return choices
+
+
+def _choice(value: str, raw: Mapping[str, Any]) -> ConfigChoice:
+    """One choice: labelled by its `name` (else its value), with the agent's `description` when it gives one."""
+    description = raw.get("description")
+    return ConfigChoice(
+        value=value,
+        label=str(raw.get("name") or value),
+        description=description if isinstance(description, str) else None,
+    )
 
 
 def slash_command(raw: Mapping[str, Any]) -> SlashCommand:
