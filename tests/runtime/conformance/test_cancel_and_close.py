@@ -5,8 +5,9 @@ import asyncio
 import pytest
 
 from omniagent.protocols.sidecar.commands import Started
-from omniagent.protocols.sidecar.events import FromPrompt, RequestOpened, TurnEnded, TurnStarted
+from omniagent.protocols.sidecar.events import FromPrompt, RequestOpened, TextDelta, TurnEnded, TurnStarted
 from omniagent.runtime.errors import SessionClosed
+from omniagent.runtime.session import Session
 from tests.runtime.conformance.harness import (
     END,
     TIMING,
@@ -47,6 +48,33 @@ async def test_cancel_with_clear_queue_drops_queued_prompts_and_ids_keep_countin
         delivery = await session.prompt("third")
         assert delivery.prompt_id == "p3"
         assert delivery.kind == Started(turn_id="t2")
+
+
+async def cancelled_at_once(session: Session) -> None:
+    """Cancel the running turn: it ends Cancelled by the mock itself, without the loop's grace warning."""
+    await session.cancel()
+    events = await one_turn(session)
+    assert events[-1].kind == TurnEnded(stop="Cancelled")
+    assert "Diagnostic" not in tags(events)
+
+
+async def test_the_mock_ends_a_cancelled_turn_whose_steps_ran_out_at_once() -> None:
+    """anyagent §15.2: cancel with an open turn → TurnEnded Cancelled from the mock, also when the turn's steps
+    ran out without an End (nothing left to play, the turn hangs)."""
+    async with mock_session({"turns": [[text("a")]]}) as (_, session):
+        await session.prompt("go")
+        await collect(session, is_kind(TextDelta))
+        await cancelled_at_once(session)
+
+
+async def test_the_mock_ends_a_cancelled_turn_past_its_last_scripted_turn_at_once() -> None:
+    """anyagent §15.2: an exhausted script leaves the next turn hanging; cancel still ends it at once, every time."""
+    async with mock_session({"turns": [[END]]}) as (_, session):
+        await session.prompt("first")
+        await one_turn(session)
+        for text_ in ("second", "third"):
+            await session.prompt(text_)
+            await cancelled_at_once(session)
 
 
 async def test_cancel_while_idle_is_a_no_op() -> None:

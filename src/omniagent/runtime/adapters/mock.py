@@ -1,7 +1,8 @@
 """The mock adapter: plays a JSON script (anyagent §15.2) so apps and tests can exercise every turn rule.
 
 A script is an object whose fields are all optional and whose unknown fields are rejected. `turns` is a list of
-step lists; each `StartTurn` plays the next one (an exhausted script leaves the turn hanging). Steps:
+step lists; each `StartTurn` plays the next one (an exhausted script leaves the turn hanging, until a cancel
+ends it `Cancelled`, as it ends any turn the script has not ended). Steps:
 `{"Emit": EventKind}`, `"AwaitAnswer"`, `{"End": StopReason}` (later steps then play at once, as an
 agent-originated continuation), `"Die"`, `{"Sleep": ms}`, `{"Repeat": {"times": N, "steps": [...]}}`, and our
 addition `"LoseAuth"` (the agent reports its login gone, with an `ANTHROPIC_API_KEY` login method).
@@ -167,6 +168,8 @@ class _MockDriver:
         self._turns = list(script.turns)
         self._answered = asyncio.Event()
         self._player: asyncio.Task[None] | None = None
+        # A prompted turn the script has not ended yet: cancel ends it even when nothing is left to play.
+        self._turn_open = False
         self._options = {opt.id: opt.current for opt in script.options if opt.current is not None}
         self._info = self._build_info()
         self._dead = False
@@ -207,6 +210,7 @@ class _MockDriver:
             if self._script.stale_before_ack is not None:
                 await self._events.send(d.AdapterEvent(self._script.stale_before_ack))
             await self._events.send(d.TurnAck())
+            self._turn_open = True
             self._cancel_player()
             if self._turns:
                 assert self.group is not None
@@ -219,8 +223,10 @@ class _MockDriver:
         elif isinstance(command, d.Cancel):
             if self._script.ignore_cancel:
                 return False
-            if self._player is not None and not self._player.done():
+            playing = self._player is not None and not self._player.done()  # maybe an agent-originated turn
+            if playing or self._turn_open:
                 self._cancel_player()
+                self._turn_open = False
                 await self._events.send(d.TurnStopped(Cancelled()))
         elif isinstance(command, d.Compact):
             await self._events.send(d.AdapterEvent(ContextCompacted()))
@@ -248,6 +254,7 @@ class _MockDriver:
             elif isinstance(step, EmitStep):
                 await self._events.send(d.AdapterEvent(step.kind))
             elif isinstance(step, EndStep):
+                self._turn_open = False
                 await self._events.send(d.TurnStopped(step.stop))
             elif isinstance(step, SleepStep):
                 await asyncio.sleep(step.ms / 1000)
