@@ -1,0 +1,145 @@
+"""Every sidecar model against the anyagent schema: it has exactly the schema's fields, and an absent optional is
+written as `null`, never left out, except the fields the wire omits (`AgentInstallation.upgrade` and `acp_args`,
+anyagent §8.3; docs/sidecar.md "absent optional fields are `null`, not omitted").
+
+The models are found by walking the package, so a model added later is checked too (or fails to find its shape).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import pkgutil
+from collections.abc import Iterator, Mapping
+from functools import cache
+from typing import Any
+
+import pytest
+from pydantic.fields import FieldInfo
+
+import omniagent.protocols.sidecar as sidecar
+from omniagent.protocols._model import WireModel
+from omniagent.protocols.sidecar._tagged import Newtype, Variant
+from omniagent.protocols.sidecar.base import SidecarModel, omitted_when_none
+from tests.sidecar_schema import SPEC
+
+# The only fields the wire omits when absent (anyagent §8.3).
+OMITTED = {("AgentInstallation", "upgrade"), ("AgentInstallation", "acp_args")}
+# Models that are not a wire shape of their own: bases, and the open/generate options mixed into both commands.
+NOT_SHAPES = {"SidecarModel", "Variant", "Newtype", "_Command", "OpenOptions"}
+
+
+def classes() -> Iterator[type[WireModel]]:
+    """Every wire model class defined in the sidecar package."""
+    for module_info in pkgutil.iter_modules(sidecar.__path__):
+        module = importlib.import_module(f"{sidecar.__name__}.{module_info.name}")
+        for name, value in vars(module).items():
+            if (
+                inspect.isclass(value)
+                and issubclass(value, SidecarModel | Variant)
+                and value.__module__ == module.__name__
+                and name not in NOT_SHAPES
+            ):
+                yield value
+
+
+# The models with fields of their own (a newtype carries one payload: its payload's model is checked instead).
+MODELS = sorted(
+    (model for model in classes() if model.model_fields and not issubclass(model, Newtype)),
+    key=lambda model: model.__name__,
+)
+# Payload model → the tags of the newtypes carrying it (`CommandSpec` is the body of ToolInput's `Command`).
+CARRIED = {
+    field.annotation: newtype.TAG
+    for newtype in classes()
+    if issubclass(newtype, Newtype)
+    for field in newtype.model_fields.values()
+}
+
+
+@cache
+def definitions() -> Mapping[str, Any]:
+    return dict(json.loads(SPEC.read_text())["definitions"])
+
+
+def _arms(schema: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return [arm for key in ("oneOf", "anyOf") for arm in schema.get(key, []) if isinstance(arm, Mapping)]
+
+
+def shapes(model: type[WireModel]) -> list[Mapping[str, Any]]:
+    """The schema objects `model` can be: its own definition, the body of its tagged arm, its command or line."""
+    found: list[Mapping[str, Any]] = []
+    own = definitions().get(model.__name__)
+    if own is not None and "properties" in own:
+        found.append(own)
+    for definition in definitions().values():
+        for arm in _arms(definition):
+            properties = arm.get("properties", {})
+            tag = getattr(model, "TAG", None) if issubclass(model, Variant) else CARRIED.get(model)
+            if tag is not None and set(properties) == {tag} and "properties" in properties[tag]:
+                found.append(properties[tag])
+            command = properties.get("cmd", {}).get("const")
+            if command is not None and _command(model) == command:
+                found.append({**arm, "properties": {**definition["properties"], **properties}})
+    if not found and model.__name__.endswith("Line"):
+        wanted = {field.alias or name for name, field in model.model_fields.items()}
+        found = [arm for arm in _arms(definitions()["Line"]) if set(arm.get("properties", {})) == wanted]
+    if not found and model.__name__ == "InlineAcp":  # an arm of the untagged `AgentRef`
+        found = [arm for arm in _arms(definitions()["AgentRef"]) if "properties" in arm]
+    return found
+
+
+def _command(model: type[WireModel]) -> str | None:
+    field = model.model_fields.get("cmd")
+    args = getattr(field.annotation, "__args__", ()) if field is not None else ()
+    return str(args[0]) if args else None
+
+
+def _aliases(model: type[WireModel]) -> dict[str, str]:
+    return {name: field.alias or name for name, field in model.model_fields.items()}
+
+
+def _optional(field: FieldInfo) -> bool:
+    return not field.is_required()
+
+
+def test_the_walk_finds_the_models_of_every_module() -> None:
+    """A guard on the walk itself: models from each module are among those checked."""
+    names = {model.__name__ for model in MODELS}
+    assert {"ConfigChoice", "Choice", "ToolUpdate", "ContextUsage", "Open", "ErrorLine", "Diagnostic"} <= names
+
+
+@pytest.mark.parametrize("model", MODELS, ids=lambda model: model.__name__)
+def test_the_model_has_exactly_the_schemas_fields(model: type[WireModel]) -> None:
+    """Every property the schema gives the shape is a field of the model, and the model adds none."""
+    candidates = shapes(model)
+    assert candidates, f"{model.__name__} matches no shape of the schema"
+    fields = set(_aliases(model).values())
+    assert any(set(shape["properties"]) == fields for shape in candidates), (
+        f"{model.__name__} fields {sorted(fields)} vs schema {[sorted(s['properties']) for s in candidates]}"
+    )
+
+
+@pytest.mark.parametrize("model", MODELS, ids=lambda model: model.__name__)
+def test_absent_optionals_are_written_as_null_and_only_the_two_exceptions_are_omitted(
+    model: type[WireModel],
+) -> None:
+    """An instance with every optional field left at its default writes each of them: `null` where the default
+    is None. Only the fields the wire omits are left out."""
+    optional = {name for name, field in model.model_fields.items() if _optional(field)}
+    instance = model.model_construct()
+    body = instance.model_dump(mode="json", by_alias=True, include=optional, warnings=False)
+    if isinstance(instance, Variant):
+        body = body[model.TAG]
+    for name in sorted(optional):
+        field = model.model_fields[name]
+        alias = field.alias or name
+        if (model.__name__, name) in OMITTED:
+            assert field.exclude_if is omitted_when_none
+            assert alias not in body
+            continue
+        assert field.exclude_if is None, f"{model.__name__}.{name} is omitted when absent"
+        assert alias in body, f"{model.__name__}.{name} is left out when absent"
+        if field.default is None:
+            assert body[alias] is None
