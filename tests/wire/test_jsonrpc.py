@@ -328,6 +328,39 @@ async def test_notifications_reach_their_handler_in_arrival_order() -> None:
     assert got == list(range(50))
 
 
+async def test_fallbacks_take_the_methods_no_handler_was_registered_for() -> None:
+    """`on_other_requests` / `on_other_notifications` get (method, params) for unregistered methods only; a fallback
+    raising RpcError answers that error, and registered handlers still win."""
+    seen: list[tuple[str, Any]] = []
+    noted = asyncio.Event()
+
+    async def other_request(method: str, params: Any) -> Any:
+        if method == "_refuse":
+            raise RpcError(METHOD_NOT_FOUND, f"method not found: {method}")
+        return {"echo": method, "params": params}
+
+    async def other_notification(method: str, params: Any) -> None:
+        seen.append((method, params))
+        noted.set()
+
+    async def known(params: Any) -> Any:
+        return "known"
+
+    async with peer_with_raw_end({"known": known}) as (peer, raw):
+        peer.on_other_requests(other_request)
+        peer.on_other_notifications(other_notification)
+        raw.send({"jsonrpc": "2.0", "id": 1, "method": "_x.ai/ask", "params": {"q": 1}})
+        assert await raw.recv() == {"jsonrpc": "2.0", "id": 1, "result": {"echo": "_x.ai/ask", "params": {"q": 1}}}
+        raw.send({"jsonrpc": "2.0", "id": 2, "method": "known"})
+        assert (await raw.recv())["result"] == "known"
+        raw.send({"jsonrpc": "2.0", "id": 3, "method": "_refuse"})
+        assert (await raw.recv())["error"]["code"] == METHOD_NOT_FOUND
+        raw.send({"jsonrpc": "2.0", "method": "_claude/rateLimit", "params": {"left": 0}})
+        async with asyncio.timeout(WAIT):
+            await noted.wait()
+    assert seen == [("_claude/rateLimit", {"left": 0})]
+
+
 async def test_an_error_inside_the_peer_block_propagates_as_itself() -> None:
     """Our choice: leaving the peer never wraps the caller's exception in an ExceptionGroup."""
     with pytest.raises(KeyError):
