@@ -52,8 +52,8 @@ from omniagent.protocols.acp import methods, v1, v2
 from omniagent.wire.errors import PeerClosed
 from omniagent.wire.jsonrpc import (
     INVALID_PARAMS,
-    OtherNotificationHandler,
-    OtherRequestHandler,
+    FallbackNotificationHandler,
+    FallbackRequestHandler,
     Peer,
     RpcError,
 )
@@ -102,9 +102,9 @@ class ClientHandlers:
     on_elicitation: ElicitationHandler | None = None
     # Any other request (vendor extensions such as `_x.ai/ask_user_question`): `(method, raw params) -> raw result`;
     # raise `RpcError` to answer an error. Without it, such requests are answered "method not found".
-    on_other_request: OtherRequestHandler | None = None
+    on_other_request: FallbackRequestHandler | None = None
     # Any notification other than `session/update`: `(method, raw params)`. Without it, they are ignored.
-    on_other_notification: OtherNotificationHandler | None = None
+    on_other_notification: FallbackNotificationHandler | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,13 +49,14 @@ _INTERNAL_SENTENCE = "internal error"
 current_request_id: contextvars.ContextVar[RequestId | None] = contextvars.ContextVar(
     "current_request_id", default=None
 )
+# Takes the method and raw params of a request no handler is registered for; returns the raw result.
+FallbackRequestHandler = Callable[[str, Any], Awaitable[Any]]
 
 # Handlers take the call's raw `params` (None when absent) and return the raw `result`.
 RequestHandler = Callable[[Any], Awaitable[Any]]
 NotificationHandler = Callable[[Any], Awaitable[None]]
-# Fallbacks for methods no handler was registered for also take the method name.
-OtherRequestHandler = Callable[[str, Any], Awaitable[Any]]
-OtherNotificationHandler = Callable[[str, Any], Awaitable[None]]
+# Takes the method and raw params of a notification no handler is registered for.
+FallbackNotificationHandler = Callable[[str, Any], Awaitable[None]]
 
 
 class RpcError(WireError):
@@ -79,6 +80,8 @@ class Peer:
     """One JSON-RPC connection. Use as `async with Peer(reader, sink, ...) as peer:`.
 
     `requests` and `notifications` map method names to handlers; `on_request` / `on_notification` add more.
+    `other_notifications` (optional) gets every notification without a handler, in order with the rest; without
+    it such notifications are ignored.
     Leaving the `async with` cancels running handlers, fails pending requests with `PeerClosed`, and flushes
     what was sent. The streams belong to the caller (close them after the peer).
     """
@@ -91,6 +94,7 @@ class Peer:
         dialect: Dialect = STRICT,
         requests: Mapping[str, RequestHandler] | None = None,
         notifications: Mapping[str, NotificationHandler] | None = None,
+        other_notifications: FallbackNotificationHandler | None = None,
         max_line_bytes: int = MAX_LINE_BYTES,
         name: str = "jsonrpc",
         answer_after_eof: bool = False,
@@ -107,8 +111,7 @@ class Peer:
         self._writer = LineWriter(sink)
         self._requests: dict[str, RequestHandler] = dict(requests or {})
         self._notifications: dict[str, NotificationHandler] = dict(notifications or {})
-        self._other_requests: OtherRequestHandler | None = None
-        self._other_notifications: OtherNotificationHandler | None = None
+        self._other_notifications = other_notifications
         self._max_line_bytes = max_line_bytes
         self._next_id = 0
         self._pending: dict[RequestId, asyncio.Future[Any]] = {}
@@ -117,6 +120,7 @@ class Peer:
         self._closed = asyncio.Event()
         self._tg: asyncio.TaskGroup | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._other_requests: FallbackRequestHandler | None = None
 
     def on_request(self, method: str, handler: RequestHandler) -> None:
         """Answer incoming `method` requests with `handler`."""
@@ -126,11 +130,11 @@ class Peer:
         """Handle incoming `method` notifications with `handler` (in the reading task, in order)."""
         self._notifications[method] = handler
 
-    def on_other_requests(self, handler: OtherRequestHandler) -> None:
+    def on_other_requests(self, handler: FallbackRequestHandler) -> None:
         """Answer requests for methods without a handler with `handler(method, params)` (else: method not found)."""
         self._other_requests = handler
 
-    def on_other_notifications(self, handler: OtherNotificationHandler) -> None:
+    def on_other_notifications(self, handler: FallbackNotificationHandler) -> None:
         """Pass notifications for methods without a handler to `handler(method, params)` (else: ignored)."""
         self._other_notifications = handler
 
