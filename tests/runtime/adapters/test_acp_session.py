@@ -33,7 +33,8 @@ from omniagent.protocols.sidecar.events import (
     UserMessage,
 )
 from omniagent.runtime.adapters import adapter_for
-from omniagent.runtime.adapters.acp import AcpAdapter, launch_argv
+from omniagent.runtime.adapters.acp import AcpAdapter
+from omniagent.runtime.adapters.acp_launch import launch_argv
 from omniagent.runtime.adapters.acp_translate import RAW_UPDATE
 from omniagent.runtime.errors import (
     AuthRequired,

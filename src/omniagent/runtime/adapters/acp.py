@@ -4,15 +4,16 @@ Over `acp.client`: `connect` spawns the agent (its catalog row's launch args, or
 negotiates the version, opens the session (new, load or fork) with the caller's MCP servers and creation-time
 options, and yields a driver that turns commands into client calls and client callbacks into driver events
 (anyagent §11.4). What each update means lives in `acp_translate`; capabilities, options and logins in
-`acp_config`. Turn rules are the session loop's: this module never decides when a turn starts or ends.
+`acp_config`; the command line, MCP servers and failures in `acp_launch`; vendor extensions in `acp_extensions`.
+Turn rules are the session loop's: this module never decides when a turn starts or ends.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from contextlib import AsyncExitStack, asynccontextmanager, contextmanager, suppress
+from collections.abc import AsyncIterator, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from typing import Any
 
 from omniagent.acp.client import (
@@ -26,9 +27,9 @@ from omniagent.acp.client import (
     SessionEvent,
     open_acp_client,
 )
-from omniagent.protocols.sidecar.agents import AgentInstallation, Capability, ConfigValue, LoginMethod, McpTransport
+from omniagent.protocols.sidecar.agents import AgentInstallation, Capability, ConfigValue, LoginMethod
 from omniagent.protocols.sidecar.base import Diagnostic, DiagnosticLevel
-from omniagent.protocols.sidecar.commands import Answer, HttpMcp, PermissionAnswer, SseMcp, StdioMcp
+from omniagent.protocols.sidecar.commands import Answer, PermissionAnswer
 from omniagent.protocols.sidecar.events import DiagnosticEvent, Failed, QuestionAsk, RequestOpened, StopReason
 from omniagent.runtime import catalog
 from omniagent.runtime import driver as d
@@ -41,35 +42,27 @@ from omniagent.runtime.adapters.acp_extensions import (
     question_request,
     unhandled_notification,
 )
+from omniagent.runtime.adapters.acp_launch import (
+    handshake_errors,
+    launch_argv,
+    mcp_servers,
+    rpc_message,
+    stderr_tail,
+)
 from omniagent.runtime.adapters.acp_prompt import prompt_blocks
 from omniagent.runtime.adapters.acp_translate import UpdateMapper, pick_option, stop_reason
 from omniagent.runtime.errors import (
     AuthRequired,
-    HandshakeTimeout,
     InvalidConfiguration,
     ProtocolFailed,
     ResumeFailed,
-    SpawnFailed,
     UnsupportedFeature,
 )
 from omniagent.runtime.requests import check_option
 from omniagent.wire.jsonrpc import AUTH_REQUIRED, METHOD_NOT_FOUND, RpcError, current_request_id
-from omniagent.wire.process import SpawnError
 
-# Last agent stderr lines carried by `Exited` and by handshake failures (anyagent §11.1).
-STDERR_TAIL = 6
-# Characters of an agent error's `data` kept in our error text (anyagent §11.4).
-ERROR_DATA_CHARS = 500
 # The vendor extension that adds input to a running turn (advertised as `_meta.steering.supported`).
 STEER_METHOD = "_session/steering"
-
-
-def launch_argv(installation: AgentInstallation) -> list[str]:
-    """The command line: the executable, then the inline agent's args or its catalog row's launch args."""
-    if installation.acp_args is not None:
-        return [installation.executable_path, *installation.acp_args]
-    row = catalog.profile(installation.id)
-    return [installation.executable_path, *(row.launch_args if row is not None else ())]
 
 
 class AcpAdapter:
@@ -85,7 +78,7 @@ class AcpAdapter:
         driver = _AcpDriver(request, events)
         argv = launch_argv(request.installation)
         async with AsyncExitStack() as stack:
-            with _handshake_errors():
+            with handshake_errors():
                 async with asyncio.timeout(d.HANDSHAKE_TIMEOUT):
                     client = await stack.enter_async_context(
                         open_acp_client(
@@ -103,23 +96,6 @@ class AcpAdapter:
                 yield driver
             finally:
                 driver.stop()
-
-
-@contextmanager
-def _handshake_errors() -> Iterator[None]:
-    """The one place where the client's handshake failures become the runtime's errors."""
-    try:
-        yield
-    except TimeoutError as exc:
-        raise HandshakeTimeout() from exc
-    except SpawnError as exc:
-        raise SpawnFailed(str(exc)) from exc
-    except AgentExited as exc:
-        raise ProtocolFailed(f"the agent exited during the handshake ({exc.status}){_tail(exc.stderr)}") from exc
-    except (AgentProtocolError, AgentUnsupported) as exc:
-        raise ProtocolFailed(str(exc)) from exc
-    except RpcError as exc:
-        raise ProtocolFailed(rpc_message(exc)) from exc
 
 
 def request_id() -> str:
@@ -398,7 +374,7 @@ class _AcpDriver:
     async def _watch_exit(self) -> None:
         exited = await self._require_client().wait_exited()
         if not self._closing:
-            await self._events.send(d.Exited(exited.status, _tail(exited.stderr).strip()))
+            await self._events.send(d.Exited(exited.status, stderr_tail(exited.stderr).strip()))
             self._events.close()
 
     # --- plumbing ------------------------------------------------------------------------------------------
@@ -417,41 +393,3 @@ class _AcpDriver:
     def _require_client(self) -> AcpClient:
         assert self._client is not None, "the session is not open"
         return self._client
-
-
-def mcp_servers(request: d.ConnectRequest, facts: AgentFacts) -> list[McpServerConfig]:
-    """The caller's MCP servers for the agent; a transport it did not advertise is refused (stdio always works).
-
-    Raises: `UnsupportedFeature`.
-    """
-    servers: list[McpServerConfig] = []
-    for server in request.mcp_servers:
-        connection = server.connection
-        if isinstance(connection, StdioMcp):
-            servers.append(
-                McpServerConfig(server.name, command=connection.command, args=connection.args, env=connection.env)
-            )
-            continue
-        transport = McpTransport.HTTP if isinstance(connection, HttpMcp) else McpTransport.SSE
-        if transport not in facts.mcp_transports:
-            raise UnsupportedFeature(f"{transport.value} MCP servers")
-        assert isinstance(connection, HttpMcp | SseMcp)
-        servers.append(
-            McpServerConfig(
-                server.name, url=connection.url, headers=connection.headers, sse=transport is McpTransport.SSE
-            )
-        )
-    return servers
-
-
-def rpc_message(exc: RpcError) -> str:
-    """An agent's error as "message (code)", plus its `data` cut to ERROR_DATA_CHARS."""
-    text = f"{exc.message} ({exc.code})"
-    if exc.data is not None:
-        text += f": {json.dumps(exc.data)[:ERROR_DATA_CHARS]}"
-    return text
-
-
-def _tail(lines: Sequence[str]) -> str:
-    kept = [line for line in lines if line.strip()][-STDERR_TAIL:]
-    return "\n" + "\n".join(kept) if kept else ""
