@@ -171,14 +171,42 @@ def _opencode_env(home: Path, origin: str) -> dict[str, str]:
     }
 
 
+def _pi_env(home: Path, origin: str) -> dict[str, str]:
+    # §5.8: no startup network (update check, install telemetry); config and sessions under the fresh HOME.
+    return {
+        "PI_OFFLINE": "1",
+        "PI_SKIP_VERSION_CHECK": "1",
+        "PI_TELEMETRY": "0",
+        "PI_CODING_AGENT_DIR": str(home / ".pi" / "agent"),
+    }
+
+
+PI_MODELS = ("fake-model", "fake-reasoner")
+
+
+def _pi_files(home: Path, origin: str) -> dict[Path, str]:
+    # §5.8: a custom provider `fake` on the Chat Completions wire. Two models, so `model` has a choice, and one
+    # that reasons, so `effort` has levels beyond "off". The defaults pick the first (no --provider/--model needed).
+    compat = {"supportsDeveloperRole": False, "supportsReasoningEffort": False}
+    models = [{"id": PI_MODELS[0], "contextWindow": 32000}, {"id": PI_MODELS[1], "reasoning": True}]
+    provider = {"baseUrl": origin + "/v1", "api": "openai-completions", "apiKey": FAKE_KEY, "compat": compat}
+    settings = {"enableInstallTelemetry": False, "defaultProvider": "fake", "defaultModel": PI_MODELS[0]}
+    agent_dir = home / ".pi" / "agent"
+    return {
+        agent_dir / "models.json": json.dumps({"providers": {"fake": provider | {"models": models}}}),
+        agent_dir / "settings.json": json.dumps(settings),
+    }
+
+
 _ENV = {
+    "pi": _pi_env,
     "claude-code-acp": _claude_env,
     "codex-acp": _codex_env,
     "gemini": _gemini_env,
     "qwen": _qwen_env,
     "opencode": _opencode_env,
 }
-_FILES = {"codex-acp": _codex_files, "gemini": _gemini_files, "qwen": _qwen_files}
+_FILES = {"pi": _pi_files, "codex-acp": _codex_files, "gemini": _gemini_files, "qwen": _qwen_files}
 
 _DESCRIBED = {"command": COMMAND, "description": "Create the marker file"}
 PEERS: dict[str, Peer] = {
@@ -189,5 +217,7 @@ PEERS: dict[str, Peer] = {
         Peer("gemini", "run_shell_command", _DESCRIBED, main_marker='"run_shell_command"'),
         Peer("qwen", "run_shell_command", _DESCRIBED, main_marker='"run_shell_command"'),
         Peer("opencode", "bash", _DESCRIBED, main_marker='"bash"'),
+        # §5.8: pi's own JSONL RPC, no permission protocol (it runs bash without asking).
+        Peer("pi", "bash", {"command": COMMAND}, main_marker='"bash"', asks_permission=False),
     )
 }

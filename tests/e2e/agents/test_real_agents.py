@@ -27,6 +27,7 @@ from omniagent.protocols.sidecar.events import (
     PermissionChoice,
     RequestOpened,
 )
+from omniagent.runtime.catalog import ConnectionKind, profile
 from omniagent.runtime.errors import ProcessExited, SessionClosed
 from tests.e2e.agents.drive import (
     is_permission,
@@ -40,7 +41,8 @@ from tests.e2e.agents.drive import (
 from tests.e2e.agents.harness import STEP, agent_world, plain_scenario, slow_scenario, tool_scenario
 from tests.e2e.agents.peers import PEERS, TEXT
 
-AGENTS = list(PEERS)
+# The ACP peers; native wires have their own test files (test_pi_native.py).
+AGENTS = [name for name in PEERS if getattr(profile(name), "connection", None) is ConnectionKind.ACP]
 # How each agent ends a turn whose command was denied (observed with the pinned versions): codex-acp aborts the turn
 # (its "cancel" decision → stopReason cancelled); claude-code-acp and opencode end it at once without asking the
 # model again; gemini and qwen report the refusal to the model and end with its answer.

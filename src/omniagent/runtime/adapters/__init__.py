@@ -28,10 +28,17 @@ def _engine(installation: AgentInstallation) -> Adapter:
     return EngineAdapter(installation)
 
 
+def _pi(installation: AgentInstallation) -> Adapter:
+    from omniagent.runtime.adapters.pi import PiAdapter
+
+    return PiAdapter(installation)
+
+
 # connection kind → factory taking the installation. Filled as adapters land.
 ADAPTERS: dict[ConnectionKind, Callable[[AgentInstallation], Adapter]] = {
     ConnectionKind.ACP: _acp,
     ConnectionKind.ENGINE: _engine,
+    ConnectionKind.PI: _pi,
 }
 
 

@@ -1,0 +1,434 @@
+"""The adapter for pi (`pi --mode rpc`, @mariozechner/pi-coding-agent), pi's own JSONL RPC (anyagent §11.6).
+
+`connect` launches pi with the session's flags (`--session FILE` to resume), asks `get_state`,
+`get_available_models` and `get_commands`, checks creation-time options, and yields a driver that turns commands
+into pi commands and pi's events into driver events. What each event means lives in `pi_translate`; options,
+capabilities and logins in `pi_config`; the wire itself in `pi_rpc`.
+
+Turn ends, as pi 0.73.1 behaves:
+- A prompted run ends with `agent_end`. A newer pi that also sends `agent_settled` (after its `agent_end`
+  listeners, auto-retry and auto-compaction have run) is seen on its first one; from then on `agent_settled` is
+  the end. Either way the loop gets one `TurnStopped` per turn.
+- `agent_end` whose last assistant message failed may be followed by pi's own auto-retry (`auto_retry_start`, in
+  the same tick). One `get_state` round trip tells: the turn ends `Failed` only if no retry started meanwhile.
+- A prompt that starts no run (an extension's `/command`, which may ask dialogs and then return) is over when
+  its answer has come, no `agent_start` was seen and `get_state` says pi is not streaming.
+- `abort` gives `agent_end` with an aborted message within a few ms: `Cancelled`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager, suppress
+from typing import Any
+
+from omniagent.protocols.sidecar.agents import AgentInstallation, ConfigValue
+from omniagent.protocols.sidecar.base import Diagnostic, DiagnosticLevel
+from omniagent.protocols.sidecar.events import Cancelled, Completed, DiagnosticEvent, Failed, StopReason
+from omniagent.runtime import catalog
+from omniagent.runtime import driver as d
+from omniagent.runtime.adapters.acp_config import AgentFacts
+from omniagent.runtime.adapters.acp_prompt import prompt_blocks
+from omniagent.runtime.adapters.pi_config import (
+    EFFORT_OPTION,
+    MODEL_OPTION,
+    NO_MODELS,
+    PiState,
+    launch_argv,
+    login_methods,
+    model_id,
+    package_version,
+    split_model,
+)
+from omniagent.runtime.adapters.pi_rpc import PiClient, PiError, PiExited, open_pi
+from omniagent.runtime.adapters.pi_translate import DIALOGS, EventMapper, dialog_response, last_assistant
+from omniagent.runtime.errors import (
+    AuthRequired,
+    HandshakeTimeout,
+    InvalidConfiguration,
+    ProtocolFailed,
+    ResumeFailed,
+    SpawnFailed,
+    UnsupportedFeature,
+)
+from omniagent.runtime.requests import check_option
+from omniagent.wire.process import SpawnError, open_process
+
+# Last stderr lines carried by `Exited` and by handshake failures (anyagent §11.1).
+STDERR_TAIL = 6
+# Seconds `pi --version` may take when the version cannot be read from the package (a Node start: ~1.5 s).
+VERSION_TIMEOUT = 10.0
+# pi's prompt refusals that mean the login is gone (agent-session.js, auth-guidance.js).
+_AUTH_REFUSALS = ("No API key found", "Authentication failed")
+_versions: dict[str, str | None] = {}  # executable → version, asked once per process
+
+
+class PiAdapter:
+    """Speaks pi's RPC to one installation, one pi process per session."""
+
+    def __init__(self, installation: AgentInstallation) -> None:
+        self.installation = installation
+
+    @asynccontextmanager
+    async def connect(self, request: d.ConnectRequest, events: d.EventSink) -> AsyncIterator[d.Driver]:
+        resume_file = _resume_file(request)
+        row = catalog.profile(request.installation.id)
+        argv = launch_argv(request, row.launch_args if row is not None else ("--mode", "rpc"))
+        state = PiState(tools_disabled=request.disable_tools)
+        driver = _PiDriver(request, events, state, resume_file)
+        async with AsyncExitStack() as stack:
+            try:
+                async with asyncio.timeout(d.HANDSHAKE_TIMEOUT):
+                    state.version = await _version(request.installation.executable_path, str(request.directory))
+                    client = await stack.enter_async_context(
+                        open_pi(argv, cwd=str(request.directory), on_frame=driver.on_frame)
+                    )
+                    await driver.handshake(client)
+            except TimeoutError as exc:
+                raise HandshakeTimeout() from exc
+            except SpawnError as exc:
+                raise SpawnFailed(str(exc)) from exc
+            group = await stack.enter_async_context(asyncio.TaskGroup())
+            driver.group = group
+            group.create_task(driver.run())
+            try:
+                yield driver
+            finally:
+                driver.stop()
+
+
+def _resume_file(request: d.ConnectRequest) -> str | None:
+    """The session file to resume, absolute, or None for a new session.
+
+    Raises: `UnsupportedFeature` (fork, MCP), `ResumeFailed` (a token that names no session file).
+    """
+    if request.fork is not None:
+        raise UnsupportedFeature("fork (the pi adapter does not fork sessions)")
+    if request.mcp_servers:
+        raise UnsupportedFeature("MCP servers (pi has no MCP support)")
+    token = request.resume
+    if token is not None and ("/" not in token or not os.path.isfile(token)):
+        # pi would quietly start a new session at a path that does not exist, and match a bare id against every
+        # project's sessions (asking on stdin when it finds one elsewhere): only an existing file is a token.
+        raise ResumeFailed(f"no pi session file at {token!r} (pi writes it after the first answer)")
+    return os.path.abspath(token) if token is not None else None
+
+
+async def _version(executable: str, cwd: str) -> str | None:
+    """pi's version: from its package, else from `pi --version` (asked once per executable)."""
+    if executable in _versions:
+        return _versions[executable]
+    version = package_version(executable)
+    if version is None:
+        with suppress(OSError, TimeoutError, SpawnError):
+            async with asyncio.timeout(VERSION_TIMEOUT):
+                async with open_process([executable, "--version"], cwd=cwd) as child:
+                    output = (await child.stdout.read()).decode(errors="replace")
+                    status = await child.wait()
+                # pi 0.73.1 prints its version on stderr; the tail is complete once the child is closed.
+                lines = [line.strip() for line in [*output.splitlines(), *child.stderr_tail()] if line.strip()]
+                version = lines[-1] if lines and status.returncode == 0 else None
+    _versions[executable] = version
+    return version
+
+
+class _PiDriver:
+    def __init__(self, request: d.ConnectRequest, events: d.EventSink, state: PiState, resume: str | None) -> None:
+        self._request = request
+        self._resume = resume
+        self._events = events
+        self._state = state
+        self._mapper = EventMapper()
+        self.group: asyncio.TaskGroup | None = None
+        self._client: PiClient | None = None
+        self._commands: asyncio.Queue[d.DriverCommand | None] = asyncio.Queue()
+        self._live = False  # frames before the session is open are not the caller's news
+        self._closing = False
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._configuring = asyncio.Lock()  # pi runs commands concurrently; ours reach it one at a time
+        self._dialogs: dict[str, str] = {}  # open dialog id → its method
+        # The open turn: prompted (StartTurn), a compaction, or a run pi started itself (agent_start while idle).
+        self._turn_open = False
+        self._turn = 0  # bumps per turn, so a task of an older turn cannot end a newer one
+        self._run_seen = False  # agent_start seen in this turn
+        self._cancelled = False
+        self._retrying = False  # between pi's auto_retry_start and auto_retry_end
+        self._settles = False  # this pi sends agent_settled: that, not agent_end, ends a run
+
+    @property
+    def info(self) -> d.DriverInfo:
+        return self._state.info()
+
+    def send(self, command: d.DriverCommand) -> None:
+        self._commands.put_nowait(command)
+
+    def stop(self) -> None:
+        self._commands.put_nowait(None)
+
+    # --- opening -------------------------------------------------------------------------------------------
+
+    async def handshake(self, client: PiClient) -> None:
+        """Read the session's state, models and commands; check creation-time options.
+
+        Raises: `AuthRequired`, `InvalidConfiguration`, `ResumeFailed`, `ProtocolFailed`.
+        """
+        self._client = client
+        try:
+            state, models, commands = await asyncio.gather(
+                client.request("get_state"), client.request("get_available_models"), client.request("get_commands")
+            )
+        except PiExited as exc:
+            raise await self._exit_error() from exc
+        except PiError as exc:
+            raise ProtocolFailed(str(exc)) from exc
+        self._state.apply_state(state)
+        self._state.apply_models(models)
+        self._state.apply_commands(commands)
+        if self._resume is not None and self._state.session_file != self._resume:
+            raise ResumeFailed(f"pi opened {self._state.session_file!r} instead of {self._request.resume!r}")
+        for option, value in self._request.configure.items():
+            self._check_created(option, value)
+        self._live = True
+
+    def _check_created(self, option: str, value: ConfigValue) -> None:
+        """The launch flags carried the option; pi must show it applied (it clamps a level a model lacks)."""
+        problem = check_option(self._state.info().details, option, value, live=False)
+        if problem is not None:
+            raise InvalidConfiguration(problem)
+        current = model_id(self._state.model) if option == MODEL_OPTION else self._state.thinking
+        if current != value:
+            raise InvalidConfiguration(f"pi did not apply `{option}` = {value!r} (it uses {current!r})")
+
+    async def _exit_error(self) -> ProtocolFailed | AuthRequired:
+        client = self._require_client()
+        status = await client.wait_exited()
+        tail = _tail(client.child.stderr_tail())
+        if NO_MODELS in tail:
+            return AuthRequired(login_methods(self._request.installation.executable_path))
+        return ProtocolFailed(f"pi exited during the handshake ({status}){tail}")
+
+    # --- commands ------------------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        watcher = self._spawn(self._watch_exit())
+        try:
+            while (command := await self._commands.get()) is not None:
+                if isinstance(command, d.Close):
+                    break
+                await self._handle(command)
+        finally:
+            self._closing = True
+            watcher.cancel()
+            for task in list(self._tasks):
+                task.cancel()
+            self._events.close()
+
+    async def _handle(self, command: d.DriverCommand) -> None:
+        if isinstance(command, d.StartTurn):
+            self._open_turn()
+            await self._events.send(d.TurnAck())
+            message, images = await self._input(command.input)
+            self._spawn(self._prompt(message, images, self._turn))
+        elif isinstance(command, d.Steer):
+            self._spawn(self._steer(command.input))
+        elif isinstance(command, d.AnswerRequest):
+            method = self._dialogs.pop(command.request_id, None)
+            if method is not None:
+                self._write(dialog_response(command.request_id, method, command.answer))
+        elif isinstance(command, d.Configure):
+            self._spawn(self._configure(command.option, command.value))
+        elif isinstance(command, d.Cancel):
+            self._cancel()
+        elif isinstance(command, d.Compact):
+            self._open_turn()
+            self._spawn(self._compact(self._turn))
+        elif isinstance(command, d.Rollback):
+            await self._warn("rollback is not supported by pi")
+
+    def _open_turn(self) -> None:
+        self._turn += 1
+        self._turn_open, self._run_seen, self._cancelled = True, False, False
+
+    async def _input(self, prompt: d.PromptInput) -> tuple[str, list[dict[str, Any]]]:
+        """The prompt text (naming every attachment) and the images pi takes inline (the ACP image block shape is
+        pi's ImageContent)."""
+        blocks, problems = await prompt_blocks(prompt, AgentFacts(image=True))
+        for problem in problems:
+            await self._warn(problem)
+        return str(blocks[-1]["text"]), [block for block in blocks if block["type"] == "image"]
+
+    async def _prompt(self, message: str, images: list[dict[str, Any]], turn: int) -> None:
+        client = self._require_client()
+        fields: dict[str, Any] = {"message": message, **({"images": images} if images else {})}
+        try:
+            await client.request("prompt", **fields)
+            if self._run_seen:
+                return
+            state = await client.request("get_state")
+        except PiExited:
+            return  # the exit watcher reports it, once
+        except PiError as exc:
+            if any(refusal in exc.message for refusal in _AUTH_REFUSALS):
+                await self._events.send(d.AuthLost(login_methods(self._request.installation.executable_path)))
+                return
+            await self._end(turn, Failed(message=exc.message))
+            return
+        streaming = isinstance(state, Mapping) and state.get("isStreaming") is True
+        if not self._run_seen and not streaming:  # handled without a run: an extension command
+            await self._end(turn, Cancelled() if self._cancelled else Completed())
+
+    async def _steer(self, prompt: d.PromptInput) -> None:
+        message, images = await self._input(prompt)
+        fields: dict[str, Any] = {"message": message, **({"images": images} if images else {})}
+        try:
+            await self._require_client().request("steer", **fields)
+            accepted = True
+        except (PiError, PiExited):
+            accepted = False
+        await self._events.send(d.SteerResult(accepted=accepted))
+
+    def _cancel(self) -> None:
+        for request_id, method in list(self._dialogs.items()):
+            self._write(dialog_response(request_id, method, None))
+        self._dialogs.clear()
+        self._cancelled = True
+        self._spawn(self._abort())
+
+    async def _abort(self) -> None:
+        with suppress(PiError, PiExited):  # nothing to abort, or gone: the turn ends either way
+            await self._require_client().request("abort")
+
+    async def _compact(self, turn: int) -> None:
+        try:
+            await self._require_client().request("compact")
+            stop: StopReason = Completed()
+        except PiExited:
+            return
+        except PiError as exc:
+            stop = Failed(message=exc.message)
+        await self._end(turn, stop)
+
+    async def _configure(self, option: str, value: ConfigValue) -> None:
+        client = self._require_client()
+        async with self._configuring:
+            try:
+                if option == MODEL_OPTION:
+                    provider, ident = split_model(str(value))
+                    await client.request("set_model", provider=provider, modelId=ident)
+                elif option == EFFORT_OPTION:
+                    await client.request("set_thinking_level", level=str(value))
+                self._state.apply_state(await client.request("get_state"))
+            except PiError as exc:
+                await self._warn(f"pi rejected configure `{option}`: {exc.message}")
+                return
+            except PiExited:
+                return
+            if option == EFFORT_OPTION and self._state.thinking != value:
+                await self._warn(f"pi set `effort` to {self._state.thinking!r}: the model has no level {value!r}")
+            await self._events.send(d.InfoChanged(self._state.info()))
+
+    # --- from pi -------------------------------------------------------------------------------------------
+
+    async def on_frame(self, frame: Mapping[str, Any]) -> None:
+        """One event from pi's reader (never waits for a response: see pi_rpc)."""
+        kind = frame.get("type")
+        if not self._live or self._closing:
+            if kind == "extension_ui_request" and frame.get("method") in DIALOGS:
+                self._write(dialog_response(str(frame.get("id")), str(frame.get("method")), None))
+            return
+        if kind == "agent_start":
+            self._run_seen = True
+            if not self._turn_open:  # pi started a run itself (a retry, an extension's message)
+                self._open_turn()
+                self._run_seen = True
+        elif kind == "agent_end":
+            if not self._settles:
+                await self._finish_run(frame)
+        elif kind == "agent_settled":
+            if not self._settles:
+                self._settles = True  # this run already ended at its agent_end; later runs end here
+            else:
+                await self._finish_run(frame)
+        elif kind in ("auto_retry_start", "auto_retry_end"):
+            await self._on_retry(frame)
+        elif kind == "thinking_level_changed" and isinstance(frame.get("level"), str):
+            self._state.thinking = frame["level"]
+            await self._events.send(d.InfoChanged(self._state.info()))
+        elif kind == "session_info_changed" and isinstance(frame.get("name"), str):
+            self._state.title = frame["name"]
+            await self._events.send(d.InfoChanged(self._state.info()))
+        if kind == "extension_ui_request" and frame.get("method") in DIALOGS:
+            self._dialogs[str(frame.get("id"))] = str(frame.get("method"))
+        for item in self._mapper.map(frame):
+            await self._events.send(d.AdapterEvent(item))
+
+    async def _finish_run(self, frame: Mapping[str, Any]) -> None:
+        """The run's end frame: context usage, then the turn's end (unless pi may be retrying a failure)."""
+        message = last_assistant(frame.get("messages"))
+        usage = self._mapper.usage(message, self._state.context_window)
+        if usage is not None:
+            await self._events.send(d.AdapterEvent(usage))
+        reason = message.get("stopReason") if message is not None else None
+        if self._cancelled or reason == "aborted":
+            await self._end(self._turn, Cancelled())
+        elif reason == "error":
+            error = str(message.get("errorMessage") or "pi reported an error") if message is not None else ""
+            self._spawn(self._end_unless_retrying(self._turn, error))
+        else:
+            await self._end(self._turn, Completed())
+
+    async def _end_unless_retrying(self, turn: int, error: str) -> None:
+        # pi writes auto_retry_start in the same tick as the failed run's agent_end; this answer comes after it.
+        with suppress(PiError, PiExited):
+            await self._require_client().request("get_state")
+        if not self._retrying:
+            await self._end(turn, Failed(message=error))
+
+    async def _on_retry(self, frame: Mapping[str, Any]) -> None:
+        self._retrying = frame.get("type") == "auto_retry_start"
+        if frame.get("type") == "auto_retry_end" and frame.get("success") is False:
+            stop = Cancelled() if self._cancelled else Failed(message=str(frame.get("finalError") or "retry failed"))
+            await self._end(self._turn, stop)
+
+    async def _end(self, turn: int, stop: StopReason) -> None:
+        """End the open turn once: older turns' tasks and repeated end frames are ignored."""
+        if turn != self._turn or not self._turn_open:
+            return
+        self._turn_open = False
+        self._dialogs.clear()
+        await self._events.send(d.TurnStopped(stop))
+
+    async def _watch_exit(self) -> None:
+        client = self._require_client()
+        status = await client.wait_exited()
+        if not self._closing:
+            await self._events.send(d.Exited(str(status), _tail(client.child.stderr_tail()).strip()))
+            self._events.close()
+
+    # --- plumbing ------------------------------------------------------------------------------------------
+
+    def _write(self, frame: Mapping[str, Any]) -> None:
+        with suppress(PiExited):  # the exit watcher reports it
+            self._require_client().send(frame)
+
+    async def _warn(self, message: str) -> None:
+        diagnostic = Diagnostic(level=DiagnosticLevel.WARNING, message=message)
+        await self._events.send(d.AdapterEvent(DiagnosticEvent(diagnostic=diagnostic)))
+
+    def _spawn(self, work: Any) -> asyncio.Task[None]:
+        assert self.group is not None
+        task = self.group.create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def _require_client(self) -> PiClient:
+        assert self._client is not None, "the session is not open"
+        return self._client
+
+
+def _tail(lines: Sequence[str]) -> str:
+    kept = [line for line in lines if line.strip()][-STDERR_TAIL:]
+    return "\n" + "\n".join(kept) if kept else ""

@@ -1,0 +1,261 @@
+"""pi 0.73.1 driven natively (`pi --mode rpc`, its own JSONL RPC) through the Runtime, in a loopback-only network
+namespace against the fake LLM (harness.py, peers.py).
+
+Issue 8, item 3: streamed deltas, a tool call shown as ToolUpdated without any permission ask (pi has no permission
+protocol), TurnEnded on pi's `agent_end`; cancel (`abort`) mid-turn then a next prompt; steer; resume by session
+file in a new process with the earlier turn remembered; `model` / `effort` from the handshake, at open and live;
+extension-UI dialogs as questions; compaction. Every event is checked against the sidecar schema (`until`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from omniagent.protocols.sidecar.agents import Capability, SelectKind, SessionInfo
+from omniagent.protocols.sidecar.commands import ChoicesAnswer, QuestionsAnswer, Steered, TextAnswer
+from omniagent.protocols.sidecar.events import (
+    Cancelled,
+    CommandInput,
+    Completed,
+    ContextCompacted,
+    ContextUsage,
+    Execute,
+    FromAgent,
+    QuestionAsk,
+    RequestOpened,
+    SessionUpdated,
+    TextDelta,
+    ToolStatus,
+    ToolUpdated,
+    TurnStarted,
+)
+from omniagent.runtime.errors import InvalidConfiguration, ResumeFailed
+from omniagent.runtime.runtime import Runtime
+from omniagent.runtime.session import Session
+from tests.e2e.agents.drive import is_text, is_turn_end, text_of, turn_end, until
+from tests.e2e.agents.harness import World, agent_world, plain_scenario, slow_scenario, tool_scenario
+from tests.e2e.agents.packages import version
+from tests.e2e.agents.peers import COMMAND, PI_MODELS, TEXT
+from tests.event_stream import of
+from tests.sidecar_schema import validate
+
+pytestmark = pytest.mark.timeout(300)
+MODELS = [f"fake/{model}" for model in PI_MODELS]
+# A pi extension (TypeScript, loaded by pi itself) whose `/ask` opens each dialog kind and writes the answers.
+ASK_EXTENSION = """
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+export default function (pi: any) {
+  pi.registerCommand("ask", {
+    description: "Ask three questions",
+    handler: async (_args: string, ctx: any) => {
+      const color = await ctx.ui.select("Pick a color", ["red", "blue"]);
+      const sure = await ctx.ui.confirm("Really?", "Are you sure?");
+      const name = await ctx.ui.input("Your name", "type it");
+      writeFileSync(join(ctx.cwd, "answers.json"), JSON.stringify({ color, sure, name: name ?? null }));
+    },
+  });
+}
+"""
+
+
+@asynccontextmanager
+async def pi_session(world: World, **options: Any) -> AsyncIterator[Session]:
+    """A Runtime that discovers the world's pi launcher, and one session opened natively in the work dir."""
+    async with Runtime(env=world.runtime_env) as runtime:
+        session = await runtime.open("pi", world.work, **options)
+        validate("SessionInfo", session.info().dump())
+        yield session
+
+
+async def model_call(world: World, prompt: str) -> dict[str, Any]:
+    """The fake LLM's logged request whose last message is `prompt` (the system prompt holds many words)."""
+
+    def asks(request: dict[str, Any]) -> bool:
+        messages = request.get("body", {}).get("messages") or [{}]
+        return prompt in json.dumps(messages[-1])
+
+    return await world.wait_for(asks)
+
+
+def _is_file(path: str) -> bool:
+    return Path(path).is_file()
+
+
+def options(info: SessionInfo) -> dict[str, list[str]]:
+    """Each config option's choice values."""
+    return {
+        o.id: [c.value for c in o.kind.choices] for o in info.details.config_options if isinstance(o.kind, SelectKind)
+    }
+
+
+async def test_a_tool_turn_streams_runs_bash_without_asking_and_completes(tmp_path: Path) -> None:
+    """A tool call arrives as ToolUpdated snapshots (pending → running → completed, with the command and its
+    output) and never as a permission ask; the model's answer streams as text deltas; `agent_end` ends the turn
+    with context usage. The handshake's facts are on the session: pi's version, no Permissions capability, the
+    models and thinking levels as options."""
+    async with agent_world("pi", tmp_path, tool_scenario("pi")) as world, pi_session(world) as session:
+        details = session.info().details
+        assert details.version == version("pi")
+        features = set(details.capabilities.features)
+        assert Capability.PERMISSIONS not in features
+        assert {Capability.STEER, Capability.RESUME, Capability.QUESTIONS, Capability.COMPACT} <= features
+        assert options(session.info()) == {"model": MODELS, "effort": ["off"]}
+        assert session.info().configuration.options == {"model": MODELS[0], "effort": "off"}
+        assert session.info().resume_token is not None and session.info().resume_token.endswith(".jsonl")
+
+        await session.prompt("create the marker file")
+        events = await until(session, is_turn_end)
+        assert isinstance(turn_end(events).stop, Completed)
+        assert not of(events, RequestOpened)
+        tools = [update.tool for update in of(events, ToolUpdated)]
+        assert tools[0].status is ToolStatus.PENDING
+        assert tools[-1].status is ToolStatus.COMPLETED and tools[-1].output == "(no output)"
+        assert ToolStatus.RUNNING in {tool.status for tool in tools}
+        assert isinstance(tools[-1].kind, Execute)
+        assert isinstance(tools[-1].input, CommandInput) and tools[-1].input.spec.command == COMMAND
+        assert world.touched.exists()
+        assert text_of(events) == "tool done"
+        usage = of(events, ContextUsage)
+        assert usage and usage[-1].window_tokens == 32000 and usage[-1].used_tokens > 0
+
+
+async def test_a_plain_turn_streams_its_text_in_several_deltas(tmp_path: Path) -> None:
+    """The fake LLM sends the text in pieces; each `text_delta` is one TextDelta, and the block's closing
+    `text_end` (which repeats the whole text) adds nothing."""
+    async with agent_world("pi", tmp_path, plain_scenario()) as world, pi_session(world) as session:
+        await session.prompt("say hello")
+        events = await until(session, is_turn_end)
+        assert isinstance(turn_end(events).stop, Completed)
+        assert len(of(events, TextDelta)) > 1
+        assert text_of(events) == TEXT
+
+
+async def test_cancel_mid_turn_ends_cancelled_and_the_next_prompt_completes(tmp_path: Path) -> None:
+    """`abort` while the model streams: pi ends the run at once with an aborted message → `Cancelled`; the
+    session then runs a normal turn."""
+    async with agent_world("pi", tmp_path, slow_scenario("pi")) as world, pi_session(world) as session:
+        await session.prompt("say something slowly")
+        await until(session, is_text)
+        await session.cancel()
+        events = await until(session, is_turn_end)
+        assert isinstance(turn_end(events).stop, Cancelled)
+        await session.prompt("say hello")
+        events = await until(session, is_turn_end)
+        assert isinstance(turn_end(events).stop, Completed)
+        assert text_of(events) == TEXT
+
+
+async def test_a_prompt_during_a_turn_steers_it(tmp_path: Path) -> None:
+    """A second prompt while the model streams is a pi `steer`: it joins the running turn (Steered), pi hands it
+    to the model after the current answer, and the one turn ends with the model's reply to it."""
+    async with agent_world("pi", tmp_path, slow_scenario("pi")) as world, pi_session(world) as session:
+        first = await session.prompt("say something slowly")
+        await until(session, is_text)
+        steered = await session.prompt("steered text")
+        assert isinstance(steered.kind, Steered) and steered.kind.turn_id == getattr(first.kind, "turn_id", None)
+        events = await until(session, is_turn_end)
+        assert isinstance(turn_end(events).stop, Completed)
+        assert text_of(events).endswith(TEXT)
+        await model_call(world, "steered text")
+
+
+async def test_resume_in_a_new_process_remembers_the_earlier_turn(tmp_path: Path) -> None:
+    """The resume token is pi's session file. A new Runtime (a new pi process) opened with it continues the
+    conversation: the model's next request carries the earlier prompt and answer. A token naming no file is
+    `ResumeFailed`."""
+    async with agent_world("pi", tmp_path, plain_scenario()) as world:
+        async with pi_session(world) as session:
+            await session.prompt("remember the word kumquat")
+            assert isinstance(turn_end(await until(session, is_turn_end)).stop, Completed)
+            token = session.info().resume_token
+        assert token is not None and _is_file(token)
+        async with pi_session(world, resume=token) as resumed:
+            assert resumed.info().resume_token == token
+            await resumed.prompt("which word?")
+            assert isinstance(turn_end(await until(resumed, is_turn_end)).stop, Completed)
+        request = await model_call(world, "which word?")
+        body = json.dumps(request["body"])
+        assert "kumquat" in body and TEXT in body
+        async with Runtime(env=world.runtime_env) as runtime:
+            with pytest.raises(ResumeFailed):
+                await runtime.open("pi", world.work, resume=str(tmp_path / "missing.jsonl"))
+
+
+async def test_model_and_effort_are_set_at_open_and_live(tmp_path: Path) -> None:
+    """`model` and `effort` come from pi's handshake. At open they become `--model` / `--thinking` and must show
+    applied; live they are pi's `set_model` / `set_thinking_level`, confirmed by SessionUpdated (a model without
+    reasoning has only "off", so switching to it clamps the level). The model's requests follow."""
+    async with (
+        agent_world("pi", tmp_path, plain_scenario()) as world,
+        pi_session(world, configure={"model": MODELS[1], "effort": "high"}) as session,
+    ):
+        assert session.info().configuration.options == {"model": MODELS[1], "effort": "high"}
+        assert options(session.info())["effort"] == ["off", "minimal", "low", "medium", "high"]
+        await session.prompt("first")
+        await until(session, is_turn_end)
+        assert (await model_call(world, "first"))["body"]["model"] == PI_MODELS[1]
+
+        await session.configure("model", MODELS[0])
+        updated = await until(
+            session,
+            lambda e: isinstance(e.kind, SessionUpdated) and e.kind.info.configuration.options["model"] == MODELS[0],
+        )
+        info = updated[-1].kind.info if isinstance(updated[-1].kind, SessionUpdated) else None
+        assert info is not None and info.configuration.options["effort"] == "off"
+        assert options(info)["effort"] == ["off"]
+        with pytest.raises(InvalidConfiguration):
+            await session.configure("effort", "high")
+        await session.prompt("second")
+        await until(session, is_turn_end)
+        assert (await model_call(world, "second"))["body"]["model"] == PI_MODELS[0]
+
+
+async def test_extension_dialogs_become_questions_answered_back(tmp_path: Path) -> None:
+    """A pi extension's `/ask` is a slash command from `get_commands`; its select, confirm and input dialogs arrive
+    as Question requests (choices, yes/no, free text), our answers reach the extension, and the prompt, which
+    starts no model run, ends `Completed`."""
+    async with agent_world("pi", tmp_path, plain_scenario()) as world:
+        extensions = world.home / ".pi" / "agent" / "extensions"
+        extensions.mkdir(parents=True)
+        (extensions / "ask.ts").write_text(ASK_EXTENSION, encoding="utf-8")
+        async with pi_session(world) as session:
+            commands = session.info().details.commands
+            assert [(c.name, c.description) for c in commands] == [("ask", "Ask three questions")]
+            await session.prompt("/ask")
+            replies = [ChoicesAnswer(ids=["blue"]), ChoicesAnswer(ids=["yes"]), TextAnswer(text="Ada")]
+            asked = []
+            for reply in replies:
+                events = await until(session, lambda e: isinstance(e.kind, RequestOpened))
+                opened = events[-1].kind
+                assert isinstance(opened, RequestOpened) and isinstance(opened.request, QuestionAsk)
+                asked.append(opened.request.request.questions[0])
+                await session.answer(opened.request.request.id, QuestionsAnswer(answers=[reply]))
+            events = await until(session, is_turn_end)
+            assert isinstance(turn_end(events).stop, Completed)
+        assert [q.text for q in asked] == ["Pick a color", "Really?\nAre you sure?", "Your name"]
+        assert [[c.id for c in q.choices] for q in asked] == [["red", "blue"], ["yes", "no"], []]
+        assert [q.allows_free_text for q in asked] == [False, False, True]
+        answers = json.loads((world.work / "answers.json").read_text())
+        assert answers == {"color": "blue", "sure": True, "name": "Ada"}
+        assert not world.requests(), "the extension command called the model"
+
+
+async def test_compact_runs_as_an_agent_turn(tmp_path: Path) -> None:
+    """`compact` is pi's `compact`: an agent-originated turn with ContextCompacted, ended when pi answers."""
+    async with agent_world("pi", tmp_path, plain_scenario()) as world, pi_session(world) as session:
+        await session.prompt("say hello")
+        await until(session, is_turn_end)
+        await session.compact()
+        events = await until(session, is_turn_end)
+        started = of(events, TurnStarted)
+        assert started and isinstance(started[0].origin, FromAgent)
+        assert of(events, ContextCompacted)
+        assert isinstance(turn_end(events).stop, Completed)
+        assert len(world.requests()) == 2
