@@ -1,5 +1,6 @@
 """Per real agent: spawn → first text and spawn → turn end, through omniagent's Runtime and through a minimal direct
-ACP client, so the overhead omniagent adds is visible (issue target: under 10 ms per turn).
+client of the agent's own wire (ACP, or pi's JSONL RPC for `pi`), so the overhead omniagent adds is visible (issue
+targets: under 10 ms per turn over ACP, 5 ms over a native wire).
 
     python benchmarks/real_agents.py [--runs N] [--turns N] [--agents qwen,gemini,…]
 
@@ -12,7 +13,8 @@ Each run starts a fresh world; paths alternate so disk caches warm both alike. P
   the per-turn cost).
 The one-off import of the ACP adapter (first use in a process) is timed apart, before the runs; discovery (once per
 Runtime, cached) runs before omniagent's clock starts.
-The direct client is ~40 lines of raw JSON lines over the pipes below: no models, no validation, no runtime.
+The direct clients are ~40 lines each of raw JSON lines over the pipes below: no models, no validation, no runtime.
+pi's direct client sends `prompt` and reads to `agent_end`, the event omniagent ends pi's turns on.
 """
 
 from __future__ import annotations
@@ -115,6 +117,65 @@ async def run_direct(world: World, timings: Timings, turns: int) -> None:
         await proc.wait()
 
 
+class PiDirectClient:
+    """The least a pi RPC client can do: write commands, read lines, note the first text delta, stop at a frame."""
+
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.proc = proc
+        self.first_text: float | None = None
+
+    async def prompt(self, text: str) -> None:
+        """Send one prompt and read until its run's `agent_end`."""
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps({"id": "p", "type": "prompt", "message": text}).encode() + b"\n")
+        while True:
+            line = await self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError("pi closed stdout during the turn")
+            frame = json.loads(line)
+            if frame.get("type") == "response" and frame.get("success") is False:
+                raise RuntimeError(f"pi refused the prompt: {frame.get('error')}")
+            if frame.get("type") == "message_update" and self.first_text is None:
+                event = frame.get("assistantMessageEvent") or {}
+                if event.get("type") == "text_delta" and event.get("delta"):
+                    self.first_text = time.perf_counter()
+            if frame.get("type") == "agent_end":
+                return
+
+
+async def run_direct_pi(world: World, timings: Timings, turns: int) -> None:
+    start = time.perf_counter()
+    proc = await asyncio.create_subprocess_exec(
+        *world.argv,
+        cwd=world.work,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        limit=64 * 1024 * 1024,
+        start_new_session=True,
+    )
+    try:
+        async with asyncio.timeout(STEP):
+            client = PiDirectClient(proc)
+            await client.prompt("say hello")
+            ended = time.perf_counter()
+            assert client.first_text is not None, "no agent text"
+            timings.first.append(client.first_text - start)
+            timings.end.append(ended - start)
+            for _ in range(turns):
+                again = time.perf_counter()
+                await client.prompt("say hello")
+                timings.turn.append(time.perf_counter() - again)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        await proc.wait()
+
+
+# Agents whose direct client speaks their native wire; every other agent gets the ACP one.
+DIRECT = {"pi": run_direct_pi}
+
+
 async def run_omniagent(world: World, timings: Timings, turns: int) -> None:
     async with asyncio.timeout(STEP * 2), Runtime(env=world.runtime_env) as runtime:
         await runtime.discover()  # once per Runtime (cached), and the direct client has nothing like it
@@ -148,7 +209,7 @@ async def bench(agent: str, runs: int, turns: int) -> dict[str, Timings]:
             for path in order:
                 root = Path(scratch) / f"{path}-{number}"
                 async with agent_world(agent, root, plain_scenario()) as world:
-                    runner = run_direct if path == "direct" else run_omniagent
+                    runner = DIRECT.get(agent, run_direct) if path == "direct" else run_omniagent
                     await runner(world, results[path], turns)
     return results
 
@@ -161,7 +222,7 @@ async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3, help="fresh worlds per path and agent")
     parser.add_argument("--turns", type=int, default=5, help="warm turns per run after the first")
-    parser.add_argument("--agents", default=",".join(PEERS), help="comma-separated (default: all five)")
+    parser.add_argument("--agents", default=",".join(PEERS), help="comma-separated (default: all)")
     args = parser.parse_args()
     # The adapter is imported on first use (~250 ms of ACP models); a one-off per process, so it is paid here and
     # shown apart, not charged to the first agent's spawn.

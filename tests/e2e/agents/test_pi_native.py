@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from omniagent.protocols.sidecar.agents import Capability, SelectKind, SessionInfo
+from omniagent.protocols.sidecar.agents import Capability, EnvVarLogin, SelectKind, SessionInfo, TerminalLogin
 from omniagent.protocols.sidecar.commands import ChoicesAnswer, QuestionsAnswer, Steered, TextAnswer
 from omniagent.protocols.sidecar.events import (
     Cancelled,
@@ -35,7 +35,7 @@ from omniagent.protocols.sidecar.events import (
     ToolUpdated,
     TurnStarted,
 )
-from omniagent.runtime.errors import InvalidConfiguration, ResumeFailed
+from omniagent.runtime.errors import AuthRequired, InvalidConfiguration, ResumeFailed
 from omniagent.runtime.runtime import Runtime
 from omniagent.runtime.session import Session
 from tests.e2e.agents.drive import is_text, is_turn_end, text_of, turn_end, until
@@ -259,3 +259,17 @@ async def test_compact_runs_as_an_agent_turn(tmp_path: Path) -> None:
         assert of(events, ContextCompacted)
         assert isinstance(turn_end(events).stop, Completed)
         assert len(world.requests()) == 2
+
+
+async def test_a_pi_without_any_usable_model_fails_the_open_with_auth_required(tmp_path: Path) -> None:
+    """pi 0.73.1 cannot be asked for its login state; with no provider logged in it exits "No models available",
+    which `open` reports as `AuthRequired` with pi's ways in (`/login` in pi, or a provider's key variable)."""
+    async with agent_world("pi", tmp_path, plain_scenario()) as world:
+        (world.home / ".pi" / "agent" / "models.json").unlink()
+        async with Runtime(env=world.runtime_env) as runtime:
+            with pytest.raises(AuthRequired) as refused:
+                await runtime.open("pi", world.work)
+        validate("ErrorBody", refused.value.body().dump())
+        logins = refused.value.login
+        assert isinstance(logins[0], TerminalLogin) and logins[0].command == [str(world.launcher)]
+        assert {m.name for m in logins if isinstance(m, EnvVarLogin)} >= {"ANTHROPIC_API_KEY", "OPENAI_API_KEY"}

@@ -186,6 +186,10 @@ class _PiDriver:
         self._state.apply_state(state)
         self._state.apply_models(models)
         self._state.apply_commands(commands)
+        if not self._state.models:
+            # pi lists only models whose provider has a key or a login; with none it still starts (its model is
+            # a placeholder "unknown") and refuses every prompt: that is a missing login.
+            raise AuthRequired(login_methods(self._request.installation.executable_path))
         if self._resume is not None and self._state.session_file != self._resume:
             raise ResumeFailed(f"pi opened {self._state.session_file!r} instead of {self._request.resume!r}")
         for option, value in self._request.configure.items():

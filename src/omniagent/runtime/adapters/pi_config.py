@@ -54,7 +54,7 @@ FEATURES = frozenset(
         Capability.CONTEXT_USAGE,
     }
 )
-# What pi prints on stderr when it starts without any usable model (auth-guidance.js): a login is missing.
+# What pi prints on stderr when it exits for want of any usable model (auth-guidance.js): a login is missing.
 NO_MODELS = "No models available"
 # API-key variables pi reads for the common providers (pi docs, providers.md); `/login` covers the rest.
 API_KEY_ENV = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY")
@@ -218,8 +218,8 @@ class PiState:
         provider = self.model.get("provider") if self.model is not None else None
         details = AgentDetails(
             version=self.version,
-            # pi has no auth query over RPC: it starts only with a usable model, so a session that opened is logged
-            # in, with that model's provider (an API key or pi's own OAuth login: pi does not say which).
+            # pi has no auth query over RPC; the open fails unless some model is usable, so an open session is
+            # logged in with its model's provider (an API key or pi's own OAuth login: pi does not say which).
             auth=Authenticated(kind=OtherAuth(name=f"pi: {provider}" if isinstance(provider, str) else "pi")),
             capabilities=Capabilities(features=ordered_features(set(FEATURES)), mcp_transports=[]),
             config_options=options,
