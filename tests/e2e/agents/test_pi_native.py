@@ -40,7 +40,6 @@ from omniagent.runtime.runtime import Runtime
 from omniagent.runtime.session import Session
 from tests.e2e.agents.drive import is_text, is_turn_end, text_of, turn_end, until
 from tests.e2e.agents.harness import World, agent_world, plain_scenario, slow_scenario, tool_scenario
-from tests.e2e.agents.packages import version
 from tests.e2e.agents.peers import COMMAND, PI_MODELS, TEXT
 from tests.event_stream import of
 from tests.sidecar_schema import validate
@@ -98,11 +97,11 @@ def options(info: SessionInfo) -> dict[str, list[str]]:
 async def test_a_tool_turn_streams_runs_bash_without_asking_and_completes(tmp_path: Path) -> None:
     """A tool call arrives as ToolUpdated snapshots (pending → running → completed, with the command and its
     output) and never as a permission ask; the model's answer streams as text deltas; `agent_end` ends the turn
-    with context usage. The handshake's facts are on the session: pi's version, no Permissions capability, the
+    with context usage. The handshake's facts are on the session: no Permissions capability, the
     models and thinking levels as options."""
     async with agent_world("pi", tmp_path, tool_scenario("pi")) as world, pi_session(world) as session:
         details = session.info().details
-        assert details.version == version("pi")
+        assert details.version is None  # the harness's launcher script hides the package (test_pi_translate.py)
         features = set(details.capabilities.features)
         assert Capability.PERMISSIONS not in features
         assert {Capability.STEER, Capability.RESUME, Capability.QUESTIONS, Capability.COMPACT} <= features
@@ -273,3 +272,19 @@ async def test_a_pi_without_any_usable_model_fails_the_open_with_auth_required(t
         logins = refused.value.login
         assert isinstance(logins[0], TerminalLogin) and logins[0].command == [str(world.launcher)]
         assert {m.name for m in logins if isinstance(m, EnvVarLogin)} >= {"ANTHROPIC_API_KEY", "OPENAI_API_KEY"}
+
+
+async def test_generate_runs_pi_without_tools_or_a_session_file(tmp_path: Path) -> None:
+    """`generate` launches pi with `--no-tools --no-session`: the model is offered no tool, the text comes back,
+    and pi leaves no session file behind."""
+    async with agent_world("pi", tmp_path, plain_scenario()) as world:
+        async with Runtime(env=world.runtime_env) as runtime:
+            text = await runtime.generate("pi", world.work, "say hello")
+        assert text == TEXT
+        request = await model_call(world, "say hello")
+        assert not request["body"].get("tools")
+        assert not _session_files(world.home)
+
+
+def _session_files(home: Path) -> list[Path]:
+    return list((home / ".pi" / "agent").rglob("*.jsonl"))

@@ -3,6 +3,7 @@ writes (tests/e2e/agents/test_pi_native.py drives the real CLI). Each event is c
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from omniagent.protocols.sidecar.base import SystemTime
@@ -21,8 +22,9 @@ from omniagent.protocols.sidecar.events import (
     ToolUpdated,
 )
 from omniagent.protocols.sidecar.events import Event as WireEvent
-from omniagent.runtime.adapters.pi_config import thinking_levels
+from omniagent.runtime.adapters.pi_config import package_version, thinking_levels
 from omniagent.runtime.adapters.pi_translate import EventMapper, dialog_response, question
+from tests.e2e.agents import packages
 from tests.sidecar_schema import validate
 
 
@@ -138,3 +140,12 @@ def test_thinking_levels_follow_pis_rule() -> None:
         "high",
         "xhigh",
     ]
+
+
+def test_the_version_is_read_from_the_package_the_executable_links_into(tmp_path: Path) -> None:
+    """npm's `bin/pi` is a link to the package's `dist/cli.js`: its package.json names the version. Anything else
+    (a wrapper script) has no version rather than a second Node start."""
+    assert package_version(str(packages.entry("pi"))) == packages.version("pi")
+    wrapper = tmp_path / "pi"
+    wrapper.write_text('#!/bin/sh\nexec pi "$@"\n')
+    assert package_version(str(wrapper)) is None

@@ -54,15 +54,12 @@ from omniagent.runtime.errors import (
     UnsupportedFeature,
 )
 from omniagent.runtime.requests import check_option
-from omniagent.wire.process import SpawnError, open_process
+from omniagent.wire.process import SpawnError
 
 # Last stderr lines carried by `Exited` and by handshake failures (anyagent §11.1).
 STDERR_TAIL = 6
-# Seconds `pi --version` may take when the version cannot be read from the package (a Node start: ~1.5 s).
-VERSION_TIMEOUT = 10.0
 # pi's prompt refusals that mean the login is gone (agent-session.js, auth-guidance.js).
 _AUTH_REFUSALS = ("No API key found", "Authentication failed")
-_versions: dict[str, str | None] = {}  # executable → version, asked once per process
 
 
 class PiAdapter:
@@ -76,12 +73,14 @@ class PiAdapter:
         resume_file = _resume_file(request)
         row = catalog.profile(request.installation.id)
         argv = launch_argv(request, row.launch_args if row is not None else ("--mode", "rpc"))
-        state = PiState(tools_disabled=request.disable_tools)
+        # No `pi --version` process: it costs a second Node start (~1.5 s) on every open. A wrapper script that
+        # hides the package leaves the version unknown.
+        version = package_version(request.installation.executable_path)
+        state = PiState(version=version, tools_disabled=request.disable_tools)
         driver = _PiDriver(request, events, state, resume_file)
         async with AsyncExitStack() as stack:
             try:
                 async with asyncio.timeout(d.HANDSHAKE_TIMEOUT):
-                    state.version = await _version(request.installation.executable_path, str(request.directory))
                     client = await stack.enter_async_context(
                         open_pi(argv, cwd=str(request.directory), on_frame=driver.on_frame)
                     )
@@ -116,24 +115,6 @@ def _resume_file(request: d.ConnectRequest) -> str | None:
     return os.path.abspath(token) if token is not None else None
 
 
-async def _version(executable: str, cwd: str) -> str | None:
-    """pi's version: from its package, else from `pi --version` (asked once per executable)."""
-    if executable in _versions:
-        return _versions[executable]
-    version = package_version(executable)
-    if version is None:
-        with suppress(OSError, TimeoutError, SpawnError):
-            async with asyncio.timeout(VERSION_TIMEOUT):
-                async with open_process([executable, "--version"], cwd=cwd) as child:
-                    output = (await child.stdout.read()).decode(errors="replace")
-                    status = await child.wait()
-                # pi 0.73.1 prints its version on stderr; the tail is complete once the child is closed.
-                lines = [line.strip() for line in [*output.splitlines(), *child.stderr_tail()] if line.strip()]
-                version = lines[-1] if lines and status.returncode == 0 else None
-    _versions[executable] = version
-    return version
-
-
 class _PiDriver:
     def __init__(self, request: d.ConnectRequest, events: d.EventSink, state: PiState, resume: str | None) -> None:
         self._request = request
@@ -156,6 +137,7 @@ class _PiDriver:
         self._cancelled = False
         self._retrying = False  # between pi's auto_retry_start and auto_retry_end
         self._settles = False  # this pi sends agent_settled: that, not agent_end, ends a run
+        self._run_end: Mapping[str, Any] | None = None  # the last agent_end, for the agent_settled after it
 
     @property
     def info(self) -> d.DriverInfo:
@@ -348,13 +330,15 @@ class _PiDriver:
                 self._open_turn()
                 self._run_seen = True
         elif kind == "agent_end":
+            self._run_end = frame  # the run's messages (stop reason, usage) are here, not on agent_settled
             if not self._settles:
                 await self._finish_run(frame)
         elif kind == "agent_settled":
             if not self._settles:
                 self._settles = True  # this run already ended at its agent_end; later runs end here
             else:
-                await self._finish_run(frame)
+                await self._finish_run(self._run_end or frame)
+            self._run_end = None
         elif kind in ("auto_retry_start", "auto_retry_end"):
             await self._on_retry(frame)
         elif kind == "thinking_level_changed" and isinstance(frame.get("level"), str):

@@ -86,8 +86,8 @@ def login_methods(executable: str) -> list[LoginMethod]:
 
 
 def package_version(executable: str) -> str | None:
-    """pi's version from the package.json of the npm package its executable links into, or None when the
-    executable is not a link into that package (a wrapper script, a bundled binary)."""
+    """pi's version from the package.json of the npm package its executable links into (npm, pnpm and bun global
+    installs all link `bin/pi` to the package's `dist/cli.js`), or None for anything else (a wrapper script)."""
     try:
         path = Path(os.path.realpath(executable))
     except OSError:
