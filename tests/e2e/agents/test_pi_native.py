@@ -57,7 +57,7 @@ export default function (pi: any) {
       const color = await ctx.ui.select("Pick a color", ["red", "blue"]);
       const sure = await ctx.ui.confirm("Really?", "Are you sure?");
       const name = await ctx.ui.input("Your name", "type it");
-      writeFileSync(join(ctx.cwd, "answers.json"), JSON.stringify({ color, sure, name: name ?? null }));
+      writeFileSync(join(ctx.cwd, "answers.json"), JSON.stringify({ color: color ?? null, sure, name: name ?? null }));
     },
   });
 }
@@ -244,6 +244,27 @@ async def test_extension_dialogs_become_questions_answered_back(tmp_path: Path) 
         answers = json.loads((world.work / "answers.json").read_text())
         assert answers == {"color": "blue", "sure": True, "name": "Ada"}
         assert not world.requests(), "the extension command called the model"
+
+
+async def test_cancel_during_a_dialog_dismisses_it_and_the_rest(tmp_path: Path) -> None:
+    """`cancel` while an extension's dialog is open answers it cancelled, and the dialogs the extension opens after
+    it within that turn too; the turn ends `Cancelled` and the next prompt runs normally."""
+    async with agent_world("pi", tmp_path, plain_scenario()) as world:
+        extensions = world.home / ".pi" / "agent" / "extensions"
+        extensions.mkdir(parents=True)
+        (extensions / "ask.ts").write_text(ASK_EXTENSION, encoding="utf-8")
+        async with pi_session(world) as session:
+            await session.prompt("/ask")
+            await until(session, lambda e: isinstance(e.kind, RequestOpened))
+            await session.cancel()
+            events = await until(session, is_turn_end)
+            assert isinstance(turn_end(events).stop, Cancelled)
+            assert not of(events, RequestOpened)
+            await session.prompt("say hello")
+            events = await until(session, is_turn_end)
+            assert isinstance(turn_end(events).stop, Completed) and text_of(events) == TEXT
+        answers = json.loads((world.work / "answers.json").read_text())
+        assert answers == {"color": None, "sure": False, "name": None}
 
 
 async def test_compact_runs_as_an_agent_turn(tmp_path: Path) -> None:

@@ -320,8 +320,10 @@ class _PiDriver:
     async def on_frame(self, frame: Mapping[str, Any]) -> None:
         """One event from pi's reader (never waits for a response: see pi_rpc)."""
         kind = frame.get("type")
-        if not self._live or self._closing:
-            if kind == "extension_ui_request" and frame.get("method") in DIALOGS:
+        dialog = kind == "extension_ui_request" and frame.get("method") in DIALOGS
+        if not self._live or self._closing or (dialog and self._cancelled and self._turn_open):
+            # Nobody to ask yet, any more, or in a turn being cancelled: the dialog is dismissed at once.
+            if dialog:
                 self._write(dialog_response(str(frame.get("id")), str(frame.get("method")), None))
             return
         if kind == "agent_start":
@@ -347,7 +349,7 @@ class _PiDriver:
         elif kind == "session_info_changed" and isinstance(frame.get("name"), str):
             self._state.title = frame["name"]
             await self._events.send(d.InfoChanged(self._state.info()))
-        if kind == "extension_ui_request" and frame.get("method") in DIALOGS:
+        if dialog:
             self._dialogs[str(frame.get("id"))] = str(frame.get("method"))
         for item in self._mapper.map(frame):
             await self._events.send(d.AdapterEvent(item))
