@@ -105,8 +105,8 @@ async def test_opening_an_inline_acp_agent_that_cannot_start_fails_spawn_failed_
 async def test_opening_a_discovered_agent_that_cannot_serve_fails_protocol_failed_with_its_stderr(
     tmp_path: Path,
 ) -> None:
-    """anyagent §5: ProtocolFailed for "no adapter implemented for X yet" (pi, a native wire) and for a handshake
-    the agent closed, with its stderr tail appended (kiro, an ACP agent whose binary exits at once)."""
+    """anyagent §5: ProtocolFailed for a handshake the agent closed, with its stderr tail appended: kiro (an ACP
+    agent) and pi (its own RPC), each a binary that exits at once."""
     for name in ("kiro-cli", "pi"):
         fake = tmp_path / name
         fake.write_text("#!/bin/sh\necho 'not an agent' >&2\nexit 3\n")
@@ -120,5 +120,6 @@ async def test_opening_a_discovered_agent_that_cannot_serve_fails_protocol_faile
         assert kiro["kind"] == "ProtocolFailed", kiro
         assert "not an agent" in kiro["detail"]
         pi = await sidecar.error("open", agent="pi", dir=str(tmp_path))
-        assert pi["kind"] in ("ProtocolFailed", "SpawnFailed"), pi  # ProtocolFailed until a pi adapter lands
+        assert pi["kind"] == "ProtocolFailed", pi
+        assert "not an agent" in pi["detail"]
         assert sidecar.check.opened == []
