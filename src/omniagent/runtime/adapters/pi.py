@@ -19,7 +19,6 @@ Turn ends, as pi 0.73.1 behaves:
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from typing import Any
@@ -40,6 +39,7 @@ from omniagent.runtime.adapters.pi_config import (
     login_methods,
     model_id,
     package_version,
+    resume_file_of,
     split_model,
 )
 from omniagent.runtime.adapters.pi_rpc import PiClient, PiError, PiExited, open_pi
@@ -51,7 +51,6 @@ from omniagent.runtime.errors import (
     ProtocolFailed,
     ResumeFailed,
     SpawnFailed,
-    UnsupportedFeature,
 )
 from omniagent.runtime.requests import check_option
 from omniagent.wire.process import SpawnError
@@ -70,7 +69,7 @@ class PiAdapter:
 
     @asynccontextmanager
     async def connect(self, request: d.ConnectRequest, events: d.EventSink) -> AsyncIterator[d.Driver]:
-        resume_file = _resume_file(request)
+        resume_file = resume_file_of(request)
         row = catalog.profile(request.installation.id)
         argv = launch_argv(request, row.launch_args if row is not None else ("--mode", "rpc"))
         # No `pi --version` process: it costs a second Node start (~1.5 s) on every open. A wrapper script that
@@ -96,23 +95,6 @@ class PiAdapter:
                 yield driver
             finally:
                 driver.stop()
-
-
-def _resume_file(request: d.ConnectRequest) -> str | None:
-    """The session file to resume, absolute, or None for a new session.
-
-    Raises: `UnsupportedFeature` (fork, MCP), `ResumeFailed` (a token that names no session file).
-    """
-    if request.fork is not None:
-        raise UnsupportedFeature("fork (the pi adapter does not fork sessions)")
-    if request.mcp_servers:
-        raise UnsupportedFeature("MCP servers (pi has no MCP support)")
-    token = request.resume
-    if token is not None and ("/" not in token or not os.path.isfile(token)):
-        # pi would quietly start a new session at a path that does not exist, and match a bare id against every
-        # project's sessions (asking on stdin when it finds one elsewhere): only an existing file is a token.
-        raise ResumeFailed(f"no pi session file at {token!r} (pi writes it after the first answer)")
-    return os.path.abspath(token) if token is not None else None
 
 
 class _PiDriver:

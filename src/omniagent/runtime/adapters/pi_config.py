@@ -8,7 +8,8 @@ without `reasoning` has only "off"; one with it has off…high, plus "xhigh" onl
 minus any level that map sets to null.
 
 pi has no permission protocol: it runs every tool, bash included, without asking. So `Permissions` is never a
-capability, whatever permission mode the caller asked for. No I/O here.
+capability, whatever permission mode the caller asked for. No I/O here beyond looking at files (a resume token, the
+package's version).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from omniagent.protocols.sidecar.agents import (
     ordered_features,
 )
 from omniagent.runtime import driver as d
+from omniagent.runtime.errors import ResumeFailed, UnsupportedFeature
 
 MODEL_OPTION = "model"
 EFFORT_OPTION = "effort"
@@ -77,6 +79,23 @@ def launch_argv(request: d.ConnectRequest, base: Sequence[str]) -> list[str]:
     if isinstance(effort, str):
         argv += ["--thinking", effort]
     return argv
+
+
+def resume_file_of(request: d.ConnectRequest) -> str | None:
+    """The session file to resume, absolute, or None for a new session.
+
+    Raises: `UnsupportedFeature` (fork, MCP), `ResumeFailed` (a token that names no session file).
+    """
+    if request.fork is not None:
+        raise UnsupportedFeature("fork (the pi adapter does not fork sessions)")
+    if request.mcp_servers:
+        raise UnsupportedFeature("MCP servers (pi has no MCP support)")
+    token = request.resume
+    if token is not None and ("/" not in token or not os.path.isfile(token)):
+        # pi would quietly start a new session at a path that does not exist, and match a bare id against every
+        # project's sessions (asking on stdin when it finds one elsewhere): only an existing file is a token.
+        raise ResumeFailed(f"no pi session file at {token!r} (pi writes it after the first answer)")
+    return os.path.abspath(token) if token is not None else None
 
 
 def login_methods(executable: str) -> list[LoginMethod]:
