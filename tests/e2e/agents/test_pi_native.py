@@ -26,6 +26,7 @@ from omniagent.protocols.sidecar.events import (
     ContextCompacted,
     ContextUsage,
     Execute,
+    Failed,
     FromAgent,
     QuestionAsk,
     RequestOpened,
@@ -163,6 +164,39 @@ async def test_a_prompt_during_a_turn_steers_it(tmp_path: Path) -> None:
         assert isinstance(turn_end(events).stop, Completed)
         assert text_of(events).endswith(TEXT)
         await model_call(world, "steered text")
+
+
+def error_scenario(status: int, message: str) -> dict[str, Any]:
+    """The first main call fails with `status`; later calls answer TEXT."""
+    error = {"kind": "error", "status": status, "error_type": "api_error", "message": message, "match": '"bash"'}
+    return {"steps": [error], "fallback": {"kind": "reply", "text": TEXT}}
+
+
+async def test_a_provider_error_fails_the_turn_and_the_session_goes_on(tmp_path: Path) -> None:
+    """A refusal pi does not retry (HTTP 400) ends the run with an error message: `Failed` with pi's text; the
+    next prompt completes."""
+    scenario = error_scenario(400, "bad request from fake")
+    async with agent_world("pi", tmp_path, scenario) as world, pi_session(world) as session:
+        await session.prompt("fail please")
+        stop = turn_end(await until(session, is_turn_end)).stop
+        assert isinstance(stop, Failed) and "bad request from fake" in stop.message
+        await session.prompt("say hello")
+        events = await until(session, is_turn_end)
+        assert isinstance(turn_end(events).stop, Completed) and text_of(events) == TEXT
+
+
+async def test_pis_own_retry_of_a_transient_error_stays_in_the_same_turn(tmp_path: Path) -> None:
+    """An overloaded answer makes pi end the run (`agent_end` with an error) and retry it by itself
+    (`auto_retry_start`, a new run): the turn goes on through the retry and ends once, `Completed`."""
+    async with agent_world("pi", tmp_path, error_scenario(503, "overloaded")) as world:
+        settings = world.home / ".pi" / "agent" / "settings.json"
+        quick = {"retry": {"baseDelayMs": 50, "provider": {"maxRetries": 0}}}  # pi retries, not the HTTP client
+        settings.write_text(json.dumps(json.loads(settings.read_text()) | quick), encoding="utf-8")
+        async with pi_session(world) as session:
+            await session.prompt("try twice")
+            events = await until(session, is_turn_end)
+            assert isinstance(turn_end(events).stop, Completed) and text_of(events) == TEXT
+        assert len(world.requests()) == 2
 
 
 async def test_resume_in_a_new_process_remembers_the_earlier_turn(tmp_path: Path) -> None:
