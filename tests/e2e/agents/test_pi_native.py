@@ -36,7 +36,7 @@ from omniagent.protocols.sidecar.events import (
     ToolUpdated,
     TurnStarted,
 )
-from omniagent.runtime.errors import AuthRequired, InvalidConfiguration, ResumeFailed
+from omniagent.runtime.errors import AuthRequired, InvalidConfiguration, ResumeFailed, UnsupportedFeature
 from omniagent.runtime.runtime import Runtime
 from omniagent.runtime.session import Session
 from tests.e2e.agents.drive import is_text, is_turn_end, text_of, turn_end, until
@@ -84,6 +84,10 @@ async def model_call(world: World, prompt: str) -> dict[str, Any]:
     return await world.wait_for(asks)
 
 
+def _read(path: str) -> str:
+    return Path(path).read_text(encoding="utf-8")
+
+
 def _is_file(path: str) -> bool:
     return Path(path).is_file()
 
@@ -105,7 +109,8 @@ async def test_a_tool_turn_streams_runs_bash_without_asking_and_completes(tmp_pa
         assert details.version is None  # the harness's launcher script hides the package (test_pi_translate.py)
         features = set(details.capabilities.features)
         assert Capability.PERMISSIONS not in features
-        assert {Capability.STEER, Capability.RESUME, Capability.QUESTIONS, Capability.COMPACT} <= features
+        assert Capability.STEER in features and Capability.QUESTIONS in features
+        assert {Capability.RESUME, Capability.FORK, Capability.COMPACT, Capability.SLASH_COMMANDS} <= features
         assert options(session.info()) == {"model": MODELS, "effort": ["off"]}
         assert session.info().configuration.options == {"model": MODELS[0], "effort": "off"}
         assert session.info().resume_token is not None and session.info().resume_token.endswith(".jsonl")
@@ -219,6 +224,29 @@ async def test_resume_in_a_new_process_remembers_the_earlier_turn(tmp_path: Path
         async with Runtime(env=world.runtime_env) as runtime:
             with pytest.raises(ResumeFailed):
                 await runtime.open("pi", world.work, resume=str(tmp_path / "missing.jsonl"))
+
+
+async def test_fork_copies_the_session_into_a_new_file_and_leaves_the_source_alone(tmp_path: Path) -> None:
+    """`fork` is pi's `--fork FILE`: a new session file (a new token) holding the conversation so far, so the
+    model's next request carries it; the source file does not change. `fork_at` is `UnsupportedFeature`."""
+    async with agent_world("pi", tmp_path, plain_scenario()) as world:
+        async with pi_session(world) as session:
+            await session.prompt("remember the word kumquat")
+            await until(session, is_turn_end)
+            token = session.info().resume_token
+        assert token is not None
+        before = _read(token)
+        async with pi_session(world, fork=token) as forked:
+            fork_token = forked.info().resume_token
+            assert fork_token is not None and fork_token != token
+            await forked.prompt("which word?")
+            assert isinstance(turn_end(await until(forked, is_turn_end)).stop, Completed)
+        assert "kumquat" in json.dumps((await model_call(world, "which word?"))["body"])
+        assert _read(token) == before
+        assert "which word?" in _read(fork_token)
+        async with Runtime(env=world.runtime_env) as runtime:
+            with pytest.raises(UnsupportedFeature):
+                await runtime.open("pi", world.work, fork=token, fork_at="m1")
 
 
 async def test_model_and_effort_are_set_at_open_and_live(tmp_path: Path) -> None:

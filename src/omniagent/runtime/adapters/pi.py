@@ -1,6 +1,6 @@
 """The adapter for pi (`pi --mode rpc`, @mariozechner/pi-coding-agent), pi's own JSONL RPC (anyagent §11.6).
 
-`connect` launches pi with the session's flags (`--session FILE` to resume), asks `get_state`,
+`connect` launches pi with the session's flags (`--session FILE` to resume, `--fork FILE` to fork), asks `get_state`,
 `get_available_models` and `get_commands`, checks creation-time options, and yields a driver that turns commands
 into pi commands and pi's events into driver events. What each event means lives in `pi_translate`; options,
 capabilities and logins in `pi_config`; the wire itself in `pi_rpc`.
@@ -39,7 +39,7 @@ from omniagent.runtime.adapters.pi_config import (
     login_methods,
     model_id,
     package_version,
-    resume_file_of,
+    source_file_of,
     split_model,
 )
 from omniagent.runtime.adapters.pi_rpc import PiClient, PiError, PiExited, open_pi
@@ -69,14 +69,14 @@ class PiAdapter:
 
     @asynccontextmanager
     async def connect(self, request: d.ConnectRequest, events: d.EventSink) -> AsyncIterator[d.Driver]:
-        resume_file = resume_file_of(request)
+        source = source_file_of(request)
         row = catalog.profile(request.installation.id)
         argv = launch_argv(request, row.launch_args if row is not None else ("--mode", "rpc"))
         # No `pi --version` process: it costs a second Node start (~1.5 s) on every open. A wrapper script that
         # hides the package leaves the version unknown.
         version = package_version(request.installation.executable_path)
         state = PiState(version=version, tools_disabled=request.disable_tools)
-        driver = _PiDriver(request, events, state, resume_file)
+        driver = _PiDriver(request, events, state, source)
         async with AsyncExitStack() as stack:
             try:
                 async with asyncio.timeout(d.HANDSHAKE_TIMEOUT):
@@ -98,9 +98,9 @@ class PiAdapter:
 
 
 class _PiDriver:
-    def __init__(self, request: d.ConnectRequest, events: d.EventSink, state: PiState, resume: str | None) -> None:
+    def __init__(self, request: d.ConnectRequest, events: d.EventSink, state: PiState, source: str | None) -> None:
         self._request = request
-        self._resume = resume
+        self._source = source  # the session file resumed or forked from
         self._events = events
         self._state = state
         self._mapper = EventMapper()
@@ -154,8 +154,10 @@ class _PiDriver:
             # pi lists only models whose provider has a key or a login; with none it still starts (its model is
             # a placeholder "unknown") and refuses every prompt: that is a missing login.
             raise AuthRequired(login_methods(self._request.installation.executable_path))
-        if self._resume is not None and self._state.session_file != self._resume:
-            raise ResumeFailed(f"pi opened {self._state.session_file!r} instead of {self._request.resume!r}")
+        # A resume must continue the file itself; a fork must have copied it into a new one.
+        opened, forked = self._state.session_file, self._request.fork is not None
+        if self._source is not None and (opened == self._source) == forked:
+            raise ResumeFailed(f"pi opened {opened!r} for {'fork' if forked else 'resume'} of {self._source!r}")
         for option, value in self._request.configure.items():
             self._check_created(option, value)
         self._live = True

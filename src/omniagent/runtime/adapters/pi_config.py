@@ -51,6 +51,7 @@ FEATURES = frozenset(
         Capability.RESUME,
         Capability.STEER,
         Capability.QUESTIONS,
+        Capability.FORK,
         Capability.COMPACT,
         Capability.SLASH_COMMANDS,
         Capability.CONTEXT_USAGE,
@@ -64,11 +65,14 @@ PACKAGE = "@mariozechner/pi-coding-agent"
 
 
 def launch_argv(request: d.ConnectRequest, base: Sequence[str]) -> list[str]:
-    """`pi --mode rpc` plus the session's flags: `--session FILE` to resume, `--no-tools --no-session` for
+    """`pi --mode rpc` plus the session's flags: `--session FILE` to resume, `--fork FILE` to fork (pi copies the
+    session into a new file at once), `--no-tools --no-session` for
     `generate`, and creation-time `model` / `effort` as `--model provider/id` / `--thinking LEVEL` (flags, not RPC:
     pi's `set_model` also rewrites the user's default model in settings.json)."""
     argv = [request.installation.executable_path, *base]
-    if request.resume is not None:
+    if request.fork is not None:
+        argv += ["--fork", request.fork]
+    elif request.resume is not None:
         argv += ["--session", request.resume]
     if request.disable_tools:
         argv += ["--no-tools", "--no-session"]
@@ -81,16 +85,16 @@ def launch_argv(request: d.ConnectRequest, base: Sequence[str]) -> list[str]:
     return argv
 
 
-def resume_file_of(request: d.ConnectRequest) -> str | None:
-    """The session file to resume, absolute, or None for a new session.
+def source_file_of(request: d.ConnectRequest) -> str | None:
+    """The session file to resume or fork from, absolute, or None for a new session.
 
-    Raises: `UnsupportedFeature` (fork, MCP), `ResumeFailed` (a token that names no session file).
+    Raises: `UnsupportedFeature` (a fork point, MCP), `ResumeFailed` (a token that names no session file).
     """
-    if request.fork is not None:
-        raise UnsupportedFeature("fork (the pi adapter does not fork sessions)")
+    if request.fork_at is not None:
+        raise UnsupportedFeature("fork at a point (pi's --fork copies the whole session)")
     if request.mcp_servers:
         raise UnsupportedFeature("MCP servers (pi has no MCP support)")
-    token = request.resume
+    token = request.fork if request.fork is not None else request.resume
     if token is not None and ("/" not in token or not os.path.isfile(token)):
         # pi would quietly start a new session at a path that does not exist, and match a bare id against every
         # project's sessions (asking on stdin when it finds one elsewhere): only an existing file is a token.
