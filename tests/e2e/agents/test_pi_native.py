@@ -23,6 +23,7 @@ from omniagent.protocols.sidecar.events import (
     Cancelled,
     CommandInput,
     Completed,
+    CompletionSource,
     ContextCompacted,
     ContextUsage,
     Execute,
@@ -59,6 +60,15 @@ export default function (pi: any) {
       const sure = await ctx.ui.confirm("Really?", "Are you sure?");
       const name = await ctx.ui.input("Your name", "type it");
       writeFileSync(join(ctx.cwd, "answers.json"), JSON.stringify({ color: color ?? null, sure, name: name ?? null }));
+    },
+  });
+  pi.registerCommand("later", {
+    description: "Ask after returning",
+    handler: async (_args: string, ctx: any) => {
+      setTimeout(async () => {
+        const pick = await ctx.ui.select("Later?", ["x", "y"]);
+        writeFileSync(join(ctx.cwd, "later.json"), JSON.stringify({ pick: pick ?? null }));
+      }, 100);
     },
   });
 }
@@ -288,7 +298,10 @@ async def test_extension_dialogs_become_questions_answered_back(tmp_path: Path) 
         (extensions / "ask.ts").write_text(ASK_EXTENSION, encoding="utf-8")
         async with pi_session(world) as session:
             commands = session.info().details.commands
-            assert [(c.name, c.description) for c in commands] == [("ask", "Ask three questions")]
+            assert [(c.name, c.description) for c in commands] == [
+                ("ask", "Ask three questions"),
+                ("later", "Ask after returning"),
+            ]
             await session.prompt("/ask")
             replies = [ChoicesAnswer(ids=["blue"]), ChoicesAnswer(ids=["yes"]), TextAnswer(text="Ada")]
             asked = []
@@ -306,6 +319,27 @@ async def test_extension_dialogs_become_questions_answered_back(tmp_path: Path) 
         answers = json.loads((world.work / "answers.json").read_text())
         assert answers == {"color": "blue", "sure": True, "name": "Ada"}
         assert not world.requests(), "the extension command called the model"
+
+
+async def test_a_dialog_pi_opens_on_its_own_is_a_turn_that_our_answer_ends(tmp_path: Path) -> None:
+    """An extension may ask after its command returned. The question then belongs to a turn of its own (or to the
+    command's turn, if it comes before pi answered the command); either way answering it ends that turn at once
+    (`Completed` from the wire, not from the loop's quiet window) and the answer reaches the extension."""
+    async with agent_world("pi", tmp_path, plain_scenario()) as world:
+        extensions = world.home / ".pi" / "agent" / "extensions"
+        extensions.mkdir(parents=True)
+        (extensions / "ask.ts").write_text(ASK_EXTENSION, encoding="utf-8")
+        async with pi_session(world) as session:
+            await session.prompt("/later")
+            events = await until(session, lambda e: isinstance(e.kind, RequestOpened))
+            opened = events[-1].kind
+            assert isinstance(opened, RequestOpened) and isinstance(opened.request, QuestionAsk)
+            question = opened.request.request
+            assert [c.id for c in question.questions[0].choices] == ["x", "y"]
+            await session.answer(question.id, QuestionsAnswer(answers=[ChoicesAnswer(ids=["y"])]))
+            stop = turn_end(await until(session, is_turn_end)).stop
+            assert isinstance(stop, Completed) and stop.source is CompletionSource.PROTOCOL
+        assert json.loads((world.work / "later.json").read_text()) == {"pick": "y"}
 
 
 async def test_cancel_during_a_dialog_dismisses_it_and_the_rest(tmp_path: Path) -> None:

@@ -117,6 +117,7 @@ class _PiDriver:
         self._turn = 0  # bumps per turn, so a task of an older turn cannot end a newer one
         self._run_seen = False  # agent_start seen in this turn
         self._cancelled = False
+        self._dialog_turn = False  # the open turn is a dialog pi opened while idle
         self._retrying = False  # between pi's auto_retry_start and auto_retry_end
         self._settles = False  # this pi sends agent_settled: that, not agent_end, ends a run
         self._run_end: Mapping[str, Any] | None = None  # the last agent_end, for the agent_settled after it
@@ -207,19 +208,27 @@ class _PiDriver:
             method = self._dialogs.pop(command.request_id, None)
             if method is not None:
                 self._write(dialog_response(command.request_id, method, command.answer))
+                await self._end_dialog_turn(Completed())
         elif isinstance(command, d.Configure):
             self._spawn(self._configure(command.option, command.value))
         elif isinstance(command, d.Cancel):
-            self._cancel()
+            await self._cancel()
         elif isinstance(command, d.Compact):
             self._open_turn()
             self._spawn(self._compact(self._turn))
         elif isinstance(command, d.Rollback):
             await self._warn("rollback is not supported by pi")
 
-    def _open_turn(self) -> None:
+    def _open_turn(self, *, for_dialog: bool = False) -> None:
         self._turn += 1
         self._turn_open, self._run_seen, self._cancelled = True, False, False
+        self._dialog_turn = for_dialog
+
+    async def _end_dialog_turn(self, stop: StopReason) -> None:
+        """A dialog pi opened while idle (an extension's own) is a turn of its own, over once it is answered,
+        unless a run started meanwhile (that run's end ends it)."""
+        if self._dialog_turn and not self._dialogs and not self._run_seen:
+            await self._end(self._turn, stop)
 
     async def _input(self, prompt: d.PromptInput) -> tuple[str, list[dict[str, Any]]]:
         """The prompt text (naming every attachment) and the images pi takes inline (the ACP image block shape is
@@ -246,8 +255,11 @@ class _PiDriver:
             await self._end(turn, Failed(message=exc.message))
             return
         streaming = isinstance(state, Mapping) and state.get("isStreaming") is True
-        if not self._run_seen and not streaming:  # handled without a run: an extension command
-            await self._end(turn, Cancelled() if self._cancelled else Completed())
+        if self._run_seen or streaming or turn != self._turn:
+            return
+        # Handled without a run (an extension command). A dialog it left open keeps the turn until answered.
+        self._dialog_turn = True
+        await self._end_dialog_turn(Cancelled() if self._cancelled else Completed())
 
     async def _steer(self, prompt: d.PromptInput) -> None:
         message, images = await self._input(prompt)
@@ -259,12 +271,13 @@ class _PiDriver:
             accepted = False
         await self._events.send(d.SteerResult(accepted=accepted))
 
-    def _cancel(self) -> None:
+    async def _cancel(self) -> None:
         for request_id, method in list(self._dialogs.items()):
             self._write(dialog_response(request_id, method, None))
         self._dialogs.clear()
         self._cancelled = True
         self._spawn(self._abort())
+        await self._end_dialog_turn(Cancelled())
 
     async def _abort(self) -> None:
         with suppress(PiError, PiExited):  # nothing to abort, or gone: the turn ends either way
@@ -334,6 +347,8 @@ class _PiDriver:
             self._state.title = frame["name"]
             await self._events.send(d.InfoChanged(self._state.info()))
         if dialog:
+            if not self._turn_open:
+                self._open_turn(for_dialog=True)
             self._dialogs[str(frame.get("id"))] = str(frame.get("method"))
         for item in self._mapper.map(frame):
             await self._events.send(d.AdapterEvent(item))

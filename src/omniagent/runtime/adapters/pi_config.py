@@ -255,6 +255,7 @@ class PiState:
             resume_token=None if self.tools_disabled else self.session_file,
             title=self.title,
             deterministic_turn_end=True,  # agent_end (or agent_settled) ends every prompted turn
-            deterministic_agent_turn_end=False,  # an extension's own dialog or message has no end frame
+            # pi's own runs end with agent_end, a compaction with its answer, an idle dialog with our answer.
+            deterministic_agent_turn_end=True,
             tools_disabled=self.tools_disabled,
         )
