@@ -28,8 +28,6 @@ from omniagent.protocols.sidecar.base import Diagnostic, DiagnosticLevel
 from omniagent.protocols.sidecar.events import Cancelled, Completed, DiagnosticEvent, Failed, StopReason
 from omniagent.runtime import catalog
 from omniagent.runtime import driver as d
-from omniagent.runtime.adapters.acp_config import AgentFacts
-from omniagent.runtime.adapters.acp_prompt import prompt_blocks
 from omniagent.runtime.adapters.pi_config import (
     EFFORT_OPTION,
     MODEL_OPTION,
@@ -43,7 +41,13 @@ from omniagent.runtime.adapters.pi_config import (
     split_model,
 )
 from omniagent.runtime.adapters.pi_rpc import PiClient, PiError, PiExited, open_pi
-from omniagent.runtime.adapters.pi_translate import DIALOGS, EventMapper, dialog_response, last_assistant
+from omniagent.runtime.adapters.pi_translate import (
+    DIALOGS,
+    EventMapper,
+    dialog_response,
+    last_assistant,
+    prompt_fields,
+)
 from omniagent.runtime.errors import (
     AuthRequired,
     HandshakeTimeout,
@@ -200,8 +204,7 @@ class _PiDriver:
         if isinstance(command, d.StartTurn):
             self._open_turn()
             await self._events.send(d.TurnAck())
-            message, images = await self._input(command.input)
-            self._spawn(self._prompt(message, images, self._turn))
+            self._spawn(self._prompt(await self._fields(command.input), self._turn))
         elif isinstance(command, d.Steer):
             self._spawn(self._steer(command.input))
         elif isinstance(command, d.AnswerRequest):
@@ -230,17 +233,14 @@ class _PiDriver:
         if self._dialog_turn and not self._dialogs and not self._run_seen:
             await self._end(self._turn, stop)
 
-    async def _input(self, prompt: d.PromptInput) -> tuple[str, list[dict[str, Any]]]:
-        """The prompt text (naming every attachment) and the images pi takes inline (the ACP image block shape is
-        pi's ImageContent)."""
-        blocks, problems = await prompt_blocks(prompt, AgentFacts(image=True))
+    async def _fields(self, prompt: d.PromptInput) -> dict[str, Any]:
+        fields, problems = await prompt_fields(prompt)
         for problem in problems:
             await self._warn(problem)
-        return str(blocks[-1]["text"]), [block for block in blocks if block["type"] == "image"]
+        return fields
 
-    async def _prompt(self, message: str, images: list[dict[str, Any]], turn: int) -> None:
+    async def _prompt(self, fields: dict[str, Any], turn: int) -> None:
         client = self._require_client()
-        fields: dict[str, Any] = {"message": message, **({"images": images} if images else {})}
         try:
             await client.request("prompt", **fields)
             if self._run_seen:
@@ -262,8 +262,10 @@ class _PiDriver:
         await self._end_dialog_turn(Cancelled() if self._cancelled else Completed())
 
     async def _steer(self, prompt: d.PromptInput) -> None:
-        message, images = await self._input(prompt)
-        fields: dict[str, Any] = {"message": message, **({"images": images} if images else {})}
+        if not self._run_seen:  # nothing to steer (an extension command, a compaction): the loop queues it
+            await self._events.send(d.SteerResult(accepted=False))
+            return
+        fields = await self._fields(prompt)
         try:
             await self._require_client().request("steer", **fields)
             accepted = True

@@ -1,9 +1,10 @@
 """pi RPC events → driver events: streamed text and thinking, tool snapshots, compaction, context usage, and the
 extension-UI dialogs as typed questions.
 
-Pure translation: no I/O, no turn rules (the adapter decides what ends a turn). pi gives messages no ids, so each
-assistant message gets `m<n>` at its `message_start`. User messages are not forwarded: they echo the caller's own
-prompt or steer (anyagent: UserMessage is never a replay of the caller's input).
+Translation only (its one I/O: reading a prompt's image attachments), no turn rules (the adapter decides what ends
+a turn). pi gives messages no ids, so each assistant message gets `m<n>` at its `message_start`. User messages are
+not forwarded: they echo the caller's own prompt or steer (anyagent: UserMessage is never a replay of the caller's
+input).
 """
 
 from __future__ import annotations
@@ -45,7 +46,10 @@ from omniagent.protocols.sidecar.events import (
     ToolUpdate,
     ToolUpdated,
 )
+from omniagent.runtime.adapters.acp_config import AgentFacts
+from omniagent.runtime.adapters.acp_prompt import prompt_blocks
 from omniagent.runtime.adapters.acp_translate import cap_output
+from omniagent.runtime.driver import PromptInput
 
 # Extension key carrying a frame we do not map, and the diagnostic that carries it (as the ACP adapter does).
 RAW_FRAME = "pi/raw_event"
@@ -215,6 +219,14 @@ class EventMapper:
             level = _NOTIFY_LEVELS.get(str(frame.get("notifyType") or "info"), DiagnosticLevel.INFO)
             return [_diagnostic(level, str(frame.get("message") or ""))]
         return []  # status lines, widgets, the terminal title, editor text: a TUI's business
+
+
+async def prompt_fields(prompt: PromptInput) -> tuple[dict[str, Any], list[str]]:
+    """A `prompt` / `steer` command's fields: the text naming every attachment, and the images pi takes inline
+    (ACP's image block is pi's ImageContent); plus warnings about attachments that could not be read."""
+    blocks, problems = await prompt_blocks(prompt, AgentFacts(image=True))
+    images = [block for block in blocks if block["type"] == "image"]
+    return {"message": str(blocks[-1]["text"]), **({"images": images} if images else {})}, problems
 
 
 def question(frame: Mapping[str, Any]) -> QuestionRequest:
