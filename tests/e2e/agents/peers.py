@@ -200,6 +200,7 @@ def _pi_files(home: Path, origin: str) -> dict[Path, str]:
 
 _ENV = {
     "pi": _pi_env,
+    "claude": _claude_env,
     "claude-code-acp": _claude_env,
     "codex-acp": _codex_env,
     "gemini": _gemini_env,
@@ -212,6 +213,7 @@ _DESCRIBED = {"command": COMMAND, "description": "Create the marker file"}
 PEERS: dict[str, Peer] = {
     peer.name: peer
     for peer in (
+        Peer("claude", "Bash", _DESCRIBED, main_marker='"Bash"'),
         Peer("claude-code-acp", "Bash", _DESCRIBED, main_marker='"Bash"'),
         Peer("codex-acp", "exec_command", {"cmd": COMMAND}, main_marker='"exec_command"'),
         Peer("gemini", "run_shell_command", _DESCRIBED, main_marker='"run_shell_command"'),

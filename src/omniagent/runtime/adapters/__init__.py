@@ -21,6 +21,12 @@ def _acp(installation: AgentInstallation) -> Adapter:
     return AcpAdapter(installation)
 
 
+def _claude(installation: AgentInstallation) -> Adapter:
+    from omniagent.runtime.adapters.claude import ClaudeAdapter
+
+    return ClaudeAdapter(installation)
+
+
 def _engine(installation: AgentInstallation) -> Adapter:
     # Imported on first use too: the engine (store, providers, tools) is not needed to say hello.
     from omniagent.runtime.adapters.engine import EngineAdapter
@@ -37,6 +43,7 @@ def _pi(installation: AgentInstallation) -> Adapter:
 # connection kind → factory taking the installation. Filled as adapters land.
 ADAPTERS: dict[ConnectionKind, Callable[[AgentInstallation], Adapter]] = {
     ConnectionKind.ACP: _acp,
+    ConnectionKind.CLAUDE: _claude,
     ConnectionKind.ENGINE: _engine,
     ConnectionKind.PI: _pi,
 }
