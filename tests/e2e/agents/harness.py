@@ -138,8 +138,11 @@ class World:
 
 
 @asynccontextmanager
-async def agent_world(agent: str, root: Path, scenario: dict[str, Any]) -> AsyncIterator[World]:
-    """Start the fake LLM in a fresh namespace, prepare HOME and the launcher for `agent` (see module docstring)."""
+async def agent_world(
+    agent: str, root: Path, scenario: dict[str, Any], *, unset: tuple[str, ...] = ()
+) -> AsyncIterator[World]:
+    """Start the fake LLM in a fresh namespace, prepare HOME and the launcher for `agent` (see module docstring).
+    `unset` names peer variables the agent must not get (a test of a missing key)."""
     variant = namespace_mode()
     row = profile(agent)
     if agent in PEERS:
@@ -173,7 +176,7 @@ async def agent_world(agent: str, root: Path, scenario: dict[str, Any]) -> Async
             for path, content in peer.files(home, origin).items():
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(content, encoding="utf-8")
-            env = peer.env(home, origin)
+            env = {k: v for k, v in peer.env(home, origin).items() if k not in unset}
         else:
             env = {"HOME": str(home), "PATH": AGENT_PATH}
         pid_file = root / "agent.pid"

@@ -275,8 +275,10 @@ class _ClaudeDriver:
         if usage is not None:
             await self._events.send(d.AdapterEvent(usage))
         self._unanswered = max(self._unanswered - 1, 0)
+        compact_error, self._mapper.compact_error = self._mapper.compact_error, None
         if self._unanswered == 0:
-            await self._events.send(d.TurnStopped(result_stop(frame, interrupted=self._interrupted)))
+            stop = result_stop(frame, interrupted=self._interrupted, compact_error=compact_error)
+            await self._events.send(d.TurnStopped(stop))
             self._interrupted = False
 
     # --- plumbing ------------------------------------------------------------------------------------------

@@ -150,6 +150,8 @@ class FrameMapper:
         self._message_ids: set[str] = set()
         self._context_used: int | None = None
         self._auth_lost = False
+        # Why the CLI refused to compact; its `result` still says success, so the driver reads this to fail the turn.
+        self.compact_error: str | None = None
 
     def map(self, frame: Mapping[str, Any]) -> list[d.DriverEvent]:
         """The events for one frame (anything but `result` and control frames, which the driver handles)."""
@@ -312,6 +314,8 @@ class FrameMapper:
                 events.append(d.InfoChanged(self.state.info()))
             if frame.get("compact_result") == "success":
                 events.append(d.AdapterEvent(ContextCompacted()))
+            elif frame.get("compact_result") == "failed":
+                self.compact_error = str(frame.get("compact_error") or "compaction failed")
             return events
         if subtype == "compact_boundary":
             return [d.AdapterEvent(ContextCompacted())]
@@ -401,12 +405,15 @@ class FrameMapper:
         ]
 
 
-def result_stop(result: Mapping[str, Any], *, interrupted: bool) -> StopReason:
+def result_stop(result: Mapping[str, Any], *, interrupted: bool, compact_error: str | None = None) -> StopReason:
     """How a `result` ends the turn. After our interrupt it is a cancel (the CLI then reports
     `error_during_execution`, or success when the turn finished first); otherwise `is_error` is the verdict (an API
-    error still says subtype success), and a stream the CLI aborted is a cancel too."""
+    error still says subtype success), and a stream the CLI aborted is a cancel too. A refused compaction ends with
+    a success result whose text is the reason; it fails the turn."""
     if interrupted or result.get("terminal_reason") == "aborted_streaming":
         return Cancelled()
+    if compact_error is not None:
+        return Failed(message=compact_error)
     if result.get("is_error") is not True and result.get("subtype") == "success":
         return Completed()
     errors = result.get("errors")
