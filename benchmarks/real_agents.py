@@ -1,6 +1,7 @@
 """Per real agent: spawn → first text and spawn → turn end, through omniagent's Runtime and through a minimal direct
-client of the agent's own wire (ACP, or pi's JSONL RPC for `pi`), so the overhead omniagent adds is visible (issue
-targets: under 10 ms per turn over ACP, 5 ms over a native wire).
+client of the agent's own wire (ACP; pi's JSONL RPC for `pi`; Claude Code's stream-json for `claude`, in
+direct_claude.py), so the overhead omniagent adds is visible (issue targets: under 10 ms per turn over ACP, 5 ms
+for the native adapters).
 
     python benchmarks/real_agents.py [--runs N] [--turns N] [--agents qwen,gemini,…]
 
@@ -35,6 +36,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests package holds the harness
 
+from benchmarks.direct_claude import run_direct_claude
 from tests.e2e.agents.harness import World, agent_world, plain_scenario
 from tests.e2e.agents.peers import PEERS
 
@@ -49,6 +51,7 @@ class Timings:
     first: list[float] = field(default_factory=list)
     end: list[float] = field(default_factory=list)
     turn: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)  # our process's CPU time per warm turn (load-independent)
 
 
 class DirectClient:
@@ -108,9 +111,10 @@ async def run_direct(world: World, timings: Timings, turns: int) -> None:
             timings.first.append(client.first_text - start)
             timings.end.append(ended - start)
             for _ in range(turns):
-                again = time.perf_counter()
+                again, cpu = time.perf_counter(), time.process_time()
                 await client.call("session/prompt", prompt)
                 timings.turn.append(time.perf_counter() - again)
+                timings.cpu.append(time.process_time() - cpu)
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
@@ -182,7 +186,7 @@ async def run_omniagent(world: World, timings: Timings, turns: int) -> None:
         start = time.perf_counter()
         session = await runtime.open(world.ref, world.work)
         for number in range(1 + turns):
-            sent = time.perf_counter()
+            sent, cpu = time.perf_counter(), time.process_time()
             await session.prompt("say hello")
             first = None
             async for event in session.events:
@@ -197,6 +201,7 @@ async def run_omniagent(world: World, timings: Timings, turns: int) -> None:
                 timings.end.append(ended - start)
             else:
                 timings.turn.append(ended - sent)
+                timings.cpu.append(time.process_time() - cpu)
         # Closing is not measured: agents that ignore stdin EOF take the close grace.
         os.killpg(world.agent_pid(), signal.SIGKILL)
 
@@ -214,6 +219,10 @@ async def bench(agent: str, runs: int, turns: int) -> dict[str, Timings]:
     return results
 
 
+# Agents whose own wire is not ACP, and the direct client of that wire.
+DIRECT = {"claude": run_direct_claude}
+
+
 def ms(values: list[float]) -> str:
     return f"{statistics.median(values) * 1000:8.1f}"
 
@@ -222,7 +231,7 @@ async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3, help="fresh worlds per path and agent")
     parser.add_argument("--turns", type=int, default=5, help="warm turns per run after the first")
-    parser.add_argument("--agents", default=",".join(PEERS), help="comma-separated (default: all)")
+    parser.add_argument("--agents", default=",".join(PEERS), help="comma-separated (default: every peer)")
     args = parser.parse_args()
     # The adapter is imported on first use (~250 ms of ACP models); a one-off per process, so it is paid here and
     # shown apart, not charged to the first agent's spawn.
@@ -231,12 +240,14 @@ async def main() -> int:
 
     print(f"one-off per process: importing the ACP adapter took {(time.perf_counter() - started) * 1000:.0f} ms")
     print(f"medians, ms, {args.runs} runs x (1 + {args.turns} turns)")
-    print("first = spawn→first text, end = spawn→turn end, turn = a warm turn (prompt→turn end)")
-    print(f"{'agent':16} {'path':10} {'first':>8} {'end':>8} {'turn':>8}")
+    print("first = spawn→first text, end = spawn→turn end, turn = a warm turn (prompt→turn end),")
+    print("cpu = this process's CPU time in a warm turn (the client's own work, whatever the machine's load)")
+    print(f"{'agent':16} {'path':10} {'first':>8} {'end':>8} {'turn':>8} {'cpu':>8}")
     for agent in args.agents.split(","):
         results = await bench(agent, args.runs, args.turns)
         for path, timings in results.items():
-            print(f"{agent:16} {path:10} {ms(timings.first)} {ms(timings.end)} {ms(timings.turn)}")
+            row = " ".join(ms(getattr(timings, f.name)) for f in fields(Timings))
+            print(f"{agent:16} {path:10} {row}")
         direct, omni = results["direct"], results["omniagent"]
         names = [f.name for f in fields(Timings)]
         deltas = [statistics.median(getattr(omni, n)) - statistics.median(getattr(direct, n)) for n in names]

@@ -126,8 +126,11 @@ class _ClaudeDriver:
         Raises: `AuthRequired`, `ResumeFailed`, `InvalidConfiguration`, `ProtocolFailed`.
         """
         try:
-            self._state.apply_initialize(await self._control.request("initialize", hooks={}))
-            version = await self._control.request("get_binary_version")
+            # Both requests go out at once: the second waits behind the CLI's start-up, not behind our round trip.
+            initialized, version = await asyncio.gather(
+                self._control.request("initialize", hooks={}), self._control.request("get_binary_version")
+            )
+            self._state.apply_initialize(initialized)
         except ControlFailed as exc:
             detail = self._early_error or str(exc)
             resuming = self._request.resume is not None or self._request.fork is not None
