@@ -23,6 +23,7 @@ from omniagent.protocols.sidecar.commands import (
     StdioMcp,
 )
 from omniagent.protocols.sidecar.events import (
+    Cancelled,
     CommandInput,
     Completed,
     ContextCompacted,
@@ -34,6 +35,7 @@ from omniagent.protocols.sidecar.events import (
     PermissionAsk,
     PermissionChoice,
     QuestionAsk,
+    RequestClosed,
     RequestOpened,
     SessionUpdated,
     TextDelta,
@@ -116,6 +118,25 @@ async def test_the_permission_offers_allow_always_and_the_tool_completes(tmp_pat
         statuses = [u.tool.status for u in of(rest, ToolUpdated) if u.tool.id == request.tool.id]
         assert statuses[-1] is ToolStatus.COMPLETED
         assert world.touched.exists() and text_of(rest) == "tool done"
+
+
+async def test_cancel_while_a_permission_is_open_denies_it_and_ends_the_turn_cancelled(tmp_path: Path) -> None:
+    """Cancel with the permission still open: the request closes, the CLI is told no and interrupted, the turn ends
+    Cancelled (not Failed, although the CLI's result says `error_during_execution`), the command never runs, and
+    the session takes the next prompt."""
+    async with agent_world(AGENT, tmp_path, tool_scenario(AGENT)) as world, runtime_session(world) as session:
+        await session.prompt("create the marker file")
+        asked = await until(session, is_permission)
+        opened = asked[-1].kind
+        assert isinstance(opened, RequestOpened)
+        await session.cancel()
+        events = await until(session, is_turn_end)
+        assert isinstance(turn_end(events).stop, Cancelled)
+        assert [c.request_id for c in of(events, RequestClosed)] == [opened.request.request.id]
+        await session.prompt("say hello")
+        again = await until(session, is_turn_end)
+        assert isinstance(turn_end(again).stop, Completed)
+        assert not world.touched.exists()
 
 
 async def test_a_question_is_answered_with_the_chosen_label(tmp_path: Path) -> None:

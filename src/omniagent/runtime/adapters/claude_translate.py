@@ -80,7 +80,9 @@ AUTH_FAILED = "authentication_failed"
 _IGNORED = frozenset(
     {"control_response", "rate_limit_event", "control_cancel_request", "command_lifecycle", "keep_alive"}
 )
-_IGNORED_SYSTEM = frozenset({"hook_started", "hook_response", "api_retry", "task_started", "task_progress"})
+_IGNORED_SYSTEM = frozenset(
+    {"hook_started", "hook_response", "api_retry", "task_started", "task_progress", "thinking_tokens"}
+)
 _KINDS: Mapping[str, Callable[[], ToolKind]] = {
     "Bash": Execute,
     "BashOutput": Execute,
