@@ -100,6 +100,7 @@ class _ClaudeDriver:
         self._live = False
         self._closing = False
         self._early_error: str | None = None  # a `result` before the handshake finished (a bad resume token)
+        self._configuring = asyncio.Lock()  # configure calls reach the agent, and are confirmed, in the order sent
 
     @property
     def info(self) -> d.DriverInfo:
@@ -212,13 +213,14 @@ class _ClaudeDriver:
         if not subtype:
             await self._warn(f"`{option}` is creation-only for Claude Code")
             return
-        try:
-            await self._control.request(subtype, **{field: value})
-        except ControlFailed as exc:
-            await self._warn(f"agent rejected configure `{option}`: {exc}")
-            return
-        self._state.apply_value(option, value)
-        await self._events.send(d.InfoChanged(self._state.info()))
+        async with self._configuring:
+            try:
+                await self._control.request(subtype, **{field: value})
+            except ControlFailed as exc:
+                await self._warn(f"agent rejected configure `{option}`: {exc}")
+                return
+            self._state.apply_value(option, value)
+            await self._events.send(d.InfoChanged(self._state.info()))
 
     # --- from the agent ------------------------------------------------------------------------------------
 
