@@ -185,19 +185,25 @@ async def test_a_bad_resume_token_fails_the_open(tmp_path: Path) -> None:
 
 
 async def test_model_and_mode_are_set_at_creation_and_live(tmp_path: Path) -> None:
-    """Creation: flags (`--model`, `--permission-mode`); live: set_model / set_permission_mode, confirmed by a
-    SessionUpdated; the model is what the next model call asks for. Bad values never reach the CLI."""
+    """Creation: flags (`--model`, `--permission-mode`, `--effort`); live: set_model / set_permission_mode, confirmed
+    by a SessionUpdated; the model (and effort) is what the next model call asks for. Bad values never reach the
+    CLI, which would take anything."""
     async with agent_world(AGENT, tmp_path, plain_scenario()) as world, Runtime(env=world.runtime_env) as runtime:
         with pytest.raises(InvalidConfiguration):
             await runtime.open(AGENT, world.work, configure={"colour": "blue"})
         with pytest.raises(InvalidConfiguration):
             await runtime.open(AGENT, world.work, configure={"mode": "reckless"})
-        session = await runtime.open(AGENT, world.work, configure={"model": "sonnet", "mode": "acceptEdits"})
-        options = session.info().configuration.options
-        assert (options["model"], options["mode"]) == ("sonnet", "acceptEdits")
+        with pytest.raises(InvalidConfiguration):  # not one of the model's effort levels
+            await runtime.open(AGENT, world.work, configure={"effort": "extreme"})
+        creation = {"model": "sonnet", "mode": "acceptEdits", "effort": "low"}
+        session = await runtime.open(AGENT, world.work, configure=creation)
+        assert session.info().configuration.options == creation
         await session.prompt("hello")
         await until(session, is_turn_end)
-        assert _model_calls(world)[-1]["body"]["model"] == "claude-sonnet-5"
+        body = _model_calls(world)[-1]["body"]
+        assert body["model"] == "claude-sonnet-5" and body["output_config"] == {"effort": "low"}
+        with pytest.raises(InvalidConfiguration):  # effort is creation-only
+            await session.configure("effort", "high")
         await session.configure("model", "haiku")
         # Not `plan`: in plan mode the CLI picks its own planning model (observed: sonnet after set_model haiku).
         await session.configure("mode", "default")
@@ -269,3 +275,13 @@ async def test_a_rejected_key_mid_session_ends_it_with_auth_required(tmp_path: P
                 async for event in session.events:
                     seen.append(event)
         assert isinstance(turn_end(seen).stop, Failed)
+
+
+async def test_probe_reports_the_agent_and_leaves_no_transcript(tmp_path: Path) -> None:
+    """`probe` opens a throwaway session and closes it unprompted: the details come back and the CLI has written
+    no conversation under its config dir (nothing to resume later, nothing to clean up)."""
+    async with agent_world(AGENT, tmp_path, plain_scenario()) as world, Runtime(env=world.runtime_env) as runtime:
+        details = await runtime.probe(AGENT)
+    assert details.version == "2.1.197" and Capability.PERMISSIONS in details.capabilities.features
+    assert not list((world.home / ".claude").rglob("*.jsonl"))
+    assert not world.requests()
