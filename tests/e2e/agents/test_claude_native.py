@@ -43,6 +43,7 @@ from omniagent.protocols.sidecar.events import (
     ToolUpdated,
     TurnStarted,
 )
+from omniagent.runtime.adapters.claude_translate import FORK_POINT
 from omniagent.runtime.errors import AuthRequired, InvalidConfiguration, ResumeFailed
 from omniagent.runtime.runtime import Runtime
 from tests.e2e.agents.drive import is_permission, is_turn_end, runtime_session, text_of, turn_end, until
@@ -176,6 +177,26 @@ async def test_a_new_process_resumes_the_session_and_a_fork_gets_its_own_id(tmp_
                 assert isinstance(turn_end(events).stop, Completed) and text_of(events) == TEXT
                 body = json.dumps(_model_calls(world)[-1]["body"])
                 assert "remember the word pelican" in body and "which word was it?" in body
+
+
+async def test_a_fork_at_a_message_keeps_the_conversation_up_to_it(tmp_path: Path) -> None:
+    """Each ended message carries its fork point (extension `claude/fork_point`); a fork at the first turn's message
+    remembers the first prompt and not the second."""
+    async with agent_world(AGENT, tmp_path, plain_scenario()) as world:
+        async with runtime_session(world) as first:
+            token = first.info().resume_token
+            await first.prompt("remember the word pelican")
+            ended = [e for e in await until(first, is_turn_end) if isinstance(e.kind, MessageEnded)]
+            await first.prompt("now the word walrus")
+            await until(first, is_turn_end)
+        points = [e.extensions.get(FORK_POINT) for e in ended]
+        assert points and all(isinstance(point, str) for point in points)
+        async with Runtime(env=world.runtime_env) as runtime:
+            fork = await runtime.open(AGENT, world.work, fork=token, fork_at=str(points[-1]))
+            await fork.prompt("which word was it?")
+            assert isinstance(turn_end(await until(fork, is_turn_end)).stop, Completed)
+        body = json.dumps(_model_calls(world)[-1]["body"])
+        assert "pelican" in body and "walrus" not in body
 
 
 async def test_a_bad_resume_token_fails_the_open(tmp_path: Path) -> None:

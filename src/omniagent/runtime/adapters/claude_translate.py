@@ -72,6 +72,8 @@ from omniagent.runtime.adapters.claude_info import ClaudeState
 
 # Extension key holding a frame we could not map, on the Info diagnostic that carries it.
 RAW_FRAME = "claude/raw_frame"
+# Extension key on `MessageEnded`: the message's last `assistant` uuid, the `fork_at` that keeps it.
+FORK_POINT = "claude/fork_point"
 ASK_TOOL = "AskUserQuestion"
 PLAN_TOOL = "TodoWrite"
 AUTH_FAILED = "authentication_failed"
@@ -114,6 +116,7 @@ class _Message:
     blocks: dict[int, list[str]] = field(default_factory=dict)  # index → [type, streamed text]
     claimed: set[int] = field(default_factory=set)  # blocks an `assistant` frame already accounted for
     ended: bool = False
+    fork_point: str | None = None  # the uuid of its last `assistant` frame: where `fork_at` can cut
 
 
 @dataclass(slots=True)
@@ -181,7 +184,7 @@ class FrameMapper:
             message = event.get("message")
             wire_id = message.get("id") if isinstance(message, Mapping) else None
             self._streams[parent] = _Message(self._mint(wire_id if isinstance(wire_id, str) else None))
-            return [MessageEnded(message_id=previous.id)] if previous is not None and not previous.ended else []
+            return [_ended(previous, parent)] if previous is not None and not previous.ended else []
         message = self._streams.get(parent)
         if message is None:
             message = self._streams[parent] = _Message(self._mint(None))
@@ -199,7 +202,7 @@ class FrameMapper:
             return []
         if kind == "message_stop" and not message.ended:
             message.ended = True
-            return [MessageEnded(message_id=message.id)]
+            return [_ended(message, parent)]
         return []
 
     def _block_start(self, message: _Message, index: int, block: Mapping[str, Any]) -> list[Any]:
@@ -237,6 +240,8 @@ class FrameMapper:
         if message.get("model") != "<synthetic>":  # the CLI's own notes carry zero usage
             self._remember_usage(message.get("usage"))
         stream = self._streams.get(parent)
+        if stream is not None and not stream.ended and _uuid(frame):
+            stream.fork_point = _uuid(frame)
         items: list[Any] = []
         whole: _Message | None = None  # a message that never streamed (synthetic ones, a missing login)
         for block in message.get("content") or []:
@@ -258,7 +263,8 @@ class FrameMapper:
             elif kind == "tool_use":
                 items += self._tool_use(block)
         if whole is not None:
-            items.append(MessageEnded(message_id=whole.id))
+            whole.fork_point = _uuid(frame)
+            items.append(_ended(whole, parent))
         return self._wrap(items, parent)
 
     def _tool_use(self, block: Mapping[str, Any]) -> list[Any]:
@@ -529,6 +535,17 @@ def _plan_entry(raw: Mapping[str, Any]) -> PlanEntry:
     return PlanEntry(
         text=str(raw.get("content", "")), status=_PLAN_STATUSES.get(str(raw.get("status")), PlanStatus.PENDING)
     )
+
+
+def _ended(message: _Message, parent: str | None) -> d.AdapterEvent:
+    """`MessageEnded`, carrying the point a fork can keep the conversation up to (`fork_at`)."""
+    extensions = {FORK_POINT: message.fork_point} if message.fork_point else {}
+    return d.AdapterEvent(MessageEnded(message_id=message.id), parent_tool_id=parent, extensions=extensions)
+
+
+def _uuid(frame: Mapping[str, Any]) -> str | None:
+    value = frame.get("uuid")
+    return value if isinstance(value, str) else None
 
 
 def _unhandled(frame: Mapping[str, Any]) -> d.DriverEvent:
