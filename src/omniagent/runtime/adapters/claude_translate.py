@@ -1,4 +1,4 @@
-"""Claude Code stream-json frames → driver events (anyagent §11.2), with the tool snapshots they build up.
+"""Claude Code stream-json frames → driver events (anyagent §11.2); the tool snapshots live in `claude_tools`.
 
 Pure translation: no I/O, no turn rules. Observed with claude 2.1.197 and `--include-partial-messages`:
 - text and thinking stream as `stream_event` deltas, and the same text comes again in an `assistant` frame (one
@@ -21,54 +21,32 @@ from omniagent.protocols.sidecar.agents import LoginMethod
 from omniagent.protocols.sidecar.base import Diagnostic, DiagnosticLevel
 from omniagent.protocols.sidecar.events import (
     Cancelled,
-    Choice,
-    CommandInput,
-    CommandSpec,
     Completed,
     ContextCompacted,
     ContextUsage,
     DiagnosticEvent,
-    Edit,
-    Execute,
     Failed,
-    Fetch,
-    FileDiff,
-    Mcp,
     MessageEnded,
-    NoInput,
-    OtherTool,
-    PathInput,
-    PatternInput,
     PermissionAsk,
     PermissionRequest,
     PlanEntry,
     PlanStatus,
     PlanUpdated,
-    QueryInput,
-    Question,
     QuestionAsk,
     QuestionRequest,
-    RawTool,
-    Read,
     ReasoningDelta,
     RequestOpened,
-    Search,
     StopReason,
-    Subagent,
     TextDelta,
-    ToolInput,
-    ToolKind,
     ToolOutputDelta,
     ToolStatus,
-    ToolUpdate,
     ToolUpdated,
-    UrlInput,
     UserMessage,
 )
 from omniagent.runtime import driver as d
-from omniagent.runtime.adapters.acp_translate import cap_output
 from omniagent.runtime.adapters.claude_control import choices_for
 from omniagent.runtime.adapters.claude_info import ClaudeState
+from omniagent.runtime.adapters.claude_tools import Tool, diffs, questions, result_output, text_of
 
 # Extension key holding a frame we could not map, on the Info diagnostic that carries it.
 RAW_FRAME = "claude/raw_frame"
@@ -85,21 +63,6 @@ _IGNORED = frozenset(
 _IGNORED_SYSTEM = frozenset(
     {"hook_started", "hook_response", "api_retry", "task_started", "task_progress", "thinking_tokens"}
 )
-_KINDS: Mapping[str, Callable[[], ToolKind]] = {
-    "Bash": Execute,
-    "BashOutput": Execute,
-    "Read": Read,
-    "Edit": Edit,
-    "MultiEdit": Edit,
-    "Write": Edit,
-    "NotebookEdit": Edit,
-    "Glob": Search,
-    "Grep": Search,
-    "WebSearch": Search,
-    "WebFetch": Fetch,
-    "Task": Subagent,
-    "Agent": Subagent,
-}
 _DRIVER_EVENTS = (d.AdapterEvent, d.InfoChanged, d.AuthLost)
 _PLAN_STATUSES = {
     "pending": PlanStatus.PENDING,
@@ -119,31 +82,6 @@ class _Message:
     fork_point: str | None = None  # the uuid of its last `assistant` frame: where `fork_at` can cut
 
 
-@dataclass(slots=True)
-class _Tool:
-    id: str
-    name: str
-    input: Mapping[str, Any] = field(default_factory=dict)
-    status: ToolStatus = ToolStatus.PENDING
-    output: str = ""
-    diffs: list[FileDiff] = field(default_factory=list)
-
-    def snapshot(self, status: ToolStatus | None = None) -> ToolUpdate:
-        path = _first_str(self.input, "file_path", "notebook_path", "path")
-        title = _first_str(self.input, "description", "command", "file_path", "pattern", "url", "query") or self.name
-        return ToolUpdate(
-            id=self.id,
-            kind=tool_kind(self.name),
-            title=title,
-            status=status or self.status,
-            input=tool_input(self.input),
-            output=cap_output(self.output) if self.output else None,
-            diffs=list(self.diffs),
-            locations=[path] if path else [],
-            raw=RawTool(name=self.name, input=dict(self.input)),
-        )
-
-
 class FrameMapper:
     """Maps each stdout frame of one session to driver events, keeping messages, tools and the context size."""
 
@@ -151,7 +89,7 @@ class FrameMapper:
         self.state = state
         self._logins = logins
         self._streams: dict[str | None, _Message] = {}  # per parent tool id: the message being streamed
-        self._tools: dict[str, _Tool] = {}
+        self._tools: dict[str, Tool] = {}
         self._message_ids: set[str] = set()
         self._context_used: int | None = None
         self._auth_lost = False
@@ -296,18 +234,18 @@ class FrameMapper:
             return [item for block in results for item in self._tool_result(block, detail)]
         if parent is None:
             return []  # our own prompt replayed, or the CLI's note about an interrupt or a local command
-        text = _text_of(content)
+        text = text_of(content)
         return [UserMessage(message_id=str(frame.get("uuid") or self._mint(None)), text=text)] if text else []
 
     def _tool_result(self, block: Mapping[str, Any], detail: Any) -> list[Any]:
         tool = self._tool(str(block.get("tool_use_id", "")), "")
-        output = _result_output(block, detail)
+        output = result_output(block, detail)
         if isinstance(detail, Mapping) and detail.get("backgroundTaskId"):
             tool.status = ToolStatus.RUNNING
         else:
             tool.status = ToolStatus.FAILED if block.get("is_error") is True else ToolStatus.COMPLETED
         tool.output = output
-        tool.diffs = _diffs(detail)
+        tool.diffs = diffs(detail)
         delta = [ToolOutputDelta(tool_id=tool.id, text=output)] if output else []
         return [*delta, ToolUpdated(tool=tool.snapshot())]
 
@@ -385,10 +323,10 @@ class FrameMapper:
 
     # --- plumbing ------------------------------------------------------------------------------------------
 
-    def _tool(self, tool_id: str, name: str) -> _Tool:
+    def _tool(self, tool_id: str, name: str) -> Tool:
         tool = self._tools.get(tool_id)
         if tool is None:
-            tool = self._tools[tool_id] = _Tool(tool_id, name)
+            tool = self._tools[tool_id] = Tool(tool_id, name)
         elif name and not tool.name:
             tool.name = name
         return tool
@@ -431,57 +369,6 @@ def result_stop(result: Mapping[str, Any], *, interrupted: bool, compact_error: 
     return Failed(message=text)
 
 
-def questions(tool_input: Mapping[str, Any]) -> list[Question]:
-    """`AskUserQuestion`'s questions: ids `q{i}`, choice ids = labels, no free text."""
-    raw = tool_input.get("questions")
-    asked: list[Question] = []
-    for number, item in enumerate(raw if isinstance(raw, list) else []):
-        if not isinstance(item, Mapping):
-            continue
-        options = item.get("options")
-        labels = (
-            [str(o["label"]) for o in options if isinstance(o, Mapping) and "label" in o]
-            if isinstance(options, list)
-            else []
-        )
-        header = item.get("header")
-        asked.append(
-            Question(
-                id=f"q{number}",
-                text=str(item.get("question", "")),
-                header=header if isinstance(header, str) else None,
-                choices=[Choice(id=label, label=label) for label in labels],
-                multi_select=item.get("multiSelect") is True,
-                allows_free_text=False,
-            )
-        )
-    return asked
-
-
-def tool_kind(name: str) -> ToolKind:
-    """A tool's kind by name; `mcp__<server>__<tool>` names an MCP tool."""
-    if name.startswith("mcp__"):
-        server, _, tool = name[len("mcp__") :].partition("__")
-        return Mcp(server=server, tool=tool)
-    return _KINDS.get(name, OtherTool)()
-
-
-def tool_input(args: Mapping[str, Any]) -> ToolInput:
-    """What the tool works on: a command, a path, a pattern, a URL or a query."""
-    if isinstance(args.get("command"), str):
-        return CommandInput(spec=CommandSpec(command=args["command"]))
-    path = _first_str(args, "file_path", "notebook_path", "path")
-    if path:
-        return PathInput(path=path)
-    if isinstance(args.get("pattern"), str):
-        return PatternInput(pattern=args["pattern"])
-    if isinstance(args.get("url"), str):
-        return UrlInput(url=args["url"])
-    if isinstance(args.get("query"), str):
-        return QueryInput(query=args["query"])
-    return NoInput()
-
-
 def _unstreamed(message: _Message, kind: str, text: str) -> str | None:
     """What of an `assistant` frame's block the stream did not carry: the first unclaimed streamed block of the same
     kind that the text extends is claimed, and only the rest is new. None: no streamed block matches."""
@@ -490,44 +377,6 @@ def _unstreamed(message: _Message, kind: str, text: str) -> str | None:
             continue
         message.claimed.add(index)
         return text[len(streamed) :]
-    return None
-
-
-def _result_output(block: Mapping[str, Any], detail: Any) -> str:
-    if isinstance(detail, Mapping) and ("stdout" in detail or "stderr" in detail):
-        parts = [str(detail.get("stdout") or ""), str(detail.get("stderr") or "")]
-        text = "\n".join(part for part in parts if part)
-        if text:
-            return text
-    return _text_of(block.get("content"))
-
-
-def _diffs(detail: Any) -> list[FileDiff]:
-    """An edit's strings, or a write's new content against the file it replaced."""
-    if not isinstance(detail, Mapping) or not isinstance(detail.get("filePath"), str):
-        return []
-    path = detail["filePath"]
-    if isinstance(detail.get("newString"), str):
-        old = detail.get("oldString")
-        return [FileDiff(path=path, old_text=old if isinstance(old, str) else None, new_text=detail["newString"])]
-    if isinstance(detail.get("content"), str):
-        old = detail.get("originalFile")
-        return [FileDiff(path=path, old_text=old if isinstance(old, str) else None, new_text=detail["content"])]
-    return []
-
-
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(str(b.get("text")) for b in content if isinstance(b, Mapping) and b.get("type") == "text")
-    return ""
-
-
-def _first_str(args: Mapping[str, Any], *keys: str) -> str | None:
-    for key in keys:
-        if isinstance(args.get(key), str) and args[key]:
-            return str(args[key])
     return None
 
 
