@@ -306,3 +306,12 @@ async def test_probe_reports_the_agent_and_leaves_no_transcript(tmp_path: Path) 
     assert details.version == "2.1.197" and Capability.PERMISSIONS in details.capabilities.features
     assert not list((world.home / ".claude").rglob("*.jsonl"))
     assert not world.requests()
+
+
+async def test_generate_launches_without_tools_and_returns_the_text(tmp_path: Path) -> None:
+    """`generate` starts the CLI with `--tools ""`: the model is offered no tool and the text comes back."""
+    async with agent_world(AGENT, tmp_path, plain_scenario()) as world, Runtime(env=world.runtime_env) as runtime:
+        text = await runtime.generate(AGENT, world.work, "say hello")
+    assert text == TEXT
+    body = _model_calls(world)[-1]["body"]
+    assert not body.get("tools") and '"Bash"' not in json.dumps(body)
