@@ -145,7 +145,7 @@ class _ClaudeDriver:
             problem = check_option(details, option, value, live=False)
             if problem is not None:
                 raise InvalidConfiguration(problem)
-            setattr(self._state, option, str(value))
+            self._state.apply_creation(option, value)
         self._live = True
 
     def _logins(self) -> list[LoginMethod]:

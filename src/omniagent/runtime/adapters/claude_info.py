@@ -77,18 +77,8 @@ class ClaudeState:
         """The `initialize` control response."""
         account = response.get("account")
         self.account = account if isinstance(account, Mapping) else {}
-        models = response.get("models")
-        self.models = (
-            [m for m in models if isinstance(m, Mapping) and isinstance(m.get("value"), str)]
-            if isinstance(models, list)
-            else []
-        )
-        commands = response.get("commands")
-        self.commands = (
-            [slash_command(c) for c in commands if isinstance(c, Mapping) and "name" in c]
-            if isinstance(commands, list)
-            else []
-        )
+        self.models = [m for m in _list(response.get("models")) if isinstance(m.get("value"), str)]
+        self.commands = [slash_command(c) for c in _list(response.get("commands")) if "name" in c]
         agents = response.get("agents")
         self.subagents = isinstance(agents, list) and bool(agents)
 
@@ -105,6 +95,15 @@ class ClaudeState:
         if isinstance(frame.get("claude_code_version"), str):
             self.version = frame["claude_code_version"]
         return self.info() != before
+
+    def apply_creation(self, option: str, value: ConfigValue) -> None:
+        """A creation-time option the CLI was launched with (`--permission-mode`, `--model`, `--effort`)."""
+        if option == "mode":
+            self.mode = str(value)
+        elif option == "model":
+            self.model = str(value)
+        elif option == "effort":
+            self.effort = str(value)
 
     def apply_value(self, option: str, value: ConfigValue) -> bool:
         """A confirmed live change of `mode` or `model`; returns whether anything changed."""
@@ -201,6 +200,11 @@ def _select(
     return ConfigOption(
         id=option_id, name=name, category=category, kind=SelectKind(choices=list(choices)), current=current, live=live
     )
+
+
+def _list(value: Any) -> list[Mapping[str, Any]]:
+    """The objects of a JSON list; anything else is empty."""
+    return [item for item in value if isinstance(item, Mapping)] if isinstance(value, list) else []
 
 
 def slash_command(raw: Mapping[str, Any]) -> SlashCommand:
