@@ -167,9 +167,10 @@ async def run_direct_pi(world: World, timings: Timings, turns: int) -> None:
             timings.first.append(client.first_text - start)
             timings.end.append(ended - start)
             for _ in range(turns):
-                again = time.perf_counter()
+                again, cpu = time.perf_counter(), time.process_time()
                 await client.prompt("say hello")
                 timings.turn.append(time.perf_counter() - again)
+                timings.cpu.append(time.process_time() - cpu)
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
@@ -177,7 +178,7 @@ async def run_direct_pi(world: World, timings: Timings, turns: int) -> None:
 
 
 # Agents whose direct client speaks their native wire; every other agent gets the ACP one.
-DIRECT = {"pi": run_direct_pi}
+DIRECT = {"pi": run_direct_pi, "claude": run_direct_claude}
 
 
 async def run_omniagent(world: World, timings: Timings, turns: int) -> None:
@@ -217,10 +218,6 @@ async def bench(agent: str, runs: int, turns: int) -> dict[str, Timings]:
                     runner = DIRECT.get(agent, run_direct) if path == "direct" else run_omniagent
                     await runner(world, results[path], turns)
     return results
-
-
-# Agents whose own wire is not ACP, and the direct client of that wire.
-DIRECT = {"claude": run_direct_claude}
 
 
 def ms(values: list[float]) -> str:
