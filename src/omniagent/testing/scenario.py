@@ -51,7 +51,8 @@ class Reply:
     terminal events with a mid-stream error of that provider error type (e.g. `overloaded_error`);
     `stall_after_events` sends that many events (0: only the status line and headers) and then nothing, keeping
     the connection open until the client gives up or the server stops (an idle stream). `delay` waits
-    before the status line, `chunk_delay` between events (seconds). `match`/`sticky`: see `Step`.
+    before the status line, `chunk_delay` between events (seconds). `headers` are extra response headers (e.g. a
+    provider's rate-limit headers, which some agents read and report). `match`/`sticky`: see `Step`.
     """
 
     text: str = ""
@@ -68,6 +69,7 @@ class Reply:
     stall_after_events: int | None = None
     delay: float = 0.0
     chunk_delay: float = 0.0
+    headers: dict[str, str] = field(default_factory=dict)
     match: str | None = None
     sticky: bool = False
 

@@ -238,7 +238,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(step.status, renderer.error_body(step), headers)
             return
         if not stream:
-            self._json(200, renderer.whole(step, request))
+            self._json(200, renderer.whole(step, request), step.headers)
             return
         self._stream(owner, renderer, step, request)
 
@@ -253,6 +253,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("cache-control", "no-cache")
         self.send_header("transfer-encoding", "chunked")
         self.send_header("connection", "close")
+        for name, value in reply.headers.items():
+            self.send_header(name, value)
         self.end_headers()
         self.close_connection = True
         for number, event in enumerate(events):

@@ -1,10 +1,12 @@
 """JSON-RPC envelope rules per wire, as data: which `jsonrpc` member, which ids, batches, cancellation.
 
-Two dialects exist on our wires:
+Three dialects exist on our wires:
 - strict JSON-RPC 2.0 (ACP): every message carries `"jsonrpc":"2.0"`, ids are integers or strings, batches
   (a line holding a JSON array) are accepted, and `$/cancel_request` cancels one request;
-- the "JSON-RPC lite" of yuke and the Codex app-server: no `jsonrpc` member (accepted and ignored when present),
-  string ids only, an unknown id is answered as `""`, and error objects carry no `data`.
+- the "JSON-RPC lite" of yuke: no `jsonrpc` member (accepted and ignored when present), string ids only, an
+  unknown id is answered as `""`, and error objects carry no `data`;
+- the Codex app-server's: JSON-RPC 2.0 semantics without the `jsonrpc` member, integer or string ids (its own
+  requests to us are numbered from 0), error `data` allowed, no batches and no cancel notification.
 
 The peer in `wire/jsonrpc.py` reads these flags; it never tests a dialect by name.
 """
@@ -78,7 +80,7 @@ STRICT = Dialect(
     cancel_id_member="requestId",
 )
 
-# yuke JSONL RPC and the Codex app-server (yuke-rpc.md §1): no `jsonrpc`, string ids, `""` for an unknown id.
+# yuke JSONL RPC (yuke-rpc.md §1): no `jsonrpc`, string ids, `""` for an unknown id.
 LITE = Dialect(
     name="jsonrpc-lite",
     version_member=False,
@@ -87,6 +89,19 @@ LITE = Dialect(
     batches=False,
     error_data=False,
     invalid_request_code=-32602,
+    cancel_method=None,
+    cancel_id_member="requestId",
+)
+
+# The Codex app-server (`codex app-server`): JSON-RPC 2.0 minus the `jsonrpc` member, in both directions.
+CODEX = Dialect(
+    name="codex-app-server",
+    version_member=False,
+    string_ids=False,
+    unknown_id=None,
+    batches=False,
+    error_data=True,
+    invalid_request_code=-32600,
     cancel_method=None,
     cancel_id_member="requestId",
 )

@@ -115,6 +115,17 @@ exporter = "none"
     }
 
 
+def _codex_native_files(home: Path, origin: str) -> dict[Path, str]:
+    # The app-server (codex 0.171.0) refuses `approval_policy = "untrusted"` in config.toml at start. With
+    # `on-request` it asks when the model requests to leave the sandbox, which the scripted call does
+    # (ESCALATED); bwrap is bundled, so the workspace-write sandbox works inside the namespace.
+    return {
+        home / ".codex" / "config.toml": _codex_files(home, origin)[home / ".codex" / "config.toml"]
+        .replace('approval_policy = "untrusted"', 'approval_policy = "on-request"')
+        .replace('sandbox_mode = "danger-full-access"', 'sandbox_mode = "workspace-write"')
+    }
+
+
 def _gemini_env(home: Path, origin: str) -> dict[str, str]:
     return {
         "GEMINI_API_KEY": FAKE_KEY,
@@ -202,19 +213,29 @@ _ENV = {
     "pi": _pi_env,
     "claude": _claude_env,
     "claude-code-acp": _claude_env,
+    "codex": _codex_env,
     "codex-acp": _codex_env,
     "gemini": _gemini_env,
     "qwen": _qwen_env,
     "opencode": _opencode_env,
 }
-_FILES = {"pi": _pi_files, "codex-acp": _codex_files, "gemini": _gemini_files, "qwen": _qwen_files}
+_FILES = {
+    "pi": _pi_files,
+    "codex": _codex_native_files,
+    "codex-acp": _codex_files,
+    "gemini": _gemini_files,
+    "qwen": _qwen_files,
+}
 
 _DESCRIBED = {"command": COMMAND, "description": "Create the marker file"}
+# codex's exec_command asking to run outside the sandbox: under `on-request` that is what needs an approval.
+ESCALATED = {"cmd": COMMAND, "sandbox_permissions": "require_escalated", "justification": "create the marker file"}
 PEERS: dict[str, Peer] = {
     peer.name: peer
     for peer in (
         Peer("claude", "Bash", _DESCRIBED, main_marker='"Bash"'),
         Peer("claude-code-acp", "Bash", _DESCRIBED, main_marker='"Bash"'),
+        Peer("codex", "exec_command", ESCALATED, main_marker='"exec_command"'),
         Peer("codex-acp", "exec_command", {"cmd": COMMAND}, main_marker='"exec_command"'),
         Peer("gemini", "run_shell_command", _DESCRIBED, main_marker='"run_shell_command"'),
         Peer("qwen", "run_shell_command", _DESCRIBED, main_marker='"run_shell_command"'),

@@ -27,6 +27,12 @@ def _claude(installation: AgentInstallation) -> Adapter:
     return ClaudeAdapter(installation)
 
 
+def _codex(installation: AgentInstallation) -> Adapter:
+    from omniagent.runtime.adapters.codex import CodexAdapter
+
+    return CodexAdapter(installation)
+
+
 def _engine(installation: AgentInstallation) -> Adapter:
     # Imported on first use too: the engine (store, providers, tools) is not needed to say hello.
     from omniagent.runtime.adapters.engine import EngineAdapter
@@ -44,6 +50,7 @@ def _pi(installation: AgentInstallation) -> Adapter:
 ADAPTERS: dict[ConnectionKind, Callable[[AgentInstallation], Adapter]] = {
     ConnectionKind.ACP: _acp,
     ConnectionKind.CLAUDE: _claude,
+    ConnectionKind.CODEX: _codex,
     ConnectionKind.ENGINE: _engine,
     ConnectionKind.PI: _pi,
 }

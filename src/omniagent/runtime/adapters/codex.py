@@ -1,0 +1,410 @@
+"""The adapter for Codex's native wire, `codex app-server` (JSON-RPC 2.0 without the `jsonrpc` member).
+
+`connect` spawns the app-server in the session's directory, runs the handshake (`codex_open`) and yields a driver
+that turns commands into app-server calls and notifications into driver events (`codex_translate`; server
+requests in `codex_requests`; capabilities and options in `codex_config`). anyagent §11.3.
+
+Turn bookkeeping the wire forces on us (never a turn rule; the loop owns those):
+- `TurnAck` is sent when our thread's `turn/started` arrives, in order with the frames it precedes: anything before
+  it belongs to an older turn.
+- `turn/steer` is refused before `turn/started` and `turn/interrupt` needs the turn id, so both are held until then.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import mimetypes
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager, suppress
+from dataclasses import dataclass
+from typing import Any
+
+from omniagent.protocols.sidecar.agents import AgentInstallation, LoginMethod
+from omniagent.protocols.sidecar.base import Diagnostic, DiagnosticLevel
+from omniagent.protocols.sidecar.commands import Answer
+from omniagent.protocols.sidecar.events import DiagnosticEvent, Failed
+from omniagent.runtime import catalog
+from omniagent.runtime import driver as d
+from omniagent.runtime.adapters import codex_requests
+from omniagent.runtime.adapters.acp_prompt import prompt_text
+from omniagent.runtime.adapters.codex_config import CodexState
+from omniagent.runtime.adapters.codex_open import handshake
+from omniagent.runtime.adapters.codex_translate import CLIENT_MESSAGE_PREFIX, ThreadTranslator
+from omniagent.runtime.errors import HandshakeTimeout, ProtocolFailed, SpawnFailed, UnsupportedFeature
+from omniagent.wire.dialects import CODEX
+from omniagent.wire.errors import PeerClosed
+from omniagent.wire.jsonrpc import METHOD_NOT_FOUND, Peer, RpcError, current_request_id
+from omniagent.wire.process import ChildProcess, SpawnError, open_process
+
+# Last agent stderr lines carried by `Exited` and by handshake failures (anyagent §11.1).
+STDERR_TAIL = 6
+# Diagnostics the app-server sends before the session is open (e.g. its bubblewrap warning), kept for after.
+EARLY_DIAGNOSTICS = 16
+
+
+def launch_argv(installation: AgentInstallation) -> list[str]:
+    """The executable, then the catalog row's launch args (`app-server`)."""
+    row = catalog.profile(installation.id)
+    return [installation.executable_path, *(row.launch_args if row is not None else ("app-server",))]
+
+
+class CodexAdapter:
+    """Speaks the Codex app-server wire, one process per session."""
+
+    def __init__(self, installation: AgentInstallation) -> None:
+        self.installation = installation
+
+    @asynccontextmanager
+    async def connect(self, request: d.ConnectRequest, events: d.EventSink) -> AsyncIterator[d.Driver]:
+        if request.mcp_servers:
+            raise UnsupportedFeature("MCP forwarding (the app-server reads MCP servers from its own config)")
+        driver = _CodexDriver(request, events)
+        async with AsyncExitStack() as stack:
+            child: ChildProcess | None = None
+            try:
+                async with asyncio.timeout(d.HANDSHAKE_TIMEOUT):
+                    child = await stack.enter_async_context(
+                        open_process(launch_argv(request.installation), cwd=str(request.directory))
+                    )
+                    peer = await stack.enter_async_context(driver.peer_on(child))
+                    with _transport_errors(child):
+                        driver.state, driver.overrides = await handshake(peer, request)
+            except TimeoutError as exc:
+                raise HandshakeTimeout() from exc
+            except SpawnError as exc:
+                raise SpawnFailed(str(exc)) from exc
+            await driver.opened()
+            group = await stack.enter_async_context(asyncio.TaskGroup())
+            driver.group = group
+            group.create_task(driver.run())
+            try:
+                yield driver
+            finally:
+                driver.stop()
+
+
+@contextmanager
+def _transport_errors(child: ChildProcess) -> Iterator[None]:
+    """The app-server went away or answered an error mid-handshake: `ProtocolFailed` with its last words."""
+    try:
+        yield
+    except PeerClosed as exc:
+        code = child.returncode
+        status = f"exit status: {code}" if code is not None else "closed its output"
+        raise ProtocolFailed(f"the agent exited during the handshake ({status}){_tail(child.stderr_tail())}") from exc
+    except RpcError as exc:
+        raise ProtocolFailed(f"{exc.message} ({exc.code})") from exc
+
+
+@dataclass(slots=True)
+class _Pending:
+    """A server request waiting for the caller's answer (None: the turn was cancelled)."""
+
+    method: str
+    params: Mapping[str, Any]
+    answer: asyncio.Future[Answer | None]
+
+
+class _CodexDriver:
+    def __init__(self, request: d.ConnectRequest, events: d.EventSink) -> None:
+        self._request = request
+        self._events = events
+        self.state = CodexState()
+        self.overrides: dict[str, Any] = {}  # live options that ride every `turn/start`
+        self.group: asyncio.TaskGroup | None = None
+        self._peer: Peer | None = None
+        self._child: ChildProcess | None = None
+        self._threads = ThreadTranslator()
+        self._commands: asyncio.Queue[d.DriverCommand | None] = asyncio.Queue()
+        self._live = False
+        self._closing = False
+        self._early: list[d.AdapterEvent] = []
+        self._messages = 0  # numbers our `clientUserMessageId`s
+        self._starting = False  # a `turn/start` went out and its `turn/started` has not come back
+        self._interrupt_held = False
+        self._steers_held: list[d.PromptInput] = []
+        self._pending: dict[str, _Pending] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    @property
+    def info(self) -> d.DriverInfo:
+        return self.state.info()
+
+    def send(self, command: d.DriverCommand) -> None:
+        self._commands.put_nowait(command)
+
+    def stop(self) -> None:
+        self._commands.put_nowait(None)
+
+    def peer_on(self, child: ChildProcess) -> Peer:
+        """The JSON-RPC peer over the child's stdio, with every app-server request and notification routed here."""
+        self._child = child
+        requests = {method: self._request_handler(method) for method in _SERVER_REQUESTS}
+        self._peer = Peer(
+            child.stdout,
+            child.stdin,
+            dialect=CODEX,
+            requests=requests,
+            notifications={"turn/started": self._on_turn_started, "turn/completed": self._on_turn_completed},
+            other_notifications=self._on_notification,
+            name="codex",
+        )
+        return self._peer
+
+    async def opened(self) -> None:
+        """The thread is bound: translate its frames from now on, and report what arrived before."""
+        self._threads.thread_id = self.state.thread_id
+        self._live = True
+        for event in self._early:
+            await self._events.send(event)
+        self._early.clear()
+
+    # --- commands ------------------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        watcher = self._spawn(self._watch_exit())
+        self._spawn(self._load_commands())
+        try:
+            while (command := await self._commands.get()) is not None:
+                if isinstance(command, d.Close):
+                    break
+                await self._handle(command)
+        finally:
+            self._closing = True
+            watcher.cancel()
+            for task in list(self._tasks):
+                task.cancel()
+            self._events.close()
+
+    async def _handle(self, command: d.DriverCommand) -> None:
+        if isinstance(command, d.StartTurn):
+            self._starting = True
+            self._spawn(self._start_turn(command.input))
+        elif isinstance(command, d.Steer):
+            if self._threads.turn_id is None or self._starting:
+                self._steers_held.append(command.input)
+            else:
+                self._spawn(self._steer(command.input, self._threads.turn_id))
+        elif isinstance(command, d.AnswerRequest):
+            pending = self._pending.get(command.request_id)
+            if pending is not None and not pending.answer.done():
+                pending.answer.set_result(command.answer)
+        elif isinstance(command, d.Configure):
+            self.state.apply_value(command.option, command.value)
+            self.overrides[command.option] = command.value
+            await self._events.send(d.InfoChanged(self.state.info()))
+        elif isinstance(command, d.Cancel):
+            self._cancel_requests()
+            if self._threads.turn_id is None or self._starting:
+                self._interrupt_held = True
+            else:
+                self._spawn(self._interrupt(self._threads.turn_id))
+        elif isinstance(command, d.Rollback):
+            self._spawn(self._rollback(command.turns))
+        elif isinstance(command, d.Compact):
+            self._spawn(self._compact())
+
+    async def _start_turn(self, prompt: d.PromptInput) -> None:
+        self._messages += 1
+        params = {
+            "threadId": self.state.thread_id,
+            "clientUserMessageId": f"{CLIENT_MESSAGE_PREFIX}{self._messages}",
+            "input": user_input(prompt),
+            "summary": "auto",  # without it no reasoning deltas stream
+            **self.overrides,
+        }
+        try:
+            await self._call("turn/start", params)
+        except RpcError as exc:
+            if self._starting:  # refused: no `turn/started` will come, so end the turn we were asked to start
+                self._starting = False
+                await self._events.send(d.TurnAck())
+                await self._events.send(d.TurnStopped(Failed(message=f"{exc.message} ({exc.code})")))
+
+    async def _steer(self, prompt: d.PromptInput, turn_id: str) -> None:
+        self._messages += 1
+        params = {
+            "threadId": self.state.thread_id,
+            "expectedTurnId": turn_id,
+            "clientUserMessageId": f"{CLIENT_MESSAGE_PREFIX}{self._messages}",
+            "input": user_input(prompt),
+        }
+        try:
+            await self._call("turn/steer", params)
+            accepted = True
+        except RpcError:
+            accepted = False  # the turn ended meanwhile: the loop queues the input instead
+        await self._events.send(d.SteerResult(accepted=accepted))
+
+    async def _interrupt(self, turn_id: str) -> None:
+        with suppress(RpcError):  # the turn ended meanwhile: its `turn/completed` ends it all the same
+            await self._call("turn/interrupt", {"threadId": self.state.thread_id, "turnId": turn_id})
+
+    async def _rollback(self, turns: int) -> None:
+        """Drop the last `turns` turns from the thread's history (`thread/revert` keeps files as they are)."""
+        thread = self.state.thread_id
+        try:
+            listed = await self._call("thread/turns/list", {"threadId": thread, "limit": turns})
+            recent = listed.get("data") if isinstance(listed, Mapping) else None
+            if not isinstance(recent, list) or not recent:
+                await self._warn("rollback: the thread has no turns")
+                return
+            oldest = recent[min(turns, len(recent)) - 1]  # newest first: the last listed is the cut point
+            await self._call("thread/revert", {"threadId": thread, "beforeTurnId": str(oldest.get("id"))})
+        except RpcError as exc:
+            await self._warn(f"agent rejected rollback({turns}): {exc.message}")
+
+    async def _compact(self) -> None:
+        try:
+            await self._call("thread/compact/start", {"threadId": self.state.thread_id})
+        except RpcError as exc:
+            message = f"agent rejected compaction: {exc.message}"
+            await self._warn(message)
+            await self._events.send(d.TurnStopped(Failed(message=message)))
+
+    async def _load_commands(self) -> None:
+        """Skills are the app-server's slash commands; they arrive after the session opened."""
+        with suppress(RpcError):
+            result = await self._call("skills/list", {"cwds": [str(self._request.directory)]})
+            if self.state.apply_skills(result):
+                await self._events.send(d.InfoChanged(self.state.info()))
+
+    # --- from the agent ------------------------------------------------------------------------------------
+
+    async def _on_turn_started(self, params: Any) -> None:
+        if not self._live or not isinstance(params, Mapping) or not self._threads.turn_started(params):
+            return
+        turn_id = self._threads.turn_id
+        if self._starting:
+            self._starting = False
+            await self._events.send(d.TurnAck())
+        if turn_id is None:
+            return
+        if self._interrupt_held:
+            self._interrupt_held = False
+            self._spawn(self._interrupt(turn_id))
+        held, self._steers_held = self._steers_held, []
+        for prompt in held:
+            self._spawn(self._steer(prompt, turn_id))
+
+    async def _on_turn_completed(self, params: Any) -> None:
+        if not self._live or not isinstance(params, Mapping):
+            return
+        events = self._threads.turn_completed(params)
+        if not events:
+            return
+        self._cancel_requests()
+        for _ in self._steers_held:
+            await self._events.send(d.SteerResult(accepted=False))
+        self._steers_held.clear()
+        for event in events:
+            await self._events.send(event)
+
+    async def _on_notification(self, method: str, params: Any) -> None:
+        events = [
+            d.AuthLost(self._logins()) if isinstance(event, d.AuthLost) else event
+            for event in self._threads.notification(method, params if isinstance(params, Mapping) else {})
+        ]
+        if self._live:
+            for event in events:
+                await self._events.send(event)
+            return
+        for event in events:  # before the thread is bound only diagnostics are news
+            diagnostic = isinstance(event, d.AdapterEvent) and isinstance(event.kind, DiagnosticEvent)
+            if diagnostic and len(self._early) < EARLY_DIAGNOSTICS:
+                assert isinstance(event, d.AdapterEvent)
+                self._early.append(event)
+
+    def _request_handler(self, method: str) -> Any:
+        async def handle(params: Any) -> Any:
+            return await self._on_request(method, params if isinstance(params, Mapping) else {})
+
+        return handle
+
+    async def _on_request(self, method: str, params: Mapping[str, Any]) -> Any:
+        if method not in codex_requests.HANDLED:
+            await self._warn(f"refused the agent's {method} request (not supported)")
+            raise RpcError(METHOD_NOT_FOUND, f"{method} is not supported by this client")
+        if not self._live or self._closing:
+            return codex_requests.answer_result(method, None, params)
+        request_id = "r" + json.dumps(current_request_id.get())  # anyagent §9.1: `r` + the raw id's JSON
+        opened = codex_requests.opened(method, request_id, params, self._threads)
+        pending = _Pending(method, params, asyncio.get_running_loop().create_future())
+        self._pending[request_id] = pending
+        try:
+            thread = params.get("threadId")
+            parent = self._threads.children.get(str(thread)) if thread != self.state.thread_id else None
+            await self._events.send(d.AdapterEvent(opened, parent_tool_id=parent))
+            return codex_requests.answer_result(method, await pending.answer, params)
+        finally:
+            del self._pending[request_id]
+
+    def _logins(self) -> list[LoginMethod]:
+        installation = self._request.installation
+        row = catalog.profile(installation.id)
+        return catalog.login_methods(row, installation.executable_path) if row is not None else []
+
+    def _cancel_requests(self) -> None:
+        for pending in self._pending.values():
+            if not pending.answer.done():
+                pending.answer.set_result(None)
+
+    async def _watch_exit(self) -> None:
+        assert self._child is not None
+        status = await self._child.wait()
+        if not self._closing:
+            await self._events.send(d.Exited(str(status), _tail(self._child.stderr_tail()).strip()))
+            self._events.close()
+
+    # --- plumbing ------------------------------------------------------------------------------------------
+
+    async def _call(self, method: str, params: Mapping[str, Any]) -> Any:
+        """One app-server call; a closed connection is the exit watcher's to report, so it ends the task here."""
+        assert self._peer is not None
+        try:
+            return await self._peer.request(method, params)
+        except PeerClosed:
+            raise asyncio.CancelledError() from None
+
+    async def _warn(self, message: str) -> None:
+        diagnostic = Diagnostic(level=DiagnosticLevel.WARNING, message=message)
+        await self._events.send(d.AdapterEvent(DiagnosticEvent(diagnostic=diagnostic)))
+
+    def _spawn(self, work: Any) -> asyncio.Task[None]:
+        assert self.group is not None
+        task = self.group.create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+
+def user_input(prompt: d.PromptInput) -> list[dict[str, Any]]:
+    """`turn/start` input: image attachments as local image refs (the app-server reads them), then the text naming
+    every attachment (anyagent §9.2)."""
+    images = [
+        {"type": "localImage", "path": path}
+        for path in prompt.attachments
+        if (mimetypes.guess_type(path)[0] or "").startswith("image/")
+    ]
+    return [*images, {"type": "text", "text": prompt_text(prompt)}]
+
+
+def _tail(lines: Sequence[str]) -> str:
+    kept = [line for line in lines if line.strip()][-STDERR_TAIL:]
+    return "\n" + "\n".join(kept) if kept else ""
+
+
+# Every request the app-server may send us (0.171.0 schema); the ones `codex_requests` does not handle are refused.
+_SERVER_REQUESTS = (
+    "item/commandExecution/requestApproval",
+    "item/fileChange/requestApproval",
+    "item/tool/requestUserInput",
+    "mcpServer/elicitation/request",
+    "item/permissions/requestApproval",
+    "item/tool/call",
+    "account/chatgptAuthTokens/refresh",
+    "attestation/generate",
+    "applyPatchApproval",
+    "execCommandApproval",
+)
