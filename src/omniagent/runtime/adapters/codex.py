@@ -201,7 +201,9 @@ class _CodexDriver:
             else:
                 self._spawn(self._interrupt(self._threads.turn_id))
         elif isinstance(command, d.Rollback):
-            self._spawn(self._rollback(command.turns))
+            # Awaited, not spawned: the server unloads the thread while it reverts, and a `turn/start` arriving
+            # meanwhile is interrupted. Rollback is only sent while idle, so nothing else waits on it.
+            await self._rollback(command.turns)
         elif isinstance(command, d.Compact):
             self._spawn(self._compact())
 
