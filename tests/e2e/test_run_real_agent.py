@@ -1,11 +1,19 @@
-"""`omniagent run` against a real agent CLI: the pinned Qwen Code, in the loopback-only network namespace of the
-real-agent harness (tests/e2e/agents/harness.py), answering from the fake LLM."""
+"""`omniagent run` against real agent CLIs: the pinned Qwen Code (ACP) and Codex (its app-server, natively), in the
+loopback-only network namespace of the real-agent harness (tests/e2e/agents/harness.py), answering from the fake
+LLM."""
 
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import json
+import os
+import re
+import select
+import struct
 import sys
+import termios
+import time
 from pathlib import Path
 
 import pytest
@@ -81,3 +89,61 @@ async def test_run_yes_lets_qwen_run_its_shell_command_and_shows_the_tool(tmp_pa
     assert code == 0, err
     assert touched
     assert any(line.endswith("completed") and "touch" in line for line in out.splitlines()), out
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def _read_pty(fd: int, marker: str, within: float) -> str:
+    """Text from a pty master until `marker` shows up or the other side closes; bounded by `within` seconds."""
+    deadline, seen = time.monotonic() + within, b""
+    while marker.encode() not in seen:
+        remaining = deadline - time.monotonic()
+        assert remaining > 0, f"timed out waiting for {marker!r}; saw {seen!r}"
+        ready, _, _ = select.select([fd], [], [], remaining)
+        if not ready:
+            continue
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:  # EIO: the pty's other side closed
+            chunk = b""
+        if not chunk:
+            break
+        seen += chunk
+    return _ANSI.sub("", seen.decode(errors="replace"))
+
+
+async def test_run_agent_codex_on_a_terminal_asks_and_completes_the_turn(tmp_path: Path) -> None:
+    """Issue 8 acceptance: `omniagent run --agent codex "…"` on a pty drives the codex app-server natively: the
+    command approval is asked on the terminal with codex's three choices and its reason, `y` allows it once, the
+    command runs and the turn completes with the model's answer (exit 0)."""
+    async with agent_world("codex", tmp_path, tool_scenario("codex")) as world:
+        master, slave = os.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+        process = await asyncio.create_subprocess_exec(
+            *[sys.executable, "-m", "omniagent", "run", "--agent", "codex", "create the marker file"],
+            cwd=world.work,
+            stdin=slave,
+            stdout=slave,
+            stderr=asyncio.subprocess.PIPE,
+            env={**world.runtime_env, "TERM": "xterm-256color"},
+        )
+        os.close(slave)
+        try:
+            prompt = await asyncio.to_thread(_read_pty, master, "choice [1-3, y/n]: ", STEP)
+            assert "1) allow once  2) allow always  3) deny once" in prompt, prompt
+            assert "create the marker file" in prompt  # codex's reason, shown as the request's detail
+            os.write(master, b"y\n")
+            rest = await asyncio.to_thread(_read_pty, master, "\0never\0", STEP)
+            async with asyncio.timeout(STEP):
+                _, stderr = await process.communicate()
+        finally:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+            os.close(master)
+        touched = world.touched.exists()
+    code, err = process.returncode, stderr.decode()
+    assert code == 0, err
+    assert touched
+    assert "→ allow once" in rest and "tool done" in rest, rest
