@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from omniagent.wire.dialects import LITE, STRICT, Dialect
+from omniagent.wire.dialects import CODEX, LITE, STRICT, Dialect
 from omniagent.wire.errors import PeerClosed
 from omniagent.wire.jsonrpc import (
     INTERNAL_ERROR,
@@ -307,6 +307,60 @@ async def test_lite_dialect_has_no_jsonrpc_member_and_string_ids() -> None:
         assert (reply["id"], reply["error"]["code"]) == ("", LITE.invalid_request_code)
         raw.send([{"id": "x", "method": "ping"}])  # no batches in this dialect
         assert (await raw.recv())["id"] == ""
+
+
+async def test_codex_dialect_has_no_jsonrpc_member_and_takes_integer_ids_from_zero() -> None:
+    """Codex app-server: JSON-RPC 2.0 without `jsonrpc`; its requests to us are numbered from 0; errors keep `data`."""
+
+    async def approve(params: Any) -> Any:
+        return {"decision": "accept"}
+
+    async def refuse(params: Any) -> Any:
+        raise RpcError(METHOD_NOT_FOUND, "not supported", {"why": "test"})
+
+    async with peer_with_raw_end({"approve": approve, "refuse": refuse}, dialect=CODEX) as (peer, raw):
+        call = asyncio.create_task(peer.request("thread/start", {"cwd": "/w"}))
+        assert await raw.recv() == {"id": 1, "method": "thread/start", "params": {"cwd": "/w"}}
+        raw.send({"id": 1, "result": {"thread": {}}})
+        async with asyncio.timeout(WAIT):
+            assert await call == {"thread": {}}
+        raw.send({"id": 0, "method": "approve", "params": {}})
+        assert await raw.recv() == {"id": 0, "result": {"decision": "accept"}}
+        raw.send({"id": 1, "method": "refuse"})
+        assert await raw.recv() == {
+            "id": 1,
+            "error": {"code": METHOD_NOT_FOUND, "message": "not supported", "data": {"why": "test"}},
+        }
+
+
+async def test_unrouted_notifications_reach_the_fallback_in_order_with_routed_ones() -> None:
+    """Our choice: a peer given `other_notifications` sees every notification without a handler, interleaved in
+    arrival order with the routed ones (the Codex adapter maps ~90 methods and reports unknown ones)."""
+    got: list[str] = []
+    done = asyncio.Event()
+
+    async def routed(params: Any) -> None:
+        got.append("routed")
+
+    async def other(method: str, params: Any) -> None:
+        got.append(method)
+        if method == "last":
+            done.set()
+
+    raw = RawEnd()
+    peer = Peer(
+        raw.to_peer,
+        PipeSink(raw.from_peer),
+        dialect=CODEX,
+        notifications={"turn/started": routed},
+        other_notifications=other,
+    )
+    async with peer:
+        for method in ("a", "turn/started", "b", "last"):
+            raw.send({"method": method, "params": {}})
+        async with asyncio.timeout(WAIT):
+            await done.wait()
+    assert got == ["a", "routed", "b", "last"]
 
 
 async def test_notifications_reach_their_handler_in_arrival_order() -> None:

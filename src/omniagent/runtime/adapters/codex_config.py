@@ -61,14 +61,15 @@ _SANDBOX_TYPES = {
     "workspaceWrite": "workspace-write",
     "dangerFullAccess": "danger-full-access",
 }
-# What the app-server always offers (anyagent §14), whatever the login.
+# What the app-server always offers (anyagent §14), whatever the login. Not Questions: 0.171.0 gives the model
+# `request_user_input` only in the Plan collaboration mode (an experimental API this adapter does not select); a
+# question that arrives anyway is still asked.
 _ALWAYS = frozenset(
     {
         Capability.IMAGES,
         Capability.RESUME,
         Capability.STEER,
         Capability.PERMISSIONS,
-        Capability.QUESTIONS,
         Capability.ROLLBACK,
         Capability.FORK,
         Capability.COMPACT,
