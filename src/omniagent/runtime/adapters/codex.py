@@ -146,7 +146,11 @@ class _CodexDriver:
             child.stdin,
             dialect=CODEX,
             requests=requests,
-            notifications={"turn/started": self._on_turn_started, "turn/completed": self._on_turn_completed},
+            notifications={
+                "turn/started": self._on_turn_started,
+                "turn/completed": self._on_turn_completed,
+                "thread/name/updated": self._on_name,
+            },
             other_notifications=self._on_notification,
             name="codex",
         )
@@ -302,6 +306,12 @@ class _CodexDriver:
         self._steers_held.clear()
         for event in events:
             await self._events.send(event)
+
+    async def _on_name(self, params: Any) -> None:
+        if not isinstance(params, Mapping) or params.get("threadId") != self.state.thread_id:
+            return
+        if self.state.apply_title(params.get("threadName")) and self._live:
+            await self._events.send(d.InfoChanged(self.state.info()))
 
     async def _on_notification(self, method: str, params: Any) -> None:
         events = [
