@@ -1,7 +1,7 @@
 """Per real agent: spawn → first text and spawn → turn end, through omniagent's Runtime and through a minimal direct
 client of the agent's own wire (ACP; pi's JSONL RPC for `pi`; Claude Code's stream-json for `claude`, in
-direct_claude.py), so the overhead omniagent adds is visible (issue targets: under 10 ms per turn over ACP, 5 ms
-for the native adapters).
+direct_claude.py; the app-server's JSON-RPC for `codex`), so the overhead omniagent adds is visible (issue targets:
+under 10 ms per turn over ACP, 5 ms for the native adapters).
 
     python benchmarks/real_agents.py [--runs N] [--turns N] [--agents qwen,gemini,…]
 
@@ -11,11 +11,16 @@ Each run starts a fresh world; paths alternate so disk caches warm both alike. P
 - `first`: spawn → the first non-empty agent text (direct: `agent_message_chunk`; omniagent: `TextDelta`);
 - `end`: spawn → the turn end (direct: the `session/prompt` response; omniagent: `TurnEnded`);
 - `turn`: each further prompt on the same session → its turn end (`--turns` of them per run; no start-up in it:
-  the per-turn cost).
+  the per-turn cost);
+- `cpu`: the CPU time this process (the client: omniagent, or the direct client) spent on such a warm turn. The
+  agent and the fake LLM are other processes, so this is the client's own cost, and unlike `turn` it does not move
+  with the machine's load.
 The one-off import of the ACP adapter (first use in a process) is timed apart, before the runs; discovery (once per
 Runtime, cached) runs before omniagent's clock starts.
 The direct clients are ~40 lines each of raw JSON lines over the pipes below: no models, no validation, no runtime.
-pi's direct client sends `prompt` and reads to `agent_end`, the event omniagent ends pi's turns on.
+pi's direct client sends `prompt` and reads to `agent_end`, the event omniagent ends pi's turns on. The codex one
+does what the adapter must per turn (`turn/start` with `summary:"auto"`, wait for `turn/completed`), not its extra
+handshake calls (`account/read`, `model/list`, `skills/list`).
 """
 
 from __future__ import annotations
@@ -178,7 +183,84 @@ async def run_direct_pi(world: World, timings: Timings, turns: int) -> None:
 
 
 # Agents whose direct client speaks their native wire; every other agent gets the ACP one.
-DIRECT = {"pi": run_direct_pi, "claude": run_direct_claude}
+class DirectCodexClient:
+    """The least a codex app-server client can do: JSON-RPC without `jsonrpc`, match ids, watch one turn's frames."""
+
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.proc = proc
+        self.ids = 0
+        self.first_text: float | None = None
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+
+    async def call(self, method: str, params: dict[str, Any], *, until: str | None = None) -> Any:
+        """Send a request; return its result, or with `until`, the params of the first such notification."""
+        self.ids += 1
+        wanted = self.ids
+        self.send({"id": wanted, "method": method, "params": params})
+        assert self.proc.stdout is not None
+        while True:
+            line = await self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError(f"agent closed stdout during {method}")
+            message = json.loads(line)
+            name = message.get("method")
+            if message.get("id") == wanted and name is None:
+                if "error" in message:
+                    raise RuntimeError(f"{method}: {message['error']}")
+                if until is None:
+                    return message.get("result")
+            elif name == "item/agentMessage/delta" and self.first_text is None and message["params"].get("delta"):
+                self.first_text = time.perf_counter()
+            elif name is not None and name == until:
+                return message.get("params")
+            elif name is not None and "id" in message:  # a server request we do not serve
+                self.send({"id": message["id"], "error": {"code": -32601, "message": "not supported"}})
+
+
+async def run_direct_codex(world: World, timings: Timings, turns: int) -> None:
+    start = time.perf_counter()
+    proc = await asyncio.create_subprocess_exec(
+        *world.argv,
+        cwd=world.work,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        limit=64 * 1024 * 1024,
+        start_new_session=True,
+    )
+    try:
+        async with asyncio.timeout(STEP):
+            client = DirectCodexClient(proc)
+            await client.call("initialize", {"clientInfo": {"name": "bench", "version": "0"}})
+            client.send({"method": "initialized"})
+            thread = (await client.call("thread/start", {"cwd": str(world.work)}))["thread"]["id"]
+            for number in range(1 + turns):
+                sent, cpu = time.perf_counter(), time.process_time()
+                params = {
+                    "threadId": thread,
+                    "clientUserMessageId": f"bench-{number}",
+                    "input": [{"type": "text", "text": "say hello"}],
+                    "summary": "auto",
+                }
+                await client.call("turn/start", params, until="turn/completed")
+                ended = time.perf_counter()
+                if number == 0:
+                    assert client.first_text is not None, "no agent text"
+                    timings.first.append(client.first_text - start)
+                    timings.end.append(ended - start)
+                else:
+                    timings.turn.append(ended - sent)
+                    timings.cpu.append(time.process_time() - cpu)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        await proc.wait()
+
+
+DIRECT = {"pi": run_direct_pi, "claude": run_direct_claude, "codex": run_direct_codex}
 
 
 async def run_omniagent(world: World, timings: Timings, turns: int) -> None:
@@ -233,9 +315,11 @@ async def main() -> int:
     # The adapter is imported on first use (~250 ms of ACP models); a one-off per process, so it is paid here and
     # shown apart, not charged to the first agent's spawn.
     started = time.perf_counter()
-    import omniagent.runtime.adapters.acp  # noqa: F401
+    import omniagent.runtime.adapters.acp
+    import omniagent.runtime.adapters.codex  # noqa: F401
 
-    print(f"one-off per process: importing the ACP adapter took {(time.perf_counter() - started) * 1000:.0f} ms")
+    took = (time.perf_counter() - started) * 1000
+    print(f"one-off per process: importing the ACP and codex adapters took {took:.0f} ms")
     print(f"medians, ms, {args.runs} runs x (1 + {args.turns} turns)")
     print("first = spawn→first text, end = spawn→turn end, turn = a warm turn (prompt→turn end),")
     print("cpu = this process's CPU time in a warm turn (the client's own work, whatever the machine's load)")
