@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import mimetypes
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any
@@ -29,7 +29,7 @@ from omniagent.runtime import driver as d
 from omniagent.runtime.adapters import codex_requests
 from omniagent.runtime.adapters.acp_prompt import prompt_text
 from omniagent.runtime.adapters.codex_config import CodexState
-from omniagent.runtime.adapters.codex_open import handshake
+from omniagent.runtime.adapters.codex_open import handshake, launch_argv
 from omniagent.runtime.adapters.codex_translate import CLIENT_MESSAGE_PREFIX, ThreadTranslator
 from omniagent.runtime.errors import HandshakeTimeout, ProtocolFailed, SpawnFailed, UnsupportedFeature
 from omniagent.wire.dialects import CODEX
@@ -41,12 +41,6 @@ from omniagent.wire.process import ChildProcess, SpawnError, open_process
 STDERR_TAIL = 6
 # Diagnostics the app-server sends before the session is open (e.g. its bubblewrap warning), kept for after.
 EARLY_DIAGNOSTICS = 16
-
-
-def launch_argv(installation: AgentInstallation) -> list[str]:
-    """The executable, then the catalog row's launch args (`app-server`)."""
-    row = catalog.profile(installation.id)
-    return [installation.executable_path, *(row.launch_args if row is not None else ("app-server",))]
 
 
 class CodexAdapter:
@@ -140,7 +134,7 @@ class _CodexDriver:
     def peer_on(self, child: ChildProcess) -> Peer:
         """The JSON-RPC peer over the child's stdio, with every app-server request and notification routed here."""
         self._child = child
-        requests = {method: self._request_handler(method) for method in _SERVER_REQUESTS}
+        requests = {method: self._request_handler(method) for method in codex_requests.SERVER_REQUESTS}
         self._peer = Peer(
             child.stdout,
             child.stdin,
@@ -224,7 +218,7 @@ class _CodexDriver:
             await self._call("turn/start", params)
         except RpcError as exc:
             if self._starting:  # refused: no `turn/started` will come, so end the turn we were asked to start
-                self._starting = False
+                self._starting = self._interrupt_held = False
                 await self._events.send(d.TurnAck())
                 await self._events.send(d.TurnStopped(Failed(message=f"{exc.message} ({exc.code})")))
 
@@ -260,6 +254,8 @@ class _CodexDriver:
             await self._call("thread/revert", {"threadId": thread, "beforeTurnId": str(oldest.get("id"))})
         except RpcError as exc:
             await self._warn(f"agent rejected rollback({turns}): {exc.message}")
+        except PeerClosed:
+            return  # the exit watcher reports it
 
     async def _compact(self) -> None:
         try:
@@ -300,6 +296,7 @@ class _CodexDriver:
         events = self._threads.turn_completed(params)
         if not events:
             return
+        self._interrupt_held = False
         self._cancel_requests()
         for _ in self._steers_held:
             await self._events.send(d.SteerResult(accepted=False))
@@ -372,23 +369,26 @@ class _CodexDriver:
     # --- plumbing ------------------------------------------------------------------------------------------
 
     async def _call(self, method: str, params: Mapping[str, Any]) -> Any:
-        """One app-server call; a closed connection is the exit watcher's to report, so it ends the task here."""
+        """One app-server call. Raises `RpcError` (refused) or `PeerClosed` (the app-server went away)."""
         assert self._peer is not None
-        try:
-            return await self._peer.request(method, params)
-        except PeerClosed:
-            raise asyncio.CancelledError() from None
+        return await self._peer.request(method, params)
 
     async def _warn(self, message: str) -> None:
         diagnostic = Diagnostic(level=DiagnosticLevel.WARNING, message=message)
         await self._events.send(d.AdapterEvent(DiagnosticEvent(diagnostic=diagnostic)))
 
-    def _spawn(self, work: Any) -> asyncio.Task[None]:
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         assert self.group is not None
-        task = self.group.create_task(work)
+        task = self.group.create_task(_until_gone(work))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
+
+
+async def _until_gone(work: Coroutine[Any, Any, None]) -> None:
+    """Run `work`; a connection that closed under it is the exit watcher's to report, not an error here."""
+    with suppress(PeerClosed):
+        await work
 
 
 def user_input(prompt: d.PromptInput) -> list[dict[str, Any]]:
@@ -405,18 +405,3 @@ def user_input(prompt: d.PromptInput) -> list[dict[str, Any]]:
 def _tail(lines: Sequence[str]) -> str:
     kept = [line for line in lines if line.strip()][-STDERR_TAIL:]
     return "\n" + "\n".join(kept) if kept else ""
-
-
-# Every request the app-server may send us (0.171.0 schema); the ones `codex_requests` does not handle are refused.
-_SERVER_REQUESTS = (
-    "item/commandExecution/requestApproval",
-    "item/fileChange/requestApproval",
-    "item/tool/requestUserInput",
-    "mcpServer/elicitation/request",
-    "item/permissions/requestApproval",
-    "item/tool/call",
-    "account/chatgptAuthTokens/refresh",
-    "attestation/generate",
-    "applyPatchApproval",
-    "execCommandApproval",
-)

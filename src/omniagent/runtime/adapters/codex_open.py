@@ -1,5 +1,6 @@
-"""Opening a Codex app-server session (anyagent §11.3 "Handshake"): `initialize` → `initialized` → `account/read`
-→ `model/list` → the thread (`thread/start`, `thread/resume` or `thread/fork`) with the creation-time options.
+"""Opening a Codex app-server session (anyagent §11.3 "Handshake"): the launch command, then `initialize` →
+`initialized` → `account/read` → `model/list` → the thread (`thread/start`, `thread/resume` or `thread/fork`) with
+the creation-time options.
 
 Each step's refusal becomes the runtime error the caller can act on: no login → `AuthRequired` with the ways to
 log in; a bad option → `InvalidConfiguration` before any thread exists; a thread the server cannot reopen →
@@ -12,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from omniagent import __version__
-from omniagent.protocols.sidecar.agents import Unauthenticated
+from omniagent.protocols.sidecar.agents import AgentInstallation, Unauthenticated
 from omniagent.runtime import catalog
 from omniagent.runtime import driver as d
 from omniagent.runtime.adapters.codex_config import (
@@ -30,6 +31,12 @@ from omniagent.wire.jsonrpc import Peer, RpcError
 CLIENT_NAME = "omniagent"
 # Pages of `model/list` read at most (0.171.0 answers in one); a server that keeps paging is cut off here.
 MODEL_PAGES = 10
+
+
+def launch_argv(installation: AgentInstallation) -> list[str]:
+    """The executable, then the catalog row's launch args (`app-server`)."""
+    row = catalog.profile(installation.id)
+    return [installation.executable_path, *(row.launch_args if row is not None else ("app-server",))]
 
 
 async def handshake(peer: Peer, request: d.ConnectRequest) -> tuple[CodexState, dict[str, Any]]:

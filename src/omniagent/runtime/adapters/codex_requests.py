@@ -43,6 +43,19 @@ COMMAND_APPROVAL = "item/commandExecution/requestApproval"
 FILE_APPROVAL = "item/fileChange/requestApproval"
 USER_INPUT = "item/tool/requestUserInput"
 HANDLED = frozenset({COMMAND_APPROVAL, FILE_APPROVAL, USER_INPUT})
+# Every request the app-server may send us (0.171.0 schema); the ones `codex_requests` does not handle are refused.
+SERVER_REQUESTS = (
+    "item/commandExecution/requestApproval",
+    "item/fileChange/requestApproval",
+    "item/tool/requestUserInput",
+    "mcpServer/elicitation/request",
+    "item/permissions/requestApproval",
+    "item/tool/call",
+    "account/chatgptAuthTokens/refresh",
+    "attestation/generate",
+    "applyPatchApproval",
+    "execCommandApproval",
+)
 # Every permission ask offers these; the answers below are valid for both approval kinds.
 PERMISSION_CHOICES = [PermissionChoice.ALLOW_ONCE, PermissionChoice.ALLOW_ALWAYS, PermissionChoice.DENY_ONCE]
 _DECISIONS = {

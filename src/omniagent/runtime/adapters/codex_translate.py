@@ -15,43 +15,26 @@ from typing import Any
 from omniagent.protocols.sidecar.base import Diagnostic, DiagnosticLevel
 from omniagent.protocols.sidecar.events import (
     Cancelled,
-    CommandInput,
-    CommandSpec,
     Completed,
     ContextCompacted,
     ContextUsage,
     DiagnosticEvent,
-    Edit,
-    Execute,
     Failed,
-    FileDiff,
-    Mcp,
     MessageEnded,
-    NoInput,
-    OtherTool,
-    PathInput,
     PlanEntry,
     PlanStatus,
     PlanUpdated,
     PlanUsageUpdated,
-    QueryInput,
-    RawTool,
-    Read,
     ReasoningDelta,
-    Search,
     StopReason,
-    Subagent,
     TextDelta,
-    ToolInput,
-    ToolKind,
     ToolOutputDelta,
-    ToolStatus,
     ToolUpdate,
     ToolUpdated,
     UserMessage,
 )
 from omniagent.runtime import driver as d
-from omniagent.runtime.adapters.acp_translate import cap_output
+from omniagent.runtime.adapters.codex_tools import ToolItems
 from omniagent.runtime.plan_usage import codex_plan_usage
 
 # Prefix of the `clientUserMessageId`s we send: a completed user message carrying another id is someone else's.
@@ -61,25 +44,10 @@ FORK_POINT = "codex/fork_point"
 RAW_FRAME = "codex/raw_frame"
 UNHANDLED = "unhandled Codex notification"
 
-_TOOL_STATUSES = {
-    "inProgress": ToolStatus.RUNNING,
-    "completed": ToolStatus.COMPLETED,
-    "failed": ToolStatus.FAILED,
-    "declined": ToolStatus.CANCELLED,
-}
 _PLAN_STATUSES = {
     "pending": PlanStatus.PENDING,
     "inProgress": PlanStatus.IN_PROGRESS,
     "completed": PlanStatus.COMPLETED,
-}
-_KINDS: Mapping[str, Callable[[Mapping[str, Any]], ToolKind]] = {
-    "commandExecution": lambda item: Execute(),
-    "fileChange": lambda item: Edit(),
-    "mcpToolCall": lambda item: Mcp(server=str(item.get("server", "")), tool=str(item.get("tool", ""))),
-    "webSearch": lambda item: Search(),
-    "imageView": lambda item: Read(),
-    "collabAgentToolCall": lambda item: Subagent(),
-    "subAgentActivity": lambda item: Subagent(),
 }
 # Items that are not tools: messages have their own events; the rest carry nothing for the caller.
 _NOT_TOOLS = frozenset(
@@ -116,38 +84,12 @@ _WARNINGS = frozenset({"warning", "guardianWarning", "configWarning", "model/rer
 
 
 @dataclass(slots=True)
-class _Tool:
-    id: str
-    kind: ToolKind
-    title: str
-    input: ToolInput
-    status: ToolStatus = ToolStatus.RUNNING
-    output: str = ""
-    diffs: list[FileDiff] = field(default_factory=list)
-    locations: list[str] = field(default_factory=list)
-    raw: Any = None
-
-    def snapshot(self) -> ToolUpdate:
-        return ToolUpdate(
-            id=self.id,
-            kind=self.kind,
-            title=self.title,
-            status=self.status,
-            input=self.input,
-            output=cap_output(self.output) if self.output else None,
-            diffs=list(self.diffs),
-            locations=list(self.locations),
-            raw=RawTool(name=str(self.raw.get("type", "")), input=self.raw) if isinstance(self.raw, Mapping) else None,
-        )
-
-
-@dataclass(slots=True)
 class ThreadTranslator:
     """Maps the notifications of one session's thread (and its child threads) to driver events."""
 
     thread_id: str = ""
     turn_id: str | None = None  # the current wire turn, from `turn/started`
-    tools: dict[str, _Tool] = field(default_factory=dict)
+    tools: ToolItems = field(default_factory=ToolItems)
     children: dict[str, str] = field(default_factory=dict)  # child thread id → the subagent tool that runs it
     _streamed: set[str] = field(default_factory=set)  # message/reasoning item ids that had deltas
     _auth_lost: bool = False
@@ -170,12 +112,7 @@ class ThreadTranslator:
         if params.get("threadId") != self.thread_id or not isinstance(turn, Mapping) or turn.get("id") != self.turn_id:
             return []
         self.turn_id = None
-        events: list[d.DriverEvent] = []
-        for tool in self.tools.values():
-            if tool.status.active:
-                tool.status = ToolStatus.CANCELLED
-                events.append(d.AdapterEvent(ToolUpdated(tool=tool.snapshot())))
-        self.tools.clear()
+        events: list[d.DriverEvent] = [d.AdapterEvent(ToolUpdated(tool=tool)) for tool in self.tools.end_turn()]
         self._streamed.clear()
         events.append(d.TurnStopped(turn_stop(turn)))
         return events
@@ -213,12 +150,11 @@ class ThreadTranslator:
 
     def tool(self, item_id: str) -> ToolUpdate | None:
         """The current snapshot of a tool item, if it was seen."""
-        tool = self.tools.get(item_id)
-        return tool.snapshot() if tool is not None else None
+        return self.tools.snapshot(item_id)
 
     def remember_tool(self, update: ToolUpdate) -> None:
         """A tool first seen in a request (its `item/started` not yet arrived)."""
-        self.tools.setdefault(update.id, _Tool(update.id, update.kind, update.title, update.input, update.status))
+        self.tools.remember(update)
 
     # --- handlers ------------------------------------------------------------------------------------------
 
@@ -231,10 +167,8 @@ class ThreadTranslator:
 
     def _output(self, params: Mapping[str, Any]) -> list[Any]:
         item_id, text = str(params.get("itemId", "")), params.get("delta")
-        tool = self.tools.get(item_id)
-        if tool is None or not isinstance(text, str) or not text:
+        if not isinstance(text, str) or not text or not self.tools.extend(item_id, text):
             return []
-        tool.output += text
         return [ToolOutputDelta(tool_id=item_id, text=text)]
 
     def _item(self, params: Mapping[str, Any], *, completed: bool) -> list[Any]:
@@ -253,7 +187,12 @@ class ThreadTranslator:
             return [ContextCompacted()] if completed else []
         if kind in _NOT_TOOLS:
             return []
-        return [ToolUpdated(tool=self._merge(item, completed=completed))]
+        if kind == "subAgentActivity" and isinstance(item.get("agentThreadId"), str):
+            self.children[item["agentThreadId"]] = item_id
+        if kind == "collabAgentToolCall":
+            for child in item.get("receiverThreadIds") or []:
+                self.children[str(child)] = item_id
+        return [ToolUpdated(tool=self.tools.merge(item, completed=completed))]
 
     def _message(self, item: Mapping[str, Any], kind: str, *, completed: bool) -> list[Any]:
         """A completed message ends it; one that never streamed deltas sends its whole text first."""
@@ -276,31 +215,6 @@ class ThreadTranslator:
         extensions = {FORK_POINT: self.turn_id} if kind == "agentMessage" and self.turn_id else {}
         ended = d.AdapterEvent(MessageEnded(message_id=item_id), self._parent_tool, extensions)
         return [*events, ended]
-
-    def _merge(self, item: Mapping[str, Any], *, completed: bool) -> ToolUpdate:
-        item_id, kind = str(item["id"]), str(item.get("type", ""))
-        tool = self.tools.get(item_id)
-        if tool is None:
-            make = _KINDS.get(kind)
-            tool = _Tool(item_id, make(item) if make else OtherTool(), _title(item), _input(item))
-            self.tools[item_id] = tool
-        tool.raw = item
-        status = item.get("status")
-        if isinstance(status, str) and status in _TOOL_STATUSES:
-            tool.status = _TOOL_STATUSES[status]
-        elif completed:
-            tool.status = ToolStatus.COMPLETED
-        output = item.get("aggregatedOutput")
-        if isinstance(output, str) and len(output) >= len(tool.output):
-            tool.output = output
-        if kind == "fileChange":
-            tool.diffs, tool.locations = _diffs(item.get("changes"))
-        if kind == "subAgentActivity" and isinstance(item.get("agentThreadId"), str):
-            self.children[item["agentThreadId"]] = item_id
-        if kind == "collabAgentToolCall":
-            for child in item.get("receiverThreadIds") or []:
-                self.children[str(child)] = item_id
-        return tool.snapshot()
 
     def _plan(self, params: Mapping[str, Any]) -> list[Any]:
         steps = params.get("plan")
@@ -394,40 +308,6 @@ def _message(params: Mapping[str, Any], method: str) -> str:
 def _user_text(content: Any) -> str:
     parts = content if isinstance(content, list) else []
     return "".join(str(p.get("text", "")) for p in parts if isinstance(p, Mapping) and p.get("type") == "text")
-
-
-def _title(item: Mapping[str, Any]) -> str:
-    kind = item.get("type")
-    if kind == "commandExecution":
-        return str(item.get("command") or "command")
-    if kind == "mcpToolCall":
-        return f"{item.get('server', '')}.{item.get('tool', '')}"
-    if kind == "webSearch":
-        return f"search: {item.get('query', '')}"
-    if kind == "fileChange":
-        return "edit files"
-    return str(item.get("tool") or kind or "tool")
-
-
-def _input(item: Mapping[str, Any]) -> ToolInput:
-    kind = item.get("type")
-    if kind == "commandExecution" and isinstance(item.get("command"), str):
-        cwd = item.get("cwd")
-        return CommandInput(spec=CommandSpec(command=item["command"], cwd=cwd if isinstance(cwd, str) else None))
-    if kind == "webSearch" and isinstance(item.get("query"), str):
-        return QueryInput(query=item["query"])
-    if kind == "imageView" and isinstance(item.get("path"), str):
-        return PathInput(path=item["path"])
-    return NoInput()
-
-
-def _diffs(changes: Any) -> tuple[list[FileDiff], list[str]]:
-    """A file change's `changes` as diffs (the patch text per path) and the paths touched."""
-    diffs: list[FileDiff] = []
-    for change in changes if isinstance(changes, list) else []:
-        if isinstance(change, Mapping) and isinstance(change.get("path"), str):
-            diffs.append(FileDiff(path=change["path"], new_text=str(change.get("diff") or "")))
-    return diffs, [diff.path for diff in diffs]
 
 
 _Handler = Callable[[ThreadTranslator, Mapping[str, Any]], list[Any]]
