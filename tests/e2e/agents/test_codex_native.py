@@ -16,6 +16,7 @@ import pytest
 from omniagent.protocols.sidecar.agents import AuthUnknown, Capability, TerminalLogin
 from omniagent.protocols.sidecar.commands import PermissionAnswer, RollbackScope, Steered
 from omniagent.protocols.sidecar.events import (
+    Cancelled,
     Completed,
     ContextCompacted,
     ContextUsage,
@@ -237,3 +238,19 @@ async def test_a_missing_login_is_auth_required_with_codex_login(tmp_path: Path)
             await _open(runtime, world)
         commands = [m.command for m in refused.value.login if isinstance(m, TerminalLogin)]
         assert commands == [[str(world.launcher), "login"]]
+
+
+async def test_a_cancel_sent_with_the_prompt_interrupts_the_turn_once_it_exists(tmp_path: Path) -> None:
+    """Cancel right after the prompt, before the app-server has even started the turn: `turn/interrupt` needs the
+    turn id, so it is held until `turn/started`; the turn ends `Cancelled` and the session takes the next prompt.
+    (Every call streams for ~1 s: the interrupt may land before or after the model call, whichever turn makes it.)"""
+    slow = {"kind": "reply", "text": "slow " * 5, "chunk_delay": 0.2}
+    scenario = {"steps": [], "fallback": slow}
+    async with agent_world(AGENT, tmp_path, scenario) as world, Runtime(env=world.runtime_env) as runtime:
+        session = await _open(runtime, world)
+        await session.prompt("talk slowly")
+        await session.cancel()
+        events = await until(session, is_turn_end)
+        assert isinstance(turn_end(events).stop, Cancelled)
+        events = await _turn(session, "again")
+        assert text_of(events) == "slow " * 5
