@@ -254,3 +254,10 @@ async def test_a_cancel_sent_with_the_prompt_interrupts_the_turn_once_it_exists(
         assert isinstance(turn_end(events).stop, Cancelled)
         events = await _turn(session, "again")
         assert text_of(events) == "slow " * 5
+
+
+async def test_generate_returns_the_answer_of_a_one_shot_thread(tmp_path: Path) -> None:
+    """`Runtime.generate` on codex: a new thread under `untrusted` / `read-only` (tools cannot be switched off on
+    this wire, so any would ask and be declined), one prompt, the answer's text."""
+    async with agent_world(AGENT, tmp_path, _texts("generated")) as world, Runtime(env=world.runtime_env) as runtime:
+        assert await runtime.generate(AGENT, world.work, "say it") == "generated"

@@ -89,6 +89,11 @@ async def _models(peer: Peer) -> list[Any]:
 async def _bind_thread(peer: Peer, request: d.ConnectRequest) -> Any:
     """`thread/start`, or `thread/resume` / `thread/fork` (whose refusal means the token is no good)."""
     params: dict[str, Any] = {"cwd": str(request.directory), **thread_params(request.configure)}
+    if request.disable_tools:
+        # `generate`: the wire cannot switch tools off, so every tool asks (and generate declines) and nothing is
+        # written; the one-shot thread is not kept.
+        params.setdefault("approvalPolicy", "untrusted")
+        params.setdefault("sandbox", "read-only")
     if request.fork is not None:
         fork = {"threadId": request.fork, "excludeTurns": True, **params}
         if request.fork_at is not None:
@@ -97,7 +102,7 @@ async def _bind_thread(peer: Peer, request: d.ConnectRequest) -> Any:
     if request.resume is not None:
         return await _reopen(peer, "thread/resume", {"threadId": request.resume, "excludeTurns": True, **params})
     try:
-        return await peer.request("thread/start", params)
+        return await peer.request("thread/start", {**params, "ephemeral": True} if request.disable_tools else params)
     except RpcError as exc:
         raise InvalidConfiguration(f"agent rejected the session options: {exc.message}") from exc
 
