@@ -27,6 +27,7 @@ from omniagent.protocols.sidecar.events import (
     PlanUsageUpdated,
     ReasoningDelta,
     RequestOpened,
+    SessionUpdated,
 )
 from omniagent.runtime.errors import AuthRequired, InvalidConfiguration, ResumeFailed, UnsupportedFeature
 from omniagent.runtime.runtime import Runtime
@@ -261,3 +262,21 @@ async def test_generate_returns_the_answer_of_a_one_shot_thread(tmp_path: Path) 
     this wire, so any would ask and be declined), one prompt, the answer's text."""
     async with agent_world(AGENT, tmp_path, _texts("generated")) as world, Runtime(env=world.runtime_env) as runtime:
         assert await runtime.generate(AGENT, world.work, "say it") == "generated"
+
+
+def _lists_commands(event: Event) -> bool:
+    return isinstance(event.kind, SessionUpdated) and bool(event.kind.info.details.commands)
+
+
+async def test_skills_are_slash_commands_and_a_slash_prompt_sends_the_skill(tmp_path: Path) -> None:
+    """`skills/list` arrives after `open` as slash commands (a `SessionUpdated`); a prompt starting with `/<skill>`
+    goes in with that skill as an input, so the model call carries the skill's instructions."""
+    async with agent_world(AGENT, tmp_path, _texts("one")) as world, Runtime(env=world.runtime_env) as runtime:
+        session = await _open(runtime, world)
+        updated = await until(session, _lists_commands)
+        last = updated[-1].kind
+        assert isinstance(last, SessionUpdated)
+        assert "skill-creator" in [command.name for command in last.info.details.commands]
+        await _turn(session, "/skill-creator make one")
+        body = _last_body(world)
+        assert "<skill>" in body and "quick_validate" in body

@@ -210,7 +210,7 @@ class _CodexDriver:
         params = {
             "threadId": self.state.thread_id,
             "clientUserMessageId": f"{CLIENT_MESSAGE_PREFIX}{self._messages}",
-            "input": user_input(prompt),
+            "input": user_input(prompt, self.state.skills),
             "summary": "auto",  # without it no reasoning deltas stream
             **self.overrides,
         }
@@ -228,7 +228,7 @@ class _CodexDriver:
             "threadId": self.state.thread_id,
             "expectedTurnId": turn_id,
             "clientUserMessageId": f"{CLIENT_MESSAGE_PREFIX}{self._messages}",
-            "input": user_input(prompt),
+            "input": user_input(prompt, self.state.skills),
         }
         try:
             await self._call("turn/steer", params)
@@ -391,15 +391,18 @@ async def _until_gone(work: Coroutine[Any, Any, None]) -> None:
         await work
 
 
-def user_input(prompt: d.PromptInput) -> list[dict[str, Any]]:
-    """`turn/start` input: image attachments as local image refs (the app-server reads them), then the text naming
-    every attachment (anyagent §9.2)."""
+def user_input(prompt: d.PromptInput, skills: Mapping[str, str]) -> list[dict[str, Any]]:
+    """`turn/start` input: a `/skill` the text starts with as that skill's input, image attachments as local image
+    refs (the app-server reads them), then the text naming every attachment (anyagent §9.2)."""
+    words = prompt.text.split(maxsplit=1)
+    name = words[0][1:] if words and words[0].startswith("/") else ""
+    skill = [{"type": "skill", "name": name, "path": skills[name]}] if name in skills else []
     images = [
         {"type": "localImage", "path": path}
         for path in prompt.attachments
         if (mimetypes.guess_type(path)[0] or "").startswith("image/")
     ]
-    return [*images, {"type": "text", "text": prompt_text(prompt)}]
+    return [*skill, *images, {"type": "text", "text": prompt_text(prompt)}]
 
 
 def _tail(lines: Sequence[str]) -> str:

@@ -163,6 +163,7 @@ class CodexState:
     mode: str | None = None
     sandbox: str | None = None
     commands: list[SlashCommand] = field(default_factory=list)
+    skills: dict[str, str] = field(default_factory=dict)  # skill name → its path (what a `skill` input names)
 
     def info(self) -> d.DriverInfo:
         features = set(_ALWAYS)
@@ -250,10 +251,13 @@ class CodexState:
         for entry in entries if isinstance(entries, list) else []:
             skills = entry.get("skills") if isinstance(entry, Mapping) else None
             for skill in skills if isinstance(skills, list) else []:
-                if isinstance(skill, Mapping) and isinstance(skill.get("name"), str):
+                usable = isinstance(skill, Mapping) and skill.get("enabled") is not False
+                if usable and isinstance(skill.get("name"), str):
                     name = skill["name"]
                     description = skill.get("shortDescription") or skill.get("description") or ""
                     commands.setdefault(name, SlashCommand(name=name, description=str(description)))
+                    if isinstance(skill.get("path"), str):
+                        self.skills.setdefault(name, skill["path"])
         listed = list(commands.values())
         changed = listed != self.commands
         self.commands = listed
