@@ -14,12 +14,14 @@ from typing import Any
 import pytest
 
 from omniagent.protocols.sidecar.agents import AuthUnknown, Capability, TerminalLogin
+from omniagent.protocols.sidecar.base import DiagnosticLevel
 from omniagent.protocols.sidecar.commands import PermissionAnswer, RollbackScope, Steered
 from omniagent.protocols.sidecar.events import (
     Cancelled,
     Completed,
     ContextCompacted,
     ContextUsage,
+    DiagnosticEvent,
     Event,
     MessageEnded,
     PermissionAsk,
@@ -280,3 +282,17 @@ async def test_skills_are_slash_commands_and_a_slash_prompt_sends_the_skill(tmp_
         await _turn(session, "/skill-creator make one")
         body = _last_body(world)
         assert "<skill>" in body and "quick_validate" in body
+
+
+async def test_the_servers_warnings_are_warning_diagnostics(tmp_path: Path) -> None:
+    """A model from config.toml that codex's catalogue lacks: the option still shows it as current, and the
+    server's `warning` about its metadata reaches the turn as a Warning diagnostic."""
+    async with agent_world(AGENT, tmp_path, _texts("one")) as world, Runtime(env=world.runtime_env) as runtime:
+        config = world.home / ".codex" / "config.toml"
+        config.write_text(config.read_text().replace('model = "gpt-5.5"', 'model = "gpt-5"'), encoding="utf-8")
+        session = await _open(runtime, world)
+        assert session.info().configuration.options["model"] == "gpt-5"
+        events = await _turn(session, "hi")
+        diagnostics = [event.diagnostic for event in of(events, DiagnosticEvent)]
+        warnings = [d.message for d in diagnostics if d.level is DiagnosticLevel.WARNING]
+        assert any("gpt-5" in message for message in warnings), warnings

@@ -1,8 +1,9 @@
 """The adapter for Codex's native wire, `codex app-server` (JSON-RPC 2.0 without the `jsonrpc` member).
 
 `connect` spawns the app-server in the session's directory, runs the handshake (`codex_open`) and yields a driver
-that turns commands into app-server calls and notifications into driver events (`codex_translate`; server
-requests in `codex_requests`; capabilities and options in `codex_config`). anyagent §11.3.
+that turns commands into app-server calls and notifications into driver events (`codex_translate`, tool items in
+`codex_tools`; server requests in `codex_requests`; login, options and capabilities in `codex_config`). anyagent
+§11.3.
 
 Turn bookkeeping the wire forces on us (never a turn rule; the loop owns those):
 - `TurnAck` is sent when our thread's `turn/started` arrives, in order with the frames it precedes: anything before
