@@ -7,15 +7,24 @@ test_real_agents.py.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from omniagent.protocols.sidecar.agents import AuthUnknown, Capability, TerminalLogin
+from omniagent.protocols.sidecar.agents import AuthUnknown, Capability, McpTransport, TerminalLogin
 from omniagent.protocols.sidecar.base import DiagnosticLevel
-from omniagent.protocols.sidecar.commands import PermissionAnswer, RollbackScope, Steered
+from omniagent.protocols.sidecar.commands import (
+    HttpMcp,
+    McpServer,
+    PermissionAnswer,
+    RollbackScope,
+    StdioMcp,
+    Steered,
+)
 from omniagent.protocols.sidecar.events import (
     Cancelled,
     Completed,
@@ -35,12 +44,13 @@ from omniagent.runtime.errors import AuthRequired, InvalidConfiguration, ResumeF
 from omniagent.runtime.runtime import Runtime
 from omniagent.runtime.session import Session
 from tests.e2e.agents.drive import is_permission, is_text, is_turn_end, text_of, turn_end, until
-from tests.e2e.agents.harness import World, agent_world
+from tests.e2e.agents.harness import LOG_POLL, STEP, World, agent_world
 from tests.e2e.agents.peers import ESCALATED
 from tests.event_stream import of
 
 pytestmark = pytest.mark.timeout(300)
 AGENT = "codex"
+ECHO_SERVER = Path(__file__).resolve().parents[2] / "fixtures" / "mcp" / "echo_server.py"
 # The provider headers codex 0.171.0 turns into `account/rateLimits/updated` windows.
 RATE_LIMITS = {
     "x-codex-primary-used-percent": "42.4",
@@ -296,3 +306,36 @@ async def test_the_servers_warnings_are_warning_diagnostics(tmp_path: Path) -> N
         diagnostics = [event.diagnostic for event in of(events, DiagnosticEvent)]
         warnings = [d.message for d in diagnostics if d.level is DiagnosticLevel.WARNING]
         assert any("gpt-5" in message for message in warnings), warnings
+
+
+async def test_a_stdio_mcp_server_is_started_by_codex_and_others_are_refused(tmp_path: Path) -> None:
+    """MCP: a stdio server passed to `open` rides `thread/start` as codex's `mcp_servers` config; codex starts it
+    with its arguments and environment (the fixture server records its `initialize`). HTTP servers are refused
+    before anything starts (not seen to work over this wire)."""
+    log = tmp_path / "mcp.log"
+    echo = McpServer(
+        name="echo",
+        connection=StdioMcp(command=sys.executable, args=[str(ECHO_SERVER), str(log)], env={"ECHO_MCP_TAG": "t-42"}),
+    )
+    web = McpServer(name="web", connection=HttpMcp(url="http://127.0.0.1:9/mcp", headers={}))
+    async with agent_world(AGENT, tmp_path, _texts("one")) as world, Runtime(env=world.runtime_env) as runtime:
+        with pytest.raises(UnsupportedFeature, match="Http MCP servers"):
+            await _open(runtime, world, mcp_servers=[web])
+        session = await _open(runtime, world, mcp_servers=[echo])
+        assert session.info().details.capabilities.mcp_transports == [McpTransport.STDIO]
+        await _turn(session, "hi")
+        assert (await _first_line(log)) == "initialize t-42"
+
+
+def _read(path: Path) -> str:
+    return path.read_text(encoding="utf-8") if path.exists() else ""
+
+
+async def _first_line(path: Path) -> str:
+    """The first whole line of a file another process writes (polled, bounded)."""
+    async with asyncio.timeout(STEP):
+        while True:
+            text = _read(path)
+            if "\n" in text:
+                return text.split("\n", 1)[0]
+            await asyncio.sleep(LOG_POLL)

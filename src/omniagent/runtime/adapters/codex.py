@@ -30,9 +30,9 @@ from omniagent.runtime import driver as d
 from omniagent.runtime.adapters import codex_requests
 from omniagent.runtime.adapters.acp_prompt import prompt_text
 from omniagent.runtime.adapters.codex_config import CodexState
-from omniagent.runtime.adapters.codex_open import handshake, launch_argv
+from omniagent.runtime.adapters.codex_open import handshake, launch_argv, mcp_config
 from omniagent.runtime.adapters.codex_translate import CLIENT_MESSAGE_PREFIX, ThreadTranslator
-from omniagent.runtime.errors import HandshakeTimeout, ProtocolFailed, SpawnFailed, UnsupportedFeature
+from omniagent.runtime.errors import HandshakeTimeout, ProtocolFailed, SpawnFailed
 from omniagent.wire.dialects import CODEX
 from omniagent.wire.errors import PeerClosed
 from omniagent.wire.jsonrpc import METHOD_NOT_FOUND, Peer, RpcError, current_request_id
@@ -52,11 +52,9 @@ class CodexAdapter:
 
     @asynccontextmanager
     async def connect(self, request: d.ConnectRequest, events: d.EventSink) -> AsyncIterator[d.Driver]:
-        if request.mcp_servers:
-            raise UnsupportedFeature("MCP forwarding (the app-server reads MCP servers from its own config)")
+        mcp_config(request.mcp_servers)  # refuses what cannot be forwarded before anything starts
         driver = _CodexDriver(request, events)
         async with AsyncExitStack() as stack:
-            child: ChildProcess | None = None
             try:
                 async with asyncio.timeout(d.HANDSHAKE_TIMEOUT):
                     child = await stack.enter_async_context(

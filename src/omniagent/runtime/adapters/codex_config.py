@@ -30,6 +30,7 @@ from omniagent.protocols.sidecar.agents import (
     ConfigOption,
     ConfigValue,
     LoginMethod,
+    McpTransport,
     OtherAuth,
     SelectKind,
     SessionConfiguration,
@@ -173,8 +174,8 @@ class CodexState:
         details = AgentDetails(
             version=self.version,
             auth=self.auth,
-            # MCP servers are not forwarded: the app-server reads them from its own config.
-            capabilities=Capabilities(features=ordered_features(features), mcp_transports=[]),
+            # Stdio MCP servers ride `thread/start` as a config override; HTTP/SSE were not seen to work that way.
+            capabilities=Capabilities(features=ordered_features(features), mcp_transports=[McpTransport.STDIO]),
             config_options=options,
             commands=list(self.commands),
         )

@@ -9,11 +9,12 @@ log in; a bad option → `InvalidConfiguration` before any thread exists; a thre
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from omniagent import __version__
 from omniagent.protocols.sidecar.agents import AgentInstallation, Unauthenticated
+from omniagent.protocols.sidecar.commands import McpServer, StdioMcp
 from omniagent.runtime import catalog
 from omniagent.runtime import driver as d
 from omniagent.runtime.adapters.codex_config import (
@@ -25,7 +26,13 @@ from omniagent.runtime.adapters.codex_config import (
     parse_models,
     thread_params,
 )
-from omniagent.runtime.errors import AuthRequired, InvalidConfiguration, ProtocolFailed, ResumeFailed
+from omniagent.runtime.errors import (
+    AuthRequired,
+    InvalidConfiguration,
+    ProtocolFailed,
+    ResumeFailed,
+    UnsupportedFeature,
+)
 from omniagent.wire.jsonrpc import Peer, RpcError
 
 CLIENT_NAME = "omniagent"
@@ -71,6 +78,25 @@ async def handshake(peer: Peer, request: d.ConnectRequest) -> tuple[CodexState, 
     return state, overrides
 
 
+def mcp_config(servers: Sequence[McpServer]) -> dict[str, Any]:
+    """The caller's MCP servers as the app-server's `mcp_servers` config override (as in its config.toml). Only
+    stdio servers were seen to start this way; HTTP and SSE servers are refused.
+
+    Raises: `UnsupportedFeature`.
+    """
+    config: dict[str, Any] = {}
+    for server in servers:
+        connection = server.connection
+        if not isinstance(connection, StdioMcp):
+            raise UnsupportedFeature(f"{connection.TAG} MCP servers")
+        config[server.name] = {
+            "command": connection.command,
+            "args": list(connection.args),
+            "env": dict(connection.env),
+        }
+    return config
+
+
 async def _models(peer: Peer) -> list[Any]:
     entries: list[Any] = []
     cursor: str | None = None
@@ -89,6 +115,9 @@ async def _models(peer: Peer) -> list[Any]:
 async def _bind_thread(peer: Peer, request: d.ConnectRequest) -> Any:
     """`thread/start`, or `thread/resume` / `thread/fork` (whose refusal means the token is no good)."""
     params: dict[str, Any] = {"cwd": str(request.directory), **thread_params(request.configure)}
+    servers = mcp_config(request.mcp_servers)
+    if servers:
+        params["config"] = {"mcp_servers": servers}
     if request.disable_tools:
         # `generate`: the wire cannot switch tools off, so every tool asks (and generate declines) and nothing is
         # written; the one-shot thread is not kept.
