@@ -40,7 +40,13 @@ from omniagent.protocols.sidecar.events import (
     RequestOpened,
     SessionUpdated,
 )
-from omniagent.runtime.errors import AuthRequired, InvalidConfiguration, ResumeFailed, UnsupportedFeature
+from omniagent.runtime.errors import (
+    AuthRequired,
+    InvalidConfiguration,
+    ProtocolFailed,
+    ResumeFailed,
+    UnsupportedFeature,
+)
 from omniagent.runtime.runtime import Runtime
 from omniagent.runtime.session import Session
 from tests.e2e.agents.drive import is_permission, is_text, is_turn_end, text_of, turn_end, until
@@ -339,3 +345,13 @@ async def _first_line(path: Path) -> str:
             if "\n" in text:
                 return text.split("\n", 1)[0]
             await asyncio.sleep(LOG_POLL)
+
+
+async def test_an_app_server_that_refuses_its_config_fails_open_with_its_words(tmp_path: Path) -> None:
+    """codex 0.171.0 exits at start on `approval_policy = "untrusted"` in config.toml: `open` fails `ProtocolFailed`
+    carrying the app-server's own complaint from stderr, without waiting for the handshake timeout."""
+    async with agent_world(AGENT, tmp_path, _texts()) as world, Runtime(env=world.runtime_env) as runtime:
+        config = world.home / ".codex" / "config.toml"
+        config.write_text(config.read_text().replace('"on-request"', '"untrusted"'), encoding="utf-8")
+        with pytest.raises(ProtocolFailed, match="no longer supported"):
+            await _open(runtime, world)
