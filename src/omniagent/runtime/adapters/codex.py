@@ -29,7 +29,7 @@ from omniagent.runtime import catalog
 from omniagent.runtime import driver as d
 from omniagent.runtime.adapters import codex_requests
 from omniagent.runtime.adapters.acp_prompt import prompt_text
-from omniagent.runtime.adapters.codex_config import CodexState
+from omniagent.runtime.adapters.codex_config import EFFORT, CodexState
 from omniagent.runtime.adapters.codex_open import handshake, launch_argv, mcp_config
 from omniagent.runtime.adapters.codex_translate import CLIENT_MESSAGE_PREFIX, ThreadTranslator
 from omniagent.runtime.errors import HandshakeTimeout, ProtocolFailed, SpawnFailed
@@ -190,6 +190,10 @@ class _CodexDriver:
         elif isinstance(command, d.Configure):
             self.state.apply_value(command.option, command.value)
             self.overrides[command.option] = command.value
+            if EFFORT in self.overrides and self.overrides[EFFORT] != self.state.effort:
+                # A new model without the effort asked for earlier: the server keeps a turn's effort for later
+                # turns, so the new model's default must be sent in its place.
+                self.overrides[EFFORT] = self.state.effort
             await self._events.send(d.InfoChanged(self.state.info()))
         elif isinstance(command, d.Cancel):
             self._cancel_requests()
