@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -282,6 +283,10 @@ async def test_generate_returns_the_answer_of_a_one_shot_thread(tmp_path: Path) 
         assert await runtime.generate(AGENT, world.work, "say it") == "generated"
 
 
+def _uses(model: str) -> Callable[[Event], bool]:
+    return lambda e: isinstance(e.kind, SessionUpdated) and e.kind.info.configuration.options.get("model") == model
+
+
 def _lists_commands(event: Event) -> bool:
     return isinstance(event.kind, SessionUpdated) and bool(event.kind.info.details.commands)
 
@@ -355,3 +360,20 @@ async def test_an_app_server_that_refuses_its_config_fails_open_with_its_words(t
         config.write_text(config.read_text().replace('"on-request"', '"untrusted"'), encoding="utf-8")
         with pytest.raises(ProtocolFailed, match="no longer supported"):
             await _open(runtime, world)
+
+
+async def test_switching_to_a_model_without_the_effort_sends_the_new_models_default(tmp_path: Path) -> None:
+    """A live model switch to one that lacks the chosen effort (gpt-5.5 has no `max`): the option falls back to the
+    new model's default and that is what the next model call carries (the server would keep `max` otherwise)."""
+    async with agent_world(AGENT, tmp_path, _texts("one", "two")) as world, Runtime(env=world.runtime_env) as rt:
+        session = await _open(rt, world, configure={"model": "gpt-6.2-sol", "effort": "max"})
+        await _turn(session, "alpha-one")
+        assert json.loads(_last_body(world))["reasoning"]["effort"] == "max"
+        await session.configure("model", "gpt-5.5")
+        switched = (await until(session, _uses("gpt-5.5")))[-1].kind
+        assert isinstance(switched, SessionUpdated)
+        effort = switched.info.configuration.options["effort"]
+        assert effort not in ("max", None)
+        await _turn(session, "beta-two")
+        body = json.loads(_last_body(world))
+        assert (body["model"], body["reasoning"]["effort"]) == ("gpt-5.5", effort)
