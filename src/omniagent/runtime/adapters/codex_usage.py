@@ -25,7 +25,7 @@ from omniagent.runtime.errors import (
     UnsupportedFeature,
 )
 from omniagent.runtime.plan_usage import NO_PLAN_QUOTA, codex_plan_usage, open_reader_process
-from omniagent.wire.dialects import LITE
+from omniagent.wire.dialects import CODEX
 from omniagent.wire.errors import PeerClosed
 from omniagent.wire.jsonrpc import Peer, RpcError
 from omniagent.wire.process import ChildProcess, SpawnError
@@ -51,7 +51,7 @@ async def _read(installation: AgentInstallation) -> PlanUsage:
     try:
         async with (
             open_reader_process(installation) as child,
-            Peer(child.stdout, child.stdin, dialect=LITE, name="codex-usage") as peer,
+            Peer(child.stdout, child.stdin, dialect=CODEX, name="codex-usage") as peer,
         ):
             return await _ask(peer, child, installation)
     except SpawnError as exc:
