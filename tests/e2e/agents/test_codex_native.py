@@ -16,7 +16,12 @@ from typing import Any
 
 import pytest
 
-from omniagent.protocols.sidecar.agents import AuthUnknown, Capability, McpTransport, TerminalLogin
+from omniagent.protocols.sidecar.agents import (
+    AuthUnknown,
+    Capability,
+    McpTransport,
+    TerminalLogin,
+)
 from omniagent.protocols.sidecar.base import DiagnosticLevel
 from omniagent.protocols.sidecar.commands import (
     HttpMcp,
@@ -52,8 +57,9 @@ from omniagent.runtime.runtime import Runtime
 from omniagent.runtime.session import Session
 from tests.e2e.agents.drive import is_permission, is_text, is_turn_end, text_of, turn_end, until
 from tests.e2e.agents.harness import LOG_POLL, STEP, World, agent_world
+from tests.e2e.agents.logins import login_world
 from tests.e2e.agents.peers import ESCALATED
-from tests.event_stream import of
+from tests.event_stream import is_kind, of
 
 pytestmark = pytest.mark.timeout(300)
 AGENT = "codex"
@@ -377,3 +383,18 @@ async def test_switching_to_a_model_without_the_effort_sends_the_new_models_defa
         await _turn(session, "beta-two")
         body = json.loads(_last_body(world))
         assert (body["model"], body["reasoning"]["effort"]) == ("gpt-5.5", effort)
+
+
+async def test_a_login_the_server_cannot_read_only_warns(tmp_path: Path) -> None:
+    """A ChatGPT login whose `account/read` fails (0.171.0 first looks the account's workspace up at the ChatGPT
+    backend, which the fake does not serve) still opens: the login is `Unknown` and a Warning says why. (Its
+    `model/list` and `thread/start` wait ~15 s in all for an OpenAI backend that is unreachable here.)"""
+    async with login_world(tmp_path) as world:
+        chatgpt = world.launcher("codex", "chatgpt")
+        async with Runtime(env=world.runtime_env(codex=chatgpt)) as runtime:
+            session = await runtime.open(AGENT, tmp_path)
+            assert isinstance(session.info().details.auth, AuthUnknown)
+            warned = await until(session, is_kind(DiagnosticEvent))
+            diagnostic = of(warned, DiagnosticEvent)[-1].diagnostic
+            assert diagnostic.level is DiagnosticLevel.WARNING
+            assert "could not read the codex login: workspace routing" in diagnostic.message

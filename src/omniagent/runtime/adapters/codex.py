@@ -62,7 +62,7 @@ class CodexAdapter:
                     )
                     peer = await stack.enter_async_context(driver.peer_on(child))
                     with _transport_errors(child):
-                        driver.state, driver.overrides = await handshake(peer, request)
+                        driver.state, driver.overrides = await handshake(peer, request, driver.warnings)
             except TimeoutError as exc:
                 raise HandshakeTimeout() from exc
             except SpawnError as exc:
@@ -113,6 +113,7 @@ class _CodexDriver:
         self._live = False
         self._closing = False
         self._early: list[d.AdapterEvent] = []
+        self.warnings: list[str] = []  # the handshake's, sent once the session is open
         self._messages = 0  # numbers our `clientUserMessageId`s
         self._starting = False  # a `turn/start` went out and its `turn/started` has not come back
         self._interrupt_held = False
@@ -153,6 +154,8 @@ class _CodexDriver:
         """The thread is bound: translate its frames from now on, and report what arrived before."""
         self._threads.thread_id = self.state.thread_id
         self._live = True
+        for warning in self.warnings:
+            await self._warn(warning)
         for event in self._early:
             await self._events.send(event)
         self._early.clear()

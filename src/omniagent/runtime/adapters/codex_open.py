@@ -46,9 +46,12 @@ def launch_argv(installation: AgentInstallation) -> list[str]:
     return [installation.executable_path, *(row.launch_args if row is not None else ("app-server",))]
 
 
-async def handshake(peer: Peer, request: d.ConnectRequest) -> tuple[CodexState, dict[str, Any]]:
+async def handshake(
+    peer: Peer, request: d.ConnectRequest, warnings: list[str]
+) -> tuple[CodexState, dict[str, Any]]:
     """Run the handshake and bind the thread; returns the session's state and the live per-turn overrides (an
-    `effort` asked for at creation rides every `turn/start`).
+    `effort` asked for at creation rides every `turn/start`). What went wrong without stopping it is appended to
+    `warnings`.
 
     Raises: `AuthRequired`, `InvalidConfiguration`, `ResumeFailed`, `ProtocolFailed`, and the peer's
     `RpcError` / `PeerClosed` for the adapter to map.
@@ -56,11 +59,17 @@ async def handshake(peer: Peer, request: d.ConnectRequest) -> tuple[CodexState, 
     init = await peer.request("initialize", {"clientInfo": {"name": CLIENT_NAME, "version": __version__}})
     peer.notify("initialized")
     state = CodexState(version=agent_version(init.get("userAgent") if isinstance(init, Mapping) else None))
-    account = await peer.request("account/read", {})
     installation = request.installation
     row = catalog.profile(installation.id)
     logins = catalog.login_methods(row, installation.executable_path) if row is not None else []
-    state.auth = auth_status(account if isinstance(account, Mapping) else {}, logins)
+    try:
+        account = await peer.request("account/read", {})
+    except RpcError as exc:
+        # The login is only described here; a server that cannot check it now (a ChatGPT login whose workspace
+        # lookup failed) may still run turns, and a turn that needs a login says so itself.
+        warnings.append(f"could not read the codex login: {exc.message}")
+    else:
+        state.auth = auth_status(account if isinstance(account, Mapping) else {}, logins)
     if isinstance(state.auth, Unauthenticated):
         raise AuthRequired(logins)
     state.models = parse_models(await _models(peer))
