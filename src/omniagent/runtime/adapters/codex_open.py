@@ -46,9 +46,7 @@ def launch_argv(installation: AgentInstallation) -> list[str]:
     return [installation.executable_path, *(row.launch_args if row is not None else ("app-server",))]
 
 
-async def handshake(
-    peer: Peer, request: d.ConnectRequest, warnings: list[str]
-) -> tuple[CodexState, dict[str, Any]]:
+async def handshake(peer: Peer, request: d.ConnectRequest, warnings: list[str]) -> tuple[CodexState, dict[str, Any]]:
     """Run the handshake and bind the thread; returns the session's state and the live per-turn overrides (an
     `effort` asked for at creation rides every `turn/start`). What went wrong without stopping it is appended to
     `warnings`.
