@@ -54,7 +54,9 @@ def test_chat_runs_turns_asks_inline_queues_cancels_switches_model_and_resumes(t
 
             chat.line("/model")
             shown = chat.expect("choices:")
-            assert "model:" in shown
+            assert "model: anthropic/claude-sonnet-4-5" in shown
+            chat.line("/model anthropic/claude-haiku-4-5")
+            chat.expect("model → anthropic/claude-haiku-4-5")
             chat.line("/usage")
             chat.expect("context:")
             chat.expect("plan:")  # the command is done: the editor reads keys again (Ctrl-D is a key, not EOF)
@@ -70,8 +72,9 @@ def test_chat_runs_turns_asks_inline_queues_cancels_switches_model_and_resumes(t
             again.expect("Resumed answer.")
             again.line("/quit")
             assert again.wait() == 0
-        last = json.dumps(llm.requests[-1].body)
-        assert "First answer." in last and "what did you say first?" in last
+        last = llm.requests[-1].body
+        assert isinstance(last, dict) and last["model"] == "claude-haiku-4-5"  # /model took, and was kept
+        assert "First answer." in json.dumps(last) and "what did you say first?" in json.dumps(last)
 
     records = json.loads((tmp_path / "state" / "chat-sessions.json").read_text())["sessions"]
     assert [record["agent"] for record in records] == ["omniagent"]
