@@ -281,3 +281,12 @@ class _Terminal:
 
     def wait(self) -> int:
         return self.process.wait(timeout=WAIT)
+
+
+def test_a_model_the_agent_cannot_take_says_so_and_exits_1(tmp_path: Path) -> None:
+    """docs/cli.md: `-m` goes to the agent's `model` option; an agent without one refuses, and `run` says the flag
+    was not taken and what to do."""
+    out = _run("--mock", _script("run-hello"), "-m", "gpt-9", "hi", cwd=tmp_path)
+    assert out.returncode == 1
+    assert "did not take `-m gpt-9`" in out.stderr and "omit -m" in out.stderr
+    assert "Traceback" not in out.stderr

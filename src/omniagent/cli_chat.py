@@ -36,6 +36,7 @@ from omniagent.cli_run import (
     NoAgent,
     explain_no_agent,
     pick_agent,
+    start_failure,
     working_directory,
 )
 from omniagent.cli_sessions import latest, remember, state_dir
@@ -140,7 +141,7 @@ async def _chat(options: ChatOptions, directory: str, script: MockScript | None)
             renderer.note(explain_no_agent(agent, error, await runtime.discover()), style="red")
             return EXIT_NO_AGENT
         except AgentError as error:
-            renderer.note(f"could not start {agent.id}: {error}", style="red")
+            renderer.note(start_failure(agent, error, options.model), style="red")
             return EXIT_TURN_FAILED
         chat = Chat(runtime, agent, directory, session, renderer, mode, pending)
         return await chat.run()

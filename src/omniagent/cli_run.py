@@ -41,7 +41,7 @@ from omniagent.runtime.adapters.mock import MockScript, MockScriptError, load_sc
 from omniagent.runtime.advice import first_run, login_hint, rejected_hint
 from omniagent.runtime.catalog import ConnectionKind, profile
 from omniagent.runtime.discovery import resolve
-from omniagent.runtime.errors import AgentError, AuthRequired, NotInstalled, SessionClosed
+from omniagent.runtime.errors import AgentError, AuthRequired, InvalidConfiguration, NotInstalled, SessionClosed
 from omniagent.runtime.runtime import Runtime
 from omniagent.runtime.session import Session
 from omniagent.runtime.turns import CANCEL_GRACE
@@ -210,7 +210,7 @@ async def _run(options: RunOptions, script: MockScript | None) -> int:
         except (AuthRequired, NotInstalled) as error:
             return _no_agent(renderer, agent, error, report)
         except AgentError as error:
-            renderer.note(f"could not start {agent.id}: {error}", style="red")
+            renderer.note(start_failure(agent, error, options.model), style="red")
             return EXIT_TURN_FAILED
         outcome = await _TurnRunner(session, renderer, asker).run(options.prompt)
         renderer.finish()
@@ -235,6 +235,13 @@ def _asker(options: RunOptions, renderer: Renderer, notes: Console, *, interacti
 def _no_agent(renderer: Renderer, agent: AgentInstallation, error: AgentError, report: DiscoveryReport) -> int:
     renderer.note(explain_no_agent(agent, error, report), style="red")
     return EXIT_NO_AGENT
+
+
+def start_failure(agent: AgentInstallation, error: AgentError, model: str | None) -> str:
+    """Why the session did not open; a refused `-m` says so, since the flag is ours, not the agent's."""
+    if model is not None and isinstance(error, InvalidConfiguration):
+        return f"{agent.name} did not take `-m {model}`: {error} (omit -m, or pick another agent with --agent)"
+    return f"could not start {agent.id}: {error}"
 
 
 def explain_no_agent(agent: AgentInstallation, error: AgentError, report: DiscoveryReport) -> str:
