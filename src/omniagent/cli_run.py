@@ -23,6 +23,7 @@ from rich.console import Console
 
 from omniagent.cli_ask import Asker, TerminalAsker, UnattendedAsker
 from omniagent.cli_render import HumanRenderer, JsonRenderer, Renderer, stderr_console
+from omniagent.errors import OmniagentError
 from omniagent.protocols.sidecar.agents import AgentInstallation, DiscoveryReport
 from omniagent.protocols.sidecar.commands import PermissionMode, Started
 from omniagent.protocols.sidecar.events import (
@@ -67,7 +68,7 @@ class RunOptions:
     model: str | None = None  # -m: the session's `model` option
 
 
-class NoAgent(Exception):
+class NoAgent(OmniagentError):
     """There is no agent to run the prompt with; the message says why and what to do."""
 
 

@@ -1,14 +1,40 @@
 """The root of every error omniagent raises on purpose.
 
+Catch `OmniagentError` to catch them all. The tree (module, then the classes it defines, children indented):
+
     OmniagentError
-    ├── runtime.errors.AgentError          a runtime call failed; `kind` is the sidecar's ErrorBody kind
+    ├── wire.errors.WireError                       framing and transport
+    │   ├── wire.errors.FrameTooLarge               a line over the reader's cap (skipped, the reader goes on)
+    │   ├── wire.errors.PeerClosed                  the other side closed its end
+    │   ├── wire.decode.BadJson                     a line that is not a JSON value this side accepts
+    │   ├── wire.process.SpawnError                 a child process could not be started
+    │   ├── wire.jsonrpc.RpcError                   a JSON-RPC error answer (sent or received)
+    │   ├── runtime.adapters.pi_rpc.PiError         pi answered a command with an error
+    │   └── runtime.adapters.pi_rpc.PiExited        pi's process ended under a command
+    ├── runtime.errors.AgentError                   a runtime call failed; `kind` is the sidecar's ErrorBody kind
     │   ├── NotInstalled, SpawnFailed, AuthRequired, HandshakeTimeout, UnsupportedFeature,
     │   ├── InvalidConfiguration, InvalidRequest, ResumeFailed, SessionBusy, ProtocolFailed,
     │   └── ProcessExited, SessionClosed, UnknownSession
-    └── wire.errors.WireError              framing and transport (FrameTooLarge, PeerClosed)
+    ├── runtime.adapters.mock.MockScriptError       a mock script file is unreadable or malformed (also a ValueError)
+    ├── acp.client.AcpError                         an ACP agent process misbehaved
+    │   ├── AgentUnsupported, AgentExited
+    │   └── AgentProtocolError
+    ├── engine.errors.EngineError                   a request the engine refuses, with its yuke error code
+    │   └── engine.orphans.RunOwnedElsewhere        another live process owns the session's run
+    ├── engine.runs.Interrupted                     a run was asked to stop (never leaves the run)
+    ├── engine.runs.RoundFailed                     a model call failed for good (never leaves the run)
+    ├── engine.providers.neutral.ProviderError      a model call failed; `code` is the run's RunErrorCode
+    ├── engine.providers.routes.RouteError          no provider can be built for a model selector
+    ├── engine.providers.catalog_file.CatalogError  providers.json is unreadable or invalid
+    ├── engine.providers.credentials.CredentialError  the key file cannot be read or written
+    ├── engine.tools.context.ToolError              a tool call cannot proceed (becomes an error result)
+    ├── engine.tools.sandbox.SandboxUnavailable     the exec sandbox cannot start here
+    └── cli_run.NoAgent                             `omniagent run` has no agent to run the prompt with
 
-Each wire turns these into its own error shape in exactly one place (`runtime.sidecar` for the anyagent wire).
-Messages are fixed sentences with the variant's fields; they never carry a secret or a traceback.
+Each wire turns these into its own error shape in exactly one place: `runtime.sidecar` for the anyagent wire,
+`Engine.handle` (with `engine.rpc`) for yuke, `acp.agent` for ACP. Messages are fixed sentences with the
+variant's fields; they never carry a secret or a traceback. `tests/test_errors.py` checks this drawing against
+the code: every exception class omniagent defines is under the root and named here.
 """
 
 

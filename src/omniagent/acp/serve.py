@@ -10,8 +10,6 @@ process exits 0.
 from __future__ import annotations
 
 import asyncio
-import logging
-import sys
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
@@ -19,6 +17,7 @@ from typing import Any
 from omniagent.acp.agent import AcpAgent
 from omniagent.engine.engine import SHUTDOWN_GRACE, Engine, EngineConfig
 from omniagent.engine.rpc import STDIN_LIMIT, engine_config
+from omniagent.logs import configure, face_logger
 from omniagent.wire.dialects import STRICT
 from omniagent.wire.jsonrpc import Peer
 from omniagent.wire.stdio import open_stdio
@@ -29,7 +28,7 @@ _ROUND = 0.2
 
 def run_acp(data_dir: Path | None) -> int:
     """Serve ACP on stdin/stdout until stdin closes; returns the exit code."""
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="omniagent acp: %(message)s")
+    configure("acp")
     try:
         asyncio.run(_serve(engine_config(data_dir)))
     except KeyboardInterrupt:
@@ -45,7 +44,7 @@ async def _answer_the_rest(peer: Peer, engine: Engine) -> None:
         engine.interrupt_runs()
         left = deadline - asyncio.get_running_loop().time()
         if left <= 0:
-            logging.getLogger(__name__).warning("%d requests unanswered at exit", len(unanswered))
+            face_logger("acp").warning("%d requests unanswered at exit", len(unanswered))
             return
         await asyncio.wait(unanswered, timeout=min(left, _ROUND))
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import logging
 import re
-import sys
 from typing import TYPE_CHECKING
 
 from omniagent.engine.errors import EngineError
@@ -28,6 +28,8 @@ from omniagent.protocols.yuke.catalog import (
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.protocols.yuke.misc import Empty
 
+log = logging.getLogger(__name__)
+
 if TYPE_CHECKING:
     from omniagent.engine.engine import Engine
 
@@ -44,7 +46,7 @@ async def catalog_reload(engine: Engine, _params: Empty) -> CatalogReloadResult:
     try:
         changed = engine.routes.reload()
     except CatalogError as exc:
-        print(f"omniagent rpc: {exc}", file=sys.stderr)
+        log.warning("%s", exc)
         raise EngineError(ErrorCode.INTERNAL, "providers.json did not load") from None
     if changed:
         engine.broadcaster.emit("catalog.changed", CatalogChangedData(catalog_rev=engine.routes.catalog_rev))

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import sqlite3
-import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +34,8 @@ from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.envelope import PROTOCOL_VERSION, ErrorCode
 from omniagent.protocols.yuke.misc import Empty, EngineInfo, InitializeResult
 from omniagent.protocols.yuke.sessions import Session, SessionRemovedData, SessionSummaryChangedData
+
+log = logging.getLogger(__name__)
 
 Handler = Callable[[Any], Awaitable[YukeModel]]
 
@@ -214,10 +216,10 @@ class Engine:
             await asyncio.sleep(ownership.lease_seconds / 3)
             try:
                 if not await self.store.write(ownership.renew):
-                    print("omniagent: this process's run lease had lapsed; registered again", file=sys.stderr)
+                    log.warning("this process's run lease had lapsed; registered again")
                 await self.inputs.recover()
             except sqlite3.Error as exc:  # a store busy past its timeout: try again next period
-                print(f"omniagent: renewing the run lease failed: {exc}", file=sys.stderr)
+                log.warning("renewing the run lease failed: %s", exc)
 
     async def _stop_runs(self) -> None:
         runs = self.interrupt_runs()
@@ -225,5 +227,5 @@ class Engine:
         if pending:
             _, late = await asyncio.wait(pending, timeout=SHUTDOWN_GRACE)
             for task in late:
-                print("omniagent rpc: a run did not stop in time", file=sys.stderr)
+                log.warning("a run did not stop in time")
                 task.cancel()

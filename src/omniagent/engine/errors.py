@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from omniagent.errors import OmniagentError
 from omniagent.protocols.yuke.envelope import ErrorCode
 
 
-class EngineError(Exception):
+class EngineError(OmniagentError):
     """A request the engine refuses. `message` names no secret, no path and no traceback."""
 
     def __init__(self, code: ErrorCode, message: str) -> None:

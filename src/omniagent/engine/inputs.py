@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import sqlite3
-import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -51,6 +51,8 @@ from omniagent.protocols.yuke.sessions import (
     SessionQueueResult,
     SessionSendInputParams,
 )
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from omniagent.engine.engine import Engine
@@ -251,7 +253,7 @@ class Inputs:
         try:
             outcome = await runs.RunLoop(self._engine, live, run, session).execute()
         except Exception as exc:  # a bug in the loop: the run still ends, recorded as internal
-            print(f"omniagent rpc: run failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+            log.error("run failed: %s: %s", type(exc).__name__, exc, exc_info=log.isEnabledFor(logging.DEBUG))
             outcome = RunOutcomeFailed(code="internal", message="the engine failed while running the turn")
         await self._close_run(live, run, outcome)
 

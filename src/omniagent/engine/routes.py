@@ -8,7 +8,7 @@ or the key store (`providers/credentials.py`: the 0600 file). Refusals here beco
 
 from __future__ import annotations
 
-import sys
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,28 +18,13 @@ from omniagent.engine.providers import routes as provider_routes
 from omniagent.engine.providers.catalog import NO_REASONING, Catalog, cost_usd, default_reasoning, reasoning_levels
 from omniagent.engine.providers.catalog_file import CatalogError, ModelEntry, Protocol
 from omniagent.engine.providers.credentials import CredentialStore
-from omniagent.engine.providers.neutral import RunErrorCode
 from omniagent.engine.providers.transport import new_client
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.protocols.yuke.messages import TokenUsage
 
+log = logging.getLogger(__name__)
+
 DEFAULT_MAX_OUTPUT = 8192  # tokens asked for when the catalog gives no limit
-
-_RUN_CODES: dict[provider_routes.RouteFailure, RunErrorCode] = {
-    "unknown_model": RunErrorCode.UNKNOWN_MODEL,
-    "needs_route": RunErrorCode.UNKNOWN_MODEL,
-    "needs_credential": RunErrorCode.AUTH,
-    "unsupported_reasoning": RunErrorCode.UNSUPPORTED_REASONING,
-}
-
-
-class RouteError(Exception):
-    """A run cannot call its model; `code` is the RunErrorCode for run.done."""
-
-    def __init__(self, code: RunErrorCode, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +71,7 @@ class Routes:
         try:
             catalog = Catalog(config_dir, credentials)
         except CatalogError as exc:
-            print(f"omniagent rpc: {exc}", file=sys.stderr)
+            log.warning("%s", exc)
             catalog = Catalog(None, credentials)
         return cls(catalog, credentials, config_dir)
 
@@ -130,11 +115,8 @@ class Routes:
         Raises:
             RouteError: unknown model, no route, no credential, or an unsupported reasoning level.
         """
-        try:
-            provider, route = provider_routes.open_provider(self.catalog, selector, client=self._client)
-            effort = provider_routes.reasoning_effort(route, reasoning)
-        except provider_routes.RouteError as exc:
-            raise RouteError(_RUN_CODES[exc.reason], str(exc)) from None
+        provider, route = provider_routes.open_provider(self.catalog, selector, client=self._client)
+        effort = provider_routes.reasoning_effort(route, reasoning)
         return ModelRoute(selector, route.protocol, route.upstream_model, route.model, effort), provider
 
     async def aclose(self) -> None:

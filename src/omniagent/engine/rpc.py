@@ -9,8 +9,8 @@ the single writer, so they are written first.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from omniagent.engine.errors import EngineError
 from omniagent.engine.store.ownership import lease_from_env
 from omniagent.engine.tools import ToolLimits
 from omniagent.engine.tools.context import SEARCH_TIMEOUT
+from omniagent.logs import configure
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.protocols.yuke.methods import METHODS
@@ -29,6 +30,8 @@ from omniagent.wire.decode import BadJson, decode_line
 from omniagent.wire.errors import FrameTooLarge
 from omniagent.wire.jsonl import LineWriter, dumps, read_lines
 from omniagent.wire.stdio import open_stdio
+
+log = logging.getLogger("omniagent.rpc")
 
 # One request line at most: yuke's 1 MiB message cap plus 64 KiB of envelope.
 MAX_LINE_BYTES = 1024 * 1024 + 64 * 1024
@@ -38,6 +41,7 @@ STDIN_LIMIT = 4 * MAX_LINE_BYTES
 
 def run_rpc(data_dir: Path | None) -> int:
     """Serve the engine on stdin/stdout until stdin closes; returns the exit code."""
+    configure("rpc")
     try:
         asyncio.run(_serve(engine_config(data_dir)))
     except KeyboardInterrupt:
@@ -105,7 +109,9 @@ async def handle_line(engine: Engine, writer: LineWriter, line: bytes) -> None:
             _error(writer, request_id, exc.code, exc.message)
         return
     except Exception as exc:  # the one boundary where a bug becomes a wire error instead of a dead engine
-        print(f"omniagent rpc: {message['method']} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        log.error(
+            "%s failed: %s: %s", message["method"], type(exc).__name__, exc, exc_info=log.isEnabledFor(logging.DEBUG)
+        )
         if has_id:
             _error(writer, request_id, ErrorCode.INTERNAL, "the command failed")
         return

@@ -22,9 +22,11 @@ from omniagent.engine.draft import Draft, tokens_of
 from omniagent.engine.journal import now_ms, record
 from omniagent.engine.providers import neutral as n
 from omniagent.engine.providers.retry import MAX_ATTEMPTS, next_delay
-from omniagent.engine.routes import ModelRoute, RouteError
+from omniagent.engine.providers.routes import RouteError
+from omniagent.engine.routes import ModelRoute
 from omniagent.engine.sessions import ROOT_AGENT, parse_message
 from omniagent.engine.store import queries as q
+from omniagent.errors import OmniagentError
 from omniagent.protocols.yuke.activity import ActivityBuilding, ActivityRetrying, ActivityRunning
 from omniagent.protocols.yuke.messages import (
     AssistantMessage,
@@ -51,11 +53,11 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-class Interrupted(Exception):
+class Interrupted(OmniagentError):
     """The run was asked to stop (cancel_run or shutdown); raised out of the current step."""
 
 
-class RoundFailed(Exception):
+class RoundFailed(OmniagentError):
     """The model call failed for good (after the retry policy)."""
 
     def __init__(self, error: n.ProviderError) -> None:

@@ -18,13 +18,12 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
-import sys
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
 from omniagent import __version__
+from omniagent.logs import configure
 from omniagent.protocols.sidecar import PROTOCOL_VERSION
 from omniagent.protocols.sidecar.base import SidecarModel
 from omniagent.protocols.sidecar.commands import (
@@ -64,7 +63,7 @@ from omniagent.wire.errors import FrameTooLarge
 from omniagent.wire.jsonl import MAX_LINE_BYTES, ByteSink, LineWriter, read_lines
 from omniagent.wire.stdio import open_stdio
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("omniagent.serve")
 
 # Lines the writer may hold before event forwarders wait for the reader (a slow reader then makes sessions lag).
 WRITER_BACKLOG = 256
@@ -74,13 +73,13 @@ _U64 = 2**64
 
 def run_sidecar(*, mock: str | None) -> int:
     """Entry point of `omniagent serve`; returns the exit code (0 on EOF, 1 when stdout broke)."""
-    _log_to_stderr()
+    configure("serve")
     script: MockScript | None = None
     if mock is not None:
         try:
             script = load_script(mock)
         except MockScriptError as exc:
-            print(f"omniagent: {exc}", file=sys.stderr)
+            log.error("%s", exc)
             return 1
     return asyncio.run(_main(script))
 
@@ -282,8 +281,3 @@ def _first_error(exc: ValidationError) -> str:
     error = exc.errors(include_url=False, include_input=False)[0]
     where = ".".join(str(part) for part in error["loc"])
     return f"{where}: {error['msg']}" if where else str(error["msg"])
-
-
-def _log_to_stderr() -> None:
-    level = os.environ.get("OMNIAGENT_LOG", "WARNING").upper()
-    logging.basicConfig(stream=sys.stderr, level=level, format="omniagent: %(levelname)s %(name)s: %(message)s")

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from omniagent.errors import OmniagentError
 
-class WireError(Exception):
+
+class WireError(OmniagentError):
     """Base class for framing and transport failures."""
 
 

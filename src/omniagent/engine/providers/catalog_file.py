@@ -12,13 +12,15 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from omniagent.errors import OmniagentError
+
 PROVIDERS_FILE = "providers.json"  # name of the catalog file inside the config dir
 
 Protocol = Literal["anthropic_messages", "openai_chat", "openai_responses"]
 ReasoningLevel = Literal["minimal", "low", "medium", "high", "xhigh", "max"] | None
 
 
-class CatalogError(Exception):
+class CatalogError(OmniagentError):
     """providers.json is unreadable or invalid. The message says which rule failed, never a key."""
 
 

@@ -12,6 +12,8 @@ import stat
 from collections.abc import Mapping
 from pathlib import Path
 
+from omniagent.errors import OmniagentError
+
 CREDENTIALS_FILE = "credentials.json"  # name of the key file inside the data dir
 FILE_MODE = 0o600  # owner read/write only: the file holds secrets
 DIR_MODE = 0o700  # the data dir is created private too
@@ -41,7 +43,7 @@ class Secret:
         return hash(self._value)
 
 
-class CredentialError(Exception):
+class CredentialError(OmniagentError):
     """The credential file cannot be read or written. The message names no key and no path."""
 
 

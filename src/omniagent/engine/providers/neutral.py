@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal, Protocol
 
+from omniagent.errors import OmniagentError
+
 # ---------------------------------------------------------------------------------------------------------------------
 # Request side
 
@@ -231,7 +233,7 @@ class RunErrorCode(StrEnum):
     INTERNAL = "internal"
 
 
-class ProviderError(Exception):
+class ProviderError(OmniagentError):
     """A model call failed. `str(error)` is a fixed, safe sentence: never a key, never raw provider text.
 
     Attributes:

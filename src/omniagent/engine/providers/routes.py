@@ -13,16 +13,25 @@ import httpx
 from omniagent.engine.providers.anthropic import AnthropicProvider
 from omniagent.engine.providers.catalog import NO_REASONING, Catalog
 from omniagent.engine.providers.catalog_file import ModelEntry, Protocol
-from omniagent.engine.providers.neutral import Provider
+from omniagent.engine.providers.neutral import Provider, RunErrorCode
 from omniagent.engine.providers.openai_chat import OpenAIChatProvider
 from omniagent.engine.providers.openai_responses import OpenAIResponsesProvider
+from omniagent.errors import OmniagentError
 
 RouteFailure = Literal["unknown_model", "needs_route", "needs_credential", "unsupported_reasoning"]
 
+_RUN_CODES: dict[RouteFailure, RunErrorCode] = {
+    "unknown_model": RunErrorCode.UNKNOWN_MODEL,
+    "needs_route": RunErrorCode.UNKNOWN_MODEL,
+    "needs_credential": RunErrorCode.AUTH,
+    "unsupported_reasoning": RunErrorCode.UNSUPPORTED_REASONING,
+}
 
-class RouteError(Exception):
+
+class RouteError(OmniagentError):
     """No provider can be built for a selector. `reason` maps to yuke errors: unknown_model and needs_route →
-    unsupported_model (-31019), needs_credential → auth_required (-31028), unsupported_reasoning (-31020)."""
+    unsupported_model (-31019), needs_credential → auth_required (-31028), unsupported_reasoning (-31020);
+    `code` is the RunErrorCode a run ends `failed` with."""
 
     _SENTENCES: dict[RouteFailure, str] = {
         "unknown_model": "The catalog has no such model.",
@@ -34,6 +43,12 @@ class RouteError(Exception):
     def __init__(self, reason: RouteFailure) -> None:
         super().__init__(self._SENTENCES[reason])
         self.reason = reason
+        self.message = self._SENTENCES[reason]
+
+    @property
+    def code(self) -> RunErrorCode:
+        """The run's failure code for this reason."""
+        return _RUN_CODES[self.reason]
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from omniagent.engine.tools.sandbox import SandboxPolicy
 from omniagent.engine.tools.views import View
+from omniagent.errors import OmniagentError
 
 __all__ = ["OutputSink", "ToolContext", "ToolError", "ToolLimits", "ToolResult", "guarded"]
 
@@ -117,7 +118,7 @@ class ToolResult:
         return cls(output=message, is_error=True, views=views)
 
 
-class ToolError(Exception):
+class ToolError(OmniagentError):
     """A tool call cannot proceed; the message is the sentence the model sees. Never escapes `guarded`."""
 
 

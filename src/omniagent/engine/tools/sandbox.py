@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from omniagent.errors import OmniagentError
+
 __all__ = [
     "BWRAP_INSTALL_HINT",
     "SANDBOX_SUPPORTED",
@@ -80,7 +82,7 @@ class SandboxPolicy:
 UNSANDBOXED = SandboxPolicy(mode="unsandboxed")
 
 
-class SandboxUnavailable(Exception):
+class SandboxUnavailable(OmniagentError):
     """The sandbox cannot start here; the message is the sentence the model (and through it the user) reads."""
 
 

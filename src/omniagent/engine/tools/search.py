@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import logging
 import sys
 from collections.abc import Mapping
 from typing import Any
@@ -17,6 +18,8 @@ from typing import Any
 from omniagent.engine.tools.args import optional_bool, optional_int, optional_str
 from omniagent.engine.tools.context import ToolContext, ToolError, ToolResult, guarded
 from omniagent.engine.tools.search_walk import Query, glob_regex
+
+log = logging.getLogger(__name__)
 
 __all__ = ["SearchTool", "glob_regex"]
 
@@ -103,7 +106,7 @@ async def _run_worker(query: Query, seconds: float) -> dict[str, Any]:
             proc.kill()  # a deadline or a cancelled run: the worker must not spin on
             await proc.wait()
     if proc.returncode != 0:
-        print(f"omniagent: the search worker failed: {err.decode(errors='replace')[-2000:]}", file=sys.stderr)
+        log.warning("the search worker failed: %s", err.decode(errors="replace")[-2000:])
         raise ToolError("the search failed inside its worker process")
     value = json.loads(out)
     assert isinstance(value, dict)

@@ -21,6 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from omniagent.errors import OmniagentError
 from omniagent.protocols.sidecar._tagged import Newtype, tagged
 from omniagent.protocols.sidecar.agents import (
     AgentDetails,
@@ -109,7 +110,7 @@ def _decode_step(value: Any) -> Any:
     return step
 
 
-class MockScriptError(ValueError):
+class MockScriptError(OmniagentError, ValueError):
     """A script file could not be read or does not follow the format."""
 
 
