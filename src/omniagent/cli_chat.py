@@ -56,6 +56,7 @@ from omniagent.protocols.sidecar.events import (
 )
 from omniagent.runtime.adapters.mock import MockScript, MockScriptError, load_script
 from omniagent.runtime.errors import AgentError, AuthRequired, NotInstalled, SessionClosed
+from omniagent.runtime.options import OpenOptions
 from omniagent.runtime.runtime import Runtime
 from omniagent.runtime.session import Session
 
@@ -133,9 +134,9 @@ async def _chat(options: ChatOptions, directory: str, script: MockScript | None)
             session = await runtime.open(
                 agent.id,
                 directory,
-                resume=resume,
-                permission_mode=mode,
-                configure={"model": options.model} if options.model else None,
+                OpenOptions(
+                    resume=resume, permission_mode=mode, configure={"model": options.model} if options.model else {}
+                ),
             )
         except (AuthRequired, NotInstalled) as error:
             renderer.note(explain_no_agent(agent, error, await runtime.discover()), style="red")

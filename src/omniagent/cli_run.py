@@ -43,6 +43,7 @@ from omniagent.runtime.advice import first_run, login_hint, rejected_hint
 from omniagent.runtime.catalog import ConnectionKind, profile
 from omniagent.runtime.discovery import resolve
 from omniagent.runtime.errors import AgentError, AuthRequired, InvalidConfiguration, NotInstalled, SessionClosed
+from omniagent.runtime.options import OpenOptions
 from omniagent.runtime.runtime import Runtime
 from omniagent.runtime.session import Session
 from omniagent.runtime.turns import CANCEL_GRACE
@@ -205,8 +206,7 @@ async def _run(options: RunOptions, script: MockScript | None) -> int:
             session = await runtime.open(
                 agent.id,
                 options.directory or os.getcwd(),
-                permission_mode=mode,
-                configure={"model": options.model} if options.model else None,
+                OpenOptions(permission_mode=mode, configure={"model": options.model} if options.model else {}),
             )
         except (AuthRequired, NotInstalled) as error:
             return _no_agent(renderer, agent, error, report)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from omniagent.protocols.sidecar.agents import BooleanKind, ConfigOption, ConfigValue, PlanUsage
 from omniagent.runtime.errors import AgentError
+from omniagent.runtime.options import OpenOptions
 from omniagent.runtime.usage_command import resets_in, why_not
 
 if TYPE_CHECKING:
@@ -98,7 +99,9 @@ class SlashCommands:
         if token is None:
             chat.renderer.note("this session cannot be forked yet (the agent has not given it an id)", style="yellow")
             return
-        fork = await chat.runtime.open(chat.agent.id, chat.directory, fork=token, permission_mode=chat.mode)
+        fork = await chat.runtime.open(
+            chat.agent.id, chat.directory, OpenOptions(fork=token, permission_mode=chat.mode)
+        )
         source = chat.session
         chat.switch_to(fork)
         await chat.retire(source)

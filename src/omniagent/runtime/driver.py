@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,8 +24,9 @@ from omniagent.protocols.sidecar.agents import (
     LoginMethod,
     SessionConfiguration,
 )
-from omniagent.protocols.sidecar.commands import Answer, McpServer, PermissionMode, RollbackScope
+from omniagent.protocols.sidecar.commands import Answer, RollbackScope
 from omniagent.protocols.sidecar.events import EventKind, StopReason
+from omniagent.runtime.options import OpenOptions
 
 # An adapter's event buffer toward the loop; a full buffer makes the adapter wait (its wire then waits too).
 ADAPTER_EVENT_BUFFER = 64
@@ -171,18 +172,12 @@ class DriverInfo:
     tools_disabled: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class ConnectRequest:
-    """Everything an adapter needs to open one session."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConnectRequest(OpenOptions):
+    """Everything an adapter needs to open one session: the open options, and where and with what."""
 
     installation: AgentInstallation
     directory: Path
-    resume: str | None = None
-    fork: str | None = None
-    fork_at: str | None = None
-    permission_mode: PermissionMode = PermissionMode.ASK
-    mcp_servers: Sequence[McpServer] = ()
-    configure: Mapping[str, ConfigValue] = field(default_factory=dict)
     # `generate` asks for an agent without tools where the wire allows it.
     disable_tools: bool = False
 

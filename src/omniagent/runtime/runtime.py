@@ -14,7 +14,7 @@ import asyncio
 import itertools
 import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from contextlib import AsyncExitStack, suppress
 from pathlib import Path
 from types import TracebackType
@@ -26,7 +26,6 @@ from omniagent.protocols.sidecar.agents import (
     AuthUnknown,
     Capabilities,
     Capability,
-    ConfigValue,
     DiscoveryReport,
     InstallationSource,
     PlanUsage,
@@ -38,7 +37,6 @@ from omniagent.protocols.sidecar.commands import (
     AgentRef,
     ChoicesAnswer,
     InlineAcp,
-    McpServer,
     PermissionAnswer,
     PermissionMode,
     QuestionsAnswer,
@@ -68,6 +66,7 @@ from omniagent.runtime.errors import (
     SessionClosed,
     UnsupportedFeature,
 )
+from omniagent.runtime.options import OpenOptions, option_values
 from omniagent.runtime.plan_usage import PlanUsageCache
 from omniagent.runtime.session import Session
 from omniagent.runtime.stream import EventStream
@@ -164,30 +163,18 @@ class Runtime:
         self,
         agent: AgentRef,
         directory: str | os.PathLike[str],
-        *,
-        resume: str | None = None,
-        fork: str | None = None,
-        fork_at: str | None = None,
-        permission_mode: PermissionMode | None = None,
-        mcp_servers: Sequence[McpServer] = (),
-        configure: Mapping[str, ConfigValue] | None = None,
+        options: OpenOptions | None = None,
+        **changes: Any,
     ) -> Session:
-        """Launch the agent and open a session in `directory`.
+        """Launch the agent and open a session in `directory`, with `options` (and any option named in
+        `changes`, e.g. `resume=token`; None keeps the default).
 
         Raises: `NotInstalled`, `SpawnFailed`, `HandshakeTimeout`, `AuthRequired`, `ResumeFailed`,
         `InvalidConfiguration`, `UnsupportedFeature`, `ProtocolFailed`.
         """
+        chosen = (options or OpenOptions()).changed(**changes)
         installation = await self.resolve(agent)
-        request = d.ConnectRequest(
-            installation=installation,
-            directory=_absolute(directory),
-            resume=resume,
-            fork=fork,
-            fork_at=fork_at,
-            permission_mode=permission_mode or PermissionMode.ASK,
-            mcp_servers=tuple(mcp_servers),
-            configure=dict(configure or {}),
-        )
+        request = d.ConnectRequest(installation=installation, directory=_absolute(directory), **option_values(chosen))
         return await self._open(request, register=True)
 
     async def _open(self, request: d.ConnectRequest, *, register: bool) -> Session:
@@ -313,29 +300,23 @@ class Runtime:
         agent: AgentRef,
         directory: str | os.PathLike[str],
         prompt: str,
-        *,
-        resume: str | None = None,
-        fork: str | None = None,
-        fork_at: str | None = None,
-        permission_mode: PermissionMode | None = None,
-        mcp_servers: Sequence[McpServer] = (),
-        configure: Mapping[str, ConfigValue] | None = None,
+        options: OpenOptions | None = None,
+        **changes: Any,
     ) -> str:
-        """One-shot text: a new session, one prompt, the turn's top-level text (anyagent §10).
+        """One-shot text: a new session, one prompt, the turn's top-level text (anyagent §10). The permission
+        mode is ignored: generate always asks, so it can decline every tool.
 
         Raises: `InvalidConfiguration` (resume or fork), `UnsupportedFeature`, `ProtocolFailed`, and the errors
         of `open`.
         """
-        del permission_mode  # generate always asks, so it can decline every tool
-        if resume is not None or fork is not None:
+        chosen = (options or OpenOptions()).changed(**changes)
+        if chosen.resume is not None or chosen.fork is not None:
             raise InvalidConfiguration("generate requires a new session")
         installation = await self.resolve(agent)
         request = d.ConnectRequest(
+            **option_values(chosen.changed(permission_mode=PermissionMode.ASK)),
             installation=installation,
             directory=_absolute(directory),
-            fork_at=fork_at,
-            mcp_servers=tuple(mcp_servers),
-            configure=dict(configure or {}),
             disable_tools=True,
         )
         session = await self._open(request, register=False)

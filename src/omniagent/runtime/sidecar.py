@@ -56,6 +56,7 @@ from omniagent.protocols.sidecar.lines import (
 )
 from omniagent.runtime.adapters.mock import MockScript, MockScriptError, load_script
 from omniagent.runtime.errors import AgentError, ProtocolFailed, UnknownSession
+from omniagent.runtime.options import OpenOptions
 from omniagent.runtime.runtime import Runtime
 from omniagent.runtime.session import Session
 from omniagent.wire.decode import BadJson, decode_line
@@ -161,7 +162,7 @@ class Sidecar:
         self._send(reply)
 
     async def _open(self, command: Open) -> None:
-        session = await self._runtime.open(command.agent, command.dir, **_open_options(command))
+        session = await self._runtime.open(command.agent, command.dir, OpenOptions.from_wire(command))
         self._sessions[session.id] = session
         self._send(ReplyLine(id=command.id, ok=session.info().dump()))
         # G1: forwarding starts only after the `open` reply is queued on the writer.
@@ -179,7 +180,7 @@ class Sidecar:
         if isinstance(command, GetPlanUsage):
             return (await runtime.plan_usage(command.agent)).dump()
         if isinstance(command, Generate):
-            return await runtime.generate(command.agent, command.dir, command.prompt, **_open_options(command))
+            return await runtime.generate(command.agent, command.dir, command.prompt, OpenOptions.from_wire(command))
         return await self._run_session_command(command)
 
     async def _run_session_command(self, command: SessionCommand) -> Any:
@@ -233,17 +234,6 @@ class Sidecar:
     def _on_broken_output(self, exc: BaseException) -> None:
         log.error("stdout is broken (%s); shutting down", type(exc).__name__)
         self._broken.set()
-
-
-def _open_options(command: Open | Generate) -> dict[str, Any]:
-    return {
-        "resume": command.resume,
-        "fork": command.fork,
-        "fork_at": command.fork_at,
-        "permission_mode": command.permission_mode,
-        "mcp_servers": command.mcp_servers,
-        "configure": command.configure,
-    }
 
 
 def _frame_id(value: Any) -> int | None:

@@ -1,0 +1,52 @@
+"""`OpenOptions`: how a session is opened, in one type shared by `Runtime.open`/`generate`, the sidecar's `open`
+and `generate` commands, the CLI, and (as the base of `driver.ConnectRequest`) every adapter.
+
+Add an open option here and it reaches all of them; nothing else lists the options.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from omniagent.protocols.sidecar.agents import ConfigValue
+from omniagent.protocols.sidecar.commands import McpServer, PermissionMode
+from omniagent.protocols.sidecar.commands import OpenOptions as WireOpenOptions
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OpenOptions:
+    """How to open a session (anyagent §4): a new one, a resumed one (`resume` token) or a fork (`fork` token,
+    optionally at message `fork_at`); who answers permissions; which MCP servers the agent gets; which session
+    config options to set at open."""
+
+    resume: str | None = None
+    fork: str | None = None
+    fork_at: str | None = None
+    permission_mode: PermissionMode = PermissionMode.ASK
+    mcp_servers: Sequence[McpServer] = ()
+    configure: Mapping[str, ConfigValue] = field(default_factory=dict)
+
+    @classmethod
+    def from_wire(cls, command: WireOpenOptions) -> OpenOptions:
+        """The options of a sidecar `open` or `generate` command (absent permission mode = ask)."""
+        given = {name: getattr(command, name) for name in option_names()}
+        given["permission_mode"] = command.permission_mode or PermissionMode.ASK
+        return cls(**given)
+
+    def changed(self, **changes: Any) -> OpenOptions:
+        """A copy with some options replaced (an unknown name raises TypeError); None keeps the default."""
+        given = {name: value for name, value in changes.items() if value is not None}
+        return dataclasses.replace(self, **given)
+
+
+def option_names() -> tuple[str, ...]:
+    """The names of the open options, in declaration order."""
+    return tuple(f.name for f in dataclasses.fields(OpenOptions))
+
+
+def option_values(options: OpenOptions) -> dict[str, Any]:
+    """The open options of `options` (an `OpenOptions` or a subclass) by name, shallow."""
+    return {name: getattr(options, name) for name in option_names()}
