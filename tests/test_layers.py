@@ -58,3 +58,71 @@ def test_protocol_models_do_no_io() -> None:
                 names = [node.module.split(".")[0]]
             offenders += [f"{path.name}: {name}" for name in names if name in banned]
     assert offenders == []
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _targets(path: Path, known: set[str]) -> set[str]:
+    """The omniagent modules `path` imports (any import, TYPE_CHECKING ones included): `from a.b import c` names
+    the module `a.b.c` when there is one, else `a.b`."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                child = f"{node.module}.{alias.name}"
+                found.add(child if child in known else node.module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return {name for name in found if name in known}
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str]:
+    """One import cycle of `graph`, or []."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str]:
+        state[node] = 1
+        stack.append(node)
+        for target in sorted(graph[node]):
+            if state.get(target) == 1:
+                return [*stack[stack.index(target) :], target]
+            if target not in state and (found := visit(target)):
+                return found
+        stack.pop()
+        state[node] = 2
+        return []
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return []
+
+
+@pytest.mark.parametrize("layer", sorted(ALLOWED))
+def test_no_import_cycle_inside_a_layer(layer: str) -> None:
+    """Issue 15: modules of one layer import each other in one direction. A module importing from its own
+    package's `__init__` (which re-exports that package's modules) is not counted as a cycle."""
+    paths = {_module_name(path): path for path in (PACKAGE / layer).rglob("*.py")}
+    known = set(paths)
+    graph: dict[str, set[str]] = {}
+    for name, path in paths.items():
+        graph[name] = {t for t in _targets(path, known) if t != name and not name.startswith(f"{t}.")}
+    assert _cycle(graph) == []
+
+
+def test_no_engine_module_but_the_root_takes_the_whole_engine() -> None:
+    """Issue 15: each engine part is built with what it uses; only `engine.py` (the composition root) and the
+    rpc face (which serves it) know the `Engine`."""
+    knowing = sorted(
+        str(path.relative_to(PACKAGE))
+        for path in (PACKAGE / "engine").rglob("*.py")
+        if path.name not in ("engine.py", "rpc.py")
+        and "omniagent.engine.engine" in _targets(path, {"omniagent.engine.engine"})
+    )
+    assert knowing == []

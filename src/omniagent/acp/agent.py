@@ -26,7 +26,6 @@ from omniagent.acp import history, options
 from omniagent.acp import translate as t
 from omniagent.acp.relay import Relay, Spawn
 from omniagent.acp.versions import SPECS, VersionSpec
-from omniagent.engine import fork, sessions
 from omniagent.engine.engine import Engine
 from omniagent.engine.errors import EngineError
 from omniagent.engine.permissions import PermissionMode
@@ -121,7 +120,7 @@ class AcpAgent:
         return {"protocolVersion": 1, "agentInfo": info, "agentCapabilities": capabilities, "authMethods": auth}
 
     def _can_fork(self) -> bool:
-        return "session.fork" in self._engine.handlers
+        return self._engine.serves("session.fork")
 
     def _select(self, spec: VersionSpec) -> None:
         self._spec = spec
@@ -186,7 +185,7 @@ class AcpAgent:
     async def _session(self, session_id: Any) -> Session:
         if not isinstance(session_id, str) or not _SESSION_ID.match(session_id):
             raise RpcError(RESOURCE_NOT_FOUND, "unknown session")
-        return (await sessions.get(self._engine, SessionGetParams(session_id=session_id))).session
+        return (await self._engine.sessions.get(SessionGetParams(session_id=session_id))).session
 
     def _opened(self, session: Session, new_id: bool) -> dict[str, Any]:
         self.relay.open(session)
@@ -199,7 +198,7 @@ class AcpAgent:
 
     async def _new(self, params: dict[str, Any]) -> dict[str, Any]:
         try:
-            created = await sessions.create(self._engine, CreateSession(workspace_path=str(params["cwd"])))
+            created = await self._engine.sessions.create(CreateSession(workspace_path=str(params["cwd"])))
         except EngineError as exc:
             if exc.code == ErrorCode.UNSUPPORTED_MODEL and options.auth_methods(self._engine, self.relay.shapes):
                 raise RpcError(AUTH_REQUIRED, "no model is ready: set a provider's API key (see authMethods)") from None
@@ -209,8 +208,8 @@ class AcpAgent:
     async def _fork(self, params: dict[str, Any]) -> dict[str, Any]:
         """The whole conversation copied into a new engine session working in the request's `cwd`."""
         source = await self._session(params.get("sessionId"))
-        forked = await fork.fork(
-            self._engine, SessionForkParams(session_id=source.id), workspace_path=str(params["cwd"])
+        forked = await self._engine.sessions.fork(
+            SessionForkParams(session_id=source.id), workspace_path=str(params["cwd"])
         )
         return self._opened(forked.session, True)
 
@@ -234,26 +233,26 @@ class AcpAgent:
 
     async def _close(self, params: dict[str, Any]) -> dict[str, Any]:
         session = await self._session(params.get("sessionId"))
-        if self._engine.is_busy(session.id):
+        if self._engine.live.is_busy(session.id):
             await self._engine.inputs.cancel_run(SessionCancelRunParams(session_id=session.id))
         self.relay.close(session.id)
         return {}
 
     async def _delete(self, params: dict[str, Any]) -> dict[str, Any]:
         session = await self._session(params.get("sessionId"))
-        live = self._engine.live.get(session.id)
+        live = self._engine.live.find(session.id)
         if live is not None and live.run is not None:
             done = self.relay.run_done(session.id, live.run.run_id)
             await self._engine.inputs.cancel_run(SessionCancelRunParams(session_id=session.id))
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.shield(done), DELETE_WAIT)
         self.relay.close(session.id)
-        await sessions.remove(self._engine, SessionRemoveParams(session_id=session.id))
+        await self._engine.sessions.remove(SessionRemoveParams(session_id=session.id))
         return {}
 
     async def _list(self, params: dict[str, Any]) -> dict[str, Any]:
         cwd, cursor = params.get("cwd"), params.get("cursor")
-        page = await sessions.list_(self._engine, SessionListParams.model_validate({"cursor": cursor}))
+        page = await self._engine.sessions.list_(SessionListParams.model_validate({"cursor": cursor}))
         infos = [history.session_info(i.session) for i in page.items if cwd is None or i.session.root == cwd]
         result: dict[str, Any] = {"sessions": infos}
         if page.next_cursor is not None:
@@ -275,7 +274,7 @@ class AcpAgent:
             self._set_permission_mode(session.id, value)
         elif config_id in ("model", "reasoning"):
             patch = SessionPatch(model=value) if config_id == "model" else SessionPatch(reasoning=value)
-            patched = await sessions.patch(self._engine, SessionPatchParams(session_id=session.id, patch=patch))
+            patched = await self._engine.sessions.patch(SessionPatchParams(session_id=session.id, patch=patch))
             session = patched.session
         else:
             raise RpcError(INVALID_PARAMS, "unknown config option")
@@ -310,7 +309,7 @@ class AcpAgent:
         parts = t.prompt_parts(list(params.get("prompt") or []))
         if isinstance(parts, str):
             raise RpcError(INVALID_PARAMS, parts)
-        if self._engine.is_busy(session.id):
+        if self._engine.live.is_busy(session.id):
             raise RpcError(INVALID_REQUEST, "a turn is already running in this session")
         relay, sid = self.relay, session.id
         relay.open(session)

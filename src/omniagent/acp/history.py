@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from omniagent.acp.translate import iso_time
-from omniagent.engine import sessions
 from omniagent.engine.engine import Engine
+from omniagent.engine.sessions import HISTORY_MAX
 from omniagent.protocols.yuke.messages import Message
 from omniagent.protocols.yuke.sessions import Session, SessionHistoryParams
 
@@ -18,8 +18,8 @@ async def conversation(engine: Engine, session_id: str) -> list[Message]:
     pages: list[list[Message]] = []
     before = NEWEST
     while True:
-        params = SessionHistoryParams(session_id=session_id, before_message_id=before, limit=sessions.HISTORY_MAX)
-        page = await sessions.history(engine, params)
+        params = SessionHistoryParams(session_id=session_id, before_message_id=before, limit=HISTORY_MAX)
+        page = await engine.sessions.history(params)
         pages.append(page.messages)
         if not page.has_more or not page.messages:
             break

@@ -3,8 +3,8 @@ run loop's retry and cancel rules with activity `compacting`, check the summary,
 
 The step runs as a whole compaction run (`session.compact`, reason `manual`) or inside a turn before a round that
 would overflow (reason `auto`). Nothing is written before the summary passed its checks, so a failed or canceled
-compaction leaves the transcript as it was. Also here: the transactions that open, reserve (queued while busy) and
-drop compaction runs.
+compaction leaves the transcript as it was. It works through the run's `RunContext`; the transactions that open,
+reserve and drop compaction runs are with the other run-row transactions in `runrows.py`.
 """
 
 from __future__ import annotations
@@ -12,16 +12,14 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
-from omniagent.engine import compaction, conversation, orphans
-from omniagent.engine.draft import tokens_of
+from omniagent.engine import compaction, conversation
 from omniagent.engine.journal import now_ms, record
-from omniagent.engine.live import ActiveRun
 from omniagent.engine.providers import neutral as n
 from omniagent.engine.routes import ModelRoute
+from omniagent.engine.runcontext import RunContext
 from omniagent.engine.store import queries as q
-from omniagent.engine.store.ownership import Ownership
+from omniagent.engine.transcript import tokens_of
 from omniagent.protocols.yuke.activity import ActivityCompacting
 from omniagent.protocols.yuke.messages import (
     CompactionMessage,
@@ -32,21 +30,8 @@ from omniagent.protocols.yuke.messages import (
     TokenUsage,
 )
 from omniagent.protocols.yuke.misc import Notice
-from omniagent.protocols.yuke.runs import (
-    RunCanceledTiming,
-    RunConfig,
-    RunDoneData,
-    RunOutcome,
-    RunOutcomeCanceled,
-    RunOutcomeCompacted,
-    RunOutcomeFailed,
-    RunOutcomeSkipped,
-    RunStartedData,
-)
+from omniagent.protocols.yuke.runs import RunOutcome, RunOutcomeCompacted, RunOutcomeFailed, RunOutcomeSkipped
 from omniagent.protocols.yuke.sessions import Session
-
-if TYPE_CHECKING:
-    from omniagent.engine.runs import RunLoop
 
 SkipReason = str  # a CompactSkipReason: nothing_to_summarize | too_few_messages
 
@@ -90,7 +75,7 @@ def outcome_of(result: CompactionMessage | RunOutcomeFailed | SkipReason) -> Run
 
 
 async def auto(
-    loop: RunLoop, route: ModelRoute, provider: n.Provider, record_: q.SessionRecord, transcript: list[Message]
+    ctx: RunContext, route: ModelRoute, provider: n.Provider, record_: q.SessionRecord, transcript: list[Message]
 ) -> tuple[list[Message], bool]:
     """Before a turn's round: compact (reason `auto`) when the request would not fit the window. Returns the
     transcript the round sends and whether to check again before the next round.
@@ -99,35 +84,35 @@ async def auto(
     for the latter) and is not tried again in this run. Raises `RoundFailed` when the model call fails for good.
     """
     system = conversation.system_prompt_of(record_.system_prompt, record_.session.root)
-    frame = compaction.estimate_request_frame(system, loop.engine.tools.specs())
+    frame = compaction.estimate_request_frame(system, ctx.tools.specs())
     context = compaction.context_tokens(transcript, frame)
     if not compaction.needs_compaction(context, route.context_window, route.max_output_tokens):
         return transcript, True
-    result = await compact(loop, route, provider, transcript, "auto")
+    result = await compact(ctx, route, provider, transcript, "auto")
     if isinstance(result, CompactionMessage):
         return [*transcript, result], True
     if isinstance(result, RunOutcomeFailed):
         notice = Notice(level="warn", source="compaction", message=f"automatic compaction failed: {result.message}")
-        loop.engine.broadcaster.emit("notice", notice)
+        ctx.emit("notice", notice)
     return transcript, False
 
 
 async def compact(
-    loop: RunLoop, route: ModelRoute, provider: n.Provider, transcript: list[Message], reason: CompactionReason
+    ctx: RunContext, route: ModelRoute, provider: n.Provider, transcript: list[Message], reason: CompactionReason
 ) -> CompactionMessage | RunOutcomeFailed | SkipReason:
     """Summarise what the plan covers and commit the checkpoint.
 
     Returns the committed message, a failure (the summary is unusable, or what must be summarised does not fit the
     window), or a skip reason. Raises `RoundFailed` when the model call fails for good and `Interrupted` on cancel.
     """
-    engine, sid, run = loop.engine, loop.live.session_id, loop.run
-    record_ = await engine.store.read(q.get_session, sid)
+    sid, run = ctx.session_id, ctx.run
+    record_ = await ctx.store.read(q.get_session, sid)
     assert record_ is not None
     window = route.context_window
     planned = compaction.plan(transcript, window)
     if isinstance(planned, str):
         return planned
-    tools = engine.tools.specs()
+    tools = ctx.tools.specs()
     system = conversation.system_prompt_of(record_.system_prompt, record_.session.root)
     needed = (
         compaction.estimate_request_frame(system, tools)
@@ -138,13 +123,13 @@ async def compact(
         return RunOutcomeFailed(code="context_overflow", message="the messages to summarise do not fit the window")
     started = now_ms()
     state = ActivityCompacting(run_id=run.run_id, reason=reason, started_at_ms=started)
-    loop.set_activity(state)
+    ctx.set_activity(state)
     instruction = compaction.instruction(planned.previous)
     request = conversation.summary_request(
         route, record_.system_prompt, record_.session.root, planned.covered, instruction, tools
     )
     sink = SummarySink()
-    await loop.attempts(provider, request, sink, lambda: state)
+    await ctx.attempts(provider, request, sink, lambda: state)
     summary = sink.text
     if sink.stop != "stop" or not summary:
         return RunOutcomeFailed(code="provider", message="the model did not finish a summary")
@@ -161,10 +146,10 @@ async def compact(
         tokens_after=after,
         time=CreatedTime(created_at_ms=now_ms()),
     )
-    committed, session = await engine.store.write(_commit, sid, message, sink.usage)
-    loop.live.context_usage = TokenUsage(input=after)
-    engine.broadcaster.emit("message.committed", committed)
-    engine.summary_changed(session)
+    committed, session = await ctx.store.write(_commit, sid, message, sink.usage)
+    ctx.note_context(TokenUsage(input=after))
+    ctx.emit("message.committed", committed)
+    ctx.summary_changed(session)
     assert isinstance(committed.message, CompactionMessage)
     return committed.message
 
@@ -183,81 +168,3 @@ def _commit(
     fresh = q.get_session(conn, sid)
     assert fresh is not None
     return data, fresh.session
-
-
-# Admission transactions (held under the session's lock by `inputs.Inputs`) ------------------------------------------
-
-
-def open_run(
-    conn: sqlite3.Connection, ownership: Ownership, sid: str, reserved: int | None
-) -> tuple[RunStartedData, Session, ActiveRun] | None:
-    """Open a manual compaction run (the reserved run id, when it was queued): marker, row, `run.started`.
-
-    Raises:
-        RunOwnedElsewhere: another live process runs the session (an orphan's run is ended first instead).
-    """
-    if q.get_session(conn, sid) is None:
-        return None
-    orphans.settle_open_run(conn, ownership, sid)
-    rec = q.get_session(conn, sid)
-    if rec is None:
-        return None
-    s, now = rec.session, now_ms()
-    if reserved is None:
-        run_id = q.bump_counter(conn, sid, "run_id_high")
-        q.insert_run(conn, sid, run_id, "compaction", s.config_rev, now)
-    else:
-        run_id = reserved
-        q.start_run(conn, sid, run_id, s.config_rev, now)
-    q.set_open_run(conn, sid, run_id, "compaction", now)
-    started = record(
-        conn,
-        sid,
-        "run.started",
-        lambda seq: RunStartedData(
-            session_id=sid,
-            seq=seq,
-            run_id=run_id,
-            kind="compaction",
-            reason="manual",
-            config_rev=s.config_rev,
-            started_at_ms=now,
-        ),
-    )
-    config = RunConfig(config_rev=s.config_rev, model=s.model, reasoning=s.reasoning)
-    return started, s, ActiveRun(run_id=run_id, kind="compaction", config=config, started_at_ms=now)
-
-
-def reserve(conn: sqlite3.Connection, sid: str) -> int | None:
-    """Reserve the run id of a compaction queued behind the active run (a row that has not started)."""
-    rec = q.get_session(conn, sid)
-    if rec is None:
-        return None
-    run_id = q.bump_counter(conn, sid, "run_id_high")
-    q.insert_run(conn, sid, run_id, "compaction", rec.session.config_rev, None)
-    return run_id
-
-
-def drop_reserved(conn: sqlite3.Connection, sid: str, run_id: int) -> RunDoneData:
-    """End a queued compaction that never started: `run.done{canceled}` with no start time."""
-    now = now_ms()
-    outcome = RunOutcomeCanceled()
-    q.end_run(conn, sid, run_id, now, json.dumps(outcome.dump()))
-    return record(
-        conn,
-        sid,
-        "run.done",
-        lambda seq: RunDoneData(
-            session_id=sid,
-            seq=seq,
-            run_id=run_id,
-            kind="compaction",
-            timing=RunCanceledTiming(ended_at_ms=now),
-            outcome=outcome,
-        ),
-    )
-
-
-def recover_reserved(conn: sqlite3.Connection, ownership: Ownership) -> list[RunDoneData]:
-    """A compaction still queued when its process stopped (its owner is gone) is canceled: it never started."""
-    return [drop_reserved(conn, sid, run_id) for sid, run_id in ownership.orphaned_reserved_runs(conn)]

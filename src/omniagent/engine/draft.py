@@ -9,10 +9,10 @@ arguments are complete (yuke-rpc.md §9 #9), in state `pending`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from omniagent.engine.journal import now_ms
 from omniagent.engine.providers import neutral as n
+from omniagent.engine.runcontext import RunContext
 from omniagent.protocols.yuke.activity import ActivityReasoning, ActivityRunning
 from omniagent.protocols.yuke.messages import (
     AssistantPart,
@@ -25,14 +25,9 @@ from omniagent.protocols.yuke.messages import (
     RedactedReasoningFinal,
     RedactedReasoningPart,
     TextPart,
-    TokenUsage,
     ToolPart,
 )
 from omniagent.protocols.yuke.tools import ToolState, ToolStatePending
-
-if TYPE_CHECKING:
-    from omniagent.engine.engine import Engine
-    from omniagent.engine.live import ActiveRun, LiveSession
 
 
 @dataclass(slots=True)
@@ -58,10 +53,9 @@ class PartBuffer:
 class Draft:
     """One assistant message under construction."""
 
-    def __init__(self, engine: Engine, live: LiveSession, run: ActiveRun, message_id: int, agent: str) -> None:
-        self._engine = engine
-        self._live = live
-        self._run = run
+    def __init__(self, ctx: RunContext, message_id: int, agent: str) -> None:
+        self._ctx = ctx
+        self._run = ctx.run
         self.message_id = message_id
         self._agent = agent
         self.opened = False
@@ -123,10 +117,10 @@ class Draft:
         if self.opened:
             return
         self.opened = True
-        self._engine.broadcaster.emit(
+        self._ctx.emit(
             "message.started",
             MessageStartedData(
-                session_id=self._live.session_id,
+                session_id=self._ctx.session_id,
                 message_id=self.message_id,
                 run_id=self._run.run_id,
                 config_rev=self._run.config.config_rev,
@@ -137,10 +131,10 @@ class Draft:
 
     def _add(self, part_id: int) -> None:
         self.parts[part_id].added = True
-        self._engine.broadcaster.emit(
+        self._ctx.emit(
             "message.part_added",
             MessagePartAddedData(
-                session_id=self._live.session_id, message_id=self.message_id, part=self.wire_part(part_id)
+                session_id=self._ctx.session_id, message_id=self.message_id, part=self.wire_part(part_id)
             ),
         )
 
@@ -148,10 +142,10 @@ class Draft:
         if not text:
             return
         part_id = buf.id
-        self._engine.broadcaster.emit(
+        self._ctx.emit(
             "message.part_delta",
             PartDelta.model_construct(
-                session_id=self._live.session_id,
+                session_id=self._ctx.session_id,
                 message_id=self.message_id,
                 part_id=part_id,
                 delta=text,
@@ -166,9 +160,9 @@ class Draft:
         if pos is None:
             return
         buf = self.parts[pos]
-        sid = self._live.session_id
+        sid = self._ctx.session_id
         if buf.kind == "reasoning":
-            self._engine.broadcaster.emit(
+            self._ctx.emit(
                 "message.part_finalized",
                 MessagePartFinalizedData(
                     session_id=sid,
@@ -179,7 +173,7 @@ class Draft:
             )
             self._set_activity(ActivityRunning(run_id=self._run.run_id, started_at_ms=self._run.started_at_ms))
         elif buf.kind == "redacted_reasoning":
-            self._engine.broadcaster.emit(
+            self._ctx.emit(
                 "message.part_finalized",
                 MessagePartFinalizedData(
                     session_id=sid, message_id=self.message_id, part_id=pos, final=RedactedReasoningFinal(data=buf.data)
@@ -189,8 +183,7 @@ class Draft:
             self._add(pos)
 
     def _set_activity(self, state: ActivityReasoning | ActivityRunning) -> None:
-        self._live.state = state
-        self._engine.activity_changed(self._live)
+        self._ctx.set_activity(state)
 
     def wire_part(self, part_id: int) -> AssistantPart:
         """The wire form of one part as it stands."""
@@ -205,14 +198,3 @@ class Draft:
 
     def tool_parts(self) -> list[int]:
         return [i for i, p in enumerate(self.parts) if p.kind == "tool" and p.added]
-
-
-def tokens_of(usage: n.Usage) -> TokenUsage:
-    """A provider call's usage as the wire's `TokenUsage` (same convention: input includes the cache subsets)."""
-    return TokenUsage(
-        input=usage.input_tokens,
-        output=usage.output_tokens,
-        reasoning=usage.reasoning_tokens,
-        cache_read=usage.cache_read_tokens,
-        cache_write=usage.cache_write_tokens,
-    )

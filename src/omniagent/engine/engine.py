@@ -1,8 +1,9 @@
 """The Engine: owns the store, the live sessions and their runs, and the broadcaster. Commands in, broadcasts out.
 
 What it is: the composition root of the agent engine and its method table (yuke method name → handler).
-What it is not: a wire. `rpc.py` turns lines into handler calls; the handlers live in `sessions.py`,
-`fork.py`, `inputs.py` and `accounts.py`; one run's rules live in `runs.py`.
+What it is not: a wire. `rpc.py` turns lines into handler calls; the handlers live in `sessions.py`
+(+ `fork.py`), `inputs.py` and `accounts.py`; one run's rules live in `runs.py`. No other engine module takes
+the `Engine`: each part gets what it uses.
 """
 
 from __future__ import annotations
@@ -17,23 +18,23 @@ from pathlib import Path
 from typing import Any
 
 from omniagent import __version__
-from omniagent.engine import accounts, fork, sessions
+from omniagent.engine.accounts import Accounts
 from omniagent.engine.broadcast import Broadcaster
 from omniagent.engine.errors import EngineError
 from omniagent.engine.inputs import Inputs
-from omniagent.engine.live import ActiveRun, LiveSession
+from omniagent.engine.live import ActiveRun, LiveSessions
 from omniagent.engine.permissions import SET_MODE_METHOD, PermissionModeResult, Permissions, SetPermissionModeParams
 from omniagent.engine.routes import Routes
+from omniagent.engine.runcontext import RunDeps
 from omniagent.engine.sandboxes import SET_SANDBOX_METHOD, Sandboxes, SandboxResult, SetSandboxParams
+from omniagent.engine.sessions import Sessions
 from omniagent.engine.store import Store
 from omniagent.engine.store import queries as q
 from omniagent.engine.store.ownership import DEFAULT_LEASE_SECONDS
 from omniagent.engine.tools import ToolLimits, default_tools
-from omniagent.protocols.yuke.activity import ActivityIdle, SessionActivity, SessionActivityChangedData
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.envelope import PROTOCOL_VERSION, ErrorCode
 from omniagent.protocols.yuke.misc import Empty, EngineInfo, InitializeResult
-from omniagent.protocols.yuke.sessions import Session, SessionRemovedData, SessionSummaryChangedData
 
 log = logging.getLogger(__name__)
 
@@ -62,21 +63,39 @@ class EngineConfig:
 
 
 class Engine:
-    """The engine for one process. Open with `async with Engine.open(config) as engine`."""
+    """The engine for one process: the composition root. Open with `async with Engine.open(config) as engine`.
+
+    Each part is built here with exactly what it uses, and is public for the faces (`acp`, the runtime's engine
+    adapter) to call directly: `sessions`, `inputs`, `accounts`, `permissions`, `sandboxes`, `routes`, `live`
+    (live state, locks and the broadcaster). `handle()` is the one error boundary of the yuke method table;
+    `serves(method)` tells a face whether a method is served.
+    """
 
     def __init__(self, config: EngineConfig, store: Store, routes: Routes, tasks: asyncio.TaskGroup) -> None:
         self.config = config
         self.store = store
         self.routes = routes
-        self.tasks = tasks
         self.broadcaster = Broadcaster()
-        self.live: dict[str, LiveSession] = {}
-        self.revision = 0  # SessionRevision: in-memory, restarts at 0 per process
-        self.inputs = Inputs(self)
+        self.live = LiveSessions(self.broadcaster)
         self.permissions = Permissions(self.broadcaster)
         self.sandboxes = Sandboxes(config.data_dir, config.config_dir)
+        self.live.on_removed(self.permissions.forget)
+        self.live.on_removed(self.sandboxes.forget)
         self.tools = default_tools()
-        self.handlers: dict[str, Handler] = self._handler_table()
+        deps = RunDeps(
+            store=store,
+            sessions=self.live,
+            routes=routes,
+            tools=self.tools,
+            permissions=self.permissions,
+            sandboxes=self.sandboxes,
+            retry_scale=config.retry_scale,
+            tool_limits=config.tool_limits,
+        )
+        self.inputs = Inputs(store, self.live, tasks, deps)
+        self.sessions = Sessions(store, self.live, routes, self.inputs)
+        self.accounts = Accounts(routes, self.broadcaster)
+        self._handlers: dict[str, Handler] = self._handler_table()
         # Engine extensions to the yuke method table (docs/engine.md): method → params model.
         self.extensions: dict[str, type[YukeModel]] = {
             SET_MODE_METHOD: SetPermissionModeParams,
@@ -103,38 +122,42 @@ class Engine:
             await store.aclose()
 
     def _handler_table(self) -> dict[str, Handler]:
-        s, i, a = sessions, self.inputs, accounts
+        s, i, a = self.sessions, self.inputs, self.accounts
         table: dict[str, Handler] = {
             "initialize": self._initialize,
-            "session.list": lambda p: s.list_(self, p),
-            "session.get": lambda p: s.get(self, p),
-            "session.create": lambda p: s.create(self, p),
-            "session.patch": lambda p: s.patch(self, p),
-            "session.remove": lambda p: s.remove(self, p),
-            "session.fork": lambda p: fork.fork(self, p),
-            "session.history": lambda p: s.history(self, p),
-            "session.config": lambda p: s.config(self, p),
+            "session.list": s.list_,
+            "session.get": s.get,
+            "session.create": s.create,
+            "session.patch": s.patch,
+            "session.remove": s.remove,
+            "session.fork": s.fork,
+            "session.history": s.history,
+            "session.config": s.config,
             "session.send_input": i.send_input,
             "session.cancel_input": i.cancel_input,
             "session.queue": i.queue,
             "session.cancel_run": i.cancel_run,
             "session.compact": i.compact,
-            "catalog.list": lambda p: a.catalog_list(self, p),
-            "catalog.reload": lambda p: a.catalog_reload(self, p),
-            "auth.list": lambda p: a.auth_list(self, p),
-            "auth.set_api_key": lambda p: a.auth_set_api_key(self, p),
-            "auth.remove": lambda p: a.auth_remove(self, p),
-            "auth.login": lambda p: a.auth_login(self, p),
-            "auth.cancel_login": lambda p: a.auth_login(self, p),  # no login flow can be running
+            "catalog.list": a.catalog_list,
+            "catalog.reload": a.catalog_reload,
+            "auth.list": a.auth_list,
+            "auth.set_api_key": a.auth_set_api_key,
+            "auth.remove": a.auth_remove,
+            "auth.login": a.auth_login,
+            "auth.cancel_login": a.auth_login,  # no login flow can be running
             "interaction.respond": self.permissions.respond,
             SET_MODE_METHOD: self._set_permission_mode,
             SET_SANDBOX_METHOD: self._set_sandbox,
         }
         return table
 
+    def serves(self, method: str) -> bool:
+        """Whether `handle(method, …)` runs the method (others answer not_implemented)."""
+        return method in self._handlers
+
     async def handle(self, method: str, params: YukeModel) -> YukeModel:
         """Run one method; methods in the protocol but not served answer not_implemented."""
-        handler = self.handlers.get(method)
+        handler = self._handlers.get(method)
         if handler is None:
             raise EngineError(ErrorCode.NOT_IMPLEMENTED, "this method is not implemented")
         return await handler(params)
@@ -153,47 +176,9 @@ class Engine:
         return InitializeResult(
             protocol=PROTOCOL_VERSION,
             engine=EngineInfo(version=__version__),
-            session_revision=self.revision,
+            session_revision=self.live.revision,
             catalog_rev=self.routes.catalog_rev,
         )
-
-    # Live state and the broadcasts that describe it -------------------------------------------------------------
-
-    def live_session(self, session_id: str) -> LiveSession:
-        """The live record of a session, created on first touch."""
-        live = self.live.get(session_id)
-        if live is None:
-            live = self.live[session_id] = LiveSession(session_id)
-        return live
-
-    def is_busy(self, session_id: str) -> bool:
-        live = self.live.get(session_id)
-        return live is not None and live.run is not None
-
-    def activity_of(self, record: q.SessionRecord, queued: int) -> SessionActivity:
-        """Live activity of a resident session, else the durable idle activity."""
-        live = self.live.get(record.session.id)
-        if live is not None:
-            return live.activity()
-        return SessionActivity(state=ActivityIdle(), queued=queued, context_usage=record.usage_last)
-
-    def activity_changed(self, live: LiveSession) -> None:
-        self.broadcaster.emit(
-            "session.activity_changed", SessionActivityChangedData(session_id=live.session_id, activity=live.activity())
-        )
-
-    def summary_changed(self, session: Session) -> None:
-        self.revision += 1
-        self.broadcaster.emit(
-            "session.summary_changed", SessionSummaryChangedData(revision=self.revision, session=session)
-        )
-
-    def session_removed(self, session_id: str) -> None:
-        self.live.pop(session_id, None)
-        self.permissions.forget(session_id)
-        self.sandboxes.forget(session_id)
-        self.revision += 1
-        self.broadcaster.emit("session.removed", SessionRemovedData(revision=self.revision, session_id=session_id))
 
     # Start and stop ---------------------------------------------------------------------------------------------
 
@@ -203,7 +188,7 @@ class Engine:
 
     def interrupt_runs(self) -> list[ActiveRun]:
         """Ask every active run to end `interrupted` (the client went away); returns them without waiting."""
-        runs = [live.run for live in self.live.values() if live.run is not None]
+        runs = self.live.active_runs()
         for run in runs:
             self.inputs.interrupt(run, "interrupted")
         return runs

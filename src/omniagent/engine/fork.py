@@ -15,11 +15,12 @@ Decisions (docs/engine.md "Forks"):
 from __future__ import annotations
 
 import sqlite3
-from typing import TYPE_CHECKING
 
-from omniagent.engine import sessions
+from omniagent.engine import transcript
 from omniagent.engine.errors import EngineError
 from omniagent.engine.journal import now_ms
+from omniagent.engine.live import LiveSessions
+from omniagent.engine.store import Store
 from omniagent.engine.store import forks as f
 from omniagent.engine.store import queries as q
 from omniagent.protocols.yuke.content import ContentText
@@ -27,30 +28,26 @@ from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.protocols.yuke.messages import AssistantMessage, Message, TokenUsage, UserMessage
 from omniagent.protocols.yuke.sessions import OriginFork, Session, SessionForkParams, SessionResult
 
-if TYPE_CHECKING:
-    from omniagent.engine.engine import Engine
-
 # Above every message id (ids are at most 2^53 - 1 on the wire): "copy everything".
 _ALL = 2**63 - 1
 
 
 async def fork(
-    engine: Engine,
+    store: Store,
+    live: LiveSessions,
     params: SessionForkParams,
     *,
     through_message_id: int | None = None,
-    workspace_path: str | None = None,
+    root: str | None = None,
 ) -> SessionResult:
-    """session.fork. In process, callers may instead cut *after* a message (`through_message_id`, the runtime's
-    fork point) and give the fork another workspace (`workspace_path`, ACP's `cwd`); neither is on the yuke wire.
+    """session.fork (through `Sessions.fork`). In process, callers may instead cut *after* a message
+    (`through_message_id`, the runtime's fork point) and give the fork another workspace (`root`, canonical).
 
-    Raises: `EngineError` unknown_session, unknown_message (the cut names no message of the source), bad_request
-    (the workspace is not an absolute directory).
+    Raises: `EngineError` unknown_session, unknown_message (the cut names no message of the source).
     """
-    root = sessions.canonical_workspace(workspace_path) if workspace_path is not None else None
     before = params.before_message_id
-    session = await engine.store.write(_fork, params.session_id, before, through_message_id, root)
-    engine.summary_changed(session)
+    session = await store.write(_fork, params.session_id, before, through_message_id, root)
+    live.summary_changed(session)
     return SessionResult(session=session)
 
 
@@ -67,10 +64,10 @@ def _fork(
                 raise EngineError(ErrorCode.UNKNOWN_MESSAGE, "the session has no such message")
             cut = min(cut, mark + bound)
     source = record.session
-    copied = [sessions.parse_message(p) for p in f.message_payloads_before(conn, source_id, cut)]
+    copied = [transcript.parse_message(p) for p in f.message_payloads_before(conn, source_id, cut)]
     now = now_ms()
     fork_session = Session(
-        id=sessions.new_session_id(),
+        id=transcript.new_session_id(),
         root=root or source.root,
         profile=source.profile,
         model=source.model,
@@ -83,7 +80,7 @@ def _fork(
         created_at_ms=now,
         updated_at_ms=now,
         origin=OriginFork(source_id=source_id),
-        agent=sessions.ROOT_AGENT,
+        agent=transcript.ROOT_AGENT,
     )
     q.insert_session(conn, fork_session, record.system_prompt)
     f.copy_counters(conn, source_id, fork_session.id)
@@ -101,7 +98,7 @@ def _title(messages: list[Message]) -> str:
     for message in messages:
         if isinstance(message, UserMessage):
             text = next((p.text for p in message.content if isinstance(p, ContentText)), "")
-            if title := sessions.title_of(text):
+            if title := transcript.title_of(text):
                 return title
     return ""
 

@@ -15,19 +15,25 @@ import random
 import sqlite3
 from collections.abc import Awaitable, Callable
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TypeVar
 
 from omniagent.engine import compactrun, conversation, toolrun
-from omniagent.engine.draft import Draft, tokens_of
+from omniagent.engine.draft import Draft
 from omniagent.engine.journal import now_ms, record
+from omniagent.engine.live import ActiveRun, LiveSession
+from omniagent.engine.permissions import Permissions
 from omniagent.engine.providers import neutral as n
 from omniagent.engine.providers.retry import MAX_ATTEMPTS, next_delay
 from omniagent.engine.providers.routes import RouteError
 from omniagent.engine.routes import ModelRoute
-from omniagent.engine.sessions import ROOT_AGENT, parse_message
+from omniagent.engine.runcontext import RunDeps, Sink
+from omniagent.engine.store import Store
 from omniagent.engine.store import queries as q
+from omniagent.engine.tools import ToolContext, ToolRegistry
+from omniagent.engine.transcript import ROOT_AGENT, parse_message, tokens_of
 from omniagent.errors import OmniagentError
-from omniagent.protocols.yuke.activity import ActivityBuilding, ActivityRetrying, ActivityRunning
+from omniagent.protocols.yuke.activity import ActivityBuilding, ActivityRetrying, ActivityRunning, ActivityState
+from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.messages import (
     AssistantMessage,
     Message,
@@ -35,6 +41,7 @@ from omniagent.protocols.yuke.messages import (
     MessageDiscardedData,
     MessageError,
     MessageTime,
+    TokenUsage,
     TurnProvenance,
 )
 from omniagent.protocols.yuke.runs import (
@@ -45,10 +52,6 @@ from omniagent.protocols.yuke.runs import (
     StopReason,
 )
 from omniagent.protocols.yuke.sessions import Session
-
-if TYPE_CHECKING:
-    from omniagent.engine.engine import Engine
-    from omniagent.engine.live import ActiveRun, LiveSession
 
 T = TypeVar("T")
 
@@ -65,22 +68,11 @@ class RoundFailed(OmniagentError):
         self.error = error
 
 
-class Sink(Protocol):
-    """Where one model call's stream goes: an assistant `Draft`, or a compaction's summary."""
-
-    @property
-    def has_content(self) -> bool: ...
-
-    def feed(self, event: n.StreamEvent) -> None: ...
-
-    def reset_attempt(self) -> None: ...
-
-
 class RunLoop:
-    """Executes one turn run of one session."""
+    """Executes one run of one session; the `RunContext` its draft, tool calls and compaction work through."""
 
-    def __init__(self, engine: Engine, live: LiveSession, run: ActiveRun, session: Session) -> None:
-        self._engine = engine
+    def __init__(self, deps: RunDeps, live: LiveSession, run: ActiveRun, session: Session) -> None:
+        self._deps = deps
         self._live = live
         self._run = run
         self._session = session
@@ -91,7 +83,7 @@ class RunLoop:
         """Run to a terminal outcome; never raises except CancelledError."""
         self._set(ActivityBuilding(run_id=self._run.run_id, started_at_ms=self._run.started_at_ms))
         try:
-            route, provider = self._engine.routes.open_provider(self._run.config.model, self._run.config.reasoning)
+            route, provider = self._deps.routes.open_provider(self._run.config.model, self._run.config.reasoning)
         except RouteError as exc:
             return RunOutcomeFailed(code=exc.code.value, message=exc.message)
         try:
@@ -102,10 +94,10 @@ class RunLoop:
             return self._interrupted_outcome()
 
     async def _rounds_loop(self, route: ModelRoute, provider: n.Provider) -> RunOutcome:
-        engine, sid = self._engine, self._live.session_id
-        record_ = await engine.store.read(q.get_session, sid)
+        store, sid = self._deps.store, self._live.session_id
+        record_ = await store.read(q.get_session, sid)
         assert record_ is not None
-        transcript = [parse_message(p) for p in await engine.store.read(q.all_messages, sid)]
+        transcript = [parse_message(p) for p in await store.read(q.all_messages, sid)]
         max_rounds = record_.session.max_rounds
         while True:
             self._check()
@@ -120,11 +112,11 @@ class RunLoop:
                 self._run.config.reasoning,
                 record_.system_prompt,
                 transcript,
-                engine.tools.specs(),
+                self._deps.tools.specs(),
                 record_.session.root,
             )
-            message_id = await engine.store.write(q.bump_counter, sid, "message_id_high")
-            draft = Draft(engine, self._live, self._run, message_id, ROOT_AGENT)
+            message_id = await store.write(q.bump_counter, sid, "message_id_high")
+            draft = Draft(self, message_id, ROOT_AGENT)
             self._set(self._running())
             try:
                 await self.attempts(provider, request, draft, self._running)
@@ -153,7 +145,7 @@ class RunLoop:
     async def _compaction(self, route: ModelRoute, provider: n.Provider) -> RunOutcome:
         """A `session.compact` run: one compaction step over the whole transcript."""
         sid = self._live.session_id
-        transcript = [parse_message(p) for p in await self._engine.store.read(q.all_messages, sid)]
+        transcript = [parse_message(p) for p in await self._deps.store.read(q.all_messages, sid)]
         try:
             result = await compactrun.compact(self, route, provider, transcript, "manual")
         except RoundFailed as failed:
@@ -161,7 +153,7 @@ class RunLoop:
         return compactrun.outcome_of(result)
 
     async def attempts(
-        self, provider: n.Provider, request: n.ModelRequest, draft: Sink, active: Callable[[], object]
+        self, provider: n.Provider, request: n.ModelRequest, draft: Sink, active: Callable[[], ActivityState]
     ) -> None:
         """One model call under the retry policy; `active` is the activity to show again after a retry wait.
 
@@ -176,7 +168,7 @@ class RunLoop:
             if delay is None or draft.has_content:
                 raise RoundFailed(error)
             draft.reset_attempt()
-            wait = delay * self._engine.config.retry_scale
+            wait = delay * self._deps.retry_scale
             if error.retry_after is not None:
                 wait = max(wait, error.retry_after)  # the server's retry-after stays a floor, even scaled
             self._set(
@@ -231,24 +223,51 @@ class RunLoop:
             return RunOutcomeFailed(code="interrupted", message="the engine stopped during the run")
         return RunOutcomeCanceled()
 
-    def set_activity(self, state: ActivityRunning | ActivityBuilding | ActivityRetrying | object) -> None:
-        self._set(state)
+    def _set(self, state: ActivityState) -> None:
+        self._live.state = state
+        self._deps.sessions.activity_changed(self._live)
 
-    def _set(self, state: object) -> None:
-        self._live.state = state  # type: ignore[assignment]
-        self._engine.activity_changed(self._live)
-
-    @property
-    def engine(self) -> Engine:
-        return self._engine
+    # The RunContext of this run ------------------------------------------------------------------------------------
 
     @property
-    def live(self) -> LiveSession:
-        return self._live
+    def session_id(self) -> str:
+        return self._live.session_id
 
     @property
     def run(self) -> ActiveRun:
         return self._run
+
+    @property
+    def store(self) -> Store:
+        return self._deps.store
+
+    @property
+    def tools(self) -> ToolRegistry:
+        return self._deps.tools
+
+    @property
+    def permissions(self) -> Permissions:
+        return self._deps.permissions
+
+    def emit(self, name: str, data: YukeModel) -> None:
+        self._deps.sessions.emit(name, data)
+
+    def set_activity(self, state: ActivityState) -> None:
+        self._set(state)
+
+    def summary_changed(self, session: Session) -> None:
+        self._deps.sessions.summary_changed(session)
+
+    def note_context(self, usage: TokenUsage) -> None:
+        self._live.context_usage = usage
+
+    def exec_asks(self) -> bool:
+        return self._deps.sandboxes.exec_asks(self._live.session_id)
+
+    def tool_context(self, root: str, on_output: Callable[[str], None]) -> ToolContext:
+        deps = self._deps
+        sandbox = deps.sandboxes.policy(self._live.session_id, deps.routes.catalog)
+        return ToolContext.for_workspace(root, on_output=on_output, limits=deps.tool_limits, sandbox=sandbox)
 
     async def _finish_draft(
         self, draft: Draft, route: ModelRoute, finish: StopReason, error: n.ProviderError | None
@@ -257,9 +276,7 @@ class RunLoop:
         sid = self._live.session_id
         if not draft.has_content:
             if draft.opened:
-                self._engine.broadcaster.emit(
-                    "message.discarded", MessageDiscardedData(session_id=sid, message_id=draft.message_id)
-                )
+                self.emit("message.discarded", MessageDiscardedData(session_id=sid, message_id=draft.message_id))
             return None
         toolrun.cancel_open_tools(self, draft)
         tokens = tokens_of(draft.usage)
@@ -294,8 +311,8 @@ class RunLoop:
             assert fresh is not None
             return data, fresh.session
 
-        committed, session = await self._engine.store.write(txn)
+        committed, session = await self._deps.store.write(txn)
         self._live.context_usage = tokens
-        self._engine.broadcaster.emit("message.committed", committed)
-        self._engine.summary_changed(session)
+        self.emit("message.committed", committed)
+        self.summary_changed(session)
         return message

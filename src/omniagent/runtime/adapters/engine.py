@@ -19,7 +19,6 @@ from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
 
-from omniagent.engine import sessions
 from omniagent.engine.engine import Engine
 from omniagent.engine.errors import EngineError
 from omniagent.engine.permissions import Decision
@@ -178,7 +177,7 @@ class _EngineDriver:
         the agent-originated turn, which the compaction run's `run.done` ends. Its checkpoint's commit reports
         `ContextCompacted`; a skipped compaction (nothing old enough to summarise) just completes."""
         problem = "compaction is not supported by the engine yet"
-        if "session.compact" in self._engine.handlers:
+        if self._engine.serves("session.compact"):
             try:
                 result = await self._engine.handle("session.compact", SessionCompactParams(session_id=self._session_id))
             except EngineError as exc:
@@ -217,10 +216,10 @@ class _EngineDriver:
             return
         with suppress(ResumeFailed, EngineError):
             if (await engine_open.existing(self._engine, self._session_id)).message_count == 0:
-                await sessions.remove(self._engine, SessionRemoveParams(session_id=self._session_id))
+                await self._engine.sessions.remove(SessionRemoveParams(session_id=self._session_id))
 
     async def _cancel_run(self) -> None:
-        if self._session is not None and self._engine.is_busy(self._session_id):
+        if self._session is not None and self._engine.live.is_busy(self._session_id):
             with suppress(EngineError):  # the run ended meanwhile; its run.done says how
                 await self._engine.inputs.cancel_run(SessionCancelRunParams(session_id=self._session_id))
 

@@ -62,9 +62,9 @@ def session_info(engine: Engine, session: Session) -> d.DriverInfo:
     """The `DriverInfo` of one engine session as it is now."""
     catalog = engine.routes.catalog
     features = set(_ALWAYS)
-    if "session.fork" in engine.handlers:
+    if engine.serves("session.fork"):
         features.add(Capability.FORK)
-    if "session.compact" in engine.handlers:
+    if engine.serves("session.compact"):
         features.add(Capability.COMPACT)
     options = config_options(engine, session)
     details = AgentDetails(

@@ -18,7 +18,6 @@ from contextlib import suppress
 
 from pydantic import ValidationError
 
-from omniagent.engine import fork, sessions
 from omniagent.engine.engine import Engine
 from omniagent.engine.errors import EngineError
 from omniagent.engine.sandboxes import SetSandboxParams
@@ -72,7 +71,7 @@ async def open_session(engine: Engine, request: d.ConnectRequest, details: Descr
         if problem is not None:
             if made:  # leave no half-made session behind
                 with suppress(EngineError):
-                    await sessions.remove(engine, SessionRemoveParams(session_id=session.id))
+                    await engine.sessions.remove(SessionRemoveParams(session_id=session.id))
             raise InvalidConfiguration(problem)
     return session
 
@@ -80,7 +79,7 @@ async def open_session(engine: Engine, request: d.ConnectRequest, details: Descr
 async def existing(engine: Engine, session_id: str) -> Session:
     """The stored session with this id. Raises: `ResumeFailed`."""
     try:
-        return (await sessions.get(engine, SessionGetParams(session_id=session_id))).session
+        return (await engine.sessions.get(SessionGetParams(session_id=session_id))).session
     except (EngineError, ValidationError) as exc:
         raise ResumeFailed(f"the engine has no session {session_id}") from exc
 
@@ -102,7 +101,7 @@ async def set_option(engine: Engine, session: Session, option: str, value: Confi
         return session, "wrong value type"
     patch = SessionPatch(model=value) if option == info.MODEL_OPTION else SessionPatch(reasoning=value)
     try:
-        result = await sessions.patch(engine, SessionPatchParams(session_id=session.id, patch=patch))
+        result = await engine.sessions.patch(SessionPatchParams(session_id=session.id, patch=patch))
     except EngineError as exc:
         return session, exc.message
     return result.session, None
@@ -127,7 +126,7 @@ async def _create(engine: Engine, request: d.ConnectRequest) -> Session:
         raise InvalidConfiguration("wrong value type")
     params = CreateSession(workspace_path=str(request.directory), model=model, reasoning=reasoning)
     try:
-        return (await sessions.create(engine, params)).session
+        return (await engine.sessions.create(params)).session
     except EngineError as exc:
         if exc.code in (ErrorCode.UNSUPPORTED_MODEL, ErrorCode.UNSUPPORTED_REASONING):
             raise InvalidConfiguration(exc.message) from exc
@@ -141,8 +140,7 @@ async def _fork(engine: Engine, request: d.ConnectRequest) -> Session:
     if request.fork_at is not None and through is None:
         raise ResumeFailed(f"the fork point {request.fork_at} is not a message id (m<N>)")
     try:
-        forked = await fork.fork(
-            engine,
+        forked = await engine.sessions.fork(
             SessionForkParams(session_id=source.id),
             through_message_id=through,
             workspace_path=str(request.directory),

@@ -1,0 +1,51 @@
+"""Pure helpers over a session's transcript: stored payloads → messages, titles, ids, token counts. No I/O.
+
+Every engine part that reads or writes messages uses these, so none of them needs another part for them.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from pydantic import TypeAdapter
+
+from omniagent.engine.journal import now_ms
+from omniagent.engine.providers import neutral as n
+from omniagent.protocols.yuke.messages import Message, TokenUsage
+
+ROOT_AGENT = "root"  # yuke-rpc.md §9 #5: the reserved agent name of root sessions
+TITLE_MAX = 256  # characters of the first user line kept as the title (§9 #4)
+
+_MESSAGE = TypeAdapter[Message](Message)
+
+
+def parse_message(payload: str) -> Message:
+    """A stored message payload as its wire model."""
+    return _MESSAGE.validate_json(payload)
+
+
+def new_session_id() -> str:
+    """32 lowercase hex digits of a time-ordered UUIDv7-like id."""
+    ms = now_ms()
+    rand = uuid.uuid4().int & ((1 << 80) - 1)
+    value = (ms << 80) | (0x7 << 76) | rand >> 4
+    return f"{value:032x}"[-32:]
+
+
+def title_of(text: str) -> str:
+    """First non-empty line of the first user text, at most TITLE_MAX characters."""
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()[:TITLE_MAX]
+    return ""
+
+
+def tokens_of(usage: n.Usage) -> TokenUsage:
+    """A provider call's usage as the wire's `TokenUsage` (same convention: input includes the cache subsets)."""
+    return TokenUsage(
+        input=usage.input_tokens,
+        output=usage.output_tokens,
+        reasoning=usage.reasoning_tokens,
+        cache_read=usage.cache_read_tokens,
+        cache_write=usage.cache_write_tokens,
+    )
