@@ -1,7 +1,8 @@
 """Engine broadcasts of the sessions open on one ACP connection → `session/update` notifications, in order.
 
 What it is: a broadcaster subscriber (synchronous, never blocking) that keeps the little per-session state the
-translation needs (part kinds, tool arguments, the open run) and writes updates through the peer's single writer,
+translation needs (a `SessionFeed` per session: the engine's one reading of its events; the open run) and writes
+updates through the peer's single writer,
 so an update is on the wire in the order the engine emitted it. Turn ends resolve futures the prompt handler waits
 on; each permission ask becomes a `session/request_permission` task (the engine run waits meanwhile).
 What it is not: the shapes (`acp/translate.py`) or the method handlers (`acp/agent.py`).
@@ -16,26 +17,22 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from omniagent.acp import translate as t
 from omniagent.acp.translate import Shapes
 from omniagent.engine.engine import Engine
 from omniagent.engine.errors import EngineError
+from omniagent.engine.feed import Asked, Chunk, Committed, FeedItem, SessionFeed, ToolCall, ToolChanged, ToolOpened
 from omniagent.engine.permissions import Decision, PendingAsk
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.messages import (
     AssistantMessage,
     CompactionMessage,
-    MessageCommittedData,
-    MessagePartAddedData,
-    PartDelta,
-    ToolPart,
-    ToolStateChangedData,
+    Message,
     UserMessage,
 )
-from omniagent.protocols.yuke.misc import InteractionRequestedData
 from omniagent.protocols.yuke.runs import RunDoneData, RunOutcomeFailed, RunStartedData
 from omniagent.protocols.yuke.sessions import Session, SessionSummaryChangedData
 from omniagent.wire.errors import PeerClosed
@@ -62,8 +59,7 @@ class OpenSession:
     root: str
     title: str
     model: str
-    kinds: dict[tuple[int, int], str] = field(default_factory=dict)  # (message, part) → text / reasoning / tool
-    tools: dict[tuple[int, int], ToolPart] = field(default_factory=dict)
+    feed: SessionFeed
     run_id: int | None = None
     held: list[dict[str, Any]] | None = None
 
@@ -85,7 +81,10 @@ class Relay:
         """Start relaying a session's updates (idempotent)."""
         found = self.sessions.get(session.id)
         if found is None:
-            found = self.sessions[session.id] = OpenSession(session.id, session.root, session.title, session.model)
+            feed = SessionFeed(session.id, self._engine.permissions.pending)
+            found = self.sessions[session.id] = OpenSession(
+                session.id, session.root, session.title, session.model, feed
+            )
         return found
 
     def close(self, session_id: str) -> None:
@@ -149,32 +148,28 @@ class Relay:
         elif name == "run.done":
             assert isinstance(data, RunDoneData)
             self._done(open_, data)
-        elif open_ is None:
-            return
-        elif name == "message.committed":
-            assert isinstance(data, MessageCommittedData)
-            self._committed(open_, data)
-        elif name == "message.part_added":
-            assert isinstance(data, MessagePartAddedData)
-            self._part_added(open_, data)
-        elif name == "message.part_delta":
-            assert isinstance(data, PartDelta)
-            kind = open_.kinds.get((data.message_id, data.part_id))
-            if kind == "text":
-                self.send(open_.session_id, t.chunk("agent_message_chunk", t.message_id(data.message_id), data.delta))
-            elif kind == "reasoning":
-                self.send(open_.session_id, t.chunk("agent_thought_chunk", t.thought_id(data.message_id), data.delta))
-        elif name == "tool.state_changed":
-            assert isinstance(data, ToolStateChangedData)
-            part = open_.tools.get((data.message_id, data.part_id))
-            update = part and t.tool_state(self.shapes, open_.root, data.message_id, part, data.state)
+        elif open_ is not None:
+            for item in open_.feed.read(name, data):
+                self._render(open_, item)
+
+    def _render(self, open_: OpenSession, item: FeedItem) -> None:
+        """One feed item of an open session as its ACP updates."""
+        sid = open_.session_id
+        if isinstance(item, Chunk):
+            if item.reasoning:
+                self.send(sid, t.chunk("agent_thought_chunk", t.thought_id(item.message_id), item.text))
+            else:
+                self.send(sid, t.chunk("agent_message_chunk", t.message_id(item.message_id), item.text))
+        elif isinstance(item, ToolOpened):
+            self.send(sid, t.tool_opened(self.shapes, open_.root, item.call))
+        elif isinstance(item, ToolChanged):
+            update = t.tool_state(self.shapes, open_.root, item.call, item.state)
             if update:
-                self.send(open_.session_id, update)
-        elif name == "interaction.requested":
-            assert isinstance(data, InteractionRequestedData)
-            ask = self._engine.permissions.pending(data.interaction_id)
-            if ask is not None:
-                self._spawn(self._ask(open_, ask))
+                self.send(sid, update)
+        elif isinstance(item, Committed):
+            self._committed(open_, item.message)
+        elif isinstance(item, Asked):
+            self._spawn(self._ask(open_, item.ask, item.call))
 
     def _summary(self, session: Session) -> None:
         open_ = self.sessions.get(session.id)
@@ -186,10 +181,10 @@ class Relay:
             self.send(session.id, t.session_info(session.title, session.updated_at_ms))
 
     def _done(self, open_: OpenSession | None, data: RunDoneData) -> None:
+        if open_ is not None:
+            open_.feed.read("run.done", data)  # the run's parts are final now
         if open_ is not None and open_.run_id == data.run_id:
             open_.run_id = None
-            open_.kinds.clear()  # the run's parts are final now
-            open_.tools.clear()
             if self.shapes.state_updates:
                 if isinstance(data.outcome, RunOutcomeFailed) and data.outcome.code != "max_rounds":
                     # v2 has no error stop reason in our schema: say what failed as agent text, then end the turn.
@@ -200,8 +195,7 @@ class Relay:
         if future is not None and not future.done():
             future.set_result(data)
 
-    def _committed(self, open_: OpenSession, data: MessageCommittedData) -> None:
-        message = data.message
+    def _committed(self, open_: OpenSession, message: Message) -> None:
         if isinstance(message, UserMessage) and self.shapes.user_message_ack:
             for update in t.user_message(self.shapes, message):
                 self.send(open_.session_id, update)
@@ -215,25 +209,20 @@ class Relay:
         if size:
             self.send(open_.session_id, t.usage(min(used, size), size))
 
-    def _part_added(self, open_: OpenSession, data: MessagePartAddedData) -> None:
-        part = data.part
-        open_.kinds[(data.message_id, part.id)] = part.type
-        if isinstance(part, ToolPart):
-            open_.tools[(data.message_id, part.id)] = part
-            self.send(open_.session_id, t.tool_opened(self.shapes, open_.root, data.message_id, part))
-
     def _context_window(self, selector: str) -> int | None:
         found = self._engine.routes.catalog.model(selector)
         return found[1].limits.context_window if found is not None and found[1].limits else None
 
     # Permission asks --------------------------------------------------------------------------------------------
 
-    async def _ask(self, open_: OpenSession, ask: PendingAsk) -> None:
+    async def _ask(self, open_: OpenSession, ask: PendingAsk, call: ToolCall) -> None:
         """Ask the client; the engine's answer future or the client's reply, whichever comes first, wins."""
         sid = open_.session_id
         if self.shapes.state_updates:
             self.send(sid, t.state_update("requires_action"))
-        request = asyncio.ensure_future(self._peer.request("session/request_permission", self._ask_params(open_, ask)))
+        request = asyncio.ensure_future(
+            self._peer.request("session/request_permission", self._ask_params(open_, ask, call))
+        )
         await asyncio.wait({request, ask.answer}, return_when=asyncio.FIRST_COMPLETED)
         if not request.done():
             request.cancel()  # the run stopped first: the peer sends `$/cancel_request` for it
@@ -247,8 +236,8 @@ class Relay:
         if self.shapes.state_updates and open_.run_id is not None:
             self.send(sid, t.state_update("running"))
 
-    def _ask_params(self, open_: OpenSession, ask: PendingAsk) -> dict[str, Any]:
-        subject = t.tool_subject(self.shapes, open_.root, ask.message_id, ask.part_id, ask.tool_name, ask.arguments)
+    def _ask_params(self, open_: OpenSession, ask: PendingAsk, call: ToolCall) -> dict[str, Any]:
+        subject = t.tool_subject(self.shapes, open_.root, call)
         params: dict[str, Any] = {"sessionId": open_.session_id, "options": PERMISSION_OPTIONS}
         if ask.unsandboxed:
             subject = {**subject, "title": f"{subject['title']} (outside the sandbox)"}

@@ -10,12 +10,12 @@ replay repeats them: `m<message id>` for a message, `m<message id>.thought` for 
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from omniagent.engine.feed import ToolCall, read_tool_call
 from omniagent.protocols.yuke.content import ContentPart, ContentText
 from omniagent.protocols.yuke.messages import (
     AssistantMessage,
@@ -129,60 +129,37 @@ def prompt_parts(blocks: list[Any]) -> list[ContentPart] | str:
 
 # Tool calls ---------------------------------------------------------------------------------------------------------
 
-_KINDS = {"read": "read", "write": "edit", "edit": "edit", "exec": "execute", "search": "search"}
-
-
-def _args(arguments: str) -> dict[str, Any]:
-    try:
-        value = json.loads(arguments)
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
-def tool_title(name: str, arguments: str) -> str:
-    """A short human title for a call: the command, or the verb and the path."""
-    args = _args(arguments)
-    if name == "exec" and isinstance(args.get("command"), str):
-        return str(args["command"])
-    if isinstance(args.get("path"), str):
-        return f"{name.capitalize()} {args['path']}"
-    if name == "search" and isinstance(args.get("pattern"), str):
-        return f"Search {args['pattern']}"
-    return name
-
 
 def _abs(root: str, path: str) -> str:
     return os.path.normpath(os.path.join(root, path))
 
 
-def tool_opened(shapes: Shapes, root: str, msg: int, part: ToolPart, status: str = "pending") -> Update:
-    """The update that creates a tool call (title, kind, raw input, file locations)."""
-    args = _args(part.arguments)
+def tool_opened(shapes: Shapes, root: str, call: ToolCall, status: str = "pending") -> Update:
+    """The update that creates a tool call (title, kind, raw input, file locations), from the engine's one
+    reading of the call (`engine.feed.ToolCall`)."""
     update: Update = {
         "sessionUpdate": shapes.tool_create,
-        "toolCallId": tool_call_id(msg, part.id),
-        "title": tool_title(part.name, part.arguments),
-        "kind": _KINDS.get(part.name, "other"),
+        "toolCallId": tool_call_id(call.message_id, call.part_id),
+        "title": call.title,
+        "kind": call.kind,
         "status": status,
-        "rawInput": args,
+        "rawInput": call.args,
     }
-    if isinstance(args.get("path"), str):
-        update["locations"] = [{"path": _abs(root, args["path"])}]
+    if call.path is not None:
+        update["locations"] = [{"path": _abs(root, call.path)}]
     return update
 
 
-def tool_subject(shapes: Shapes, root: str, msg: int, part_id: int, name: str, arguments: str) -> dict[str, Any]:
+def tool_subject(shapes: Shapes, root: str, call: ToolCall) -> dict[str, Any]:
     """The ToolCallUpdate a permission request names."""
-    part = ToolPart(id=part_id, name=name, arguments=arguments, state=ToolStateCanceled())
-    update = tool_opened(shapes, root, msg, part)
+    update = tool_opened(shapes, root, call)
     del update["sessionUpdate"]
     return update
 
 
-def tool_state(shapes: Shapes, root: str, msg: int, part: ToolPart, state: ToolState) -> Update | None:
+def tool_state(shapes: Shapes, root: str, call: ToolCall, state: ToolState) -> Update | None:
     """The `tool_call_update` for a state change (None for `pending`, which the creating update already said)."""
-    update: Update = {"sessionUpdate": "tool_call_update", "toolCallId": tool_call_id(msg, part.id)}
+    update: Update = {"sessionUpdate": "tool_call_update", "toolCallId": tool_call_id(call.message_id, call.part_id)}
     if isinstance(state, ToolStateRunning):
         update["status"] = "in_progress"
     elif isinstance(state, ToolStateCompleted | ToolStateError):
@@ -190,7 +167,7 @@ def tool_state(shapes: Shapes, root: str, msg: int, part: ToolPart, state: ToolS
         text = state.output if isinstance(state, ToolStateCompleted) else state.error
         content: list[dict[str, Any]] = [{"type": "content", "content": text_block(text)}]
         if isinstance(state, ToolStateCompleted):
-            content += _diffs(shapes, root, part, state)
+            content += _diffs(shapes, root, call, state)
         update["content"] = content
         update["rawOutput"] = {"output": text}
     elif isinstance(state, ToolStateCanceled):
@@ -200,7 +177,7 @@ def tool_state(shapes: Shapes, root: str, msg: int, part: ToolPart, state: ToolS
     return update
 
 
-def _diffs(shapes: Shapes, root: str, part: ToolPart, state: ToolStateCompleted) -> list[dict[str, Any]]:
+def _diffs(shapes: Shapes, root: str, call: ToolCall, state: ToolStateCompleted) -> list[dict[str, Any]]:
     files = [f for view in state.view or [] if isinstance(view, ViewDiff) for f in view.files]
     if not files:
         return []
@@ -213,11 +190,11 @@ def _diffs(shapes: Shapes, root: str, part: ToolPart, state: ToolStateCompleted)
             }
         ]
     # v1 wants old and new text: the edit's own strings, or the whole new content of a write.
-    args = _args(part.arguments)
+    args = call.args
     path = _abs(root, files[0].path)
-    if part.name == "edit" and isinstance(args.get("new_string"), str):
+    if call.name == "edit" and isinstance(args.get("new_string"), str):
         return [{"type": "diff", "path": path, "oldText": args.get("old_string"), "newText": args["new_string"]}]
-    if part.name == "write" and isinstance(args.get("content"), str):
+    if call.name == "write" and isinstance(args.get("content"), str):
         return [{"type": "diff", "path": path, "oldText": None, "newText": args["content"]}]
     return []
 
@@ -290,8 +267,9 @@ def replay(shapes: Shapes, root: str, message: Message) -> list[Update]:
             out += [{"sessionUpdate": f"{kind}_chunk", "messageId": mid, "content": b} for b in blocks]
     for part in message.content:
         if isinstance(part, ToolPart):
-            opened = tool_opened(shapes, root, message.id, part)
-            final = tool_state(shapes, root, message.id, part, part.state)
+            call = read_tool_call(message.id, part.id, part.name, part.arguments)
+            opened = tool_opened(shapes, root, call)
+            final = tool_state(shapes, root, call, part.state)
             if final is not None:
                 opened.update({k: v for k, v in final.items() if k != "sessionUpdate"})
             out.append(opened)

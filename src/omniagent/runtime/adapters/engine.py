@@ -28,7 +28,6 @@ from omniagent.protocols.sidecar.commands import PermissionAnswer
 from omniagent.protocols.sidecar.events import Cancelled, DiagnosticEvent, Failed, PermissionChoice
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.content import ContentText, InputContent
-from omniagent.protocols.yuke.misc import InteractionRequestedData
 from omniagent.protocols.yuke.runs import RunDoneData, RunOutcomeFailed
 from omniagent.protocols.yuke.sessions import (
     SendInputQueued,
@@ -97,7 +96,7 @@ class _EngineDriver:
         self._outbox: deque[d.DriverEvent] = deque()
         self._wake = asyncio.Event()
         self._session: Session | None = None
-        self._translator = Translator("", "")
+        self._translator = Translator("", "", engine.permissions.pending)
         self._info: d.DriverInfo | None = None
         self._awaiting_ack = False  # a StartTurn was sent; its run has not started yet
         self._queued_input: int | None = None  # the input of that StartTurn, when the engine queued it
@@ -256,10 +255,6 @@ class _EngineDriver:
         if name == "run.started" and self._awaiting_ack:
             self._awaiting_ack, self._queued_input = False, None
             self._push(d.TurnAck())
-        elif isinstance(data, InteractionRequestedData):
-            ask = self._engine.permissions.pending(data.interaction_id)
-            if ask is not None:
-                self._push(self._translator.permission(ask))
         else:
             for event in self._translator.map(name, data):
                 self._push(event)
@@ -273,7 +268,7 @@ class _EngineDriver:
 
     def _set_session(self, session: Session) -> None:
         self._session = session
-        self._translator = Translator(session.id, session.root)
+        self._translator = Translator(session.id, session.root, self._engine.permissions.pending)
         self._refresh(announce=False)
 
     def _refresh(self, *, announce: bool) -> None:

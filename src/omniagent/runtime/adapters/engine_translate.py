@@ -22,12 +22,23 @@ Ids (anyagent §9.1, minted from the engine's per-session ids so they are stable
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
+from omniagent.engine.feed import (
+    Asked,
+    Chunk,
+    Committed,
+    FeedItem,
+    RunEnded,
+    SessionFeed,
+    ToolCall,
+    ToolChanged,
+    ToolOpened,
+    ToolOutput,
+)
+from omniagent.engine.feed import ToolKind as FeedToolKind
 from omniagent.engine.permissions import PendingAsk, describe
 from omniagent.engine.providers.catalog import COST_DIGITS
 from omniagent.protocols.sidecar.events import (
@@ -68,14 +79,8 @@ from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.messages import (
     AssistantMessage,
     CompactionMessage,
-    MessageCommittedData,
-    MessagePartAddedData,
-    PartDelta,
-    ToolPart,
-    ToolStateChangedData,
 )
 from omniagent.protocols.yuke.runs import (
-    RunDoneData,
     RunOutcome,
     RunOutcomeCanceled,
     RunOutcomeFailed,
@@ -96,12 +101,12 @@ from omniagent.runtime.adapters.acp_translate import cap_output
 # What the engine asks about: its guarded tools. Answers map to the engine's decisions in `engine.py`.
 FORK_POINT = "omniagent/fork_point"
 PERMISSION_OPTIONS = [PermissionChoice.ALLOW_ONCE, PermissionChoice.ALLOW_ALWAYS, PermissionChoice.DENY_ONCE]
-_KINDS: Mapping[str, Callable[[], ToolKind]] = {
+_KINDS: Mapping[FeedToolKind, Callable[[], ToolKind]] = {
     "read": Read,
-    "write": Edit,
     "edit": Edit,
-    "exec": Execute,
+    "execute": Execute,
     "search": Search,
+    "other": OtherTool,
 }
 _REFUSING_FINISH = frozenset({"refusal", "content_filter"})
 
@@ -142,83 +147,72 @@ def stop_reason(outcome: RunOutcome) -> StopReason:
 class _Tool:
     """One tool call as the engine has described it so far."""
 
-    id: str
-    name: str
-    arguments: str
+    call: ToolCall
     status: ToolStatus = ToolStatus.PENDING
     output: str = ""
     diffs: list[FileDiff] = field(default_factory=list)
 
+    @property
+    def id(self) -> str:
+        return tool_id(self.call.message_id, self.call.part_id)
+
 
 class Translator:
-    """Maps one engine session's broadcasts to driver events, keeping what the mapping needs between them."""
+    """Maps one engine session's broadcasts to driver events, through the engine's one reading of them
+    (`engine.feed.SessionFeed`), keeping what the mapping needs between them."""
 
-    def __init__(self, session_id: str, root: str) -> None:
+    def __init__(self, session_id: str, root: str, asks: Callable[[int], PendingAsk | None] = lambda _: None) -> None:
         self.session_id = session_id
         self.root = root
         self.window_tokens: int | None = None  # the current model's context window, kept current by the driver
-        self._kinds: dict[tuple[int, int], str] = {}  # (message, part) → text / reasoning / tool
+        self._feed = SessionFeed(session_id, asks)
         self._tools: dict[tuple[int, int], _Tool] = {}
         self._streamed: set[int] = set()  # messages that sent text or reasoning
         self._cost: float | None = None  # USD of this session's replies since it was opened here
 
     def map(self, name: str, data: YukeModel) -> list[d.DriverEvent]:
         """The events for one broadcast of this session (the caller filters by session)."""
-        if isinstance(data, MessagePartAddedData):
-            return self._part_added(data)
-        if isinstance(data, PartDelta):
-            return self._tool_output(data) if name == "tool.output_delta" else self._delta(data)
-        if isinstance(data, ToolStateChangedData):
-            tool = self._tools.get((data.message_id, data.part_id))
-            return [d.AdapterEvent(ToolUpdated(tool=self._apply(tool, data.state)))] if tool else []
-        if isinstance(data, MessageCommittedData) and isinstance(data.message, AssistantMessage):
-            return self._committed(data.message)
-        if isinstance(data, MessageCommittedData) and isinstance(data.message, CompactionMessage):
-            return [d.AdapterEvent(ContextCompacted()), self._usage(data.message.tokens_after)]
-        if isinstance(data, RunDoneData):
-            self._kinds.clear()  # the run's parts are final
-            self._tools.clear()
-            return [d.TurnStopped(stop_reason(data.outcome))]
+        return [event for item in self._feed.read(name, data) for event in self._events(item)]
+
+    def _events(self, item: FeedItem) -> list[d.DriverEvent]:
+        if isinstance(item, ToolOpened):
+            tool = self._tools[(item.call.message_id, item.call.part_id)] = _Tool(item.call)
+            return [d.AdapterEvent(ToolUpdated(tool=self._apply(tool, item.state)))]
+        if isinstance(item, Chunk):
+            self._streamed.add(item.message_id)
+            mid = message_id(item.message_id)
+            if item.reasoning:
+                return [d.AdapterEvent(ReasoningDelta(message_id=mid, text=item.text))]
+            return [d.AdapterEvent(TextDelta(message_id=mid, text=item.text))]
+        if isinstance(item, ToolOutput):
+            running = self._tools.get((item.call.message_id, item.call.part_id))
+            if running is None:
+                return []
+            running.output += item.text
+            return [d.AdapterEvent(ToolOutputDelta(tool_id=running.id, text=item.text))]
+        if isinstance(item, ToolChanged):
+            changed = self._tools.get((item.call.message_id, item.call.part_id))
+            return [d.AdapterEvent(ToolUpdated(tool=self._apply(changed, item.state)))] if changed else []
+        if isinstance(item, Committed) and isinstance(item.message, AssistantMessage):
+            return self._committed(item.message)
+        if isinstance(item, Committed) and isinstance(item.message, CompactionMessage):
+            return [d.AdapterEvent(ContextCompacted()), self._usage(item.message.tokens_after)]
+        if isinstance(item, RunEnded):
+            self._tools.clear()  # the run's parts are final
+            return [d.TurnStopped(stop_reason(item.data.outcome))]
+        if isinstance(item, Asked):
+            return [self._permission(item.ask, item.call)]
         return []
 
-    def permission(self, ask: PendingAsk) -> d.AdapterEvent:
+    def _permission(self, ask: PendingAsk, call: ToolCall) -> d.AdapterEvent:
         """An engine ask as a permission request naming the tool call it guards."""
-        tool = self._tools.get((ask.message_id, ask.part_id)) or _Tool(
-            tool_id(ask.message_id, ask.part_id), ask.tool_name, ask.arguments
-        )
+        tool = self._tools.get((call.message_id, call.part_id)) or _Tool(call)
         _, detail = describe(ask.tool_name, ask.arguments)
         options = list(PERMISSION_OPTIONS)
         request = PermissionRequest(
             id=request_id(ask.interaction_id), tool=self._snapshot(tool), options=options, detail=detail
         )
         return d.AdapterEvent(RequestOpened(request=PermissionAsk(request=request)))
-
-    # --- broadcasts ----------------------------------------------------------------------------------------
-
-    def _part_added(self, data: MessagePartAddedData) -> list[d.DriverEvent]:
-        part, key = data.part, (data.message_id, data.part.id)
-        self._kinds[key] = part.type
-        if not isinstance(part, ToolPart):
-            return []
-        tool = self._tools[key] = _Tool(tool_id(*key), part.name, part.arguments)
-        return [d.AdapterEvent(ToolUpdated(tool=self._apply(tool, part.state)))]
-
-    def _delta(self, data: PartDelta) -> list[d.DriverEvent]:
-        kind = self._kinds.get((data.message_id, data.part_id))
-        if kind not in ("text", "reasoning") or not data.delta:
-            return []
-        self._streamed.add(data.message_id)
-        mid = message_id(data.message_id)
-        if kind == "text":
-            return [d.AdapterEvent(TextDelta(message_id=mid, text=data.delta))]
-        return [d.AdapterEvent(ReasoningDelta(message_id=mid, text=data.delta))]
-
-    def _tool_output(self, data: PartDelta) -> list[d.DriverEvent]:
-        tool = self._tools.get((data.message_id, data.part_id))
-        if tool is None or not data.delta:
-            return []
-        tool.output += data.delta
-        return [d.AdapterEvent(ToolOutputDelta(tool_id=tool.id, text=data.delta))]
 
     def _committed(self, message: AssistantMessage) -> list[d.DriverEvent]:
         events: list[d.DriverEvent] = []
@@ -255,29 +249,27 @@ class Translator:
         return self._snapshot(tool)
 
     def _snapshot(self, tool: _Tool) -> ToolUpdate:
-        args = _args(tool.arguments)
-        path = args.get("path")
-        located = self._abs(path) if isinstance(path, str) and tool.name in ("read", "write", "edit") else None
+        call = tool.call
+        located = self._abs(call.path) if call.path is not None else None
         return ToolUpdate(
             id=tool.id,
-            kind=_KINDS.get(tool.name, OtherTool)(),
-            title=tool_title(tool.name, args),
+            kind=_KINDS[call.kind](),
+            title=call.title,
             status=tool.status,
-            input=self._input(tool.name, args, located),
+            input=self._input(call, located),
             output=cap_output(tool.output) if tool.output else None,
             diffs=list(tool.diffs),
             locations=[located] if located else [],
-            raw=RawTool(name=tool.name, input=args),
+            raw=RawTool(name=call.name, input=call.args),
         )
 
-    def _input(self, name: str, args: Mapping[str, Any], located: str | None) -> ToolInput:
+    def _input(self, call: ToolCall, located: str | None) -> ToolInput:
         if located is not None:
             return PathInput(path=located)
-        if name == "exec" and isinstance(args.get("command"), str):
-            return CommandInput(spec=CommandSpec(command=args["command"], cwd=self.root))
-        pattern = args.get("regex") or args.get("glob")
-        if name == "search" and isinstance(pattern, str):
-            return PatternInput(pattern=pattern)
+        if call.command is not None:
+            return CommandInput(spec=CommandSpec(command=call.command, cwd=self.root))
+        if call.pattern is not None:
+            return PatternInput(pattern=call.pattern)
         return NoInput()
 
     def _diffs(self, view: ViewDiff) -> list[FileDiff]:
@@ -302,25 +294,5 @@ class Translator:
         return os.path.normpath(os.path.join(self.root, path))
 
 
-def tool_title(name: str, args: Mapping[str, Any]) -> str:
-    """A short title: the command, the verb and the path, or the search pattern."""
-    if name == "exec" and isinstance(args.get("command"), str):
-        return str(args["command"])
-    if isinstance(args.get("path"), str) and name in ("read", "write", "edit"):
-        return f"{name.capitalize()} {args['path']}"
-    pattern = args.get("regex") or args.get("glob")
-    if name == "search" and isinstance(pattern, str):
-        return f"Search {pattern}"
-    return name
-
-
 def _created(file: DiffFile) -> bool:
     return bool(file.hunks) and all(h.old_start == 0 and h.old_lines == 0 for h in file.hunks)
-
-
-def _args(arguments: str) -> dict[str, Any]:
-    try:
-        value = json.loads(arguments)
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}

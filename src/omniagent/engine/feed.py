@@ -1,0 +1,201 @@
+"""One engine session's broadcasts, read once for every face: text chunks, tool calls, commits, run ends, asks.
+
+What it is: the single reading of engine events that the faces share. The ACP face (`acp/relay.py`) and the
+runtime's engine adapter (`runtime/adapters/engine.py`) subscribe to the broadcaster, pass each broadcast of a
+session through that session's `SessionFeed`, and render the items it returns in their own wire. The feed keeps
+what the reading needs between broadcasts (each part's kind, the tool calls so far), and `ToolCall` is the one
+reading of a call's arguments: so a tool call has the same title, kind, path, command and pattern everywhere.
+What it is not: a wire shape (each face has its own), or a turn rule.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from omniagent.engine.permissions import PendingAsk
+from omniagent.protocols.yuke.base import YukeModel
+from omniagent.protocols.yuke.messages import (
+    Message,
+    MessageCommittedData,
+    MessagePartAddedData,
+    PartDelta,
+    ToolPart,
+    ToolStateChangedData,
+)
+from omniagent.protocols.yuke.misc import InteractionRequestedData
+from omniagent.protocols.yuke.runs import RunDoneData, RunStartedData
+from omniagent.protocols.yuke.tools import ToolState
+
+ToolKind = Literal["read", "edit", "execute", "search", "other"]
+_KINDS: dict[str, ToolKind] = {"read": "read", "write": "edit", "edit": "edit", "exec": "execute", "search": "search"}
+_FILE_TOOLS = frozenset({"read", "write", "edit"})
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One engine tool call and the one reading of its arguments every face shows.
+
+    `path` is the file a read, write or edit works on (as the model gave it, relative to the workspace);
+    `command` is an exec's command; `pattern` is a search's regex (else its glob).
+    """
+
+    message_id: int
+    part_id: int
+    name: str
+    arguments: str  # the raw JSON the model sent
+    args: dict[str, Any] = field(default_factory=dict)
+    title: str = ""
+    kind: ToolKind = "other"
+    path: str | None = None
+    command: str | None = None
+    pattern: str | None = None
+
+
+def read_tool_call(message_id: int, part_id: int, name: str, arguments: str) -> ToolCall:
+    """Read a call's arguments once: its title, kind, file path, command and search pattern."""
+    args = _args(arguments)
+    path = args.get("path") if name in _FILE_TOOLS and isinstance(args.get("path"), str) else None
+    command = args.get("command") if name == "exec" and isinstance(args.get("command"), str) else None
+    found = args.get("regex") or args.get("glob")
+    pattern = found if name == "search" and isinstance(found, str) else None
+    if command is not None:
+        title = command
+    elif path is not None:
+        title = f"{name.capitalize()} {path}"
+    elif pattern is not None:
+        title = f"Search {pattern}"
+    else:
+        title = name
+    return ToolCall(
+        message_id, part_id, name, arguments, args, title, _KINDS.get(name, "other"), path, command, pattern
+    )
+
+
+# Feed items ---------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """Streamed text of an assistant message: its answer, or its reasoning."""
+
+    message_id: int
+    text: str
+    reasoning: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOpened:
+    """A tool call the model asked for (complete arguments), in its first state."""
+
+    call: ToolCall
+    state: ToolState
+
+
+@dataclass(frozen=True, slots=True)
+class ToolChanged:
+    """A tool call moved to a new state."""
+
+    call: ToolCall
+    state: ToolState
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutput:
+    """Live output of a running tool call."""
+
+    call: ToolCall
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Committed:
+    """A message became durable (user, assistant or compaction)."""
+
+    message: Message
+
+
+@dataclass(frozen=True, slots=True)
+class RunStarted:
+    data: RunStartedData
+
+
+@dataclass(frozen=True, slots=True)
+class RunEnded:
+    data: RunDoneData
+
+
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """The run waits for a permission answer about `call`."""
+
+    ask: PendingAsk
+    call: ToolCall
+
+
+FeedItem = Chunk | ToolOpened | ToolChanged | ToolOutput | Committed | RunStarted | RunEnded | Asked
+
+
+class SessionFeed:
+    """Reads one session's broadcasts (the caller filters by session) into feed items; `asks` finds the open
+    permission ask behind an `interaction.requested` (the engine's `permissions.pending`)."""
+
+    def __init__(self, session_id: str, asks: Callable[[int], PendingAsk | None]) -> None:
+        self.session_id = session_id
+        self._asks = asks
+        self._kinds: dict[tuple[int, int], str] = {}  # (message, part) → text / reasoning / tool / …
+        self._calls: dict[tuple[int, int], ToolCall] = {}
+
+    def call(self, message_id: int, part_id: int) -> ToolCall | None:
+        """A tool call of the open run, as read when it was added."""
+        return self._calls.get((message_id, part_id))
+
+    def read(self, name: str, data: YukeModel) -> list[FeedItem]:
+        """The items for one broadcast of this session."""
+        if isinstance(data, MessagePartAddedData):
+            part, key = data.part, (data.message_id, data.part.id)
+            self._kinds[key] = part.type
+            if not isinstance(part, ToolPart):
+                return []
+            call = self._calls[key] = read_tool_call(data.message_id, part.id, part.name, part.arguments)
+            return [ToolOpened(call, part.state)]
+        if isinstance(data, PartDelta):
+            key = (data.message_id, data.part_id)
+            if not data.delta:
+                return []
+            if name == "tool.output_delta":
+                found = self._calls.get(key)
+                return [ToolOutput(found, data.delta)] if found is not None else []
+            kind = self._kinds.get(key)
+            if kind not in ("text", "reasoning"):
+                return []
+            return [Chunk(data.message_id, data.delta, reasoning=kind == "reasoning")]
+        if isinstance(data, ToolStateChangedData):
+            found = self._calls.get((data.message_id, data.part_id))
+            return [ToolChanged(found, data.state)] if found is not None else []
+        if isinstance(data, MessageCommittedData):
+            return [Committed(data.message)]
+        if isinstance(data, RunStartedData):
+            return [RunStarted(data)]
+        if isinstance(data, RunDoneData):
+            self._kinds.clear()  # the run's parts are final
+            self._calls.clear()
+            return [RunEnded(data)]
+        if isinstance(data, InteractionRequestedData):
+            ask = self._asks(data.interaction_id)
+            if ask is None:
+                return []
+            key = (ask.message_id, ask.part_id)
+            call = self._calls.get(key) or read_tool_call(ask.message_id, ask.part_id, ask.tool_name, ask.arguments)
+            return [Asked(ask, call)]
+        return []
+
+
+def _args(arguments: str) -> dict[str, Any]:
+    try:
+        value = json.loads(arguments)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
