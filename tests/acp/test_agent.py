@@ -249,7 +249,7 @@ async def test_bad_requests_get_acp_errors_and_a_prompt_during_a_turn_is_refused
 ) -> None:
     """Agent decisions (docs/acp.md): an unknown session is -32002, a relative cwd -32602, a prompt while the
     session's turn runs -32600; the running turn is unaffected; delete removes the session."""
-    llm.enqueue(Reply(text="slow answer " * 20, chunk_size=4, chunk_delay=0.05))
+    llm.enqueue(Reply(text="slow answer " * 20, chunk_size=4, gate="first", hold_after_events=4))
     data, ws, log = prepare(tmp_path, llm)
     client = Client()
     async with (
@@ -270,6 +270,7 @@ async def test_bad_requests_get_acp_errors_and_a_prompt_during_a_turn_is_refused
                 "session/prompt", {"sessionId": session.session_id, "prompt": [{"type": "text", "text": "2"}]}
             )
         assert busy.value.code == INVALID_REQUEST
+        llm.release("first")
         assert (await turn).stop_reason == "end_turn"
         await acp._call_raw("session/delete", {"sessionId": session.session_id})
         assert (await acp.list_sessions()).sessions == []

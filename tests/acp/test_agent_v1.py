@@ -133,7 +133,7 @@ async def test_v1_cancel_ends_the_prompt_with_cancelled_and_a_failed_run_with_an
     """acp.md §8 (v1: result via stopReason): cancel answers the prompt `cancelled`; a run that fails for good
     answers the prompt with -32603 naming the failure (never a key)."""
     llm.enqueue(
-        Reply(text="a long answer " * 40, chunk_size=4, chunk_delay=0.05),
+        Reply(text="a long answer " * 40, chunk_size=4, gate="never", hold_after_events=4),
         ErrorReply(400, "invalid_request_error", message="bad request from the test"),
     )
     data, ws, log = prepare(tmp_path, llm)

@@ -178,7 +178,7 @@ async def test_a_provider_error_or_a_cancel_during_compaction_leaves_the_transcr
         Reply(text="first answer"),
         Reply(text="second answer"),
         ErrorReply(400, "invalid_request_error", message="bad"),
-        Reply(text="s" * 400, chunk_size=2, chunk_delay=0.02),
+        Reply(text="s" * 400, chunk_size=2, gate="never", hold_after_events=4),
         Reply(text="third answer"),
     )
     rpc = await _engine(tmp_path, llm)
@@ -224,7 +224,7 @@ async def test_a_compaction_asked_during_a_run_is_queued_and_runs_when_the_run_e
 ) -> None:
     """§6 session.compact: busy → a reserved run id answered `queued`, shown as `pending_compaction` in the
     activity; when the active run ends, the compaction run starts with that id (before any queued input)."""
-    llm.enqueue(Reply(text="x" * 400, chunk_size=2, chunk_delay=0.01))
+    llm.enqueue(Reply(text="x" * 400, chunk_size=2, gate="turn", hold_after_events=4))
     rpc = await _engine(tmp_path, llm)
     sid = await _session(rpc, tmp_path)
     _send(rpc, sid, "a question")
@@ -237,6 +237,7 @@ async def test_a_compaction_asked_during_a_run_is_queued_and_runs_when_the_run_e
     )
     item = await rpc.call("session.get", {"session_id": sid})
     assert item["activity"]["pending_compaction"] == 2
+    llm.release("turn")
     turn_done = await rpc.broadcast("run.done", after=pending, where=lambda p: p["run_id"] == 1)
     started = rpc.lines[await rpc.broadcast("run.started", after=turn_done)]["params"]
     assert (started["run_id"], started["kind"], started["reason"]) == (2, "compaction", "manual")
@@ -251,7 +252,7 @@ async def test_clearing_the_queue_cancels_a_queued_compaction_that_never_started
 ) -> None:
     """§6 session.cancel_run: `clear_queue` cancels a pending compaction (`cleared_compaction`), whose run.done is
     `canceled` with no start time (§5.12 RunCanceledTiming); no compaction runs after the canceled turn."""
-    llm.enqueue(Reply(text="x" * 400, chunk_size=2, chunk_delay=0.02))
+    llm.enqueue(Reply(text="x" * 400, chunk_size=2, gate="never", hold_after_events=4))
     rpc = await _engine(tmp_path, llm)
     sid = await _session(rpc, tmp_path)
     _send(rpc, sid, "a question")
@@ -279,7 +280,7 @@ async def test_a_compaction_queued_when_the_engine_dies_is_canceled_at_the_next_
 ) -> None:
     """§10.1 (yuke keeps a queued compaction in memory only; ours is a durable reserved run): after `kill -9`,
     the next start ends the open turn `failed{interrupted}` and the reserved compaction `canceled`."""
-    llm.enqueue(Reply(text="y" * 2000, chunk_size=2, chunk_delay=0.02))
+    llm.enqueue(Reply(text="y" * 2000, chunk_size=2, gate="never", hold_after_events=4))
     rpc = await _engine(tmp_path, llm)
     sid = await _session(rpc, tmp_path)
     _send(rpc, sid, "a question")

@@ -17,7 +17,9 @@ async def test_a_run_open_at_kill_9_reads_failed_interrupted_and_the_queue_survi
     """yuke §10.1: the open-run marker makes the next start emit `run.done{failed:"interrupted"}`; the transcript
     before the crash is intact, the queued input is still queued, and the session accepts input again."""
     async with FakeLLMServer(Scenario()) as llm:
-        llm.enqueue(Reply(text="y" * 2000, chunk_size=2, chunk_delay=0.02), Reply(text="after restart"))
+        llm.enqueue(
+            Reply(text="y" * 2000, chunk_size=2, gate="never", hold_after_events=4), Reply(text="after restart")
+        )
         data = tmp_path / "data"
         write_providers(data, llm)
         workspace = tmp_path / "ws"
@@ -30,7 +32,7 @@ async def test_a_run_open_at_kill_9_reads_failed_interrupted_and_the_queue_survi
         await rpc.broadcast("message.part_delta")
         queued = await rpc.call("session.send_input", {"session_id": sid, "input": _input("queued question")})
         assert queued["type"] == "queued"
-        await rpc.broadcast("message.part_delta", after=len(rpc.lines))
+        assert await llm.wait_held_async("never")  # the first run is still streaming when the process dies
         await rpc.kill()
 
         again = await RpcProcess.start(data)
@@ -69,7 +71,7 @@ async def test_a_run_open_at_kill_9_reads_failed_interrupted_and_the_queue_survi
 async def test_closing_stdin_during_a_run_ends_it_as_interrupted_and_exits_cleanly(tmp_path: Path) -> None:
     """yuke §1 EOF: flush pending notifications and exit; our choice: the open run ends `failed/interrupted`."""
     async with FakeLLMServer(Scenario()) as llm:
-        llm.enqueue(Reply(text="z" * 2000, chunk_size=2, chunk_delay=0.02))
+        llm.enqueue(Reply(text="z" * 2000, chunk_size=2, gate="never", hold_after_events=2))  # OpenAI Chat: role, delta
         data = tmp_path / "data"
         write_providers(data, llm)
         workspace = tmp_path / "ws"

@@ -129,7 +129,7 @@ async def test_input_sent_while_busy_is_queued_and_drains_into_one_next_turn(
 ) -> None:
     """yuke §10.4: busy → durable `input.queued` and `queued{session_busy}`; at run end the queue drains into one
     new turn whose user messages are committed consecutively."""
-    llm.enqueue(Reply(text="slow answer", chunk_delay=0.05, chunk_size=2), Reply(text="second"))
+    llm.enqueue(Reply(text="slow answer", chunk_size=2, gate="first", hold_after_events=4), Reply(text="second"))
     rpc = await _engine(tmp_path, llm)
     sid = await _session(rpc, tmp_path)
     first = _send(rpc, sid, "one")
@@ -141,6 +141,7 @@ async def test_input_sent_while_busy_is_queued_and_drains_into_one_next_turn(
     assert (await rpc.response(first))["result"]["type"] == "started"
     queue = await rpc.call("session.queue", {"session_id": sid})
     assert [item["input_id"] for item in queue["items"]] == [2, 3]
+    llm.release("first")
     first_done = await rpc.broadcast("run.done")
     second_done = await rpc.broadcast("run.done", after=first_done + 1)
     names = rpc.names(first_done, second_done + 1)
@@ -161,7 +162,7 @@ async def test_cancel_run_commits_the_partial_draft_as_canceled_and_clears_the_q
 ) -> None:
     """yuke §9 #10 and §6 cancel_run: the partial draft is committed with finish `canceled`, `clear_queue` cancels
     each queued input, and `run.done{canceled}` follows."""
-    llm.enqueue(Reply(text="x" * 400, chunk_size=2, chunk_delay=0.02))
+    llm.enqueue(Reply(text="x" * 400, chunk_size=2, gate="never", hold_after_events=4))
     rpc = await _engine(tmp_path, llm)
     sid = await _session(rpc, tmp_path)
     _send(rpc, sid, "long please")

@@ -204,3 +204,39 @@ def test_chatgpt_usage_route_reports_the_scenario_plan_quota_or_404() -> None:
         assert httpx.get(llm.url + "/api/codex/usage").status_code == 404
     with pytest.raises(TypeError):
         Scenario.from_json({"plan_quota": {"windows": [{"used_percent": 1, "minutes": 5, "resets_in": 1, "x": 0}]}})
+
+
+async def test_a_gated_reply_streams_up_to_its_gate_and_the_rest_only_after_release() -> None:
+    """docs/testing.md: `gate` replaces timing windows; the held stream has sent exactly `hold_after_events`."""
+    reply = Reply(text="abcdefghij", chunk_size=2, gate="g", hold_after_events=2)
+    async with FakeLLMServer(Scenario([reply])) as llm, httpx.AsyncClient(timeout=10.0) as client:
+        body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+        async with client.stream("POST", f"{llm.url}/v1/messages", json=body) as response:
+            lines = response.aiter_lines()
+            assert await llm.wait_held_async("g")
+            seen: list[str] = []
+            while len([line for line in seen if line.startswith("data: ")]) < 2:
+                seen.append(await anext(lines))
+            llm.release("g")
+            rest = [line async for line in lines]
+    text = "".join(
+        event["delta"].get("text", "")
+        for event in (json.loads(line[6:]) for line in seen + rest if line.startswith("data: "))
+        if event.get("type") == "content_block_delta"
+    )
+    assert text == "abcdefghij"
+    assert not await llm.wait_held_async("g", within=0.0)
+
+
+def test_stopping_the_server_ends_a_held_stream() -> None:
+    with (
+        FakeLLMServer(Scenario([Reply(text="abc", gate="never")])) as llm,
+        httpx.Client(timeout=10.0) as client,
+        client.stream(
+            "POST", f"{llm.url}/v1/messages", json={"model": "m", "stream": True, "messages": []}
+        ) as response,
+    ):
+        assert llm.wait_held("never")
+        llm.stop()
+        with pytest.raises(httpx.HTTPError):
+            response.read()

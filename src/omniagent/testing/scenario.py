@@ -53,6 +53,10 @@ class Reply:
     the connection open until the client gives up or the server stops (an idle stream). `delay` waits
     before the status line, `chunk_delay` between events (seconds). `headers` are extra response headers (e.g. a
     provider's rate-limit headers, which some agents read and report). `match`/`sticky`: see `Step`.
+
+    `gate` holds the stream at a named gate after `hold_after_events` events (default 1) until the test calls
+    `FakeLLMServer.release(gate)`; `FakeLLMServer.wait_held(gate)` returns once a stream is held there. Use it, not
+    `chunk_delay`, when a test must act while a reply is streaming: it waits for exactly as long as it must.
     """
 
     text: str = ""
@@ -72,6 +76,8 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     match: str | None = None
     sticky: bool = False
+    gate: str | None = None
+    hold_after_events: int = 1
 
     def stop_reason(self) -> Stop:
         """The stop reason to report: explicit, else tool_calls when calling tools, else stop."""

@@ -73,6 +73,8 @@ class FakeLLMServer:
         self._log_path = log_path
         self._lock = threading.Condition()
         self._requests: list[RecordedRequest] = []
+        self._held: set[str] = set()  # gates a stream is waiting at now
+        self._released: set[str] = set()
         self.stopping = threading.Event()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -109,6 +111,21 @@ class FakeLLMServer:
         """`wait_for_requests` without blocking the event loop (`within` seconds at most)."""
         return await asyncio.to_thread(self.wait_for_requests, count, within)
 
+    def wait_held(self, gate: str, timeout: float = 5.0) -> bool:
+        """Block until a stream waits at `gate` (or `timeout` seconds passed); returns whether one does."""
+        with self._lock:
+            return self._lock.wait_for(lambda: gate in self._held, timeout)
+
+    async def wait_held_async(self, gate: str, within: float = 5.0) -> bool:
+        """`wait_held` without blocking the event loop (`within` seconds at most)."""
+        return await asyncio.to_thread(self.wait_held, gate, within)
+
+    def release(self, gate: str) -> None:
+        """Let the streams held at `gate` (and any that reach it later) go on."""
+        with self._lock:
+            self._released.add(gate)
+            self._lock.notify_all()
+
     def start(self) -> None:
         """Bind an ephemeral port on 127.0.0.1 and serve in a daemon thread."""
         self._httpd = _HTTPServer(("127.0.0.1", self._port), _Handler, self)
@@ -118,8 +135,10 @@ class FakeLLMServer:
         self._thread.start()
 
     def stop(self) -> None:
-        """Stop serving; scripted delays in flight end at once."""
+        """Stop serving; scripted delays and held gates in flight end at once."""
         self.stopping.set()
+        with self._lock:
+            self._lock.notify_all()
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
@@ -150,6 +169,15 @@ class FakeLLMServer:
                         del self.scenario.steps[position]
                     return step
             return self.scenario.fallback
+
+    def hold(self, gate: str) -> bool:
+        """Wait at `gate` until it is released; False when the server stopped first."""
+        with self._lock:
+            self._held.add(gate)
+            self._lock.notify_all()
+            self._lock.wait_for(lambda: gate in self._released or self.stopping.is_set())
+            self._held.discard(gate)
+            return not self.stopping.is_set()
 
     def record(self, request: RecordedRequest) -> None:
         """Store a request (and append it to the log file) and wake waiters."""
@@ -264,6 +292,10 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.flush()
                 owner.stopping.wait()  # silence with the connection open, until the server stops
                 return
+            if reply.gate is not None and number == reply.hold_after_events:
+                self.wfile.flush()
+                if not owner.hold(reply.gate):
+                    return
             if reply.chunk_delay and owner.stopping.wait(reply.chunk_delay):
                 return
             data = event.encode()

@@ -164,7 +164,7 @@ async def test_auto_approve_answers_for_the_caller_and_exec_output_streams(
 async def test_cancel_mid_stream_ends_the_turn_cancelled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue: Cancel → the engine's cancel_run; its run.done canceled → TurnEnded Cancelled; the session lives on."""
     ws = workspace(tmp_path)
-    slow = Reply(text="word " * 400, chunk_size=5, chunk_delay=0.02)
+    slow = Reply(text="word " * 400, chunk_size=5, gate="never", hold_after_events=4)
     async with FakeLLMServer(Scenario([slow, Reply(text="after")])) as llm:
         use_engine(monkeypatch, tmp_path, llm)
         async with runtime() as rt:
