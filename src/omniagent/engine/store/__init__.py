@@ -30,6 +30,8 @@ DIR_MODE = 0o700
 FILE_MODE = 0o600
 _SIDE_FILES = ("-wal", "-shm", "-journal")
 
+MEMORY = ":memory:"  # SQLite's name for a database that lives in its connection only
+
 # Milliseconds a writer waits for another process's lock before SQLite reports busy.
 BUSY_TIMEOUT_MS = 5000
 
@@ -55,6 +57,18 @@ class Store:
         ownership = SqliteOwnership(Owner.this_process(), lease_seconds)
         conn = await loop.run_in_executor(executor, _connect, path, ownership)
         store = cls(path, executor, conn, ownership)
+        await store.write(ownership.register)
+        return store
+
+    @classmethod
+    async def open_in_memory(cls, *, lease_seconds: float = DEFAULT_LEASE_SECONDS) -> Store:
+        """A private store in memory only (for unit tests of the engine's parts): the same schema, transactions
+        and ownership as a file store, nothing on disk, gone when closed."""
+        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store")
+        loop = asyncio.get_running_loop()
+        ownership = SqliteOwnership(Owner.this_process(), lease_seconds)
+        conn = await loop.run_in_executor(executor, _connect, MEMORY, ownership)
+        store = cls(Path(MEMORY), executor, conn, ownership)
         await store.write(ownership.register)
         return store
 
@@ -113,7 +127,7 @@ def _in_transaction(conn: sqlite3.Connection, begin: str, fn: Callable[..., T], 
     return result
 
 
-def _connect(path: Path, ownership: SqliteOwnership) -> sqlite3.Connection:
+def _connect(path: Path | str, ownership: SqliteOwnership) -> sqlite3.Connection:
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     ownership.install(conn)
     conn.row_factory = sqlite3.Row
