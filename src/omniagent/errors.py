@@ -4,7 +4,7 @@ Catch `OmniagentError` to catch them all. The tree (module, then the classes it 
 
     OmniagentError
     ├── wire.errors.WireError                       framing and transport
-    │   ├── wire.errors.FrameTooLarge               a line over the reader's cap (skipped, the reader goes on)
+    │   ├── wire.errors.LineTooLarge               a line over the reader's cap (skipped, the reader goes on)
     │   ├── wire.errors.PeerClosed                  the other side closed its end
     │   ├── wire.decode.BadJson                     a line that is not a JSON value this side accepts
     │   ├── wire.process.SpawnError                 a child process could not be started

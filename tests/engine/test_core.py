@@ -1,5 +1,5 @@
 """Unit tests of the engine core on an in-memory store (issue 15): admission and the queue (`inputs.Inputs`), the
-run loop (`runs.RunLoop`), tool calls (`toolrun`, through a `RunContext` of the test's own) and compaction runs.
+run loop (`runs.RunExecutor`), tool calls (`toolrun`, through a `RunContext` of the test's own) and compaction runs.
 A failure here names the broken part, where the rpc end-to-end tests only name a yuke method."""
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from omniagent.engine.tools import ToolContext, ToolLimits, ToolRegistry, defaul
 from omniagent.protocols.yuke.activity import ActivityState
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.content import ContentText, InputContent
+from omniagent.protocols.yuke.interactions import InteractionRequestedData
 from omniagent.protocols.yuke.messages import (
     AssistantMessage,
     MessageCommittedData,
@@ -31,7 +32,6 @@ from omniagent.protocols.yuke.messages import (
     ToolStateChangedData,
     UserMessage,
 )
-from omniagent.protocols.yuke.misc import InteractionRequestedData
 from omniagent.protocols.yuke.runs import RunConfig, RunDoneData, RunOutcomeSkipped, RunOutcomeTurn
 from omniagent.protocols.yuke.sessions import (
     SendInputQueued,
@@ -196,7 +196,7 @@ class RecordingContext:
     def note_context(self, usage: TokenUsage) -> None:
         pass
 
-    def exec_asks(self) -> bool:
+    def exec_needs_confirm(self) -> bool:
         return False
 
     def tool_context(self, root: str, on_output: Callable[[str], None]) -> ToolContext:

@@ -12,7 +12,7 @@ from omniagent.engine.errors import EngineError
 from omniagent.engine.permissions import Decision, Permissions, describe
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.envelope import ErrorCode
-from omniagent.protocols.yuke.misc import InteractionConfirm, InteractionRequestedData, InteractionRespondParams
+from omniagent.protocols.yuke.interactions import InteractionConfirm, InteractionRequestedData, InteractionRespondParams
 
 SID = "a" * 32
 WAIT = 5.0
@@ -50,7 +50,7 @@ def test_ask_mode_guards_exec_write_and_edit_only_and_auto_mode_guards_nothing()
     """Part 2: ask is the default and guards exec, write and edit; read and search never ask; auto never asks."""
     permissions, _ = _permissions()
     assert permissions.mode(SID) == "ask"
-    assert [permissions.must_ask(SID, t) for t in ("exec", "write", "edit", "read", "search")] == [
+    assert [permissions.needs_confirm(SID, t) for t in ("exec", "write", "edit", "read", "search")] == [
         True,
         True,
         True,
@@ -58,34 +58,34 @@ def test_ask_mode_guards_exec_write_and_edit_only_and_auto_mode_guards_nothing()
         False,
     ]
     permissions.set_mode(SID, "auto")
-    assert not any(permissions.must_ask(SID, t) for t in ("exec", "write", "edit"))
+    assert not any(permissions.needs_confirm(SID, t) for t in ("exec", "write", "edit"))
 
 
 async def test_an_unsandboxed_exec_asks_in_auto_mode_and_a_sandboxed_always_does_not_cover_it() -> None:
     """Issue 9 part 1: outside the sandbox exec asks in every mode; "always" given to a sandboxed exec does not
     carry over, one given to an unsandboxed ask does."""
     permissions, seen = _permissions()
-    first = asyncio.create_task(permissions.ask(SID, 2, 0, "exec", '{"command":"ls"}'))
+    first = asyncio.create_task(permissions.open_interaction(SID, 2, 0, "exec", '{"command":"ls"}'))
     permissions.answer((await _asked(seen, 1)).interaction_id, Decision.ALLOW_ALWAYS)
     assert await first is Decision.ALLOW_ALWAYS
     permissions.set_mode(SID, "auto")
-    assert not permissions.must_ask(SID, "exec")
-    assert permissions.must_ask(SID, "exec", unsandboxed=True)
-    second = asyncio.create_task(permissions.ask(SID, 3, 0, "exec", '{"command":"ls"}', unsandboxed=True))
+    assert not permissions.needs_confirm(SID, "exec")
+    assert permissions.needs_confirm(SID, "exec", unsandboxed=True)
+    second = asyncio.create_task(permissions.open_interaction(SID, 3, 0, "exec", '{"command":"ls"}', unsandboxed=True))
     asked = await _asked(seen, 2)
     assert asked.request == InteractionConfirm(
         title="Run a command without the sandbox?", message="Run `ls` in the workspace, outside the sandbox."
     )
     permissions.answer(asked.interaction_id, Decision.ALLOW_ALWAYS)
     assert await second is Decision.ALLOW_ALWAYS
-    assert not permissions.must_ask(SID, "exec", unsandboxed=True)
+    assert not permissions.needs_confirm(SID, "exec", unsandboxed=True)
 
 
 async def test_allow_always_is_remembered_for_that_session_and_tool() -> None:
     """Part 2: "always" is remembered for the session: that tool stops asking there, other tools and other
     sessions still ask."""
     permissions, seen = _permissions()
-    task = asyncio.create_task(permissions.ask(SID, 2, 0, "exec", '{"command":"ls"}'))
+    task = asyncio.create_task(permissions.open_interaction(SID, 2, 0, "exec", '{"command":"ls"}'))
     asked = await _asked(seen, 1)
     assert asked.session_id == SID and asked.request == InteractionConfirm(
         title="Run a command?", message="Run `ls` in the workspace."
@@ -93,8 +93,8 @@ async def test_allow_always_is_remembered_for_that_session_and_tool() -> None:
     assert permissions.pending(asked.interaction_id) is not None
     permissions.answer(asked.interaction_id, Decision.ALLOW_ALWAYS)
     assert await task is Decision.ALLOW_ALWAYS
-    assert not permissions.must_ask(SID, "exec")
-    assert permissions.must_ask(SID, "write") and permissions.must_ask("b" * 32, "exec")
+    assert not permissions.needs_confirm(SID, "exec")
+    assert permissions.needs_confirm(SID, "write") and permissions.needs_confirm("b" * 32, "exec")
     assert permissions.pending(asked.interaction_id) is None
 
 
@@ -102,7 +102,7 @@ async def test_cancelling_the_wait_answers_the_ask_canceled_and_later_answers_ar
     """Part 2: a cancelled run answers its pending ask as canceled (watchers of the answer see CANCELED); a
     late answer is unknown_interaction."""
     permissions, seen = _permissions()
-    task = asyncio.create_task(permissions.ask(SID, 2, 0, "write", '{"path":"a.txt","content":""}'))
+    task = asyncio.create_task(permissions.open_interaction(SID, 2, 0, "write", '{"path":"a.txt","content":""}'))
     asked = await _asked(seen, 1)
     answer = permissions.pending(asked.interaction_id)
     assert answer is not None
@@ -119,7 +119,7 @@ async def test_the_yuke_confirm_maps_to_allow_once_or_reject() -> None:
     """yuke §5.8: confirm true = allow once, false = reject; a confirm cannot say "always"."""
     permissions, seen = _permissions()
     for value, expected in ((True, Decision.ALLOW_ONCE), (False, Decision.REJECT)):
-        task = asyncio.create_task(permissions.ask(SID, 2, 0, "edit", "{}"))
+        task = asyncio.create_task(permissions.open_interaction(SID, 2, 0, "edit", "{}"))
         asked = await _asked(seen, len(seen) + 1)
         await permissions.respond(
             InteractionRespondParams.model_validate(
@@ -127,7 +127,7 @@ async def test_the_yuke_confirm_maps_to_allow_once_or_reject() -> None:
             )
         )
         assert await task is expected
-    assert permissions.must_ask(SID, "edit")
+    assert permissions.needs_confirm(SID, "edit")
 
 
 def test_the_ask_text_names_the_command_or_the_path() -> None:

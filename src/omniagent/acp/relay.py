@@ -24,8 +24,17 @@ from omniagent.acp import translate as t
 from omniagent.acp.translate import Shapes
 from omniagent.engine.engine import Engine
 from omniagent.engine.errors import EngineError
-from omniagent.engine.feed import Asked, Chunk, Committed, FeedItem, SessionFeed, ToolCall, ToolChanged, ToolOpened
-from omniagent.engine.permissions import Decision, PendingAsk
+from omniagent.engine.feed import (
+    Chunk,
+    Committed,
+    FeedItem,
+    InteractionOpened,
+    SessionFeed,
+    ToolCall,
+    ToolChanged,
+    ToolOpened,
+)
+from omniagent.engine.permissions import Decision, PendingInteraction
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.messages import (
     AssistantMessage,
@@ -168,8 +177,8 @@ class Relay:
                 self.send(sid, update)
         elif isinstance(item, Committed):
             self._committed(open_, item.message)
-        elif isinstance(item, Asked):
-            self._spawn(self._ask(open_, item.ask, item.call))
+        elif isinstance(item, InteractionOpened):
+            self._spawn(self._ask(open_, item.interaction, item.call))
 
     def _summary(self, session: Session) -> None:
         open_ = self.sessions.get(session.id)
@@ -215,34 +224,34 @@ class Relay:
 
     # Permission asks --------------------------------------------------------------------------------------------
 
-    async def _ask(self, open_: OpenSession, ask: PendingAsk, call: ToolCall) -> None:
+    async def _ask(self, open_: OpenSession, interaction: PendingInteraction, call: ToolCall) -> None:
         """Ask the client; the engine's answer future or the client's reply, whichever comes first, wins."""
         sid = open_.session_id
         if self.shapes.state_updates:
             self.send(sid, t.state_update("requires_action"))
         request = asyncio.ensure_future(
-            self._peer.request("session/request_permission", self._ask_params(open_, ask, call))
+            self._peer.request("session/request_permission", self._ask_params(open_, interaction, call))
         )
-        await asyncio.wait({request, ask.answer}, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait({request, interaction.answer}, return_when=asyncio.FIRST_COMPLETED)
         if not request.done():
             request.cancel()  # the run stopped first: the peer sends `$/cancel_request` for it
             await asyncio.gather(request, return_exceptions=True)
             return
         decision = _decision(request)
         try:
-            self._engine.permissions.answer(ask.interaction_id, decision)
+            self._engine.permissions.answer(interaction.interaction_id, decision)
         except EngineError:
             return  # answered meanwhile (the run was cancelled)
         if self.shapes.state_updates and open_.run_id is not None:
             self.send(sid, t.state_update("running"))
 
-    def _ask_params(self, open_: OpenSession, ask: PendingAsk, call: ToolCall) -> dict[str, Any]:
+    def _ask_params(self, open_: OpenSession, interaction: PendingInteraction, call: ToolCall) -> dict[str, Any]:
         subject = t.tool_subject(self.shapes, open_.root, call)
         params: dict[str, Any] = {"sessionId": open_.session_id, "options": PERMISSION_OPTIONS}
-        if ask.unsandboxed:
+        if interaction.unsandboxed:
             subject = {**subject, "title": f"{subject['title']} (outside the sandbox)"}
         if self.shapes.state_updates:
-            params["title"] = f"Allow {ask.tool_name}: {subject['title']}?"
+            params["title"] = f"Allow {interaction.tool_name}: {subject['title']}?"
             params["subject"] = {"type": "tool_call", "toolCall": subject}
         else:
             params["toolCall"] = subject

@@ -19,6 +19,7 @@ from omniagent.protocols.yuke.auth import (
     AuthRemoveParams,
     AuthSetApiKeyParams,
 )
+from omniagent.protocols.yuke.base import Empty
 from omniagent.protocols.yuke.catalog import (
     CatalogChangedData,
     CatalogListParams,
@@ -27,7 +28,6 @@ from omniagent.protocols.yuke.catalog import (
     CatalogReloadResult,
 )
 from omniagent.protocols.yuke.envelope import ErrorCode
-from omniagent.protocols.yuke.misc import Empty
 
 log = logging.getLogger(__name__)
 

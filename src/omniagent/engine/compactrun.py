@@ -29,7 +29,7 @@ from omniagent.protocols.yuke.messages import (
     MessageCommittedData,
     TokenUsage,
 )
-from omniagent.protocols.yuke.misc import Notice
+from omniagent.protocols.yuke.notices import Notice
 from omniagent.protocols.yuke.runs import RunOutcome, RunOutcomeCompacted, RunOutcomeFailed, RunOutcomeSkipped
 from omniagent.protocols.yuke.sessions import Session
 

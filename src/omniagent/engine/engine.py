@@ -32,9 +32,9 @@ from omniagent.engine.store import Store
 from omniagent.engine.store import queries as q
 from omniagent.engine.store.ownership import DEFAULT_LEASE_SECONDS
 from omniagent.engine.tools import ToolLimits, default_tools
-from omniagent.protocols.yuke.base import YukeModel
+from omniagent.protocols.yuke.base import Empty, YukeModel
 from omniagent.protocols.yuke.envelope import PROTOCOL_VERSION, ErrorCode
-from omniagent.protocols.yuke.misc import Empty, EngineInfo, InitializeResult
+from omniagent.protocols.yuke.initialize import EngineInfo, InitializeResult
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""One engine session's broadcasts, read once for every face: text chunks, tool calls, commits, run ends, asks.
+"""One engine session's broadcasts, read once for every face: text chunks, tool calls, commits, run ends, interactions.
 
 What it is: the single reading of engine events that the faces share. The ACP face (`acp/relay.py`) and the
 runtime's engine adapter (`runtime/adapters/engine.py`) subscribe to the broadcaster, pass each broadcast of a
@@ -15,8 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from omniagent.engine.permissions import PendingAsk
+from omniagent.engine.permissions import PendingInteraction
 from omniagent.protocols.yuke.base import YukeModel
+from omniagent.protocols.yuke.interactions import InteractionRequestedData
 from omniagent.protocols.yuke.messages import (
     Message,
     MessageCommittedData,
@@ -25,7 +26,6 @@ from omniagent.protocols.yuke.messages import (
     ToolPart,
     ToolStateChangedData,
 )
-from omniagent.protocols.yuke.misc import InteractionRequestedData
 from omniagent.protocols.yuke.runs import RunDoneData, RunStartedData
 from omniagent.protocols.yuke.tools import ToolState
 
@@ -128,23 +128,23 @@ class RunEnded:
 
 
 @dataclass(frozen=True, slots=True)
-class Asked:
+class InteractionOpened:
     """The run waits for a permission answer about `call`."""
 
-    ask: PendingAsk
+    interaction: PendingInteraction
     call: ToolCall
 
 
-FeedItem = Chunk | ToolOpened | ToolChanged | ToolOutput | Committed | RunStarted | RunEnded | Asked
+FeedItem = Chunk | ToolOpened | ToolChanged | ToolOutput | Committed | RunStarted | RunEnded | InteractionOpened
 
 
 class SessionFeed:
-    """Reads one session's broadcasts (the caller filters by session) into feed items; `asks` finds the open
-    permission ask behind an `interaction.requested` (the engine's `permissions.pending`)."""
+    """Reads one session's broadcasts (the caller filters by session) into feed items; `interactions` finds the
+    open permission interaction behind an `interaction.requested` (the engine's `permissions.pending`)."""
 
-    def __init__(self, session_id: str, asks: Callable[[int], PendingAsk | None]) -> None:
+    def __init__(self, session_id: str, interactions: Callable[[int], PendingInteraction | None]) -> None:
         self.session_id = session_id
-        self._asks = asks
+        self._interactions = interactions
         self._kinds: dict[tuple[int, int], str] = {}  # (message, part) → text / reasoning / tool / …
         self._calls: dict[tuple[int, int], ToolCall] = {}
 
@@ -184,12 +184,12 @@ class SessionFeed:
             self._calls.clear()
             return [RunEnded(data)]
         if isinstance(data, InteractionRequestedData):
-            ask = self._asks(data.interaction_id)
-            if ask is None:
+            interaction = self._interactions(data.interaction_id)
+            if interaction is None:
                 return []
-            key = (ask.message_id, ask.part_id)
-            call = self._calls.get(key) or read_tool_call(ask.message_id, ask.part_id, ask.tool_name, ask.arguments)
-            return [Asked(ask, call)]
+            key = (interaction.message_id, interaction.part_id)
+            call = self._calls.get(key) or read_tool_call(*key, interaction.tool_name, interaction.arguments)
+            return [InteractionOpened(interaction, call)]
         return []
 
 

@@ -92,7 +92,7 @@ class Inputs:
             live = self._sessions.get(session_id)
             queued: InputQueuedData | str
             if live.run is None:
-                started = await self._open_turn(live, content)
+                started = await self._open_input_run(live, content)
                 if started is None:
                     raise EngineError.unknown_session()
                 if not isinstance(started, InputQueuedData | str):
@@ -199,12 +199,12 @@ class Inputs:
         if run.step is not None:
             run.step.cancel()
 
-    async def _open_turn(
+    async def _open_input_run(
         self, live: LiveSession, content: list[ContentPart] | None
     ) -> tuple[int, ActiveRun, Session] | InputQueuedData | str | None:
-        """Commit the queued inputs (then `content`) as user messages and open a turn run (`runrows.open_turn`).
+        """Commit the queued inputs (then `content`) as user messages and open a turn run (`runrows.open_input_run`).
         Caller holds the lock."""
-        opened = await self._store.write(runrows.open_turn, self._store.ownership, live.session_id, content)
+        opened = await self._store.write(runrows.open_input_run, self._store.ownership, live.session_id, content)
         if opened is None or isinstance(opened, InputQueuedData | str):
             return opened
         broadcasts, input_id, session, run = opened
@@ -231,7 +231,7 @@ class Inputs:
 
     async def _drive(self, live: LiveSession, run: ActiveRun, session: Session) -> None:
         try:
-            outcome = await runs.RunLoop(self._deps, live, run, session).execute()
+            outcome = await runs.RunExecutor(self._deps, live, run, session).execute()
         except Exception as exc:  # a bug in the loop: the run still ends, recorded as internal
             log.error("run failed: %s: %s", type(exc).__name__, exc, exc_info=log.isEnabledFor(logging.DEBUG))
             outcome = RunOutcomeFailed(code="internal", message="the engine failed while running the turn")
@@ -250,7 +250,7 @@ class Inputs:
             elif live.pending_compaction is not None:
                 await self._open_compaction(live, live.pending_compaction)
             elif queued:
-                await self._open_turn(live, None)
+                await self._open_input_run(live, None)
             else:
                 self._sessions.activity_changed(live)
 

@@ -1,8 +1,8 @@
-"""Tool permissions: per-session ask/auto mode, the open asks, and their answers from any frontend.
+"""Tool permissions: per-session ask/auto mode, the open interactions, and their answers from any frontend.
 
 A session runs in `ask` mode (the default) or `auto` mode. In ask mode the run loop asks before each call of a
 guarded tool (exec, write, edit), and in both modes before an `exec` that would run outside the sandbox
-(engine/sandboxes.py): the ask is broadcast as `interaction.requested` (a yuke `confirm`) and the run
+(engine/sandboxes.py): the interaction is broadcast as `interaction.requested` (a yuke `confirm`) and the run
 waits, in `running_tool`, until a frontend answers. The answer is allow once, allow always (remembered for the
 session: that tool runs without asking again), reject, or canceled. The yuke wire answers with
 `interaction.respond` (a confirm `true` = allow once, `false` = reject); an in-process frontend such as the ACP
@@ -26,11 +26,10 @@ from typing import Literal
 
 from omniagent.engine.broadcast import Broadcaster
 from omniagent.engine.errors import EngineError
-from omniagent.protocols.yuke.base import YukeModel
+from omniagent.protocols.yuke.base import Empty, YukeModel
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.protocols.yuke.ids import SessionId
-from omniagent.protocols.yuke.misc import (
-    Empty,
+from omniagent.protocols.yuke.interactions import (
     InteractionCanceled,
     InteractionConfirm,
     InteractionConfirmed,
@@ -47,7 +46,7 @@ SET_MODE_METHOD = "session.set_permission_mode"
 
 
 class Decision(enum.Enum):
-    """A frontend's answer to one ask."""
+    """A frontend's answer to one interaction."""
 
     ALLOW_ONCE = "allow_once"
     ALLOW_ALWAYS = "allow_always"
@@ -74,8 +73,9 @@ class PermissionModeResult(YukeModel):
 
 
 @dataclass(slots=True)
-class PendingAsk:
-    """One open ask: the tool site it guards, and the future its answer resolves (never cancelled)."""
+class PendingInteraction:
+    """One open interaction (a permission confirm): the tool site it guards, and the future its answer resolves
+    (never cancelled)."""
 
     interaction_id: int
     session_id: str
@@ -88,13 +88,13 @@ class PendingAsk:
 
 
 class Permissions:
-    """Modes, remembered "always" answers and open asks of every session of one engine."""
+    """Modes, remembered "always" answers and open interactions of every session of one engine."""
 
     def __init__(self, broadcaster: Broadcaster) -> None:
         self._broadcaster = broadcaster
         self._modes: dict[str, PermissionMode] = {}
         self._always: dict[str, set[str]] = {}
-        self._pending: dict[int, PendingAsk] = {}
+        self._pending: dict[int, PendingInteraction] = {}
         self._ids = itertools.count(1)
 
     def mode(self, session_id: str) -> PermissionMode:
@@ -105,7 +105,7 @@ class Permissions:
         """Switch the mode; it applies from the next guarded tool call on."""
         self._modes[session_id] = mode
 
-    def must_ask(self, session_id: str, tool_name: str, *, unsandboxed: bool = False) -> bool:
+    def needs_confirm(self, session_id: str, tool_name: str, *, unsandboxed: bool = False) -> bool:
         """Whether a call of `tool_name` in this session needs an answer before it runs.
 
         `unsandboxed`: the call would run outside the exec sandbox, which asks in auto mode too; only an "always"
@@ -115,8 +115,8 @@ class Permissions:
             return False
         return _always_key(tool_name, unsandboxed) not in self._always.get(session_id, set())
 
-    def pending(self, interaction_id: int) -> PendingAsk | None:
-        """The open ask with this id, if any."""
+    def pending(self, interaction_id: int) -> PendingInteraction | None:
+        """The open interaction with this id, if any."""
         return self._pending.get(interaction_id)
 
     def forget(self, session_id: str) -> None:
@@ -124,7 +124,7 @@ class Permissions:
         self._modes.pop(session_id, None)
         self._always.pop(session_id, None)
 
-    async def ask(
+    async def open_interaction(
         self,
         session_id: str,
         message_id: int,
@@ -134,39 +134,41 @@ class Permissions:
         *,
         unsandboxed: bool = False,
     ) -> Decision:
-        """Broadcast the ask and wait for its answer. Cancelling the caller answers the ask `CANCELED`."""
-        ask = PendingAsk(next(self._ids), session_id, message_id, part_id, tool_name, arguments, unsandboxed)
-        self._pending[ask.interaction_id] = ask
+        """Broadcast the interaction and wait for its answer. Cancelling the caller answers it `CANCELED`."""
+        interaction = PendingInteraction(
+            next(self._ids), session_id, message_id, part_id, tool_name, arguments, unsandboxed
+        )
+        self._pending[interaction.interaction_id] = interaction
         try:
             title, message = describe(tool_name, arguments, unsandboxed=unsandboxed)
             self._broadcaster.emit(
                 "interaction.requested",
                 InteractionRequestedData(
-                    interaction_id=ask.interaction_id,
+                    interaction_id=interaction.interaction_id,
                     request=InteractionConfirm(title=title, message=message),
                     session_id=session_id,
                 ),
             )
             # Shielded: a cancelled run must leave the future to be answered CANCELED below, not cancelled.
-            decision = await asyncio.shield(ask.answer)
+            decision = await asyncio.shield(interaction.answer)
         finally:
-            del self._pending[ask.interaction_id]
-            if not ask.answer.done():
-                ask.answer.set_result(Decision.CANCELED)
+            del self._pending[interaction.interaction_id]
+            if not interaction.answer.done():
+                interaction.answer.set_result(Decision.CANCELED)
         if decision is Decision.ALLOW_ALWAYS:
             self._always.setdefault(session_id, set()).add(_always_key(tool_name, unsandboxed))
         return decision
 
     def answer(self, interaction_id: int, decision: Decision) -> None:
-        """Answer an open ask.
+        """Answer an open interaction.
 
         Raises:
             EngineError: unknown_interaction (never asked, or already answered).
         """
-        ask = self._pending.get(interaction_id)
-        if ask is None or ask.answer.done():
+        interaction = self._pending.get(interaction_id)
+        if interaction is None or interaction.answer.done():
             raise EngineError(ErrorCode.UNKNOWN_INTERACTION, "unknown interaction")
-        ask.answer.set_result(decision)
+        interaction.answer.set_result(decision)
 
     async def respond(self, params: InteractionRespondParams) -> Empty:
         """interaction.respond: a confirm (`true` allows once, `false` rejects) or `canceled`."""

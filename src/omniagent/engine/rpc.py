@@ -27,7 +27,7 @@ from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.protocols.yuke.methods import METHODS
 from omniagent.wire.decode import BadJson, decode_line
-from omniagent.wire.errors import FrameTooLarge
+from omniagent.wire.errors import LineTooLarge
 from omniagent.wire.jsonl import LineWriter, dumps, read_lines
 from omniagent.wire.stdio import open_stdio
 
@@ -78,7 +78,7 @@ async def _serve(config: EngineConfig) -> None:
             )
             await engine.recover()
             async for line in read_lines(reader, max_bytes=MAX_LINE_BYTES):
-                if isinstance(line, FrameTooLarge):
+                if isinstance(line, LineTooLarge):
                     _error(writer, "", ErrorCode.BAD_REQUEST, "the line exceeds the size limit")
                     continue
                 await handle_line(engine, writer, line)

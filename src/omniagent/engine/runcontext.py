@@ -1,5 +1,5 @@
 """`RunContext`: what drafting (`draft.py`), tool calls (`toolrun.py`) and compaction (`compactrun.py`) need of
-the run they belong to, as a small protocol. The run loop (`runs.RunLoop`) provides it; a unit test can provide
+the run they belong to, as a small protocol. The run loop (`runs.RunExecutor`) provides it; a unit test can provide
 its own. None of these parts sees the `Engine`.
 
 `RunDeps` is what one run loop is built with: the engine parts a run uses, and nothing else.
@@ -75,7 +75,7 @@ class RunContext(Protocol):
     def note_context(self, usage: TokenUsage) -> None:
         """The tokens the session's context holds now (its gauge)."""
 
-    def exec_asks(self) -> bool:
+    def exec_needs_confirm(self) -> bool:
         """Whether an exec call must be asked for because it would run unsandboxed."""
 
     def tool_context(self, root: str, on_output: Callable[[str], None]) -> ToolContext:

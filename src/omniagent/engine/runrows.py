@@ -40,7 +40,7 @@ MAX_QUEUED = 128  # queued inputs per session (yuke limit)
 QUEUED = TypeAdapter(QueuedInput)
 
 # What opening a turn answers: the broadcasts, the id of the input that opened it, the fresh summary, the run.
-OpenedTurn = tuple[list[Broadcast], int, Session, ActiveRun]
+OpenedRun = tuple[list[Broadcast], int, Session, ActiveRun]
 
 
 def queue_input(conn: sqlite3.Connection, session_id: str, content: list[ContentPart]) -> InputQueuedData | str:
@@ -71,9 +71,9 @@ def cancel_inputs(conn: sqlite3.Connection, session_id: str, ids: list[int] | No
     return out
 
 
-def open_turn(
+def open_input_run(
     conn: sqlite3.Connection, ownership: Ownership, session_id: str, content: list[ContentPart] | None
-) -> OpenedTurn | InputQueuedData | str | None:
+) -> OpenedRun | InputQueuedData | str | None:
     """Commit the queued inputs (then `content`) as user messages and open a turn run.
 
     When another live process runs the session, `content` is queued instead (as `queue_input` answers; with no

@@ -68,7 +68,7 @@ class RoundFailed(OmniagentError):
         self.error = error
 
 
-class RunLoop:
+class RunExecutor:
     """Executes one run of one session; the `RunContext` its draft, tool calls and compaction work through."""
 
     def __init__(self, deps: RunDeps, live: LiveSession, run: ActiveRun, session: Session) -> None:
@@ -261,8 +261,8 @@ class RunLoop:
     def note_context(self, usage: TokenUsage) -> None:
         self._live.context_usage = usage
 
-    def exec_asks(self) -> bool:
-        return self._deps.sandboxes.exec_asks(self._live.session_id)
+    def exec_needs_confirm(self) -> bool:
+        return self._deps.sandboxes.exec_needs_confirm(self._live.session_id)
 
     def tool_context(self, root: str, on_output: Callable[[str], None]) -> ToolContext:
         deps = self._deps

@@ -82,7 +82,7 @@ class Sandboxes:
         """Drop a removed session's settings."""
         self._settings.pop(session_id, None)
 
-    def exec_asks(self, session_id: str) -> bool:
+    def exec_needs_confirm(self, session_id: str) -> bool:
         """Whether an exec in this session must be confirmed because it would run unsandboxed."""
         settings = self.settings(session_id)
         return settings.mode == "unsandboxed" and settings.ask_unsandboxed

@@ -21,9 +21,9 @@ from omniagent.engine.routes import Routes
 from omniagent.engine.store import Store
 from omniagent.engine.store import queries as q
 from omniagent.engine.transcript import ROOT_AGENT, new_session_id, parse_message
+from omniagent.protocols.yuke.base import Empty
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.protocols.yuke.messages import TokenUsage
-from omniagent.protocols.yuke.misc import Empty
 from omniagent.protocols.yuke.runs import ConfigChangedData, RunConfig
 from omniagent.protocols.yuke.sessions import (
     CreateSession,

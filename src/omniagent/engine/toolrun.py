@@ -71,10 +71,10 @@ async def _permission(ctx: RunContext, draft: Draft, part_id: int) -> str | None
     The wait is an interruptible step: cancelling the run answers the ask `canceled` and raises `Interrupted`.
     """
     permissions, sid, buf = ctx.permissions, ctx.session_id, draft.parts[part_id]
-    unsandboxed = buf.name == "exec" and ctx.exec_asks()
-    if not permissions.must_ask(sid, buf.name, unsandboxed=unsandboxed):
+    unsandboxed = buf.name == "exec" and ctx.exec_needs_confirm()
+    if not permissions.needs_confirm(sid, buf.name, unsandboxed=unsandboxed):
         return None
-    asking = permissions.ask(sid, draft.message_id, part_id, buf.name, buf.text, unsandboxed=unsandboxed)
+    asking = permissions.open_interaction(sid, draft.message_id, part_id, buf.name, buf.text, unsandboxed=unsandboxed)
     decision = await ctx.step(asking)
     if decision.allowed:
         return None

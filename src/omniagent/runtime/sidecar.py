@@ -60,7 +60,7 @@ from omniagent.runtime.options import OpenOptions
 from omniagent.runtime.runtime import Runtime
 from omniagent.runtime.session import Session
 from omniagent.wire.decode import BadJson, decode_line
-from omniagent.wire.errors import FrameTooLarge
+from omniagent.wire.errors import LineTooLarge
 from omniagent.wire.jsonl import MAX_LINE_BYTES, ByteSink, LineWriter, read_lines
 from omniagent.wire.stdio import open_stdio
 
@@ -122,7 +122,7 @@ class Sidecar:
 
     async def _read(self, reader: asyncio.StreamReader, commands: asyncio.TaskGroup) -> None:
         async for line in read_lines(reader):
-            if isinstance(line, FrameTooLarge):
+            if isinstance(line, LineTooLarge):
                 self._send_error(None, _bad_frame(str(line)))
                 continue
             commands.create_task(self._dispatch(line))

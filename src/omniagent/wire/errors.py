@@ -9,7 +9,7 @@ class WireError(OmniagentError):
     """Base class for framing and transport failures."""
 
 
-class FrameTooLarge(WireError):
+class LineTooLarge(WireError):
     """A line exceeded the reader's size cap; the reader skipped it and goes on with the next line."""
 
     def __init__(self, limit: int) -> None:

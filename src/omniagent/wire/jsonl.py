@@ -1,7 +1,7 @@
 """JSON-lines framing with a size cap, and a single writer per output stream.
 
 Reading: `read_lines` yields each line as bytes (no newline). A line longer than the cap is skipped whole and
-reported as a `FrameTooLarge` value in the stream, so the caller can answer it with its wire's error and go on.
+reported as a `LineTooLarge` value in the stream, so the caller can answer it with its wire's error and go on.
 
 Writing: `LineWriter` owns one task that writes every queued line, in order, and flushes after each batch of
 ready lines, so lines never interleave and a slow consumer sees complete lines.
@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Callable
 from types import TracebackType
 from typing import Any, Protocol
 
-from omniagent.wire.errors import FrameTooLarge, PeerClosed
+from omniagent.wire.errors import LineTooLarge, PeerClosed
 
 # Default cap for one input line: 16 MiB fits a large tool output or an inline image, and bounds memory.
 MAX_LINE_BYTES = 16 * 1024 * 1024
@@ -34,8 +34,8 @@ def dumps(value: Any) -> bytes:
 
 async def read_lines(
     reader: asyncio.StreamReader, *, max_bytes: int = MAX_LINE_BYTES
-) -> AsyncIterator[bytes | FrameTooLarge]:
-    """Yield lines from `reader` until EOF; an oversize line is yielded as `FrameTooLarge` and skipped.
+) -> AsyncIterator[bytes | LineTooLarge]:
+    """Yield lines from `reader` until EOF; an oversize line is yielded as `LineTooLarge` and skipped.
 
     A final line without a newline is yielded too. Carriage returns before the newline are stripped.
     """
@@ -54,14 +54,14 @@ async def read_lines(
                     if len(pending) > max_bytes:
                         pending.clear()
                         skipping = True
-                        yield FrameTooLarge(max_bytes)
+                        yield LineTooLarge(max_bytes)
                 break
             if skipping:
                 skipping = False
             else:
                 pending += chunk[start:nl]
                 if len(pending) > max_bytes:
-                    yield FrameTooLarge(max_bytes)
+                    yield LineTooLarge(max_bytes)
                 else:
                     yield bytes(pending.removesuffix(b"\r"))
             pending.clear()

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 from omniagent.wire.decode import BadJson, decode_line
 from omniagent.wire.dialects import STRICT, Dialect, RequestId
-from omniagent.wire.errors import FrameTooLarge, PeerClosed, WireError
+from omniagent.wire.errors import LineTooLarge, PeerClosed, WireError
 from omniagent.wire.jsonl import MAX_LINE_BYTES, ByteSink, LineWriter, dumps, read_lines
 
 log = logging.getLogger(__name__)
@@ -227,7 +227,7 @@ class Peer:
     async def _read_loop(self) -> None:
         try:
             async for line in read_lines(self._reader, max_bytes=self._max_line_bytes):
-                if isinstance(line, FrameTooLarge):
+                if isinstance(line, LineTooLarge):
                     log.warning("%s: dropped a line over %d bytes", self.name, line.limit)
                     self._send_error(
                         self.dialect.unknown_id,

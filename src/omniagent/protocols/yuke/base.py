@@ -13,3 +13,7 @@ class YukeModel(WireModel):
     def dump(self) -> dict[str, Any]:
         """The JSON-ready wire form: aliases, no `None` values."""
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+class Empty(YukeModel):
+    """Empty params or result object."""

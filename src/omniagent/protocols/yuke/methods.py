@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from omniagent.protocols.yuke import auth, catalog, misc, sessions
+from omniagent.protocols.yuke import agents, auth, base, catalog, initialize, interactions, notices, sessions
 from omniagent.protocols.yuke.activity import SessionActivityChangedData
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.inputs import InputCanceledData, InputQueuedData
@@ -41,19 +41,19 @@ def _m(params: type[YukeModel], result: Any, *, optional: bool = False) -> Metho
 
 
 METHODS: dict[str, MethodSpec] = {
-    "agents.get": _m(misc.Empty, misc.AgentsGetResult, optional=True),
-    "agents.update": _m(misc.AgentsUpdateParams, misc.AgentsGetResult),
-    "agents.resolve": _m(misc.AgentsResolveParams, misc.AgentsResolveResult),
-    "agents.set_model": _m(misc.AgentsSetModelParams, sessions.SessionConfigResult),
-    "initialize": _m(misc.Empty, misc.InitializeResult, optional=True),
+    "agents.get": _m(base.Empty, agents.AgentsGetResult, optional=True),
+    "agents.update": _m(agents.AgentsUpdateParams, agents.AgentsGetResult),
+    "agents.resolve": _m(agents.AgentsResolveParams, agents.AgentsResolveResult),
+    "agents.set_model": _m(agents.AgentsSetModelParams, sessions.SessionConfigResult),
+    "initialize": _m(base.Empty, initialize.InitializeResult, optional=True),
     "session.list": _m(sessions.SessionListParams, sessions.SessionListResult, optional=True),
     "session.get": _m(sessions.SessionGetParams, sessions.SessionListItem),
     "session.create": _m(sessions.CreateSession, sessions.SessionResult),
     "session.patch": _m(sessions.SessionPatchParams, sessions.SessionResult),
-    "session.remove": _m(sessions.SessionRemoveParams, misc.Empty),
+    "session.remove": _m(sessions.SessionRemoveParams, base.Empty),
     "session.fork": _m(sessions.SessionForkParams, sessions.SessionResult),
     "session.compact": _m(sessions.SessionCompactParams, sessions.SessionCompactResult),
-    "session.rewind": _m(sessions.SessionRewindParams, misc.Empty),
+    "session.rewind": _m(sessions.SessionRewindParams, base.Empty),
     "session.send_input": _m(sessions.SessionSendInputParams, sessions.SessionSendInputResult),
     "session.cancel_input": _m(sessions.SessionCancelInputParams, sessions.SessionCancelInputResult),
     "session.queue": _m(sessions.SessionQueueParams, sessions.SessionQueueResult),
@@ -61,13 +61,13 @@ METHODS: dict[str, MethodSpec] = {
     "session.history": _m(sessions.SessionHistoryParams, sessions.SessionHistoryResult),
     "session.config": _m(sessions.SessionConfigParams, sessions.SessionConfigResult),
     "catalog.list": _m(catalog.CatalogListParams, catalog.CatalogListResult, optional=True),
-    "catalog.reload": _m(misc.Empty, catalog.CatalogReloadResult, optional=True),
-    "auth.list": _m(misc.Empty, auth.AuthListResult, optional=True),
-    "auth.set_api_key": _m(auth.AuthSetApiKeyParams, misc.Empty),
+    "catalog.reload": _m(base.Empty, catalog.CatalogReloadResult, optional=True),
+    "auth.list": _m(base.Empty, auth.AuthListResult, optional=True),
+    "auth.set_api_key": _m(auth.AuthSetApiKeyParams, base.Empty),
     "auth.login": _m(auth.AuthLoginParams, auth.AuthLoginResult),
-    "auth.cancel_login": _m(auth.AuthCancelLoginParams, misc.Empty),
-    "auth.remove": _m(auth.AuthRemoveParams, misc.Empty),
-    "interaction.respond": _m(misc.InteractionRespondParams, misc.Empty),
+    "auth.cancel_login": _m(auth.AuthCancelLoginParams, base.Empty),
+    "auth.remove": _m(auth.AuthRemoveParams, base.Empty),
+    "interaction.respond": _m(interactions.InteractionRespondParams, base.Empty),
 }
 
 BROADCASTS: dict[str, type[YukeModel]] = {
@@ -77,8 +77,8 @@ BROADCASTS: dict[str, type[YukeModel]] = {
     "catalog.changed": catalog.CatalogChangedData,
     "auth.login_finished": auth.AuthLoginFinishedData,
     "auth.changed": auth.AuthChangedData,
-    "notice": misc.Notice,
-    "interaction.requested": misc.InteractionRequestedData,
+    "notice": notices.Notice,
+    "interaction.requested": interactions.InteractionRequestedData,
     "message.committed": MessageCommittedData,
     "run.started": RunStartedData,
     "run.done": RunDoneData,

@@ -29,7 +29,7 @@ from omniagent.runtime.errors import (
     UnsupportedFeature,
 )
 from omniagent.runtime.plan_usage import NO_PLAN_QUOTA, claude_plan_usage, open_reader_process
-from omniagent.wire.errors import FrameTooLarge
+from omniagent.wire.errors import LineTooLarge
 from omniagent.wire.jsonl import dumps, read_lines
 from omniagent.wire.process import ChildProcess, SpawnError
 
@@ -67,7 +67,7 @@ async def _read(installation: AgentInstallation) -> tuple[Mapping[str, Any], Map
 async def _frames(child: ChildProcess) -> AsyncGenerator[Mapping[str, Any], None]:
     """The JSON objects claude writes on stdout; lines that are not JSON objects are skipped."""
     async for line in read_lines(child.stdout):
-        if isinstance(line, FrameTooLarge):
+        if isinstance(line, LineTooLarge):
             continue
         try:
             frame = json.loads(line)

@@ -27,10 +27,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from omniagent.engine.feed import (
-    Asked,
     Chunk,
     Committed,
     FeedItem,
+    InteractionOpened,
     RunEnded,
     SessionFeed,
     ToolCall,
@@ -39,7 +39,7 @@ from omniagent.engine.feed import (
     ToolOutput,
 )
 from omniagent.engine.feed import ToolKind as FeedToolKind
-from omniagent.engine.permissions import PendingAsk, describe
+from omniagent.engine.permissions import PendingInteraction, describe
 from omniagent.engine.providers.catalog import COST_DIGITS
 from omniagent.protocols.sidecar.events import (
     Cancelled,
@@ -161,11 +161,13 @@ class Translator:
     """Maps one engine session's broadcasts to driver events, through the engine's one reading of them
     (`engine.feed.SessionFeed`), keeping what the mapping needs between them."""
 
-    def __init__(self, session_id: str, root: str, asks: Callable[[int], PendingAsk | None] = lambda _: None) -> None:
+    def __init__(
+        self, session_id: str, root: str, interactions: Callable[[int], PendingInteraction | None] = lambda _: None
+    ) -> None:
         self.session_id = session_id
         self.root = root
         self.window_tokens: int | None = None  # the current model's context window, kept current by the driver
-        self._feed = SessionFeed(session_id, asks)
+        self._feed = SessionFeed(session_id, interactions)
         self._tools: dict[tuple[int, int], _Tool] = {}
         self._streamed: set[int] = set()  # messages that sent text or reasoning
         self._cost: float | None = None  # USD of this session's replies since it was opened here
@@ -200,17 +202,17 @@ class Translator:
         if isinstance(item, RunEnded):
             self._tools.clear()  # the run's parts are final
             return [d.TurnStopped(stop_reason(item.data.outcome))]
-        if isinstance(item, Asked):
-            return [self._permission(item.ask, item.call)]
+        if isinstance(item, InteractionOpened):
+            return [self._permission(item.interaction, item.call)]
         return []
 
-    def _permission(self, ask: PendingAsk, call: ToolCall) -> d.AdapterEvent:
-        """An engine ask as a permission request naming the tool call it guards."""
+    def _permission(self, interaction: PendingInteraction, call: ToolCall) -> d.AdapterEvent:
+        """An engine interaction as a permission request naming the tool call it guards."""
         tool = self._tools.get((call.message_id, call.part_id)) or _Tool(call)
-        _, detail = describe(ask.tool_name, ask.arguments)
+        _, detail = describe(interaction.tool_name, interaction.arguments)
         options = list(PERMISSION_OPTIONS)
         request = PermissionRequest(
-            id=request_id(ask.interaction_id), tool=self._snapshot(tool), options=options, detail=detail
+            id=request_id(interaction.interaction_id), tool=self._snapshot(tool), options=options, detail=detail
         )
         return d.AdapterEvent(RequestOpened(request=PermissionAsk(request=request)))
 

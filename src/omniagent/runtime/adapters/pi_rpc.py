@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
-from omniagent.wire.errors import FrameTooLarge, PeerClosed, WireError
+from omniagent.wire.errors import LineTooLarge, PeerClosed, WireError
 from omniagent.wire.jsonl import LineWriter, dumps, read_lines
 from omniagent.wire.process import ChildProcess, ExitStatus, open_process
 
@@ -85,7 +85,7 @@ class PiClient:
         """The reader loop; runs until pi's stdout ends, then fails every waiting command."""
         try:
             async for line in read_lines(self.child.stdout):
-                if isinstance(line, FrameTooLarge):
+                if isinstance(line, LineTooLarge):
                     continue  # pi's own cap is ours; a frame past it cannot be parsed anyway
                 frame = _parse(line)
                 if frame is None:

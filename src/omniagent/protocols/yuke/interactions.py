@@ -1,4 +1,5 @@
-"""Agents config, interactions, notices and initialize: the small corners of the protocol."""
+"""Interactions: the engine asking the frontend mid-run (`interaction.requested`) and its answer
+(`interaction.respond`)."""
 
 from __future__ import annotations
 
@@ -7,50 +8,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from omniagent.protocols.yuke.base import YukeModel
-from omniagent.protocols.yuke.ids import U32, U64, AgentConfigRev, Bool, CatalogRev, SessionId, SessionRevision, Str
-
-AgentModelSlot = Literal["small", "medium"]
-
-
-class AgentModel(YukeModel):
-    model: Annotated[str, Field(min_length=1, max_length=4096)]
-    reasoning: Str | None = None
-
-
-class AgentModels(YukeModel):
-    small: AgentModel | None = None
-    medium: AgentModel | None = None
-
-
-class AgentsConfig(YukeModel):
-    models: AgentModels = Field(default_factory=AgentModels)
-
-
-class AgentsGetResult(YukeModel):
-    path: Str | None = None
-    revision: AgentConfigRev
-    config: AgentsConfig
-
-
-class AgentsUpdateParams(YukeModel):
-    revision: AgentConfigRev
-    config: AgentsConfig
-
-
-class AgentsResolveParams(YukeModel):
-    model: AgentModelSlot
-
-
-class AgentsResolveResult(YukeModel):
-    slot: AgentModelSlot
-    model: Str
-    reasoning: Str
-    revision: AgentConfigRev
-
-
-class AgentsSetModelParams(YukeModel):
-    session_id: SessionId
-    model: AgentModel
+from omniagent.protocols.yuke.ids import U64, Bool, SessionId, Str
 
 
 class InteractionConfirm(YukeModel):
@@ -109,24 +67,3 @@ class InteractionRequestedData(YukeModel):
 class InteractionRespondParams(YukeModel):
     interaction_id: U64
     response: InteractionResponse
-
-
-class Notice(YukeModel):
-    level: Literal["info", "warn", "error"]
-    source: Str
-    message: Str
-
-
-class Empty(YukeModel):
-    """Empty params or result object."""
-
-
-class EngineInfo(YukeModel):
-    version: Str
-
-
-class InitializeResult(YukeModel):
-    protocol: U32
-    engine: EngineInfo
-    session_revision: SessionRevision
-    catalog_rev: CatalogRev
