@@ -10,7 +10,8 @@ Catch `OmniagentError` to catch them all. The tree (module, then the classes it 
     │   ├── wire.process.SpawnError                 a child process could not be started
     │   ├── wire.jsonrpc.RpcError                   a JSON-RPC error answer (sent or received)
     │   ├── runtime.adapters.pi_rpc.PiError         pi answered a command with an error
-    │   └── runtime.adapters.pi_rpc.PiExited        pi's process ended under a command
+    │   ├── runtime.adapters.pi_rpc.PiExited        pi's process ended under a command
+    │   └── runtime.adapters.claude_control.ControlFailed  Claude Code refused a control request, or went away
     ├── runtime.errors.AgentError                   a runtime call failed; `kind` is the sidecar's ErrorBody kind
     │   ├── NotInstalled, SpawnFailed, AuthRequired, HandshakeTimeout, UnsupportedFeature,
     │   ├── InvalidConfiguration, InvalidRequest, ResumeFailed, SessionBusy, ProtocolFailed,

@@ -36,7 +36,7 @@ from omniagent.runtime.errors import (
     SpawnFailed,
 )
 from omniagent.runtime.requests import check_option
-from omniagent.wire.errors import FrameTooLarge, PeerClosed
+from omniagent.wire.errors import LineTooLarge, PeerClosed
 from omniagent.wire.jsonl import LineWriter, dumps, read_lines
 from omniagent.wire.process import ChildProcess, SpawnError, open_process
 
@@ -228,7 +228,7 @@ class _ClaudeDriver:
         child = self._child
         assert child is not None
         async for line in read_lines(child.stdout):
-            if isinstance(line, FrameTooLarge):
+            if isinstance(line, LineTooLarge):
                 await self._warn(f"skipped an agent frame over {line.limit} bytes")
                 continue
             try:

@@ -22,13 +22,14 @@ from omniagent.protocols.sidecar.commands import (
     TextAnswer,
 )
 from omniagent.protocols.sidecar.events import PermissionChoice
+from omniagent.wire.errors import WireError
 
 # The message a denied or cancelled tool use carries back to the model.
 DENIED = "The user denied this tool use."
 CANCELLED = "The user cancelled this turn."
 
 
-class ControlFailed(Exception):
+class ControlFailed(WireError):
     """The CLI answered a control request with an error, or went away before answering."""
 
 
