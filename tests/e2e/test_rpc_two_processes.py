@@ -17,8 +17,9 @@ from tests.engine.rpc_harness import RpcProcess, write_providers
 MODEL = "fake-anthropic/fake-model"
 # Seconds: short so the test does not wait long, long enough that a loaded machine renews in time (every third).
 LEASE = "3"
-# A slow answer (~3 s): long enough to still be running while the other process starts, is killed or is stopped.
-SLOW = {"text": "s" * 300, "chunk_size": 2, "chunk_delay": 0.02}
+# An answer held at its gate after one delta (Anthropic: start, ping, block start, delta) until the test releases
+# it: still running, for as long as it takes, while the other process starts, is killed or is stopped.
+SLOW = {"text": "s" * 300, "chunk_size": 2, "hold_after_events": 4}
 
 
 def _input(text: str) -> dict[str, Any]:
@@ -46,7 +47,7 @@ def _run_done(rpc: RpcProcess, sid: str) -> list[dict[str, Any]]:
 
 async def test_two_processes_share_sessions_and_both_runs_complete(tmp_path: Path) -> None:
     async with FakeLLMServer(Scenario()) as llm:
-        llm.enqueue(Reply(match="from one", **SLOW), Reply(match="from two", **SLOW))
+        llm.enqueue(Reply(match="from one", gate="one", **SLOW), Reply(match="from two", gate="two", **SLOW))
         data = tmp_path / "data"
         write_providers(data, llm)
         workspace = tmp_path / "ws"
@@ -55,6 +56,8 @@ async def test_two_processes_share_sessions_and_both_runs_complete(tmp_path: Pat
         sid_one = await _session_running(one, workspace, "from one")
         two = await _start(data)  # starts while one's run is open: it must not end it
         sid_two = await _session_running(two, workspace, "from two")
+        llm.release("one")
+        llm.release("two")
 
         done_one = one.lines[await one.broadcast("run.done", within=30, where=lambda p: p["session_id"] == sid_one)]
         done_two = two.lines[await two.broadcast("run.done", within=30, where=lambda p: p["session_id"] == sid_two)]
@@ -76,7 +79,7 @@ async def test_two_processes_share_sessions_and_both_runs_complete(tmp_path: Pat
 
 async def test_input_for_a_session_running_in_the_other_process_is_queued_and_drained_there(tmp_path: Path) -> None:
     async with FakeLLMServer(Scenario()) as llm:
-        llm.enqueue(Reply(match="first", **SLOW), Reply(match="second", text="answer to second"))
+        llm.enqueue(Reply(match="first", gate="first", **SLOW), Reply(match="second", text="answer to second"))
         data = tmp_path / "data"
         write_providers(data, llm)
         workspace = tmp_path / "ws"
@@ -86,6 +89,7 @@ async def test_input_for_a_session_running_in_the_other_process_is_queued_and_dr
         sid = await _session_running(one, workspace, "first")
         queued = await two.call("session.send_input", {"session_id": sid, "input": _input("second")})
         assert queued["type"] == "queued", queued
+        llm.release("first")
         # The owner drains the queue into its next turn when its run ends.
         await one.broadcast("run.done", within=30, where=lambda p: p["session_id"] == sid and p["run_id"] == 2)
         assert [d["outcome"]["type"] for d in _run_done(one, sid)] == ["turn", "turn"]
@@ -95,7 +99,7 @@ async def test_input_for_a_session_running_in_the_other_process_is_queued_and_dr
 
 async def test_kill_9_leaves_the_other_run_untouched_and_the_survivor_ends_the_dead_ones_run(tmp_path: Path) -> None:
     async with FakeLLMServer(Scenario()) as llm:
-        llm.enqueue(Reply(match="victim", **{**SLOW, "chunk_delay": 0.5}), Reply(match="survivor", **SLOW))
+        llm.enqueue(Reply(match="victim", gate="victim", **SLOW), Reply(match="survivor", gate="survivor", **SLOW))
         data = tmp_path / "data"
         write_providers(data, llm)
         workspace = tmp_path / "ws"
@@ -114,6 +118,7 @@ async def test_kill_9_leaves_the_other_run_untouched_and_the_survivor_ends_the_d
             "code": "interrupted",
             "message": ended["params"]["outcome"]["message"],
         }
+        llm.release("survivor")
         done = survivor.lines[
             await survivor.broadcast("run.done", within=30, where=lambda p: p["session_id"] == sid_survivor)
         ]
@@ -126,7 +131,7 @@ async def test_kill_9_leaves_the_other_run_untouched_and_the_survivor_ends_the_d
 async def test_a_process_that_stops_renewing_loses_its_run_only_after_the_lease_lapses(tmp_path: Path) -> None:
     """SIGSTOP keeps the pid alive (no shortcut): only the lapsed lease lets the other process end the run."""
     async with FakeLLMServer(Scenario()) as llm:
-        llm.enqueue(Reply(match="frozen", **{**SLOW, "chunk_delay": 0.5}))
+        llm.enqueue(Reply(match="frozen", gate="frozen", **SLOW))
         data = tmp_path / "data"
         write_providers(data, llm)
         workspace = tmp_path / "ws"

@@ -11,8 +11,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import platformdirs
 from pydantic import ValidationError
@@ -85,7 +86,17 @@ async def _serve(config: EngineConfig) -> None:
         await writer.wait_flushed()
 
 
-async def handle_line(engine: Engine, writer: LineWriter, line: bytes) -> None:
+class MethodTable(Protocol):
+    """What the rpc loop needs of the engine: the extension methods' params models and the one error boundary
+    that runs a method (`Engine` is one)."""
+
+    @property
+    def extensions(self) -> Mapping[str, type[YukeModel]]: ...
+
+    async def handle(self, method: str, params: YukeModel) -> YukeModel: ...
+
+
+async def handle_line(engine: MethodTable, writer: LineWriter, line: bytes) -> None:
     """Decode one line, run it, and answer it (unless it is a notification)."""
     if not line.strip():
         return
@@ -119,7 +130,7 @@ async def handle_line(engine: Engine, writer: LineWriter, line: bytes) -> None:
         writer.send_nowait(dumps({"id": request_id, "result": result.dump()}))
 
 
-async def _call(engine: Engine, method: str, raw_params: Any) -> YukeModel:
+async def _call(engine: MethodTable, method: str, raw_params: Any) -> YukeModel:
     spec = METHODS.get(method)
     params_model = spec.params if spec is not None else engine.extensions.get(method)
     if params_model is None:
