@@ -215,7 +215,7 @@ async def test_provider_repr_names_no_key(llm: FakeLLMServer) -> None:
 
 async def test_closing_the_stream_early_releases_the_call_at_once(llm: FakeLLMServer) -> None:
     """neutral.Provider: closing the generator (how a run cancels) closes the response without waiting it out."""
-    llm.enqueue(Reply(text="x" * 200, chunk_size=1, chunk_delay=0.05))
+    llm.enqueue(Reply(text="x" * 200, chunk_size=1, gate="never", hold_after_events=4))
     p = provider(llm)
     stream = p.stream(SIMPLE_REQUEST)
     async with asyncio.timeout(CANCEL_BOUND):
