@@ -16,6 +16,7 @@ ALLOWED: dict[str, set[str]] = {
     "engine": {"wire", "protocols"},
     "acp": {"wire", "protocols", "engine"},
     "runtime": {"wire", "protocols", "engine", "acp"},
+    "batch": {"wire", "protocols", "engine", "runtime"},
 }
 
 

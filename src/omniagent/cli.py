@@ -22,6 +22,11 @@ _EXAMPLES = {
   omniagent chat                      # the default agent, in this directory
   omniagent chat --agent codex -m gpt-5.5
   omniagent chat --resume             # continue the last chat in this directory""",
+    "batch": """examples:
+  omniagent batch tasks.jsonl --agent omniagent -j 4 --out runs/
+  omniagent batch tasks.jsonl --agent omniagent --agent codex-acp   # compare two agents
+  omniagent batch tasks.jsonl --ray                   # a local Ray cluster; --ray HOST:PORT joins one
+  # run it again to resume: finished tasks are skipped (docs/batch.md)""",
     "agents": """examples:
   omniagent agents
   omniagent agents --json | jq '.missing[].install_hint'""",
@@ -81,6 +86,33 @@ def _parser() -> argparse.ArgumentParser:
     _session_options(chat)
     chat.add_argument("--resume", action="store_true", help="continue the last chat in this directory")
     chat.add_argument("--mock", metavar="SCRIPT", help=argparse.SUPPRESS)
+
+    batch = command(
+        "batch",
+        "run many tasks with one or more agents, N at a time or on Ray",
+        "Run every task of a JSONL task file, each in a workspace of its own, N at a time on this machine or over a "
+        "Ray cluster, with a live progress view; per-task outputs and results.jsonl go to --out. Running the same "
+        "command again resumes. See docs/batch.md.",
+    )
+    batch.add_argument("tasks", metavar="TASKS.jsonl", type=Path, help="the task file (one JSON task per line)")
+    batch.add_argument(
+        "--agent", metavar="ID", action="append", default=[], help="run every task with ID (repeat to compare)"
+    )
+    batch.add_argument("-j", "--jobs", type=int, default=4, metavar="N", help="runs at a time locally (default 4)")
+    batch.add_argument("--out", type=Path, default=Path("batch-out"), metavar="DIR", help="default ./batch-out")
+    batch.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="ADDRESS",
+        help="run on a Ray cluster (no ADDRESS: a local one on 127.0.0.1); needs omniagent[ray]",
+    )
+    batch.add_argument(
+        "--allow-unsandboxed-auto",
+        action="store_true",
+        help="let `auto` permissions approve tools of agents that do not run commands sandboxed",
+    )
 
     agents = command(
         "agents",
@@ -203,6 +235,20 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
                 yes=args.yes,
                 resume=args.resume,
                 mock=args.mock,
+            )
+        )
+    if args.command == "batch":
+        from omniagent.batch.command import BatchOptions, run_batch
+
+        return run_batch(
+            BatchOptions(
+                tasks=args.tasks,
+                out=args.out,
+                agents=tuple(args.agent),
+                jobs=args.jobs,
+                ray=args.ray is not None,
+                ray_address=args.ray or None,
+                allow_unsandboxed=args.allow_unsandboxed_auto,
             )
         )
     if args.command == "sessions":

@@ -1,0 +1,94 @@
+"""`omniagent batch TASKS.jsonl`: load the task file, run it (live view on a terminal), print the summary.
+
+Exit codes (docs/batch.md): 0 every run completed; 1 some run failed or timed out; 2 usage (a bad task file or
+option); 3 `--ray` without Ray installed; 130 stopped with Ctrl-C (what finished is kept; run again to resume).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+
+from omniagent.batch.progress import ProgressView, summary_table
+from omniagent.batch.results import ResultsFile, Status
+from omniagent.batch.scheduler import BatchError, RayOptions, plan, run
+from omniagent.batch.tasks import TaskFileError, load_tasks
+
+EXIT_ALL_COMPLETED = 0
+EXIT_SOME_FAILED = 1
+EXIT_USAGE = 2
+EXIT_NO_RAY = 3
+EXIT_INTERRUPTED = 130
+
+
+@dataclass(frozen=True, slots=True)
+class BatchOptions:
+    tasks: Path
+    out: Path
+    agents: tuple[str, ...] = ()
+    jobs: int = 4
+    ray: bool = False
+    ray_address: str | None = None
+    allow_unsandboxed: bool = False
+
+
+def run_batch(options: BatchOptions) -> int:
+    """Entry point of `omniagent batch`; returns the exit code."""
+    notes = Console(stderr=True, highlight=False)
+    try:
+        tasks = load_tasks(options.tasks)
+        if options.jobs < 1:
+            raise BatchError("-j must be at least 1")
+        plan(tasks, options.agents, options.out, allow_unsandboxed=options.allow_unsandboxed)
+    except (TaskFileError, BatchError) as error:
+        notes.print(f"omniagent batch: error: {error}", markup=False)
+        return EXIT_USAGE
+    if options.ray:
+        from omniagent.batch.ray_backend import RayUnavailable, require_ray
+
+        try:
+            require_ray()
+        except RayUnavailable as error:
+            notes.print(f"omniagent batch: error: {error}", markup=False)
+            return EXIT_NO_RAY
+    logging.basicConfig(level=logging.ERROR, format="omniagent: %(message)s", stream=sys.stderr)
+    stopped = asyncio.run(_run(options, tasks, notes))
+    results = [r for r in ResultsFile(options.out).finished().values()]
+    if results:
+        Console(highlight=False).print(summary_table(results))
+    if stopped:
+        notes.print("stopped: finished runs are kept; run the same command again to resume", style="yellow")
+        return EXIT_INTERRUPTED
+    return EXIT_ALL_COMPLETED if all(r.status is Status.COMPLETED for r in results) else EXIT_SOME_FAILED
+
+
+async def _run(options: BatchOptions, tasks: list, notes: Console) -> bool:  # type: ignore[type-arg]
+    """Run the batch under the live view; True when Ctrl-C stopped it."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGINT, stop.set)
+    loop.add_signal_handler(signal.SIGTERM, stop.set)
+    try:
+        with ProgressView(notes) as view:
+            ray = RayOptions(options.ray_address) if options.ray else None
+            async for _ in run(
+                tasks,
+                out=options.out,
+                agents=options.agents,
+                jobs=options.jobs,
+                allow_unsandboxed=options.allow_unsandboxed,
+                ray=ray,
+                observer=view,
+                stop=stop,
+            ):
+                pass
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+        loop.remove_signal_handler(signal.SIGTERM)
+    return stop.is_set()

@@ -1,0 +1,237 @@
+"""One run: one task by one agent, on a `Runtime`, in a workspace of its own. Used by the local scheduler and by
+each Ray worker alike, so a task behaves the same wherever it runs.
+
+prepare the workspace → open the session → send the prompt → read events (answering requests by the task's policy,
+counting tool calls, watching the time limit and the batch's stop) until the turn ends → close → diff.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from contextlib import suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from omniagent.batch import policy, workspace
+from omniagent.batch.results import Status, TaskResult, Timings, Usage
+from omniagent.batch.tasks import Task
+from omniagent.errors import OmniagentError
+from omniagent.protocols.sidecar.commands import Started
+from omniagent.protocols.sidecar.events import (
+    Cancelled,
+    Completed,
+    ContextUsage,
+    Event,
+    Failed,
+    Refused,
+    RequestOpened,
+    StopReason,
+    TextDelta,
+    ToolUpdated,
+    TurnEnded,
+)
+from omniagent.runtime.errors import AgentError
+from omniagent.runtime.runtime import Runtime
+from omniagent.runtime.session import Session
+from omniagent.runtime.turns import CANCEL_GRACE
+
+# Seconds to wait for the turn to end once we cancelled it: the loop ends it itself after CANCEL_GRACE.
+CANCEL_WAIT = CANCEL_GRACE + 2.0
+
+EventSink = Callable[[dict[str, Any]], None]
+
+
+@dataclass(slots=True)
+class RunSpec:
+    """What one run needs besides the Runtime; plain data, so it crosses to a Ray worker as is."""
+
+    task: Task
+    agent: str
+    workspace: Path
+    allow_unsandboxed: bool = False
+    attempt: int = 1
+    where: str = "local"
+
+
+@dataclass(slots=True)
+class _Turn:
+    """What the event reader learned so far."""
+
+    turn_id: str | None = None
+    stop: StopReason | None = None
+    reason: Status | None = None  # why we cancelled the turn, when we did
+    error: str | None = None
+    messages: dict[str, list[str]] = field(default_factory=dict)
+    last_message: str | None = None
+    tools: set[str] = field(default_factory=set)
+    usage: Usage = field(default_factory=Usage)
+    events: int = 0
+
+
+async def run_one(runtime: Runtime, spec: RunSpec, on_event: EventSink, stop: asyncio.Event) -> TaskResult:
+    """Run `spec` to its end; never raises for the agent's or the workspace's failures (they are the result).
+    `stop` set (Ctrl-C) cancels the turn: the result is then `interrupted`."""
+    started = time.time()
+    clock = time.monotonic()
+    task = spec.task
+    turn = _Turn()
+    opened_at = turn_at = clock
+    text, changed, diff = "", [], ""
+    try:
+        await workspace.prepare(task.workspace, spec.workspace)
+        session = await runtime.open(spec.agent, spec.workspace, configure=task.configure() or None)
+    except (OmniagentError, OSError) as error:
+        turn.error = f"could not start: {error}"
+    else:
+        opened_at = time.monotonic()
+        try:
+            refusal = policy.auto_refusal(session.info(), allow_unsandboxed=spec.allow_unsandboxed)
+            if task.permissions == "auto" and refusal is not None:
+                turn.error = refusal
+            else:
+                await _drive(session, task, turn, on_event, stop)
+        finally:
+            turn_at = time.monotonic()
+            with suppress(AgentError):
+                await session.close()
+        text = "".join(turn.messages.get(turn.last_message or "", []))
+    with suppress(OmniagentError, OSError):
+        if spec.workspace.exists():
+            diff = await workspace.diff(spec.workspace)
+            changed = _changed_files(diff)
+    ended = time.monotonic()
+    return TaskResult(
+        task=task.id,
+        agent=spec.agent,
+        status=_status(turn),
+        stop=turn.stop.model_dump(mode="json") if turn.stop is not None else None,
+        error=turn.error,
+        text=text,
+        usage=turn.usage,
+        timings=Timings(
+            started_at=started,
+            open_seconds=round(opened_at - clock, 3),
+            turn_seconds=round(max(turn_at - opened_at, 0.0), 3),
+            total_seconds=round(ended - clock, 3),
+        ),
+        tool_calls=len(turn.tools),
+        events=turn.events,
+        changed_files=changed,
+        attempt=spec.attempt,
+        where=spec.where,
+        diff=diff,
+    )
+
+
+async def _drive(session: Session, task: Task, turn: _Turn, on_event: EventSink, stop: asyncio.Event) -> None:
+    loop = asyncio.get_running_loop()
+    cancels: set[asyncio.Task[None]] = set()
+
+    def cancel(reason: Status) -> None:
+        if turn.reason is None and turn.stop is None:
+            turn.reason = reason
+            job = loop.create_task(_cancel(session))
+            cancels.add(job)
+            job.add_done_callback(cancels.discard)
+
+    watcher = loop.create_task(_on_stop(stop, cancel))
+    deadline = loop.call_later(task.time_limit, cancel, Status.TIMED_OUT) if task.time_limit else None
+    try:
+        delivery = await session.prompt(task.prompt)
+        if isinstance(delivery.kind, Started):
+            turn.turn_id = delivery.kind.turn_id
+        await _read(session, task, turn, on_event, cancel)
+    except AgentError as error:
+        turn.error = str(error)
+    finally:
+        watcher.cancel()
+        if deadline is not None:
+            deadline.cancel()
+        for job in list(cancels):
+            with suppress(Exception):
+                await job
+
+
+async def _read(
+    session: Session, task: Task, turn: _Turn, on_event: EventSink, cancel: Callable[[Status], None]
+) -> None:
+    events = session.events
+    # No bound while the turn runs (the time limit is the task's); once cancelled, CANCEL_WAIT at most.
+    async with asyncio.timeout(None) as bound:
+        async for event in events:
+            turn.events += 1
+            on_event(event.dump())
+            if turn.reason is not None and bound.when() is None:
+                bound.reschedule(asyncio.get_running_loop().time() + CANCEL_WAIT)
+            if _ours(event, turn) and await _take(session, event, task, turn, cancel):
+                return
+    turn.error = turn.error or (str(events.error) if events.error else "the session ended before the turn did")
+
+
+def _ours(event: Event, turn: _Turn) -> bool:
+    return event.turn_info is not None and event.turn_info.id == turn.turn_id
+
+
+async def _take(session: Session, event: Event, task: Task, turn: _Turn, cancel: Callable[[Status], None]) -> bool:
+    """Learn from one event of our turn; True when the turn has ended."""
+    kind = event.kind
+    top_level = event.turn_info is not None and event.turn_info.parent_tool_id is None
+    if isinstance(kind, TextDelta) and top_level:
+        turn.messages.setdefault(kind.message_id, []).append(kind.text)
+        turn.last_message = kind.message_id
+    elif isinstance(kind, ToolUpdated):
+        turn.tools.add(kind.tool.id)
+        if task.max_turns is not None and len(turn.tools) > task.max_turns:
+            cancel(Status.TURN_LIMIT)
+    elif isinstance(kind, ContextUsage):
+        turn.usage = Usage(context_tokens=kind.used_tokens, cost_usd=kind.cost_usd)
+    elif isinstance(kind, RequestOpened) and turn.reason is None:
+        reply = policy.answer(kind.request, task.permissions)
+        if reply is None:
+            turn.error = "the agent asked something a batch cannot answer"
+            cancel(Status.FAILED)
+        else:
+            with suppress(AgentError):  # the request may close on its own meanwhile
+                await session.answer(kind.request.request.id, reply)
+    elif isinstance(kind, TurnEnded):
+        turn.stop = kind.stop
+        return True
+    return False
+
+
+async def _cancel(session: Session) -> None:
+    with suppress(AgentError):
+        await session.cancel(clear_queue=True)
+
+
+async def _on_stop(stop: asyncio.Event, cancel: Callable[[Status], None]) -> None:
+    await stop.wait()
+    cancel(Status.INTERRUPTED)
+
+
+def _status(turn: _Turn) -> Status:
+    if turn.reason is not None:
+        return turn.reason
+    if isinstance(turn.stop, Completed) and turn.error is None:
+        return Status.COMPLETED
+    if turn.error is None:
+        turn.error = _describe(turn.stop)
+    return Status.FAILED
+
+
+def _describe(stop: StopReason | None) -> str:
+    if isinstance(stop, Failed):
+        return f"the turn failed: {stop.message}"
+    if isinstance(stop, Refused):
+        return "the agent refused the prompt"
+    if isinstance(stop, Cancelled):
+        return "the turn was cancelled"
+    return "the turn did not end"
+
+
+def _changed_files(diff: str) -> list[str]:
+    prefix = "diff --git a/"
+    return [line[len(prefix) :].split(" b/", 1)[0] for line in diff.splitlines() if line.startswith(prefix)]

@@ -1,0 +1,229 @@
+"""The Ray backend: each run a Ray task on a worker that has omniagent and the agent CLIs installed.
+
+What runs where:
+- the driver (`omniagent batch --ray`) plans, schedules and writes every output file; it starts a local cluster on
+  127.0.0.1 (no ADDRESS; `-j` is then its CPU count) or joins one (`--ray ADDRESS`);
+- each run is one Ray task (a streaming generator, resources from the task's `resources`), executing
+  `execute.run_one` on a `Runtime` of its own, in a workspace under the worker's temp dir (removed afterwards; a
+  `copy` or `git` source path must therefore exist on the worker too). It streams back where it runs, each event as
+  it happens and the result with its diff;
+- a worker lost mid-run (its process or node died) is an interrupted run: it is started again once, from a fresh
+  workspace; lost twice, the run fails. Ray's own retries are off so this rule is the only one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import queue
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from omniagent.batch import workspace
+from omniagent.batch.execute import CANCEL_WAIT, RunSpec, run_one
+from omniagent.batch.results import Status, TaskResult, Timings
+from omniagent.batch.scheduler import Reporter, interrupted
+from omniagent.errors import OmniagentError
+from omniagent.runtime.runtime import Runtime
+
+INSTALL_HINT = "pip install 'omniagent[ray]'"
+ATTEMPTS = 2  # a run whose worker is lost is started again once
+
+
+class RayUnavailable(OmniagentError):
+    """`--ray` was asked for but Ray is not installed; the message says how to install it."""
+
+
+def require_ray() -> None:
+    """Raises `RayUnavailable` when Ray cannot be imported."""
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        raise RayUnavailable(f"--ray needs Ray, which is not installed here; install it with: {INSTALL_HINT}") from None
+
+
+class RayBackend:
+    """Runs every spec as a Ray task; see the module docstring."""
+
+    def __init__(self, address: str | None, jobs: int) -> None:
+        self._address = address
+        self._jobs = jobs
+        self._batch = uuid.uuid4().hex[:12]
+
+    async def run_all(
+        self, specs: list[RunSpec], reporter: Reporter, deliver: Callable[[TaskResult], None], stop: asyncio.Event
+    ) -> None:
+        require_ray()
+        import ray
+
+        await asyncio.to_thread(self._connect, ray)
+        try:
+            async with asyncio.TaskGroup() as group:
+                for spec in specs:
+                    group.create_task(self._run(ray, spec, reporter, deliver, stop))
+        finally:
+            await asyncio.to_thread(ray.shutdown)
+
+    def _connect(self, ray: Any) -> None:
+        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        quiet = {"log_to_driver": False, "logging_level": logging.WARNING}
+        if self._address is None:
+            # A cluster of our own on loopback only: no dashboard, nothing listening beyond 127.0.0.1.
+            ray.init(
+                address="local",
+                _node_ip_address="127.0.0.1",
+                include_dashboard=False,
+                num_cpus=max(self._jobs, 1),
+                **quiet,
+            )
+        else:
+            ray.init(address=self._address, **quiet)
+
+    async def _run(
+        self,
+        ray: Any,
+        spec: RunSpec,
+        reporter: Reporter,
+        deliver: Callable[[TaskResult], None],
+        stop: asyncio.Event,
+    ) -> None:
+        lost = _lost_errors(ray)
+        for attempt in range(1, ATTEMPTS + 1):
+            if stop.is_set():
+                break
+            attempt_spec = replace(spec, attempt=attempt, workspace=self._remote_workspace(spec))
+            on_event = reporter.started(attempt_spec)
+            try:
+                result = await self._attempt(ray, attempt_spec, reporter, on_event, stop)
+            except lost as error:
+                if attempt == ATTEMPTS:
+                    deliver(_failed(attempt_spec, f"the Ray worker was lost twice: {type(error).__name__}"))
+                    return
+                continue
+            finally:
+                reporter.ended(attempt_spec)
+            deliver(result)
+            return
+        deliver(
+            TaskResult(task=spec.task.id, agent=spec.agent, status=Status.INTERRUPTED, timings=Timings(started_at=0))
+        )
+
+    def _remote_workspace(self, spec: RunSpec) -> Path:
+        # Resolved on the worker: a relative path under its own temp dir (see `_work`).
+        return Path("omniagent-batch") / self._batch / spec.task.id / spec.agent
+
+    @staticmethod
+    async def _attempt(
+        ray: Any,
+        spec: RunSpec,
+        reporter: Reporter,
+        on_event: Callable[[dict[str, Any]], None],
+        stop: asyncio.Event,
+    ) -> TaskResult:
+        resources = spec.task.resources
+        options: dict[str, Any] = {
+            "num_cpus": resources.num_cpus,
+            "num_gpus": resources.num_gpus,
+            "resources": resources.custom,
+            "max_retries": 0,  # a lost worker is our retry, not Ray's (see the module docstring)
+            "num_returns": "streaming",
+        }
+        if resources.memory is not None:
+            options["memory"] = resources.memory
+        stream = ray.remote(_work).options(**options).remote(spec)
+        canceller = asyncio.create_task(_cancel_on(stop, lambda: ray.cancel(stream)))
+        try:
+            async for ref in stream:
+                kind, value = await ref
+                if kind == "started":
+                    reporter.note(spec, "worker.json", json.dumps(value | {"attempt": spec.attempt}) + "\n")
+                elif kind == "event":
+                    on_event(value)
+                else:
+                    body, diff = value
+                    return TaskResult.model_validate_json(body).model_copy(update={"diff": diff})
+        except ray.exceptions.TaskCancelledError:
+            pass
+        except ray.exceptions.RayTaskError as error:  # our code failed on the worker: this run's failure
+            return _failed(spec, f"the run failed on the Ray worker: {error.cause or error}")
+        finally:
+            canceller.cancel()
+        return interrupted(spec)
+
+
+async def _cancel_on(stop: asyncio.Event, cancel: Callable[[], object]) -> None:
+    await stop.wait()
+    cancel()
+
+
+def _lost_errors(ray: Any) -> tuple[type[BaseException], ...]:
+    names = ("WorkerCrashedError", "NodeDiedError", "LocalRayletDiedError", "OwnerDiedError", "ObjectLostError")
+    return tuple(getattr(ray.exceptions, name) for name in names)
+
+
+def _failed(spec: RunSpec, error: str) -> TaskResult:
+    return TaskResult(
+        task=spec.task.id,
+        agent=spec.agent,
+        status=Status.FAILED,
+        error=error,
+        attempt=spec.attempt,
+        timings=Timings(started_at=time.time()),
+    )
+
+
+def _work(spec: RunSpec) -> Iterator[tuple[str, Any]]:
+    """On the worker: run `spec` in a thread of its own (the agent's asyncio loop), yielding what it reports.
+
+    Ray cancels a task by raising in this generator's thread; the `finally` then stops the run (its turn cancelled,
+    its session closed) before the worker moves on.
+    """
+    import ray
+
+    node: str = ray.util.get_node_ip_address()  # type: ignore[no-untyped-call]
+    spec = replace(spec, where=f"ray:{node}", workspace=Path(tempfile.gettempdir()) / spec.workspace)
+    yield ("started", {"pid": os.getpid(), "node": node})
+    items: queue.Queue[tuple[str, Any]] = queue.Queue()
+    control: dict[str, Any] = {}
+    thread = threading.Thread(target=_run_in_thread, args=(spec, items, control), daemon=True)
+    thread.start()
+    try:
+        while True:
+            kind, value = items.get()
+            if kind == "error":
+                raise RuntimeError(value)
+            yield (kind, value)
+            if kind == "result":
+                return
+    finally:
+        loop, stop = control.get("loop"), control.get("stop")
+        if thread.is_alive() and loop is not None and stop is not None:
+            with contextlib.suppress(RuntimeError):  # the loop has just ended
+                loop.call_soon_threadsafe(stop.set)
+        thread.join(CANCEL_WAIT + 10)
+
+
+def _run_in_thread(spec: RunSpec, items: queue.Queue[tuple[str, Any]], control: dict[str, Any]) -> None:
+    async def main() -> TaskResult:
+        control["loop"], control["stop"] = asyncio.get_running_loop(), asyncio.Event()
+        try:
+            async with Runtime() as runtime:
+                return await run_one(runtime, spec, lambda event: items.put(("event", event)), control["stop"])
+        finally:
+            await workspace.discard(spec.task.workspace, spec.workspace)
+
+    try:
+        result = asyncio.run(main())
+    except BaseException as error:  # reported to the driver as the task's failure, not lost in the worker log
+        items.put(("error", f"{type(error).__name__}: {error}"))
+        return
+    items.put(("result", (result.model_dump_json(), result.diff)))

@@ -1,0 +1,137 @@
+"""What a batch leaves behind: one `TaskResult` per (task, agent), the per-task files, and `results.jsonl`.
+
+    OUT/results.jsonl                       one TaskResult per line, appended as each run finishes
+    OUT/tasks/<task>/<agent>/events.jsonl   the session's events (sidecar `Event` JSON), as they arrived
+    OUT/tasks/<task>/<agent>/diff.patch     the workspace's final diff
+    OUT/tasks/<task>/<agent>/final.txt      the agent's last top-level message
+    OUT/tasks/<task>/<agent>/result.json    the TaskResult
+    OUT/workspaces/<task>/<agent>/          the workspace itself, kept for inspection
+
+A line in `results.jsonl` is the commit point: it is written (and fsynced) after the task's files, so a run killed
+at any moment leaves every listed task complete, and resuming starts again every task not listed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+RESULTS = "results.jsonl"
+
+
+class Status(StrEnum):
+    COMPLETED = "completed"
+    FAILED = "failed"  # the turn failed or was refused, the agent died or could not start
+    TIMED_OUT = "timed_out"  # the time limit passed; the turn was cancelled
+    TURN_LIMIT = "turn_limit"  # the agent tried more tool calls than `max_turns`; the turn was cancelled
+    INTERRUPTED = "interrupted"  # the batch was stopped (Ctrl-C) or the worker was lost; never written
+
+
+class Usage(BaseModel):
+    """Tokens and cost as the agent reported them (its last context usage), where it reports them."""
+
+    model_config = ConfigDict(frozen=True)
+    context_tokens: int | None = None
+    cost_usd: float | None = None
+
+
+class Timings(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    started_at: float = Field(description="Unix time the workspace preparation began")
+    open_seconds: float = 0.0  # preparing the workspace and opening the session
+    turn_seconds: float = 0.0  # prompt sent → turn ended
+    total_seconds: float = 0.0
+
+
+class TaskResult(BaseModel):
+    """One finished (or interrupted) run of one task by one agent."""
+
+    model_config = ConfigDict(frozen=True)
+    task: str
+    agent: str
+    status: Status
+    stop: Any = Field(default=None, description="the TurnEnded stop reason as sidecar JSON, when the turn ended")
+    error: str | None = None
+    text: str = ""
+    usage: Usage = Field(default_factory=Usage)
+    timings: Timings
+    tool_calls: int = 0
+    events: int = 0
+    changed_files: list[str] = Field(default_factory=list)
+    attempt: int = 1
+    where: str = "local"  # "local", or "ray:<node ip>"
+    diff: str = Field(default="", exclude=True)  # in diff.patch, not in the JSON line
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.task, self.agent)
+
+
+def run_dir(out: Path, task: str, agent: str) -> Path:
+    return out / "tasks" / task / agent
+
+
+def workspace_dir(out: Path, task: str, agent: str) -> Path:
+    return out / "workspaces" / task / agent
+
+
+class ResultsFile:
+    """`results.jsonl`: read once to know what is done, then appended to, one durable line per result."""
+
+    def __init__(self, out: Path) -> None:
+        self.path = out / RESULTS
+
+    def finished(self) -> dict[tuple[str, str], TaskResult]:
+        """The results already written, by (task, agent). A torn last line (a kill mid-write) is cut off."""
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return {}
+        whole = data[: data.rfind(b"\n") + 1]
+        if len(whole) != len(data):
+            with self.path.open("r+b") as file:
+                file.truncate(len(whole))
+        found: dict[tuple[str, str], TaskResult] = {}
+        for line in whole.decode("utf-8").splitlines():
+            if line.strip():
+                result = TaskResult.model_validate_json(line)
+                found[result.key] = result
+        return found
+
+    def append(self, result: TaskResult) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self.path.open("a", encoding="utf-8") as file:
+            file.write(result.model_dump_json() + "\n")
+            file.flush()
+            os.fsync(file.fileno())
+
+
+class EventLog:
+    """A run's `events.jsonl`, written as events arrive (reset when a run starts again)."""
+
+    def __init__(self, directory: Path) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        for stale in directory.iterdir():
+            stale.unlink()
+        self._file = (directory / "events.jsonl").open("w", encoding="utf-8")
+
+    def write(self, event: dict[str, Any]) -> None:
+        self._file.write(json.dumps(event, ensure_ascii=False) + "\n")
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def write_outputs(out: Path, result: TaskResult) -> None:
+    """The run's files, then its `results.jsonl` line (the commit point)."""
+    directory = run_dir(out, result.task, result.agent)
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "diff.patch").write_text(result.diff, encoding="utf-8")
+    (directory / "final.txt").write_text(result.text, encoding="utf-8")
+    (directory / "result.json").write_text(result.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    ResultsFile(out).append(result)

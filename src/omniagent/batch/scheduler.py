@@ -1,0 +1,215 @@
+"""`run()`: the batch engine under the CLI. Plans the runs (task by agent), skips the ones `results.jsonl` already
+holds, hands the rest to a backend (this machine, N at a time, or a Ray cluster), writes each run's files as its
+events and result arrive, and yields the results as they finish.
+
+    async for result in omniagent.batch.run(load_tasks(path), agents=["omniagent"], jobs=4, out="out"):
+        print(result.task, result.agent, result.status)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from omniagent.batch.execute import RunSpec, run_one
+from omniagent.batch.results import (
+    EventLog,
+    ResultsFile,
+    Status,
+    TaskResult,
+    Timings,
+    run_dir,
+    workspace_dir,
+    write_outputs,
+)
+from omniagent.batch.tasks import Task
+from omniagent.errors import OmniagentError
+from omniagent.runtime.runtime import Runtime
+
+
+class BatchError(OmniagentError):
+    """The batch cannot start (a task without an agent, a bad option); the message says what to change."""
+
+
+class Observer(Protocol):
+    """Told what happens, as it happens (the progress view is one)."""
+
+    def planned(self, total: int, already_done: list[TaskResult]) -> None: ...
+    def started(self, spec: RunSpec) -> None: ...
+    def event(self, spec: RunSpec, event: dict[str, Any]) -> None: ...
+    def finished(self, result: TaskResult) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class RayOptions:
+    """Run on a Ray cluster: `address` None starts a local one on 127.0.0.1 (see `ray_backend.py`)."""
+
+    address: str | None = None
+
+
+class Reporter:
+    """What a backend calls while a run goes: writes `events.jsonl` and tells the observer."""
+
+    def __init__(self, out: Path, observer: Observer | None) -> None:
+        self._out = out
+        self._observer = observer
+        self._logs: dict[tuple[str, str], EventLog] = {}
+
+    def started(self, spec: RunSpec) -> Callable[[dict[str, Any]], None]:
+        key = (spec.task.id, spec.agent)
+        old = self._logs.pop(key, None)
+        if old is not None:
+            old.close()
+        log = self._logs[key] = EventLog(run_dir(self._out, *key))
+        if self._observer is not None:
+            self._observer.started(spec)
+        observer = self._observer
+
+        def on_event(event: dict[str, Any]) -> None:
+            log.write(event)
+            if observer is not None:
+                observer.event(spec, event)
+
+        return on_event
+
+    def note(self, spec: RunSpec, name: str, text: str) -> None:
+        """A side file of the run (e.g. `worker.json`: where a Ray attempt runs)."""
+        (run_dir(self._out, spec.task.id, spec.agent) / name).write_text(text, encoding="utf-8")
+
+    def ended(self, spec: RunSpec) -> None:
+        log = self._logs.pop((spec.task.id, spec.agent), None)
+        if log is not None:
+            log.close()
+
+
+class Backend(Protocol):
+    async def run_all(
+        self, specs: list[RunSpec], reporter: Reporter, deliver: Callable[[TaskResult], None], stop: asyncio.Event
+    ) -> None: ...
+
+
+def plan(tasks: Sequence[Task], agents: Sequence[str], out: Path, *, allow_unsandboxed: bool) -> list[RunSpec]:
+    """Every (task, agent) run in file order: `agents` (the CLI's `--agent`) when given, else the task's own.
+
+    Raises: `BatchError` for a task that names no agent when `agents` is empty.
+    """
+    specs: list[RunSpec] = []
+    for task in tasks:
+        chosen = list(agents) or task.agents()
+        if not chosen:
+            raise BatchError(f'task {task.id!r} names no agent; add "agent" to it or pass --agent ID')
+        for agent in dict.fromkeys(chosen):
+            specs.append(RunSpec(task, agent, workspace_dir(out, task.id, agent), allow_unsandboxed=allow_unsandboxed))
+    return specs
+
+
+async def run(
+    tasks: Sequence[Task],
+    *,
+    out: str | Path,
+    agents: Sequence[str] = (),
+    jobs: int = 4,
+    resume: bool = True,
+    allow_unsandboxed: bool = False,
+    ray: RayOptions | None = None,
+    observer: Observer | None = None,
+    stop: asyncio.Event | None = None,
+) -> AsyncIterator[TaskResult]:
+    """Run every task with every agent, `jobs` at a time (locally) or over Ray; yield each result as it finishes.
+
+    Results (and their files under `out`) are written as they arrive; with `resume`, runs already in
+    `out/results.jsonl` are skipped. Setting `stop` cancels the running turns: their results come back
+    `interrupted` and are not written, so the next run starts them again.
+    Raises: `BatchError`, and on Ray `RayUnavailable`.
+    """
+    if jobs < 1:
+        raise BatchError("jobs must be at least 1")
+    out = _absolute(out)
+    specs = plan(tasks, agents, out, allow_unsandboxed=allow_unsandboxed)
+    results = ResultsFile(out)
+    done = results.finished() if resume else {}
+    pending = [spec for spec in specs if (spec.task.id, spec.agent) not in done]
+    if observer is not None:
+        observer.planned(len(specs), [done[key] for key in done if key in {(s.task.id, s.agent) for s in specs}])
+    backend = _backend(ray, jobs)
+    stop = stop or asyncio.Event()
+    arrived: asyncio.Queue[TaskResult] = asyncio.Queue()
+    reporter = Reporter(out, observer)
+    worker = asyncio.create_task(backend.run_all(pending, reporter, arrived.put_nowait, stop))
+    try:
+        for _ in pending:
+            getter = asyncio.ensure_future(arrived.get())
+            await asyncio.wait({getter, worker}, return_when=asyncio.FIRST_COMPLETED)
+            if not getter.done():
+                getter.cancel()
+                worker.result()  # the backend failed: raise its error
+                break
+            result = getter.result()
+            if result.status is not Status.INTERRUPTED:
+                write_outputs(out, result)
+            if observer is not None:
+                observer.finished(result)
+            yield result
+        await worker
+    finally:
+        if not worker.done():
+            stop.set()
+            with suppress(asyncio.CancelledError):
+                await worker
+
+
+def _absolute(path: str | Path) -> Path:
+    return Path(os.path.abspath(path))
+
+
+def _backend(ray: RayOptions | None, jobs: int) -> Backend:
+    if ray is None:
+        return LocalBackend(jobs)
+    from omniagent.batch.ray_backend import RayBackend
+
+    return RayBackend(ray.address, jobs)
+
+
+class LocalBackend:
+    """This machine: one Runtime, `jobs` runs at a time."""
+
+    def __init__(self, jobs: int) -> None:
+        self._jobs = jobs
+
+    async def run_all(
+        self, specs: list[RunSpec], reporter: Reporter, deliver: Callable[[TaskResult], None], stop: asyncio.Event
+    ) -> None:
+        slots = asyncio.Semaphore(self._jobs)
+        async with Runtime() as runtime, asyncio.TaskGroup() as group:
+            for spec in specs:
+                group.create_task(self._one(runtime, spec, slots, reporter, deliver, stop))
+
+    @staticmethod
+    async def _one(
+        runtime: Runtime,
+        spec: RunSpec,
+        slots: asyncio.Semaphore,
+        reporter: Reporter,
+        deliver: Callable[[TaskResult], None],
+        stop: asyncio.Event,
+    ) -> None:
+        async with slots:
+            if stop.is_set():
+                deliver(interrupted(spec))
+                return
+            on_event = reporter.started(spec)
+            try:
+                result = await run_one(runtime, spec, on_event, stop)
+            finally:
+                reporter.ended(spec)
+            deliver(result)
+
+
+def interrupted(spec: RunSpec) -> TaskResult:
+    """The result of a run that never started because the batch was stopped."""
+    return TaskResult(task=spec.task.id, agent=spec.agent, status=Status.INTERRUPTED, timings=Timings(started_at=0.0))

@@ -1,0 +1,130 @@
+"""Helpers for the batch tests: task files whose tasks each write their own file, the fake LLM scenario that
+answers them (the same JSON in process and as a file for the namespace), and `omniagent batch` as a subprocess."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.sidecar_schema import validate
+
+RUN_WAIT = 120.0  # seconds: the bound on one `omniagent batch` run
+POLL = 0.05
+AFTER_STALL = "answered at last"  # seconds between looks at a file another process writes
+
+
+def marker(index: int) -> str:
+    return f"TASK-{index:02d}-MARK"
+
+
+def file_name(index: int) -> str:
+    return f"file-{index:02d}.txt"
+
+
+def content(index: int) -> str:
+    return f"CONTENT-{index:02d}\n"
+
+
+def task_id(index: int) -> str:
+    return f"t{index:02d}"
+
+
+def tasks(count: int, **extra: Any) -> list[dict[str, Any]]:
+    """`count` tasks; task i asks (through its marker) for a write of file-i.txt."""
+    return [
+        {"id": task_id(i), "prompt": f"{marker(i)}: write {file_name(i)}", "permissions": {"allow": ["write"]}} | extra
+        for i in range(count)
+    ]
+
+
+def write_tasks(path: Path, items: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(item) + "\n" for item in items), encoding="utf-8")
+    return path
+
+
+def scenario(
+    count: int, *, delay: float = 0.0, stall: str | None = None, stall_once: str | None = None
+) -> dict[str, Any]:
+    """Every step sticky, so any request gets the same answer whatever ran before (a resumed batch included):
+    a request carrying task i's written content (its second call) gets "wrote file-i.txt"; one carrying only task
+    i's marker (its first call) gets the write. `stall`: a request with that text gets headers and then nothing;
+    `stall_once`: the first such request does, the later ones get AFTER_STALL."""
+    steps: list[dict[str, Any]] = []
+    if stall is not None:
+        steps.append({"kind": "reply", "stall_after_events": 0, "match": stall, "sticky": True})
+    if stall_once is not None:
+        steps.append({"kind": "reply", "stall_after_events": 0, "match": stall_once})
+        steps.append({"kind": "reply", "text": AFTER_STALL, "match": stall_once, "sticky": True})
+    for i in range(count):
+        steps.append({"kind": "reply", "text": f"wrote {file_name(i)}", "match": content(i).strip(), "sticky": True})
+    for i in range(count):
+        call = {"name": "write", "arguments": {"path": file_name(i), "content": content(i)}}
+        steps.append({"kind": "reply", "tool_calls": [call], "match": marker(i), "sticky": True, "delay": delay})
+    return {"steps": steps, "fallback": {"kind": "reply", "text": "no step for this request"}}
+
+
+async def start_batch(*args: str, env: dict[str, str], cwd: Path, prefix: list[str] | None = None) -> Any:
+    return await asyncio.create_subprocess_exec(
+        *(prefix or []),
+        sys.executable,
+        "-m",
+        "omniagent",
+        "batch",
+        *args,
+        env=env,
+        cwd=cwd,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+
+
+async def finish(process: Any, within: float = RUN_WAIT) -> tuple[int, str, str]:
+    try:
+        async with asyncio.timeout(within):
+            out, err = await process.communicate()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    return process.returncode, out.decode(), err.decode()
+
+
+async def run_batch(
+    *args: str, env: dict[str, str], cwd: Path, prefix: list[str] | None = None
+) -> tuple[int, str, str]:
+    return await finish(await start_batch(*args, env=env, cwd=cwd, prefix=prefix))
+
+
+def results(out: Path) -> list[dict[str, Any]]:
+    """The lines of results.jsonl (whole lines only: a killed writer may leave a torn last one)."""
+    try:
+        text = (out / "results.jsonl").read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    return [json.loads(line) for line in text.splitlines(keepends=True) if line.endswith("\n")]
+
+
+async def wait_results(out: Path, count: int, within: float = RUN_WAIT) -> None:
+    """Until results.jsonl holds at least `count` whole lines (a file another process writes: polled)."""
+    async with asyncio.timeout(within):
+        while True:
+            if len(results(out)) >= count:
+                return
+            await asyncio.sleep(POLL)
+
+
+def events(out: Path, task: str, agent: str) -> list[dict[str, Any]]:
+    """A run's events.jsonl, every line checked against the sidecar Event schema."""
+    lines = (out / "tasks" / task / agent / "events.jsonl").read_text(encoding="utf-8").splitlines()
+    found = [json.loads(line) for line in lines]
+    for event in found:
+        validate("Event", event)
+    return found
+
+
+def kinds(found: list[dict[str, Any]]) -> list[str]:
+    return [kind if isinstance(kind, str) else next(iter(kind)) for kind in (event["kind"] for event in found)]

@@ -1,0 +1,149 @@
+"""`omniagent batch --ray` on a real local Ray cluster (issue 14 acceptance, Ray part).
+
+Everything runs inside the loopback-only network namespace of the real-agent tests: the fake LLM holds it (started
+through `netns.py`), and the batch process, which starts the Ray cluster on 127.0.0.1 (head, raylet, GCS and every
+worker are its children), is entered into it with nsenter. No Ray traffic can reach any other address.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.batch.support import (
+    AFTER_STALL,
+    POLL,
+    RUN_WAIT,
+    file_name,
+    finish,
+    results,
+    run_batch,
+    scenario,
+    start_batch,
+    task_id,
+    write_tasks,
+)
+from tests.batch.support import tasks as make_tasks
+from tests.e2e.agents import netns
+from tests.e2e.agents.harness import LLM_START, namespace_mode
+from tests.runtime.adapters.engine_harness import KEY, child_env
+
+pytestmark = pytest.mark.timeout(300)
+SAME = ("task", "agent", "status", "stop", "error", "text", "changed_files", "tool_calls")
+
+
+@dataclass(slots=True)
+class Namespace:
+    origin: str
+    enter: list[str]
+    log: Path
+
+    def requests(self) -> list[dict[str, Any]]:
+        try:
+            return [json.loads(line) for line in self.log.read_text().splitlines() if line.endswith("}")]
+        except FileNotFoundError:
+            return []
+
+
+@contextlib.asynccontextmanager
+async def loopback_namespace(root: Path, story: dict[str, Any]) -> AsyncIterator[Namespace]:
+    """A fake LLM answering `story`, holding a fresh namespace with only loopback; `enter` runs a command in it."""
+    variant = namespace_mode()
+    scenario_file, log = root / "scenario.json", root / "llm.jsonl"
+    scenario_file.write_text(json.dumps(story), encoding="utf-8")
+    llm = await asyncio.create_subprocess_exec(
+        *netns.unshare_argv(variant),
+        sys.executable,
+        netns.__file__,
+        "--scenario",
+        str(scenario_file),
+        "--log",
+        str(log),
+        stdout=asyncio.subprocess.PIPE,
+    )
+    try:
+        assert llm.stdout is not None
+        async with asyncio.timeout(LLM_START):
+            origin = (await llm.stdout.readline()).decode().strip()
+        yield Namespace(origin, netns.nsenter_argv(variant, llm.pid), log)
+    finally:
+        llm.send_signal(signal.SIGTERM)
+        await llm.wait()
+
+
+def _env(tmp_path: Path, origin: str) -> dict[str, str]:
+    env = child_env(tmp_path, None) | {"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": origin}
+    return env | {"RAY_USAGE_STATS_ENABLED": "0"}
+
+
+def _same(found: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {r["task"]: {key: r[key] for key in SAME} for r in found}
+
+
+async def test_twenty_tasks_through_ray_give_the_same_results_as_locally(tmp_path: Path) -> None:
+    """The same 20 tasks, `--ray` (a local cluster on 127.0.0.1, 4 CPUs) and locally at -j 4: identical results
+    and diffs; every Ray run says it ran on 127.0.0.1."""
+    task_file = write_tasks(tmp_path / "tasks.jsonl", make_tasks(20, agent="omniagent"))
+    async with loopback_namespace(tmp_path, scenario(20)) as ns:
+        env = _env(tmp_path, ns.origin)
+        local, ray = tmp_path / "local", tmp_path / "ray"
+        code, _, err = await run_batch(
+            str(task_file), "-j", "4", "--out", str(local), env=env, cwd=tmp_path, prefix=ns.enter
+        )
+        assert code == 0, err
+        code, out, err = await run_batch(
+            str(task_file), "--ray", "-j", "4", "--out", str(ray), env=env, cwd=tmp_path, prefix=ns.enter
+        )
+        assert code == 0, err
+    on_ray = results(ray)
+    assert len(on_ray) == 20
+    assert _same(on_ray) == _same(results(local))
+    assert {r["where"] for r in on_ray} == {"ray:127.0.0.1"}
+    for i in range(20):
+        run = ("tasks", task_id(i), "omniagent", "diff.patch")
+        assert ray.joinpath(*run).read_text() == local.joinpath(*run).read_text() != ""
+    assert "omniagent" in out
+
+
+async def test_a_worker_killed_during_a_task_is_retried_once_and_completes(tmp_path: Path) -> None:
+    """kill -9 of the Ray worker process running a task while its model call is in flight: the run starts again
+    once (attempt 2) and completes; the other tasks are untouched."""
+    victim = {"id": "victim", "prompt": "KILL-MARK", "agent": "omniagent"}
+    story = scenario(3, stall_once="KILL-MARK")
+    task_file = write_tasks(tmp_path / "tasks.jsonl", [*make_tasks(3, agent="omniagent"), victim])
+    out = tmp_path / "out"
+    async with loopback_namespace(tmp_path, story) as ns:
+        env = _env(tmp_path, ns.origin)
+        batch = await start_batch(
+            str(task_file), "--ray", "-j", "2", "--out", str(out), env=env, cwd=tmp_path, prefix=ns.enter
+        )
+        try:
+            worker = out / "tasks" / "victim" / "omniagent" / "worker.json"
+            async with asyncio.timeout(RUN_WAIT):
+                while True:
+                    if worker.exists() and any("KILL-MARK" in json.dumps(r["body"]) for r in ns.requests()):
+                        break
+                    await asyncio.sleep(POLL)
+            first = json.loads(worker.read_text())
+            assert first["attempt"] == 1
+            os.kill(first["pid"], signal.SIGKILL)
+        finally:
+            code, _, err = await finish(batch)
+    assert code == 0, err
+    by_task = {r["task"]: r for r in results(out)}
+    assert by_task["victim"]["status"] == "completed"
+    assert by_task["victim"]["attempt"] == 2
+    assert by_task["victim"]["text"] == AFTER_STALL
+    assert json.loads(worker.read_text())["pid"] != first["pid"]
+    assert all(by_task[task_id(i)]["status"] == "completed" for i in range(3))
+    assert all(by_task[task_id(i)]["changed_files"] == [file_name(i)] for i in range(3))
