@@ -46,12 +46,18 @@ def write_tasks(path: Path, items: list[dict[str, Any]]) -> Path:
 
 
 def scenario(
-    count: int, *, delay: float = 0.0, stall: str | None = None, stall_once: str | None = None
+    count: int,
+    *,
+    delay: float = 0.0,
+    answer_delay: float = 0.0,
+    stall: str | None = None,
+    stall_once: str | None = None,
 ) -> dict[str, Any]:
     """Every step sticky, so any request gets the same answer whatever ran before (a resumed batch included):
     a request carrying task i's written content (its second call) gets "wrote file-i.txt"; one carrying only task
     i's marker (its first call) gets the write. `stall`: a request with that text gets headers and then nothing;
-    `stall_once`: the first such request does, the later ones get AFTER_STALL."""
+    `stall_once`: the first such request does, the later ones get AFTER_STALL. `delay` holds each write back,
+    `answer_delay` each answer after it."""
     steps: list[dict[str, Any]] = []
     if stall is not None:
         steps.append({"kind": "reply", "stall_after_events": 0, "match": stall, "sticky": True})
@@ -59,7 +65,8 @@ def scenario(
         steps.append({"kind": "reply", "stall_after_events": 0, "match": stall_once})
         steps.append({"kind": "reply", "text": AFTER_STALL, "match": stall_once, "sticky": True})
     for i in range(count):
-        steps.append({"kind": "reply", "text": f"wrote {file_name(i)}", "match": content(i).strip(), "sticky": True})
+        answer = {"kind": "reply", "text": f"wrote {file_name(i)}", "match": content(i).strip(), "sticky": True}
+        steps.append(answer | {"delay": answer_delay})
     for i in range(count):
         call = {"name": "write", "arguments": {"path": file_name(i), "content": content(i)}}
         steps.append({"kind": "reply", "tool_calls": [call], "match": marker(i), "sticky": True, "delay": delay})

@@ -18,7 +18,7 @@ from rich.console import Console
 from omniagent.batch.progress import ProgressView, summary_table
 from omniagent.batch.results import ResultsFile, Status
 from omniagent.batch.scheduler import BatchError, RayOptions, plan, run
-from omniagent.batch.tasks import TaskFileError, load_tasks
+from omniagent.batch.tasks import Task, TaskFileError, load_tasks
 
 EXIT_ALL_COMPLETED = 0
 EXIT_SOME_FAILED = 1
@@ -40,14 +40,14 @@ class BatchOptions:
 
 def run_batch(options: BatchOptions) -> int:
     """Entry point of `omniagent batch`; returns the exit code."""
-    notes = Console(stderr=True, highlight=False)
+    notes = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
         tasks = load_tasks(options.tasks)
         if options.jobs < 1:
             raise BatchError("-j must be at least 1")
         plan(tasks, options.agents, options.out, allow_unsandboxed=options.allow_unsandboxed)
     except (TaskFileError, BatchError) as error:
-        notes.print(f"omniagent batch: error: {error}", markup=False)
+        _error(str(error))
         return EXIT_USAGE
     if options.ray:
         from omniagent.batch.ray_backend import RayUnavailable, require_ray
@@ -55,7 +55,7 @@ def run_batch(options: BatchOptions) -> int:
         try:
             require_ray()
         except RayUnavailable as error:
-            notes.print(f"omniagent batch: error: {error}", markup=False)
+            _error(str(error))
             return EXIT_NO_RAY
     logging.basicConfig(level=logging.ERROR, format="omniagent: %(message)s", stream=sys.stderr)
     stopped = asyncio.run(_run(options, tasks, notes))
@@ -68,7 +68,7 @@ def run_batch(options: BatchOptions) -> int:
     return EXIT_ALL_COMPLETED if all(r.status is Status.COMPLETED for r in results) else EXIT_SOME_FAILED
 
 
-async def _run(options: BatchOptions, tasks: list, notes: Console) -> bool:  # type: ignore[type-arg]
+async def _run(options: BatchOptions, tasks: list[Task], notes: Console) -> bool:
     """Run the batch under the live view; True when Ctrl-C stopped it."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -92,3 +92,7 @@ async def _run(options: BatchOptions, tasks: list, notes: Console) -> bool:  # t
         loop.remove_signal_handler(signal.SIGINT)
         loop.remove_signal_handler(signal.SIGTERM)
     return stop.is_set()
+
+
+def _error(message: str) -> None:
+    print(f"omniagent batch: error: {message}", file=sys.stderr)

@@ -1,0 +1,132 @@
+"""`omniagent.batch.run()` in process, against our engine and the fake LLM: workspaces from git, permission
+policies, the turn limit, and the task file's schema."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from omniagent.batch import Status, TaskResult, load_tasks, parse_task, run
+from omniagent.batch.tasks import SCHEMA_FILE, task_schema
+from omniagent.testing import FakeLLMServer, Scenario
+from tests.batch.support import content, file_name, marker, scenario, tasks, write_tasks
+from tests.runtime.adapters.engine_harness import child_env, use_engine
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+async def _run_all(task_file: Path, out: Path, **options: Any) -> dict[str, TaskResult]:
+    return {result.task: result async for result in run(load_tasks(task_file), out=out, **options)}
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> tuple[Path, str]:
+    """A repository whose first commit has notes.txt "v1" and whose second changes it to "v2"."""
+    path = tmp_path / "repo"
+    path.mkdir()
+    _git(path, "init", "-q")
+    for version in ("v1", "v2"):
+        (path / "notes.txt").write_text(f"{version}\n")
+        _git(path, "add", ".")
+        _git(path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", version)
+    return path, _git(path, "rev-parse", "HEAD~1")
+
+
+async def test_run_checks_out_each_task_at_its_commit_and_yields_its_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, repo: tuple[Path, str]
+) -> None:
+    """A git workspace is a worktree at the task's commit (the first, not HEAD); the diff is against that commit;
+    the repository itself is untouched; results come back as an async iterator and are written."""
+    path, first = repo
+    items = tasks(2, agent="omniagent", workspace={"git": "repo", "commit": first})
+    task_file = write_tasks(tmp_path / "tasks.jsonl", items)
+    async with FakeLLMServer(Scenario.from_json(scenario(2))) as llm:
+        use_engine(monkeypatch, tmp_path, llm)
+        found = await _run_all(task_file, tmp_path / "out", jobs=2)
+    assert sorted(found) == ["t00", "t01"]
+    for i, result in enumerate(found[key] for key in sorted(found)):
+        assert result.status is Status.COMPLETED
+        assert result.changed_files == [file_name(i)]
+        workspace = tmp_path / "out" / "workspaces" / result.task / "omniagent"
+        assert (workspace / "notes.txt").read_text() == "v1\n"
+        assert _git(workspace, "rev-parse", "HEAD") == first
+        assert f"+{content(i).strip()}" in result.diff and "notes.txt" not in result.diff
+    assert _git(path, "status", "--porcelain") == ""
+    lines = (tmp_path / "out" / "results.jsonl").read_text().splitlines()
+    assert sorted(json.loads(line)["task"] for line in lines) == ["t00", "t01"]
+
+
+async def test_deny_allow_and_auto_permissions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """deny: the write is refused (the turn goes on, nothing changes); auto without a sandbox and without the flag:
+    the run fails saying why; auto with allow_unsandboxed: the write happens."""
+    items = [
+        {"id": "deny", "prompt": marker(0), "agent": "omniagent", "permissions": "deny"},
+        {"id": "auto", "prompt": marker(1), "agent": "omniagent", "permissions": "auto"},
+    ]
+    task_file = write_tasks(tmp_path / "tasks.jsonl", items)
+    async with FakeLLMServer(Scenario.from_json(scenario(2))) as llm:
+        use_engine(monkeypatch, tmp_path, llm)
+        refused = await _run_all(task_file, tmp_path / "out")
+        allowed = await _run_all(task_file, tmp_path / "out-flag", allow_unsandboxed=True)
+    assert refused["deny"].status is Status.COMPLETED and refused["deny"].changed_files == []
+    assert refused["auto"].status is Status.FAILED
+    assert "--allow-unsandboxed-auto" in (refused["auto"].error or "")
+    assert allowed["auto"].status is Status.COMPLETED and allowed["auto"].changed_files == [file_name(1)]
+
+
+async def test_a_task_over_its_turn_limit_is_cancelled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """max_turns 1 and a model that asks for two tool calls: the turn is cancelled at the second, `turn_limit`."""
+    calls = [{"name": "write", "arguments": {"path": f"f{n}.txt", "content": "x"}} for n in range(2)]
+    story = {
+        "steps": [{"kind": "reply", "tool_calls": calls, "match": "LIMIT-MARK", "sticky": True}],
+        "fallback": {"kind": "reply", "text": "done"},
+    }
+    item = {"id": "limited", "prompt": "LIMIT-MARK", "agent": "omniagent", "max_turns": 1, "permissions": "deny"}
+    task_file = write_tasks(tmp_path / "tasks.jsonl", [item])
+    async with FakeLLMServer(Scenario.from_json(story)) as llm:
+        use_engine(monkeypatch, tmp_path, llm)
+        found = await _run_all(task_file, tmp_path / "out")
+    assert found["limited"].status is Status.TURN_LIMIT
+    assert found["limited"].stop == "Cancelled"
+
+
+def test_the_schema_file_is_current_and_the_documented_examples_are_valid_tasks() -> None:
+    """task.schema.json equals the model's schema (regenerate: python -m omniagent.batch.tasks), and every task
+    line in docs/batch.md's examples passes both the schema and the model."""
+    assert json.loads(SCHEMA_FILE.read_text()) == task_schema()
+    schema = task_schema()
+    documented = [line for line in (ROOT / "docs" / "batch.md").read_text().splitlines() if line.startswith('{"id"')]
+    assert len(documented) >= 4
+    for line in documented:
+        jsonschema.validate(json.loads(line), schema)
+        parse_task(line)
+
+
+def test_ray_without_ray_installed_says_how_to_install_it(tmp_path: Path) -> None:
+    """Where `import ray` fails, `--ray` exits 3 with the install command (here a `ray` package that cannot be
+    imported shadows the installed one, as on a machine without the extra)."""
+    shadow = tmp_path / "shadow" / "ray"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('No module named ray')\n")
+    task_file = write_tasks(tmp_path / "tasks.jsonl", tasks(1, agent="omniagent"))
+    env = child_env(tmp_path, None) | {"PYTHONPATH": str(tmp_path / "shadow")}
+    done = subprocess.run(
+        [sys.executable, "-m", "omniagent", "batch", str(task_file), "--ray", "--out", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert done.returncode == 3, done.stderr
+    assert "pip install 'omniagent[ray]'" in done.stderr
+    assert not (tmp_path / "out").exists()
