@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from omniagent.testing import FakeLLMServer
 from tests.sidecar_schema import validate
 
 RUN_WAIT = 120.0  # seconds: the bound on one `omniagent batch` run
@@ -120,6 +121,15 @@ async def wait_results(out: Path, count: int, within: float = RUN_WAIT) -> None:
     async with asyncio.timeout(within):
         while True:
             if len(results(out)) >= count:
+                return
+            await asyncio.sleep(POLL)
+
+
+async def wait_request(llm: FakeLLMServer, text: str, within: float = RUN_WAIT) -> None:
+    """Until the fake LLM has received a request whose body contains `text` (its log is polled)."""
+    async with asyncio.timeout(within):
+        while True:
+            if any(text in json.dumps(request.body) for request in llm.requests):
                 return
             await asyncio.sleep(POLL)
 

@@ -23,6 +23,7 @@ from tests.batch.support import (
     start_batch,
     task_id,
     tasks,
+    wait_request,
     wait_results,
     write_tasks,
 )
@@ -135,7 +136,7 @@ async def test_ctrl_c_cancels_running_turns_keeps_what_is_done_and_a_rerun_resum
         env = child_env(tmp_path, llm)
         process = await start_batch(str(task_file), "-j", "3", "--out", str(out), env=env, cwd=tmp_path)
         await wait_results(out, 2)
-        await llm.wait_for_requests_async(5)  # 2 tasks, 2 calls each, and the slow task's call is in flight
+        await wait_request(llm, "SLOW-MARK")  # the slow task's turn is running
         process.send_signal(signal.SIGINT)
         code, _, err = await finish(process)
         assert code == 130, err

@@ -147,3 +147,36 @@ async def test_a_worker_killed_during_a_task_is_retried_once_and_completes(tmp_p
     assert json.loads(worker.read_text())["pid"] != first["pid"]
     assert all(by_task[task_id(i)]["status"] == "completed" for i in range(3))
     assert all(by_task[task_id(i)]["changed_files"] == [file_name(i)] for i in range(3))
+
+
+async def test_ctrl_c_on_ray_cancels_the_running_task_keeps_the_finished_ones_and_a_rerun_resumes(
+    tmp_path: Path,
+) -> None:
+    """SIGINT while a task runs on a Ray worker: exit 130 once the worker has stopped it (Ray's cancel), the
+    finished runs kept, the interrupted one not written; the same command again runs only that one."""
+    story = scenario(2, stall_once="SLOW-MARK")
+    slow = {"id": "slow", "prompt": "SLOW-MARK", "agent": "omniagent"}
+    task_file = write_tasks(tmp_path / "tasks.jsonl", [*make_tasks(2, agent="omniagent"), slow])
+    out = tmp_path / "out"
+    args = (str(task_file), "--ray", "-j", "3", "--out", str(out))
+    async with loopback_namespace(tmp_path, story) as ns:
+        env = _env(tmp_path, ns.origin)
+        batch = await start_batch(*args, env=env, cwd=tmp_path, prefix=ns.enter)
+        try:
+            async with asyncio.timeout(RUN_WAIT):
+                while True:
+                    if len(results(out)) == 2 and any("SLOW-MARK" in json.dumps(r["body"]) for r in ns.requests()):
+                        break
+                    await asyncio.sleep(POLL)
+            batch.send_signal(signal.SIGINT)
+        finally:
+            code, _, err = await finish(batch)
+        assert code == 130, err
+        assert sorted(r["task"] for r in results(out)) == ["t00", "t01"]
+        asked_before = len(ns.requests())
+        code, _, err = await run_batch(*args, env=env, cwd=tmp_path, prefix=ns.enter)
+        again = [json.dumps(r["body"]) for r in ns.requests()[asked_before:]]
+    assert code == 0, err
+    assert sorted(r["task"] for r in results(out)) == ["slow", "t00", "t01"]
+    assert {r["task"]: r for r in results(out)}["slow"]["text"] == AFTER_STALL
+    assert again and all("SLOW-MARK" in body for body in again)

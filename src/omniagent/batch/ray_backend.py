@@ -37,6 +37,7 @@ from omniagent.runtime.runtime import Runtime
 
 INSTALL_HINT = "pip install 'omniagent[ray]'"
 ATTEMPTS = 2  # a run whose worker is lost is started again once
+_CANCEL_CHECK = 0.2  # seconds a worker waits for its run's next item before it can see a cancel
 
 
 class RayUnavailable(OmniagentError):
@@ -198,7 +199,11 @@ def _work(spec: RunSpec) -> Iterator[tuple[str, Any]]:
     thread.start()
     try:
         while True:
-            kind, value = items.get()
+            try:
+                # A bounded wait: Ray's cancel raises in this thread only while it runs Python code.
+                kind, value = items.get(timeout=_CANCEL_CHECK)
+            except queue.Empty:
+                continue
             if kind == "error":
                 raise RuntimeError(value)
             yield (kind, value)

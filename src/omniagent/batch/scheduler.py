@@ -135,7 +135,8 @@ async def run(
     done = results.finished() if resume else {}
     pending = [spec for spec in specs if (spec.task.id, spec.agent) not in done]
     if observer is not None:
-        observer.planned(len(specs), [done[key] for key in done if key in {(s.task.id, s.agent) for s in specs}])
+        planned = {(spec.task.id, spec.agent) for spec in specs}
+        observer.planned(len(specs), [result for key, result in done.items() if key in planned])
     backend = _backend(ray, jobs)
     stop = stop or asyncio.Event()
     arrived: asyncio.Queue[TaskResult] = asyncio.Queue()
