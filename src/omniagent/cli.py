@@ -111,7 +111,7 @@ def _parser() -> argparse.ArgumentParser:
     batch.add_argument(
         "--allow-unsandboxed-auto",
         action="store_true",
-        help="let `auto` permissions approve tools of agents that do not run commands sandboxed",
+        help="let `auto` permissions approve the tools of an agent whose commands do not run sandboxed",
     )
 
     agents = command(

@@ -67,21 +67,27 @@ async def test_run_checks_out_each_task_at_its_commit_and_yields_its_result(
 
 
 async def test_deny_allow_and_auto_permissions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """deny: the write is refused (the turn goes on, nothing changes); auto without a sandbox and without the flag:
-    the run fails saying why; auto with allow_unsandboxed: the write happens."""
+    """deny: the write is refused (the turn goes on, nothing changes); auto on our engine (its exec sandbox on, the
+    default): the write happens; auto with the sandbox turned off and without the flag: the run fails saying why;
+    with allow_unsandboxed it runs."""
+    unsandboxed = {"agent": "omniagent", "permissions": "auto", "config": {"sandbox": "unsandboxed"}}
     items = [
         {"id": "deny", "prompt": marker(0), "agent": "omniagent", "permissions": "deny"},
-        {"id": "auto", "prompt": marker(1), "agent": "omniagent", "permissions": "auto"},
+        {"id": "sandboxed", "prompt": marker(1), "agent": "omniagent", "permissions": "auto"},
+        {"id": "auto", "prompt": marker(2), **unsandboxed},
     ]
     task_file = write_tasks(tmp_path / "tasks.jsonl", items)
-    async with FakeLLMServer(Scenario.from_json(scenario(2))) as llm:
+    async with FakeLLMServer(Scenario.from_json(scenario(3))) as llm:
         use_engine(monkeypatch, tmp_path, llm)
         refused = await _run_all(task_file, tmp_path / "out")
         allowed = await _run_all(task_file, tmp_path / "out-flag", allow_unsandboxed=True)
     assert refused["deny"].status is Status.COMPLETED and refused["deny"].changed_files == []
+    assert refused["sandboxed"].status is Status.COMPLETED
+    assert refused["sandboxed"].changed_files == [file_name(1)]
     assert refused["auto"].status is Status.FAILED
     assert "--allow-unsandboxed-auto" in (refused["auto"].error or "")
-    assert allowed["auto"].status is Status.COMPLETED and allowed["auto"].changed_files == [file_name(1)]
+    assert refused["auto"].changed_files == []
+    assert allowed["auto"].status is Status.COMPLETED and allowed["auto"].changed_files == [file_name(2)]
 
 
 async def test_a_task_over_its_turn_limit_is_cancelled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

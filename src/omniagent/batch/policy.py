@@ -2,8 +2,9 @@
 
 - `deny`: every permission is denied (the agent may go on without the tool).
 - `{"allow": [...]}`: a permission whose tool name, kind or title is listed is allowed once; the rest denied.
-- `auto`: every permission is allowed, only where the agent's commands run sandboxed (its session reports a
-  `sandbox` option that is on) or with the explicit `allow_unsandboxed` flag (`--allow-unsandboxed-auto`).
+- `auto`: every permission is allowed, only where the agent's commands run sandboxed (its session's `sandbox`
+  option holds a sandboxed value: our engine's `sandboxed`, its default on Linux; Codex's `read-only` or
+  `workspace-write`) or with the explicit `allow_unsandboxed` flag (`--allow-unsandboxed-auto`).
 """
 
 from __future__ import annotations
@@ -14,23 +15,25 @@ from omniagent.protocols.sidecar.commands import Answer, PermissionAnswer, Quest
 from omniagent.protocols.sidecar.events import PermissionAsk, PermissionChoice, QuestionAsk, Request, ToolUpdate
 
 _SANDBOX_OPTION = "sandbox"
-_SANDBOX_OFF = {"", "off", "none", "false", "disabled", "danger-full-access"}
+# Values of a session's `sandbox` option that confine the agent's commands (anything else, or none, does not):
+# our engine's exec sandbox, and Codex's two sandboxed modes. Listed, not guessed: an unknown value is unsandboxed.
+SANDBOXED_VALUES = frozenset({"sandboxed", "read-only", "workspace-write"})
 
 
 def sandboxed(info: SessionInfo) -> bool:
-    """Whether the session says its commands run in a sandbox (a `sandbox` config option that is on)."""
+    """Whether the session says its commands run in a sandbox (its `sandbox` option holds a sandboxed value)."""
     value = info.configuration.options.get(_SANDBOX_OPTION)
-    if isinstance(value, bool):
-        return value
-    return value is not None and value.lower() not in _SANDBOX_OFF
+    return value is True or (isinstance(value, str) and value in SANDBOXED_VALUES)
 
 
 def auto_refusal(info: SessionInfo, *, allow_unsandboxed: bool) -> str | None:
     """Why `auto` may not be used for this session, or None when it may."""
     if allow_unsandboxed or sandboxed(info):
         return None
+    value = info.configuration.options.get(_SANDBOX_OPTION)
+    why = f"its `sandbox` option is {value!r}" if value is not None else "it reports no sandbox"
     return (
-        f"permissions `auto` needs an agent whose commands run sandboxed, and {info.agent.id} does not say so; "
+        f"permissions `auto` needs an agent whose commands run sandboxed, and {info.agent.id} does not ({why}); "
         'use `deny` or `{"allow": [...]}`, or pass --allow-unsandboxed-auto to approve its tools anyway'
     )
 
