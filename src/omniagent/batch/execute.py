@@ -129,10 +129,13 @@ async def run_one(runtime: Runtime, spec: RunSpec, on_event: EventSink, stop: as
 async def _drive(session: Session, task: Task, turn: _Turn, on_event: EventSink, stop: asyncio.Event) -> None:
     loop = asyncio.get_running_loop()
     cancels: set[asyncio.Task[None]] = set()
+    # No bound while the turn runs (the time limit is the task's own); once we cancel it, CANCEL_WAIT at most.
+    bound = asyncio.timeout(None)
 
     def cancel(reason: Status) -> None:
         if turn.reason is None and turn.stop is None:
             turn.reason = reason
+            bound.reschedule(loop.time() + CANCEL_WAIT)
             job = loop.create_task(_cancel(session))
             cancels.add(job)
             job.add_done_callback(cancels.discard)
@@ -140,12 +143,15 @@ async def _drive(session: Session, task: Task, turn: _Turn, on_event: EventSink,
     watcher = loop.create_task(_on_stop(stop, cancel))
     deadline = loop.call_later(task.time_limit, cancel, Status.TIMED_OUT) if task.time_limit else None
     try:
-        delivery = await session.prompt(task.prompt)
-        if isinstance(delivery.kind, Started):
-            turn.turn_id = delivery.kind.turn_id
-        await _read(session, task, turn, on_event, cancel)
+        async with bound:
+            delivery = await session.prompt(task.prompt)
+            if isinstance(delivery.kind, Started):
+                turn.turn_id = delivery.kind.turn_id
+            await _read(session, task, turn, on_event, cancel)
     except AgentError as error:
         turn.error = str(error)
+    except TimeoutError:  # the session loop ends a cancelled turn itself; this is the bound on that promise
+        turn.error = f"the agent did not stop within {CANCEL_WAIT:.0f} s of the cancel"
     finally:
         watcher.cancel()
         if deadline is not None:
@@ -159,15 +165,11 @@ async def _read(
     session: Session, task: Task, turn: _Turn, on_event: EventSink, cancel: Callable[[Status], None]
 ) -> None:
     events = session.events
-    # No bound while the turn runs (the time limit is the task's); once cancelled, CANCEL_WAIT at most.
-    async with asyncio.timeout(None) as bound:
-        async for event in events:
-            turn.events += 1
-            on_event(event.dump())
-            if turn.reason is not None and bound.when() is None:
-                bound.reschedule(asyncio.get_running_loop().time() + CANCEL_WAIT)
-            if _ours(event, turn) and await _take(session, event, task, turn, cancel):
-                return
+    async for event in events:
+        turn.events += 1
+        on_event(event.dump())
+        if _ours(event, turn) and await _take(session, event, task, turn, cancel):
+            return
     turn.error = turn.error or (str(events.error) if events.error else "the session ended before the turn did")
 
 

@@ -110,28 +110,30 @@ class ProgressView:
         counts.tokens += result.usage.context_tokens or 0
 
     def _render(self) -> RenderableType:
+        # Called from rich's refresh thread: take snapshots (one C-level copy each) before iterating.
+        running = list(self._running.items())
         counts = self._counts
         done = sum(counts.by_status.values())
         failed = counts.by_status.get(Status.FAILED, 0) + counts.by_status.get(Status.TURN_LIMIT, 0)
-        queued = max(counts.total - done - len(self._running), 0)
+        queued = max(counts.total - done - len(running), 0)
         header = Text.assemble(
             ("done ", "bold"),
             (f"{done}/{counts.total}", "green"),
             "  running ",
-            (str(len(self._running)), "cyan"),
+            (str(len(running)), "cyan"),
             "  failed ",
             (str(failed), "red" if failed else ""),
             "  timed out ",
             (str(counts.by_status.get(Status.TIMED_OUT, 0)), ""),
             f"  queued {queued}  elapsed {_clock(time.monotonic() - self._started)}",
-            f"  tokens {_tokens(counts.tokens + sum(r.tokens or 0 for r in self._running.values()))}",
-            f"  cost ${counts.cost + sum(r.cost or 0.0 for r in self._running.values()):.4f}",
+            f"  tokens {_tokens(counts.tokens + sum(state.tokens or 0 for _, state in running))}",
+            f"  cost ${counts.cost + sum(state.cost or 0.0 for _, state in running):.4f}",
         )
-        table = Table(box=None, pad_edge=False, show_header=bool(self._running))
+        table = Table(box=None, pad_edge=False, show_header=bool(running))
         for column in ("task", "agent", "elapsed", "tokens", "cost", "last line"):
             table.add_column(column, no_wrap=True, overflow="ellipsis", style="dim" if column == "last line" else "")
         now = time.monotonic()
-        for (task, agent), state in list(self._running.items()):
+        for (task, agent), state in running:
             table.add_row(
                 task,
                 agent,
