@@ -180,3 +180,16 @@ async def test_ctrl_c_on_ray_cancels_the_running_task_keeps_the_finished_ones_an
     assert sorted(r["task"] for r in results(out)) == ["slow", "t00", "t01"]
     assert {r["task"]: r for r in results(out)}["slow"]["text"] == AFTER_STALL
     assert again and all("SLOW-MARK" in body for body in again)
+
+
+async def test_ray_with_an_address_where_no_cluster_answers_says_so_and_exits_3(tmp_path: Path) -> None:
+    """`--ray 127.0.0.1:1` (nothing listens there): one sentence naming the address, exit 3, nothing run."""
+    task_file = write_tasks(tmp_path / "tasks.jsonl", make_tasks(1, agent="omniagent"))
+    out = tmp_path / "out"
+    async with loopback_namespace(tmp_path, scenario(1)) as ns:
+        args = (str(task_file), "--ray", "127.0.0.1:1", "--out", str(out))
+        code, stdout, err = await run_batch(*args, env=_env(tmp_path, ns.origin), cwd=tmp_path, prefix=ns.enter)
+        assert ns.requests() == []
+    assert code == 3
+    assert err.strip() == "omniagent batch: error: no Ray cluster answers at 127.0.0.1:1 (Connection refused)"
+    assert stdout == "" and results(out) == []

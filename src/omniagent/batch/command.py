@@ -19,6 +19,7 @@ from omniagent.batch.progress import ProgressView, summary_table
 from omniagent.batch.results import ResultsFile, Status
 from omniagent.batch.scheduler import BatchError, RayOptions, plan, run
 from omniagent.batch.tasks import Task, TaskFileError, load_tasks
+from omniagent.errors import OmniagentError
 
 EXIT_ALL_COMPLETED = 0
 EXIT_SOME_FAILED = 1
@@ -58,7 +59,11 @@ def run_batch(options: BatchOptions) -> int:
             _error(str(error))
             return EXIT_NO_RAY
     logging.basicConfig(level=logging.ERROR, format="omniagent: %(message)s", stream=sys.stderr)
-    stopped = asyncio.run(_run(options, tasks, notes))
+    try:
+        stopped = asyncio.run(_run(options, tasks, notes))
+    except OmniagentError as error:  # e.g. the Ray cluster cannot be joined: nothing ran
+        _error(str(error))
+        return EXIT_NO_RAY if type(error).__name__ == "RayUnavailable" else EXIT_USAGE
     results = [r for r in ResultsFile(options.out).finished().values()]
     if results:
         Console(highlight=False).print(summary_table(results))

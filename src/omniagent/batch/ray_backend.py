@@ -37,11 +37,13 @@ from omniagent.runtime.runtime import Runtime
 
 INSTALL_HINT = "pip install 'omniagent[ray]'"
 ATTEMPTS = 2  # a run whose worker is lost is started again once
+REACH_TIMEOUT = 10.0  # seconds to connect to a cluster's GCS port before saying nothing answers there
 _CANCEL_CHECK = 0.2  # seconds a worker waits for its run's next item before it can see a cancel
 
 
 class RayUnavailable(OmniagentError):
-    """`--ray` was asked for but Ray is not installed; the message says how to install it."""
+    """`--ray` cannot be used: Ray is not installed (the message says how to install it), or the cluster cannot be
+    started or joined (the message says which and why)."""
 
 
 def require_ray() -> None:
@@ -66,7 +68,13 @@ class RayBackend:
         require_ray()
         import ray
 
-        await asyncio.to_thread(self._connect, ray)
+        if self._address is not None:
+            await _check_reachable(self._address)
+        try:
+            await asyncio.to_thread(self._connect, ray)
+        except Exception as error:  # Ray raises many kinds here (ConnectionError, RuntimeError, its own)
+            where = f"join the Ray cluster at {self._address}" if self._address else "start a local Ray cluster"
+            raise RayUnavailable(f"could not {where}: {type(error).__name__}: {error}") from None
         try:
             async with asyncio.TaskGroup() as group:
                 for spec in specs:
@@ -159,6 +167,26 @@ class RayBackend:
         finally:
             canceller.cancel()
         return interrupted(spec)
+
+
+async def _check_reachable(address: str) -> None:
+    """Fail fast on a `HOST:PORT` nothing listens on: Ray itself would keep retrying for minutes, unkillable by
+    SIGTERM while it does. Other forms (`auto`, `ray://…`) go to Ray as they are."""
+    host, _, port = address.rpartition(":")
+    if "://" in address or not host or not port.isdigit():
+        return
+    try:
+        async with asyncio.timeout(REACH_TIMEOUT):
+            _, writer = await asyncio.open_connection(host.strip("[]"), int(port))
+    except (OSError, TimeoutError) as error:
+        if isinstance(error, TimeoutError):
+            reason = "no answer"
+        else:
+            reason = os.strerror(error.errno) if error.errno else str(error)
+        raise RayUnavailable(f"no Ray cluster answers at {address} ({reason})") from None
+    writer.close()
+    with contextlib.suppress(OSError):
+        await writer.wait_closed()
 
 
 async def _cancel_on(stop: asyncio.Event, cancel: Callable[[], object]) -> None:
