@@ -98,7 +98,7 @@ async def finish(process: Any, within: float = RUN_WAIT) -> tuple[int, str, str]
         if process.returncode is None:
             process.kill()
             await process.wait()
-    return process.returncode, out.decode(), err.decode()
+    return process.returncode, (out or b"").decode(), (err or b"").decode()
 
 
 async def run_batch(

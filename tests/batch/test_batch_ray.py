@@ -193,3 +193,49 @@ async def test_ray_with_an_address_where_no_cluster_answers_says_so_and_exits_3(
     assert code == 3
     assert err.strip() == "omniagent batch: error: no Ray cluster answers at 127.0.0.1:1 (Connection refused)"
     assert stdout == "" and results(out) == []
+
+
+# A cluster of its own, owned by one process: started on 127.0.0.1, its GCS address printed, shut down (every Ray
+# process with it) when stdin closes.
+_CLUSTER = """
+import sys, ray
+ray.init(address="local", _node_ip_address="127.0.0.1", include_dashboard=False, num_cpus=3)
+print(ray.get_runtime_context().gcs_address, flush=True)
+sys.stdin.read()
+ray.shutdown()
+"""
+
+
+async def test_ray_address_joins_a_running_cluster_whose_workers_run_the_tasks(tmp_path: Path) -> None:
+    """`--ray 127.0.0.1:PORT` joins a cluster another process started (its workers have the engine's settings from
+    that process, as a real cluster's nodes have their own): the tasks run there and complete."""
+    task_file = write_tasks(tmp_path / "tasks.jsonl", make_tasks(3, agent="omniagent"))
+    out = tmp_path / "out"
+    async with loopback_namespace(tmp_path, scenario(3)) as ns:
+        env = _env(tmp_path, ns.origin)
+        cluster = await asyncio.create_subprocess_exec(
+            *ns.enter,
+            sys.executable,
+            "-c",
+            _CLUSTER,
+            env=env,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+        )
+        try:
+            assert cluster.stdout is not None and cluster.stdin is not None
+            async with asyncio.timeout(RUN_WAIT):
+                address = (await cluster.stdout.readline()).decode().strip()
+            assert address.startswith("127.0.0.1:"), address
+            args = (str(task_file), "--ray", address, "--out", str(out))
+            # The cluster has token auth on (Ray's default for a new one); its token is in HOME/.ray, shared here.
+            joining = env | {"RAY_AUTH_MODE": "token"}
+            code, _, err = await run_batch(*args, env=joining, cwd=tmp_path, prefix=ns.enter)
+        finally:
+            assert cluster.stdin is not None
+            cluster.stdin.close()
+            await finish(cluster)
+    assert code == 0, err
+    found = results(out)
+    assert sorted(r["task"] for r in found) == [task_id(i) for i in range(3)]
+    assert all(r["status"] == "completed" and r["where"] == "ray:127.0.0.1" for r in found)
