@@ -63,3 +63,25 @@ def test_a_bad_task_file_names_the_line_and_the_field_and_exits_2(tmp_path: Path
     )
     assert done.returncode == 2
     assert "task 'a' names no agent" in done.stderr and "--agent" in done.stderr
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "results.jsonl").write_text("not json\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "omniagent", "batch", str(bad.with_name("ok.jsonl")), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        env=child_env(tmp_path, None),
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "ok.jsonl: cannot read the task file" in done.stderr
+    bad.with_name("ok.jsonl").write_text(json.dumps({"id": "a", "prompt": "x", "agent": "omniagent"}) + "\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "omniagent", "batch", str(bad.with_name("ok.jsonl")), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        env=child_env(tmp_path, None),
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert f"{out / 'results.jsonl'}:1: not a batch result" in done.stderr and "Traceback" not in done.stderr

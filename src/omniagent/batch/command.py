@@ -16,7 +16,7 @@ from pathlib import Path
 from rich.console import Console
 
 from omniagent.batch.progress import ProgressView, summary_table
-from omniagent.batch.results import ResultsFile, Status
+from omniagent.batch.results import ResultsFile, ResultsFileError, Status
 from omniagent.batch.scheduler import BatchError, RayOptions, plan, run
 from omniagent.batch.tasks import Task, TaskFileError, load_tasks
 from omniagent.errors import OmniagentError
@@ -47,7 +47,8 @@ def run_batch(options: BatchOptions) -> int:
         if options.jobs < 1:
             raise BatchError("-j must be at least 1")
         plan(tasks, options.agents, options.out, allow_unsandboxed=options.allow_unsandboxed)
-    except (TaskFileError, BatchError) as error:
+        ResultsFile(options.out).finished()  # a results file that cannot be read stops the batch before it starts
+    except (TaskFileError, BatchError, ResultsFileError) as error:
         _error(str(error))
         return EXIT_USAGE
     if options.ray:

@@ -19,7 +19,9 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from omniagent.errors import OmniagentError
 
 RESULTS = "results.jsonl"
 
@@ -80,6 +82,10 @@ def workspace_dir(out: Path, task: str, agent: str) -> Path:
     return out / "workspaces" / task / agent
 
 
+class ResultsFileError(OmniagentError):
+    """`results.jsonl` holds a line that is not a result, so what is done cannot be known."""
+
+
 class ResultsFile:
     """`results.jsonl`: read once to know what is done, then appended to, one durable line per result."""
 
@@ -97,10 +103,16 @@ class ResultsFile:
             with self.path.open("r+b") as file:
                 file.truncate(len(whole))
         found: dict[tuple[str, str], TaskResult] = {}
-        for line in whole.decode("utf-8").splitlines():
-            if line.strip():
+        for number, line in enumerate(whole.decode("utf-8", errors="replace").splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
                 result = TaskResult.model_validate_json(line)
-                found[result.key] = result
+            except ValidationError:
+                raise ResultsFileError(
+                    f"{self.path}:{number}: not a batch result; fix or remove the line (or use another --out)"
+                ) from None
+            found[result.key] = result
         return found
 
     def append(self, result: TaskResult) -> None:
