@@ -98,8 +98,12 @@ def _parser() -> argparse.ArgumentParser:
     batch.add_argument(
         "--agent", metavar="ID", action="append", default=[], help="run every task with ID (repeat to compare)"
     )
-    batch.add_argument("-j", "--jobs", type=int, default=4, metavar="N", help="runs at a time locally (default 4)")
-    batch.add_argument("--out", type=Path, default=Path("batch-out"), metavar="DIR", help="default ./batch-out")
+    batch.add_argument(
+        "-j", "--jobs", type=int, default=4, metavar="N", help="runs at a time (default 4; a local Ray cluster's CPUs)"
+    )
+    batch.add_argument(
+        "--out", type=Path, default=Path("batch-out"), metavar="DIR", help="where results go (default ./batch-out)"
+    )
     batch.add_argument(
         "--ray",
         nargs="?",
