@@ -122,9 +122,7 @@ class RayBackend:
                 reporter.ended(attempt_spec)
             deliver(result)
             return
-        deliver(
-            TaskResult(task=spec.task.id, agent=spec.agent, status=Status.INTERRUPTED, timings=Timings(started_at=0))
-        )
+        deliver(interrupted(spec))
 
     def _remote_workspace(self, spec: RunSpec) -> Path:
         # Resolved on the worker: a relative path under its own temp dir (see `_work`).
