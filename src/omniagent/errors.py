@@ -30,6 +30,11 @@ Catch `OmniagentError` to catch them all. The tree (module, then the classes it 
     ├── engine.providers.credentials.CredentialError  the key file cannot be read or written
     ├── engine.tools.context.ToolError              a tool call cannot proceed (becomes an error result)
     ├── engine.tools.sandbox.SandboxUnavailable     the exec sandbox cannot start here
+    ├── batch.tasks.TaskFileError                   a batch task file is unreadable or invalid
+    ├── batch.results.ResultsFileError              a batch's results.jsonl holds a line that is not a result
+    ├── batch.workspace.WorkspaceError              a batch task's workspace cannot be prepared or diffed
+    ├── batch.scheduler.BatchError                  a batch cannot start (a task without an agent, a bad option)
+    ├── batch.ray_backend.RayUnavailable            Ray is not installed, or its cluster cannot be started or joined
     └── cli_run.NoAgent                             `omniagent run` has no agent to run the prompt with
 
 Each wire turns these into its own error shape in exactly one place: `runtime.sidecar` for the anyagent wire,

@@ -30,8 +30,8 @@ from typing import Any
 
 from omniagent.batch import workspace
 from omniagent.batch.execute import CANCEL_WAIT, RunSpec, run_one
+from omniagent.batch.reporting import Reporter, interrupted
 from omniagent.batch.results import Status, TaskResult, Timings
-from omniagent.batch.scheduler import Reporter, interrupted
 from omniagent.errors import OmniagentError
 from omniagent.runtime.runtime import Runtime
 

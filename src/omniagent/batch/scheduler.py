@@ -14,16 +14,14 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from omniagent.batch.execute import RunSpec, run_one
+from omniagent.batch.reporting import Observer, Reporter, interrupted
 from omniagent.batch.results import (
-    EventLog,
     ResultsFile,
     Status,
     TaskResult,
-    Timings,
-    run_dir,
     workspace_dir,
     write_outputs,
 )
@@ -36,55 +34,11 @@ class BatchError(OmniagentError):
     """The batch cannot start (a task without an agent, a bad option); the message says what to change."""
 
 
-class Observer(Protocol):
-    """Told what happens, as it happens (the progress view is one)."""
-
-    def planned(self, total: int, already_done: list[TaskResult]) -> None: ...
-    def started(self, spec: RunSpec) -> None: ...
-    def event(self, spec: RunSpec, event: dict[str, Any]) -> None: ...
-    def finished(self, result: TaskResult) -> None: ...
-
-
 @dataclass(frozen=True, slots=True)
 class RayOptions:
     """Run on a Ray cluster: `address` None starts a local one on 127.0.0.1 (see `ray_backend.py`)."""
 
     address: str | None = None
-
-
-class Reporter:
-    """What a backend calls while a run goes: writes `events.jsonl` and tells the observer."""
-
-    def __init__(self, out: Path, observer: Observer | None) -> None:
-        self._out = out
-        self._observer = observer
-        self._logs: dict[tuple[str, str], EventLog] = {}
-
-    def started(self, spec: RunSpec) -> Callable[[dict[str, Any]], None]:
-        key = (spec.task.id, spec.agent)
-        old = self._logs.pop(key, None)
-        if old is not None:
-            old.close()
-        log = self._logs[key] = EventLog(run_dir(self._out, *key))
-        if self._observer is not None:
-            self._observer.started(spec)
-        observer = self._observer
-
-        def on_event(event: dict[str, Any]) -> None:
-            log.write(event)
-            if observer is not None:
-                observer.event(spec, event)
-
-        return on_event
-
-    def note(self, spec: RunSpec, name: str, text: str) -> None:
-        """A side file of the run (e.g. `worker.json`: where a Ray attempt runs)."""
-        (run_dir(self._out, spec.task.id, spec.agent) / name).write_text(text, encoding="utf-8")
-
-    def ended(self, spec: RunSpec) -> None:
-        log = self._logs.pop((spec.task.id, spec.agent), None)
-        if log is not None:
-            log.close()
 
 
 class Backend(Protocol):
@@ -209,8 +163,3 @@ class LocalBackend:
             finally:
                 reporter.ended(spec)
             deliver(result)
-
-
-def interrupted(spec: RunSpec) -> TaskResult:
-    """The result of a run that never started because the batch was stopped."""
-    return TaskResult(task=spec.task.id, agent=spec.agent, status=Status.INTERRUPTED, timings=Timings(started_at=0.0))
