@@ -16,7 +16,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -135,8 +135,9 @@ class Sidecar:
     """One `python -m omniagent serve` subprocess. Use `async with Sidecar.running(mock=...) as sidecar:`."""
 
     def __init__(self, proc: asyncio.subprocess.Process, stdout: asyncio.StreamReader,
-                 stdout_transport: asyncio.ReadTransport) -> None:  # fmt: skip
+                 stdout_transport: asyncio.ReadTransport, wait: float = WAIT) -> None:  # fmt: skip
         self.proc = proc
+        self.wait = wait  # the bound on every wait of this sidecar
         self.lines: list[Line] = []
         self.stderr = bytearray()
         self.check = _Checker()
@@ -151,9 +152,11 @@ class Sidecar:
         self._tasks = [asyncio.create_task(self._read_stdout()), asyncio.create_task(self._read_stderr())]
 
     @classmethod
-    async def start(cls, *args: str, mock: str | None = None, env: Mapping[str, str] | None = None) -> Sidecar:
-        """Spawn the sidecar with pipes; `mock` is a bundled script name or a fixture file name (`x.json`)."""
-        argv = [sys.executable, "-m", "omniagent", "serve", *args]
+    async def start(cls, *args: str, mock: str | None = None, env: Mapping[str, str] | None = None,
+                    prefix: Sequence[str] = (), wait: float = WAIT) -> Sidecar:  # fmt: skip
+        """Spawn the sidecar with pipes; `mock` is a bundled script name or a fixture file name (`x.json`).
+        `prefix` runs it through another command (a network namespace's nsenter); `wait` bounds every wait."""
+        argv = [*prefix, sys.executable, "-m", "omniagent", "serve", *args]
         if mock is not None:
             argv += ["--mock", str(FIXTURES / mock) if mock.endswith(".json") else mock]
         # Our own pipe for stdout, so a test can close its read end (a consumer that went away).
@@ -169,13 +172,13 @@ class Sidecar:
         transport, _ = await asyncio.get_running_loop().connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_fd, "rb", 0)
         )
-        return cls(proc, reader, transport)
+        return cls(proc, reader, transport, wait)
 
     @classmethod
     @asynccontextmanager
-    async def running(cls, *args: str, mock: str | None = None,
-                      env: Mapping[str, str] | None = None) -> AsyncIterator[Sidecar]:  # fmt: skip
-        sidecar = await cls.start(*args, mock=mock, env=env)
+    async def running(cls, *args: str, mock: str | None = None, env: Mapping[str, str] | None = None,
+                      prefix: Sequence[str] = (), wait: float = WAIT) -> AsyncIterator[Sidecar]:  # fmt: skip
+        sidecar = await cls.start(*args, mock=mock, env=env, prefix=prefix, wait=wait)
         try:
             yield sidecar
         finally:
@@ -195,7 +198,7 @@ class Sidecar:
     async def send_raw(self, data: bytes) -> None:
         assert self.proc.stdin is not None
         self.proc.stdin.write(data)
-        async with asyncio.timeout(WAIT):
+        async with asyncio.timeout(self.wait):
             await self.proc.stdin.drain()
 
     async def end_input(self) -> None:
@@ -236,7 +239,7 @@ class Sidecar:
         """The first line at index ≥ `start` matching `predicate`, waiting (bounded) for it to arrive."""
         index = start
         try:
-            async with asyncio.timeout(WAIT):
+            async with asyncio.timeout(self.wait):
                 while True:
                     self._raise_violations()
                     while index < len(self.lines):
@@ -248,7 +251,7 @@ class Sidecar:
                     self._grew.clear()
                     await self._grew.wait()
         except TimeoutError:
-            raise AssertionError(f"no {what} within {WAIT} s; last lines: {self.lines[-5:]}") from None
+            raise AssertionError(f"no {what} within {self.wait} s; last lines: {self.lines[-5:]}") from None
 
     async def wait_closed(self, session: str) -> Line:
         return await self.wait_for(lambda line: line.get("closed") == session, f"closed {session}")
@@ -266,7 +269,7 @@ class Sidecar:
     async def wait_stderr(self, text: str) -> None:
         """Wait (bounded) until stderr contains `text` (stderr is read even while stdout is paused)."""
         try:
-            async with asyncio.timeout(WAIT):
+            async with asyncio.timeout(self.wait):
                 while text.encode() not in self.stderr:
                     self._stderr_grew.clear()
                     await self._stderr_grew.wait()
@@ -275,7 +278,7 @@ class Sidecar:
 
     async def wait_exit(self) -> int:
         """Wait (bounded) until the process exited and stdout ended; returns the exit code."""
-        async with asyncio.timeout(WAIT):
+        async with asyncio.timeout(self.wait):
             code = await self.proc.wait()
             await asyncio.gather(*self._tasks)
         return code
@@ -306,14 +309,14 @@ class Sidecar:
             with suppress(ConnectionError):
                 await self.end_input()
             try:
-                async with asyncio.timeout(WAIT):
+                async with asyncio.timeout(self.wait):
                     await self.proc.wait()
             except TimeoutError:
                 self.proc.kill()
                 await self.proc.wait()
                 raise AssertionError("the sidecar did not exit within the bound after EOF") from None
         try:
-            async with asyncio.timeout(WAIT):
+            async with asyncio.timeout(self.wait):
                 await asyncio.gather(*self._tasks)
         finally:
             self._stdout_transport.close()

@@ -15,6 +15,7 @@ ISSUE_IDS = {
     "gemini",
     "qwen",
     "opencode",
+    "opencode-acp",
     "claude-code-acp",
     "codex-acp",
     "pi",
@@ -26,7 +27,8 @@ ISSUE_IDS = {
 
 def test_catalog_holds_exactly_the_agents_the_issue_names_once_each() -> None:
     """Issue "Runtime core" part 6: claude, codex, gemini, qwen, opencode, claude-code-acp, codex-acp, pi, hermes,
-    kiro, grok; issue "One system" part 3: omniagent, our engine."""
+    kiro, grok; issue "One system" part 3: omniagent, our engine; issue 8 part 4: opencode-acp, opencode's ACP face
+    once `opencode` drives its HTTP face."""
     ids = [row.id for row in PROFILES]
     assert len(ids) == len(set(ids))
     assert set(ids) == ISSUE_IDS
@@ -49,7 +51,7 @@ def test_acp_agents_launch_with_the_arguments_verified_in_real_agents() -> None:
     expected = {
         "gemini": ("gemini", ("--acp",)),
         "qwen": ("qwen", ("--acp",)),
-        "opencode": ("opencode", ("acp",)),
+        "opencode-acp": ("opencode", ("acp",)),
         "claude-code-acp": ("claude-code-acp", ()),
         "codex-acp": ("codex-acp", ()),
         "grok": ("grok", ("--no-auto-update", "agent", "--no-leader", "stdio")),
@@ -63,9 +65,11 @@ def test_acp_agents_launch_with_the_arguments_verified_in_real_agents() -> None:
 
 
 def test_native_agents_use_their_own_connection_kind() -> None:
-    """anyagent §11.2, §11.3, §11.6: claude stream-json, codex app-server, pi --mode rpc."""
-    claude, codex, pi = profile("claude"), profile("codex"), profile("pi")
-    assert claude is not None and codex is not None and pi is not None
+    """anyagent §11.2, §11.3, §11.6, §11.7: claude stream-json, codex app-server, pi --mode rpc, opencode serve (the
+    same CLI as the `opencode-acp` row, which keeps its ACP face selectable)."""
+    claude, codex, pi, opencode = profile("claude"), profile("codex"), profile("pi"), profile("opencode")
+    assert claude is not None and codex is not None and pi is not None and opencode is not None
+    assert (opencode.cli, opencode.connection, opencode.launch_args) == ("opencode", ConnectionKind.OPENCODE, ("serve",))
     assert claude.connection is ConnectionKind.CLAUDE
     assert claude.launch_args[:5] == ("-p", "--output-format", "stream-json", "--input-format", "stream-json")
     assert (codex.connection, codex.launch_args) == (ConnectionKind.CODEX, ("app-server",))

@@ -139,15 +139,25 @@ class World:
 
 @asynccontextmanager
 async def agent_world(
-    agent: str, root: Path, scenario: dict[str, Any], *, unset: tuple[str, ...] = ()
+    agent: str,
+    root: Path,
+    scenario: dict[str, Any],
+    *,
+    unset: tuple[str, ...] = (),
+    launcher_enters: bool = True,
 ) -> AsyncIterator[World]:
     """Start the fake LLM in a fresh namespace, prepare HOME and the launcher for `agent` (see module docstring).
-    `unset` names peer variables the agent must not get (a test of a missing key)."""
+    `unset` names peer variables the agent must not get (a test of a missing key).
+
+    `launcher_enters=False` leaves the namespace out of the launcher: for a caller that runs the runtime itself
+    inside it (`World.enter`), as a client of an agent's local HTTP server must, to reach it on 127.0.0.1."""
     variant = namespace_mode()
     row = profile(agent)
+    forwarded: tuple[str, ...] = ()
     if agent in PEERS:
         assert row is not None, f"{agent} is not in the catalog"
-        target, launch_args, name = [str(packages.entry(agent))], list(row.launch_args), row.cli
+        target, launch_args, name = [str(packages.entry(PEERS[agent].pinned))], list(row.launch_args), row.cli
+        forwarded = PEERS[agent].forwarded
     else:  # the ACP SDK's example agent: a JS file run by node
         target, launch_args, name = ["node", str(packages.entry(agent))], [], agent
     home, work, bin_dir = root / "home", root / "work", root / "bin"
@@ -182,9 +192,12 @@ async def agent_world(
         pid_file = root / "agent.pid"
         launcher = bin_dir / name
         enter = netns.nsenter_argv(variant, llm.pid)
-        command = [*enter, "env", "-i", *(f"{k}={v}" for k, v in env.items()), *target]
+        entering = enter if launcher_enters else []
+        command = shlex.join([*entering, "env", "-i", *(f"{k}={v}" for k, v in env.items())])
+        passed = "".join(f' {k}="${k}"' for k in forwarded)
         launcher.write_text(
-            f'#!/bin/sh\necho $$ > {shlex.quote(str(pid_file))}\nexec {shlex.join(command)} "$@"\n', encoding="utf-8"
+            f'#!/bin/sh\necho $$ > {shlex.quote(str(pid_file))}\nexec {command}{passed} {shlex.join(target)} "$@"\n',
+            encoding="utf-8",
         )
         launcher.chmod(0o755)
         overrides = {name: "" for name in env_override_names(agent)}  # the developer's own overrides must not win

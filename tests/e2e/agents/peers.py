@@ -38,6 +38,16 @@ class Peer:
     """A body substring only the agent's own model call carries (its tool list), not side calls such as titles."""
     asks_permission: bool = True
     extra_env: dict[str, str] = field(default_factory=dict)
+    package: str = ""
+    """The versions.json key of the CLI; the catalog id when empty (`opencode-acp` runs the `opencode` package)."""
+    forwarded: tuple[str, ...] = ()
+    """Variables the launcher passes on from the environment the runtime starts it with (everything else in the
+    agent's environment comes from here): what the adapter itself sets, such as opencode's server password."""
+
+    @property
+    def pinned(self) -> str:
+        """The versions.json key."""
+        return self.package or self.name
 
     def env(self, home: Path, origin: str) -> dict[str, str]:
         """The agent's whole environment (it is started with `env -i`)."""
@@ -154,15 +164,13 @@ def _qwen_files(home: Path, origin: str) -> dict[Path, str]:
     return {home / ".qwen" / "settings.json": json.dumps(settings)}
 
 
-def _opencode_env(home: Path, origin: str) -> dict[str, str]:
-    config = {
+def _opencode_config(origin: str) -> dict[str, Any]:
+    return {
         "$schema": "https://opencode.ai/config.json",
         "autoupdate": False,
         "share": "disabled",
         "model": "fake/fake-model",
         "small_model": "fake/fake-model",
-        # §5.7: the default `build` agent runs bash without asking; `ask` makes it request permission.
-        "permission": {"bash": "ask"},
         "provider": {
             "fake": {
                 "npm": "@ai-sdk/openai-compatible",
@@ -172,8 +180,22 @@ def _opencode_env(home: Path, origin: str) -> dict[str, str]:
             }
         },
     }
+
+
+def _opencode_acp_env(home: Path, origin: str) -> dict[str, str]:
+    # §5.7: the default `build` agent runs bash without asking; `ask` makes it request permission.
+    config = _opencode_config(origin) | {"permission": {"bash": "ask"}}
+    return {"OPENCODE_CONFIG_CONTENT": json.dumps(config)} | _opencode_env(home, origin)
+
+
+def _opencode_files(home: Path, origin: str) -> dict[Path, str]:
+    # The native adapter sets OPENCODE_CONFIG_CONTENT itself (permission rules); the provider comes from the
+    # global config file, which opencode merges under it.
+    return {home / ".config" / "opencode" / "opencode.json": json.dumps(_opencode_config(origin))}
+
+
+def _opencode_env(home: Path, origin: str) -> dict[str, str]:
     return {
-        "OPENCODE_CONFIG_CONTENT": json.dumps(config),
         "OPENCODE_DISABLE_AUTOUPDATE": "1",
         "OPENCODE_DISABLE_MODELS_FETCH": "1",
         "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
@@ -217,6 +239,7 @@ _ENV = {
     "codex-acp": _codex_env,
     "gemini": _gemini_env,
     "qwen": _qwen_env,
+    "opencode-acp": _opencode_acp_env,
     "opencode": _opencode_env,
 }
 _FILES = {
@@ -225,6 +248,7 @@ _FILES = {
     "codex-acp": _codex_files,
     "gemini": _gemini_files,
     "qwen": _qwen_files,
+    "opencode": _opencode_files,
 }
 
 _DESCRIBED = {"command": COMMAND, "description": "Create the marker file"}
@@ -239,7 +263,14 @@ PEERS: dict[str, Peer] = {
         Peer("codex-acp", "exec_command", {"cmd": COMMAND}, main_marker='"exec_command"'),
         Peer("gemini", "run_shell_command", _DESCRIBED, main_marker='"run_shell_command"'),
         Peer("qwen", "run_shell_command", _DESCRIBED, main_marker='"run_shell_command"'),
-        Peer("opencode", "bash", _DESCRIBED, main_marker='"bash"'),
+        Peer("opencode-acp", "bash", _DESCRIBED, main_marker='"bash"', package="opencode"),
+        Peer(
+            "opencode",
+            "bash",
+            _DESCRIBED,
+            main_marker='"bash"',
+            forwarded=("OPENCODE_SERVER_USERNAME", "OPENCODE_SERVER_PASSWORD", "OPENCODE_CONFIG_CONTENT"),
+        ),
         # §5.8: pi's own JSONL RPC, no permission protocol (it runs bash without asking).
         Peer("pi", "bash", {"command": COMMAND}, main_marker='"bash"', asks_permission=False),
     )

@@ -35,7 +35,7 @@ def test_every_pinned_package_is_installed_at_its_pinned_version() -> None:
     leaves each package at exactly the version versions.json names; a second run changes nothing."""
     module = packages.installer()
     entries = module.install_all()
-    assert set(entries) == set(module.pinned()) >= {*PEERS, "acp-sdk"}
+    assert set(entries) == set(module.pinned()) >= {*(peer.pinned for peer in PEERS.values()), "acp-sdk"}
     for name, package in module.pinned().items():
         manifest = module.prefix(package) / "node_modules" / package.package / "package.json"
         assert json.loads(manifest.read_text())["version"] == package.version, name

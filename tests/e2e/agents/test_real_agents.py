@@ -1,12 +1,12 @@
 """The pinned real agents of peers.py through the Runtime — those driven natively (Claude Code over stream-json,
-the codex app-server) and the five ACP agents (claude-code-acp, codex-acp, gemini, qwen, opencode) — each in a
+the codex app-server) and the five ACP agents (claude-code-acp, codex-acp, gemini, qwen, opencode-acp) — each in a
 loopback-only network namespace against the fake LLM, with a fresh HOME (harness.py, real-agents.md §3-§5).
 
 Rules from the issue "ACP client: drive every ACP agent (v1 and v2) through the runtime", part 6: a plain turn ends
 `Completed` with the scripted text; a permission turn offers AllowOnce/DenyOnce, allowing creates the file and
 denying does not; cancel mid-turn ends `Cancelled` and the next prompt works; killing the agent gives `TurnEnded
-Failed`, `ProcessExited`, closed. All of them ask for permission with the configuration in peers.py (opencode only
-because its config sets `permission.bash = "ask"`; codex-acp only with `approval_policy = "untrusted"`; the codex
+Failed`, `ProcessExited`, closed. All of them ask for permission with the configuration in peers.py (opencode-acp
+only because its config sets `permission.bash = "ask"`; codex-acp only with `approval_policy = "untrusted"`; the codex
 app-server under `on-request` because the scripted call asks to leave the sandbox).
 """
 
@@ -43,10 +43,10 @@ from tests.e2e.agents.drive import (
 from tests.e2e.agents.harness import STEP, agent_world, plain_scenario, slow_scenario, tool_scenario
 from tests.e2e.agents.peers import PEERS, TEXT
 
-# The ACP peers; native wires have their own test files (test_pi_native.py).
+# The ACP peers; native wires have their own test files (test_pi_native.py, test_opencode_native.py).
 AGENTS = [name for name in PEERS if getattr(profile(name), "connection", None) is ConnectionKind.ACP]
 # How each agent ends a turn whose command was denied (observed with the pinned versions): codex-acp aborts the turn
-# (its "cancel" decision → stopReason cancelled); claude-code-acp and opencode end it at once without asking the
+# (its "cancel" decision → stopReason cancelled); claude-code-acp and opencode-acp end it at once without asking the
 # model again; claude (native), gemini, qwen and the codex app-server (answered `decline`) report the refusal to the
 # model and end with its answer.
 DENIED: dict[str, tuple[type, bool]] = {
@@ -56,7 +56,7 @@ DENIED: dict[str, tuple[type, bool]] = {
     "codex-acp": (Cancelled, False),
     "gemini": (Completed, True),
     "qwen": (Completed, True),
-    "opencode": (Completed, False),
+    "opencode-acp": (Completed, False),
 }
 pytestmark = [pytest.mark.timeout(300), pytest.mark.parametrize("agent", AGENTS)]
 

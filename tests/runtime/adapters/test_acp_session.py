@@ -234,7 +234,7 @@ async def test_an_inline_acp_agent_from_the_sidecar_open_command_runs_a_turn(tmp
     [
         ("gemini", ["--acp"]),
         ("qwen", ["--acp"]),
-        ("opencode", ["acp"]),
+        ("opencode-acp", ["acp"]),
         ("claude-code-acp", []),
         ("codex-acp", []),
         ("hermes", ["acp"]),

@@ -46,6 +46,12 @@ def _pi(installation: AgentInstallation) -> Adapter:
     return PiAdapter(installation)
 
 
+def _opencode(installation: AgentInstallation) -> Adapter:
+    from omniagent.runtime.adapters.opencode import OpencodeAdapter
+
+    return OpencodeAdapter(installation)
+
+
 # connection kind → factory taking the installation. Filled as adapters land.
 ADAPTERS: dict[ConnectionKind, Callable[[AgentInstallation], Adapter]] = {
     ConnectionKind.ACP: _acp,
@@ -53,6 +59,7 @@ ADAPTERS: dict[ConnectionKind, Callable[[AgentInstallation], Adapter]] = {
     ConnectionKind.CODEX: _codex,
     ConnectionKind.ENGINE: _engine,
     ConnectionKind.PI: _pi,
+    ConnectionKind.OPENCODE: _opencode,
 }
 
 
