@@ -113,7 +113,6 @@ async def _facts(server: OpencodeServer) -> ServerFacts:
     answers = await asyncio.gather(
         server.get("/config"),
         server.get("/config/providers"),
-        server.get("/provider"),
         server.get("/agent"),
         server.get("/command"),
     )

@@ -1,5 +1,9 @@
 """What an opencode session looks like to the runtime: capabilities, options, commands and auth, read once from the
-server at open (`/config`, `/config/providers`, `/provider`, `/agent`, `/command`) and kept per session.
+server at open (`/config`, `/config/providers`, `/agent`, `/command`) and kept per session.
+
+The providers opencode can use now are those `/config/providers` lists (configured, or logged in, or free); none at
+all means logged out. `/provider` would say the same as `connected`, but it loads opencode's whole model catalogue
+first (about 10 s on a busy machine, measured with 1.18.33), so it is not asked.
 
 - `model` (category `model`): `provider/id` for every model of every provider opencode offers; sent with each prompt.
 - `mode` (category `mode`): the primary agents (`build`, `plan`, …); sent with each prompt as `agent`.
@@ -93,18 +97,13 @@ class SessionSettings:
         return {"providerID": provider, "modelID": model}
 
 
-def server_facts(
-    version: str | None,
-    config: Any,
-    providers: Any,
-    provider_list: Any,
-    agents: Any,
-    commands: Any,
-) -> ServerFacts:
-    """Build the facts from the raw answers of `/config`, `/config/providers`, `/provider`, `/agent`, `/command`."""
+def server_facts(version: str | None, config: Any, providers: Any, agents: Any, commands: Any) -> ServerFacts:
+    """Build the facts from the raw answers of `/config`, `/config/providers`, `/agent` and `/command`."""
     facts = ServerFacts(version=version)
+    connected: set[str] = set()
     for provider in _items(_get(providers, "providers")):
         provider_id = str(provider.get("id", ""))
+        connected.add(provider_id)
         for model_id, model in _get(provider, "models", {}).items():
             if not isinstance(model, Mapping):
                 continue
@@ -135,8 +134,7 @@ def server_facts(
                 input_hint=" ".join(hints) or None,
             )
         )
-    connected = _get(provider_list, "connected", [])
-    facts.connected = frozenset(str(c) for c in connected) if isinstance(connected, list) else frozenset()
+    facts.connected = frozenset(connected)
     return facts
 
 
