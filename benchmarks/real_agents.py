@@ -18,6 +18,8 @@ Each run starts a fresh world; paths alternate so disk caches warm both alike. P
 The one-off import of the ACP adapter (first use in a process) is timed apart, before the runs; discovery (once per
 Runtime, cached) runs before omniagent's clock starts.
 The direct clients are ~40 lines each of raw JSON lines over the pipes below: no models, no validation, no runtime.
+`opencode` (its HTTP face) runs both paths inside the namespace, where its server is reachable: see
+`opencode_direct.py`, which holds its direct HTTP client and reports the same four figures.
 pi's direct client sends `prompt` and reads to `agent_end`, the event omniagent ends pi's turns on. The codex one
 does what the adapter must per turn (`turn/start` with `summary:"auto"`, wait for `turn/completed`), not its extra
 handshake calls (`account/read`, `model/list`, `skills/list`).
@@ -46,9 +48,11 @@ from tests.e2e.agents.harness import World, agent_world, plain_scenario
 from tests.e2e.agents.peers import PEERS
 
 from omniagent.protocols.sidecar.events import TextDelta, TurnEnded
+from omniagent.runtime.catalog import ConnectionKind, profile
 from omniagent.runtime.runtime import Runtime
 
 STEP = 60.0  # seconds: bound on every wait
+OPENCODE_RUN = Path(__file__).resolve().parent / "opencode_direct.py"
 
 
 @dataclass
@@ -289,21 +293,42 @@ async def run_omniagent(world: World, timings: Timings, turns: int) -> None:
         os.killpg(world.agent_pid(), signal.SIGKILL)
 
 
+async def run_in_namespace(world: World, path: str, timings: Timings, turns: int) -> None:
+    """One run of an agent with a local HTTP server: `opencode_direct.py` inside the world's namespace."""
+    argv = [*world.enter, sys.executable, str(OPENCODE_RUN), path, str(turns), str(world.launcher), str(world.work)]
+    proc = await asyncio.create_subprocess_exec(*argv, env=world.runtime_env, stdout=asyncio.subprocess.PIPE)
+    async with asyncio.timeout(STEP * 3):
+        out, _ = await proc.communicate()
+    if proc.returncode != 0:
+        raise RuntimeError(f"{path} run of {world.agent} failed ({proc.returncode})")
+    times = json.loads(out)
+    if times["first"] is not None:
+        timings.first.append(times["first"])
+    timings.end.append(times["end"])
+    timings.turn.extend(times["turn"])
+    timings.cpu.extend(times["cpu"])
+
+
 async def bench(agent: str, runs: int, turns: int) -> dict[str, Timings]:
     results = {"direct": Timings(), "omniagent": Timings()}
+    row = profile(agent)
+    http = row is not None and row.connection is ConnectionKind.OPENCODE
     with tempfile.TemporaryDirectory(prefix=f"bench-{agent}-") as scratch:
         for number in range(runs):
             order = ("direct", "omniagent") if number % 2 == 0 else ("omniagent", "direct")
             for path in order:
                 root = Path(scratch) / f"{path}-{number}"
-                async with agent_world(agent, root, plain_scenario()) as world:
+                async with agent_world(agent, root, plain_scenario(), launcher_enters=not http) as world:
+                    if http:
+                        await run_in_namespace(world, path, results[path], turns)
+                        continue
                     runner = DIRECT.get(agent, run_direct) if path == "direct" else run_omniagent
                     await runner(world, results[path], turns)
     return results
 
 
 def ms(values: list[float]) -> str:
-    return f"{statistics.median(values) * 1000:8.1f}"
+    return f"{statistics.median(values) * 1000:8.1f}" if values else f"{'-':>8}"
 
 
 async def main() -> int:
@@ -331,8 +356,13 @@ async def main() -> int:
             print(f"{agent:16} {path:10} {row}")
         direct, omni = results["direct"], results["omniagent"]
         names = [f.name for f in fields(Timings)]
-        deltas = [statistics.median(getattr(omni, n)) - statistics.median(getattr(direct, n)) for n in names]
-        print(f"{agent:16} {'overhead':10} " + " ".join(f"{d * 1000:8.1f}" for d in deltas), flush=True)
+        deltas = [
+            f"{(statistics.median(getattr(omni, n)) - statistics.median(getattr(direct, n))) * 1000:8.1f}"
+            if getattr(omni, n) and getattr(direct, n)
+            else f"{'-':>8}"
+            for n in names
+        ]
+        print(f"{agent:16} {'overhead':10} " + " ".join(deltas), flush=True)
     return 0
 
 

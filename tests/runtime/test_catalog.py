@@ -69,7 +69,11 @@ def test_native_agents_use_their_own_connection_kind() -> None:
     same CLI as the `opencode-acp` row, which keeps its ACP face selectable)."""
     claude, codex, pi, opencode = profile("claude"), profile("codex"), profile("pi"), profile("opencode")
     assert claude is not None and codex is not None and pi is not None and opencode is not None
-    assert (opencode.cli, opencode.connection, opencode.launch_args) == ("opencode", ConnectionKind.OPENCODE, ("serve",))
+    assert (opencode.cli, opencode.connection, opencode.launch_args) == (
+        "opencode",
+        ConnectionKind.OPENCODE,
+        ("serve",),
+    )
     assert claude.connection is ConnectionKind.CLAUDE
     assert claude.launch_args[:5] == ("-p", "--output-format", "stream-json", "--input-format", "stream-json")
     assert (codex.connection, codex.launch_args) == (ConnectionKind.CODEX, ("app-server",))

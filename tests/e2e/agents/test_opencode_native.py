@@ -78,6 +78,13 @@ def tools(events: list[Line]) -> list[Line]:
     return [e["kind"]["ToolUpdated"] for e in events if kind_of(e) == "ToolUpdated"]
 
 
+def server_password(world: World) -> str:
+    """The password the adapter gave the running opencode serve (read from its environment, as root can)."""
+    environ = Path(f"/proc/{world.agent_pid()}/environ").read_bytes().split(b"\0")
+    [value] = [item.partition(b"=")[2] for item in environ if item.startswith(b"OPENCODE_SERVER_PASSWORD=")]
+    return value.decode()
+
+
 def bodies_with(world: World, marker: str) -> list[str]:
     """The fake LLM request bodies (as JSON text) that carry `marker`."""
     return [text for text in (json.dumps(r.get("body")) for r in world.requests()) if marker in text]
@@ -106,6 +113,8 @@ async def test_a_turn_streams_text_and_permissions_are_allowed_once_then_denied_
         assert "Steer" not in features
         assert info["details"]["version"] == "1.18.33"
         assert info["resume_token"].startswith("ses_")
+        password = server_password(world)
+        assert len(password) >= 32
 
         asked = await prompt(sidecar, session, "create file A", until_kind="RequestOpened")
         request = asked[-1]["kind"]["RequestOpened"]["Permission"]
@@ -130,6 +139,8 @@ async def test_a_turn_streams_text_and_permissions_are_allowed_once_then_denied_
         assert [t for t in tools(rest) if t["status"] == "Failed"], "the denied command's tool must end Failed"
         await sidecar.ok("close", session=session)
         await sidecar.wait_closed(session)
+    # The server's password is a secret: on no wire line and in no log line.
+    assert password not in json.dumps(sidecar.lines) and password.encode() not in sidecar.stderr
 
 
 async def test_cancel_mid_turn_ends_cancelled_and_the_next_prompt_completes(tmp_path: Path) -> None:
