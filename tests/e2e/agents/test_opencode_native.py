@@ -225,3 +225,40 @@ async def test_compact_runs_as_an_agent_turn_that_reports_the_compaction(tmp_pat
         assert stop_of(events) == "Completed" and texts(events) == []
         events = await turn(sidecar, session, "after the compaction")
         assert TEXT in "".join(texts(events))
+
+
+async def test_a_question_is_answered_with_a_label_and_the_todo_list_becomes_the_plan(tmp_path: Path) -> None:
+    """Issue 8 part 4: opencode's question tool becomes a Question request (choices = its labels) whose answer
+    reaches the model; its todo list becomes PlanUpdated. AutoApprove mode: opencode asks no permission at all."""
+    question = {
+        "question": "Which colour?",
+        "header": "Colour",
+        "options": [{"label": "red", "description": "warm"}, {"label": "blue", "description": "cool"}],
+    }
+    todos = {"todos": [{"content": "write tests", "status": "in_progress", "priority": "high"}]}
+    scenario = {
+        "steps": [
+            {"kind": "reply", "tool_calls": [{"name": "question", "arguments": {"questions": [question]}}],
+             "match": '"question"'},
+            {"kind": "reply", "tool_calls": [{"name": "todowrite", "arguments": todos}], "match": "blue"},
+        ],
+        "fallback": {"kind": "reply", "text": "tool done"},
+    }  # fmt: skip
+    async with world_of(tmp_path, scenario) as world, sidecar_in(world) as sidecar:
+        session = (await open_session(sidecar, world, permission_mode="AutoApprove"))["id"]
+        asked = await prompt(sidecar, session, "ask me a colour", until_kind="RequestOpened")
+        request = asked[-1]["kind"]["RequestOpened"]["Question"]
+        [asked_question] = request["questions"]
+        assert asked_question["text"] == "Which colour?" and asked_question["header"] == "Colour"
+        assert [c["label"] for c in asked_question["choices"]] == ["red", "blue"]
+        mark = len(sidecar.lines)
+        answer = {"Question": [{"Choices": ["blue"]}]}
+        await sidecar.ok("answer", session=session, request=request["id"], answer=answer)
+        rest = await until(sidecar, session, "TurnEnded", mark)
+        assert stop_of(rest) == "Completed" and "".join(texts(rest)) == "tool done"
+        plans = [e["kind"]["PlanUpdated"]["entries"] for e in rest if kind_of(e) == "PlanUpdated"]
+        assert plans and plans[-1] == [{"text": "write tests", "status": "InProgress"}]
+        assert not [
+            e for e in asked + rest if kind_of(e) == "RequestOpened" and "Permission" in e["kind"]["RequestOpened"]
+        ]
+        assert bodies_with(world, "blue"), "the answer never reached the model"
