@@ -178,7 +178,9 @@ async def test_rollback_drops_the_last_turn_from_the_conversation(tmp_path: Path
     """Issue 8 part 4: rollback(1) reverts the last turn; the next request has the first turn, not the second."""
     async with world_of(tmp_path, plain_scenario()) as world, sidecar_in(world) as sidecar:
         session = (await open_session(sidecar, world))["id"]
-        await turn(sidecar, session, "first turn ALPHA")
+        first = await turn(sidecar, session, "first turn ALPHA")
+        usage = [e["kind"]["ContextUsage"] for e in first if kind_of(e) == "ContextUsage"]
+        assert usage and usage[-1]["used_tokens"] > 0  # the fake LLM reports 10 input + 5 output tokens
         await turn(sidecar, session, "second turn BRAVO")
         await sidecar.ok("rollback", session=session, turns=1, scope="Conversation")
         await turn(sidecar, session, "third turn CHARLIE")
