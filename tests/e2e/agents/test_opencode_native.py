@@ -264,3 +264,19 @@ async def test_a_question_is_answered_with_a_label_and_the_todo_list_becomes_the
             e for e in asked + rest if kind_of(e) == "RequestOpened" and "Permission" in e["kind"]["RequestOpened"]
         ]
         assert bodies_with(world, "blue"), "the answer never reached the model"
+
+
+async def test_a_listed_slash_command_runs_through_opencodes_command_route(tmp_path: Path) -> None:
+    """Issue 8 part 4: the session lists opencode's commands; a prompt `/init …` runs that command (its template,
+    with the arguments, reaches the model) as an ordinary turn; the mode option lists opencode's primary agents."""
+    async with world_of(tmp_path, plain_scenario()) as world, sidecar_in(world) as sidecar:
+        info = await open_session(sidecar, world)
+        assert "init" in [command["name"] for command in info["details"]["commands"]]
+        options = {option["id"]: option for option in info["details"]["config_options"]}
+        assert options["model"]["current"] == "fake/fake-model"
+        assert {"build", "plan"} <= {choice["value"] for choice in options["mode"]["kind"]["Select"]["choices"]}
+        events = await turn(sidecar, info["id"], "/init mind the FOCUSWORD")
+        assert TEXT in "".join(texts(events))
+        # The command's template (which names AGENTS.md), with the arguments in it, not the bare prompt.
+        assert [body for body in bodies_with(world, "FOCUSWORD") if "AGENTS.md" in body]
+        assert not bodies_with(world, "/init mind"), "the command was sent as plain text"
