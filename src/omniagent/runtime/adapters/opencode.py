@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import AsyncExitStack, asynccontextmanager, contextmanager, suppress
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from typing import Any
 
 from omniagent.protocols.sidecar.agents import AgentInstallation, ConfigValue, LoginMethod
@@ -23,6 +23,7 @@ from omniagent.runtime.adapters.opencode_info import (
     SessionSettings,
     apply_option,
     driver_info,
+    real_title,
     server_facts,
 )
 from omniagent.runtime.adapters.opencode_server import (
@@ -150,8 +151,7 @@ async def _fork(server: OpencodeServer, source: str, point: str | None) -> Any:
 
 async def _stop(task: asyncio.Task[None]) -> None:
     task.cancel()
-    with suppress(asyncio.CancelledError):
-        await task
+    await asyncio.wait({task})  # unlike awaiting it, never swallows a cancel of our own task
 
 
 def _take_session(settings: SessionSettings, session: Any) -> None:
@@ -163,9 +163,7 @@ def _take_session(settings: SessionSettings, session: Any) -> None:
         settings.model = f"{model['providerID']}/{model['id']}"
     if isinstance(session.get("agent"), str) and session["agent"]:
         settings.agent = session["agent"]
-    title = session.get("title")
-    if isinstance(title, str) and not title.startswith(("New session - ", "Child session - ")):
-        settings.title = title
+    settings.title = real_title(session.get("title"))
 
 
 def _configure_at_creation(

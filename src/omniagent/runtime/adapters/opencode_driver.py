@@ -28,7 +28,13 @@ from omniagent.protocols.sidecar.commands import (
 from omniagent.protocols.sidecar.events import Cancelled, Completed, DiagnosticEvent, Failed, StopReason
 from omniagent.runtime import driver as d
 from omniagent.runtime.adapters.acp_prompt import INLINE_ATTACHMENT_CAP, prompt_text
-from omniagent.runtime.adapters.opencode_info import ServerFacts, SessionSettings, apply_option, driver_info
+from omniagent.runtime.adapters.opencode_info import (
+    ServerFacts,
+    SessionSettings,
+    apply_option,
+    driver_info,
+    real_title,
+)
 from omniagent.runtime.adapters.opencode_server import REQUEST_TIMEOUT, OpencodeServer, ServerError
 from omniagent.runtime.adapters.opencode_translate import PERMISSION_REPLIES, EventMapper, Signals
 
@@ -38,8 +44,6 @@ ADMIT_TIMEOUT = 10.0
 SUMMARIZE_TIMEOUT = 600.0
 # Last server stderr lines carried by `Exited`.
 STDERR_TAIL = 6
-# opencode's placeholder titles are not worth showing.
-_PLACEHOLDER_TITLES = ("New session - ", "Child session - ")
 
 
 class OpencodeDriver:
@@ -248,10 +252,8 @@ class OpencodeDriver:
             await self._end_turn(stop)
 
     async def _session_changed(self, info: Mapping[str, Any]) -> None:
-        title = info.get("title")
-        if not isinstance(title, str) or not title or title.startswith(_PLACEHOLDER_TITLES):
-            return
-        if title != self._settings.title:
+        title = real_title(info.get("title"))
+        if title is not None and title != self._settings.title:
             self._settings.title = title
             await self._events.send(d.InfoChanged(self.info))
 

@@ -37,6 +37,8 @@ from omniagent.protocols.sidecar.agents import (
 from omniagent.runtime import driver as d
 
 MODEL_OPTION, MODE_OPTION, EFFORT_OPTION = "model", "mode", "effort"
+# opencode's placeholder titles ("New session - 2026-…") are not worth showing.
+_PLACEHOLDER_TITLES = ("New session - ", "Child session - ")
 DEFAULT_AGENT = "build"
 # Observed with opencode 1.18.33 over its HTTP face (anyagent §14): no Steer (its loop queues a prompt sent while a
 # turn runs), no MCP servers from the caller (opencode reads its own config), no Subagents (child sessions are not
@@ -188,6 +190,13 @@ def apply_option(facts: ServerFacts, settings: SessionSettings, option: str, val
         settings.agent = text
     elif option == EFFORT_OPTION:
         settings.variant = text
+
+
+def real_title(title: object) -> str | None:
+    """A session title worth showing, or None for a missing one or opencode's placeholder."""
+    if not isinstance(title, str) or not title or title.startswith(_PLACEHOLDER_TITLES):
+        return None
+    return title
 
 
 def context_window(facts: ServerFacts, provider_id: str, model_id: str) -> int | None:

@@ -185,16 +185,17 @@ async def launch_server(
     async with (
         open_process(argv, cwd=directory, env=env, close_grace=CLOSE_GRACE) as child,
         httpx.AsyncClient(base_url=base_url, auth=httpx.BasicAuth(SERVER_USER, password), trust_env=False) as client,
-        asyncio.TaskGroup() as group,
     ):
-        # Nothing reads its stdout but us: drain it so a chatty server never blocks on a full pipe.
-        drain = group.create_task(_drain(child.stdout))
+        # Nothing reads its stdout but us: drain it so a chatty server never blocks on a full pipe. A plain task,
+        # not a TaskGroup: a group would wrap every error of the caller's block in an ExceptionGroup.
+        drain = asyncio.create_task(_drain(child.stdout))
         try:
             async with asyncio.timeout(startup_timeout):
                 version = await _wait_healthy(client, child)
             yield OpencodeServer(client, child, version)
         finally:
             drain.cancel()
+            await asyncio.wait({drain})  # unlike awaiting it, never swallows a cancel of our own task
 
 
 async def _drain(stream: asyncio.StreamReader) -> None:
