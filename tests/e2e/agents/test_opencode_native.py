@@ -13,6 +13,8 @@ the launcher; the fake provider comes from opencode's global config file (peers.
 from __future__ import annotations
 
 import json
+import os
+import signal
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -156,6 +158,22 @@ async def test_cancel_mid_turn_ends_cancelled_and_the_next_prompt_completes(tmp_
         assert stop_of(events) == "Cancelled"
         events = await turn(sidecar, session, "say hello")
         assert TEXT in "".join(texts(events))
+
+
+async def test_killing_the_server_fails_the_turn_and_ends_the_session_with_process_exited(tmp_path: Path) -> None:
+    """SIGKILL to opencode's server mid-turn: `TurnEnded Failed`, then the session's error line `ProcessExited`
+    (status = the signal), then `closed`."""
+    async with world_of(tmp_path, slow_scenario(AGENT)) as world, sidecar_in(world) as sidecar:
+        session = (await open_session(sidecar, world))["id"]
+        mark = len(sidecar.lines)
+        await sidecar.ok("prompt", session=session, text="say something slowly")
+        await sidecar.wait_event(session, "TextDelta", start=mark)
+        os.killpg(world.agent_pid(), signal.SIGKILL)  # the runtime starts the server in its own group
+        events = await until(sidecar, session, "TurnEnded", mark)
+        assert stop_of(events) == "Failed"
+        line = await sidecar.wait_for(lambda line: line.get("session") == session and "error" in line, "the error")
+        assert line["error"]["kind"] == "ProcessExited" and "9" in line["error"]["status"]
+        await sidecar.wait_closed(session)
 
 
 async def test_resume_in_a_new_process_remembers_the_earlier_turn(tmp_path: Path) -> None:
