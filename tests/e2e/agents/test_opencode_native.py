@@ -284,9 +284,11 @@ async def test_a_question_is_answered_with_a_label_and_the_todo_list_becomes_the
         assert bodies_with(world, "blue"), "the answer never reached the model"
 
 
-async def test_a_listed_slash_command_runs_through_opencodes_command_route(tmp_path: Path) -> None:
+async def test_a_slash_command_runs_through_opencodes_command_route_and_mode_picks_the_agent(tmp_path: Path) -> None:
     """Issue 8 part 4: the session lists opencode's commands; a prompt `/init …` runs that command (its template,
-    with the arguments, reaches the model) as an ordinary turn; the mode option lists opencode's primary agents."""
+    with the arguments, reaches the model) as an ordinary turn. The live option `mode` lists opencode's primary
+    agents; `configure mode plan` is confirmed by SessionUpdated and the next prompt runs as opencode's plan agent
+    (its plan-mode reminder reaches the model); a value it does not offer is InvalidConfiguration."""
     async with world_of(tmp_path, plain_scenario()) as world, sidecar_in(world) as sidecar:
         info = await open_session(sidecar, world)
         assert "init" in [command["name"] for command in info["details"]["commands"]]
@@ -298,3 +300,13 @@ async def test_a_listed_slash_command_runs_through_opencodes_command_route(tmp_p
         # The command's template (which names AGENTS.md), with the arguments in it, not the bare prompt.
         assert [body for body in bodies_with(world, "FOCUSWORD") if "AGENTS.md" in body]
         assert not bodies_with(world, "/init mind"), "the command was sent as plain text"
+        assert not [body for body in bodies_with(world, "FOCUSWORD") if "Plan Mode" in body]
+
+        mark = len(sidecar.lines)
+        await sidecar.ok("configure", session=info["id"], option="mode", value="plan")
+        updated = await sidecar.wait_event(info["id"], "SessionUpdated", start=mark)
+        assert updated["kind"]["SessionUpdated"]["configuration"]["options"]["mode"] == "plan"
+        await turn(sidecar, info["id"], "PLANWORD what next")
+        assert [body for body in bodies_with(world, "PLANWORD") if "Plan Mode" in body]
+        error = await sidecar.error("configure", session=info["id"], option="mode", value="nonexistent")
+        assert error["kind"] == "InvalidConfiguration"
