@@ -42,6 +42,8 @@ from omniagent.runtime.adapters.opencode_translate import PERMISSION_REPLIES, Ev
 ADMIT_TIMEOUT = 10.0
 # Seconds a compaction (one summary call to the model) may take.
 SUMMARIZE_TIMEOUT = 600.0
+# Seconds an ended event stream waits for the server's exit status before it is reported as the end.
+STREAM_END_GRACE = 5.0
 # Last server stderr lines carried by `Exited`.
 STDERR_TAIL = 6
 
@@ -268,13 +270,19 @@ class OpencodeDriver:
         if not self._closing:
             await self._report_exit()
 
-    async def _report_exit(self, status: str | None = None) -> None:
+    async def _report_exit(self, fallback: str | None = None) -> None:
+        """Report the server's end once: its exit status, or `fallback` when the event stream ended and the server
+        is still running STREAM_END_GRACE later. A dying server usually drops the stream before it is reaped."""
         if self._exit_reported:
             return
         self._exit_reported = True
         child = self._server.child
-        if status is None:
-            status = str(await child.wait())
+        try:
+            async with asyncio.timeout(None if fallback is None else STREAM_END_GRACE):
+                status = str(await child.wait())
+        except TimeoutError:
+            assert fallback is not None
+            status = fallback
         tail = [line for line in child.stderr_tail() if line.strip()][-STDERR_TAIL:]
         await self._events.send(d.Exited(status, "\n".join(tail)))
         self._events.close()
