@@ -112,18 +112,6 @@ PROFILES: tuple[AgentProfile, ...] = (
         login_args=("login",),
         api_key_env=("OPENAI_API_KEY",),
     ),
-    # anyagent §11.7, verified with opencode-ai 1.18.33: `opencode serve` on 127.0.0.1, HTTP Basic with a fresh
-    # password per session, SSE `/event`. Chosen over the ACP face (row `opencode-acp`) because only this face has
-    # rollback, fork and compact. The adapter builds the full command line; `serve` here names the mode.
-    AgentProfile(
-        id="opencode",
-        name="opencode",
-        cli="opencode",
-        connection=ConnectionKind.OPENCODE,
-        launch_args=("serve",),
-        install_hint="npm install -g opencode-ai (or brew install sst/tap/opencode)",
-        login_args=("auth", "login"),
-    ),
     # real-agents §5.5: full ACP turn with @google/gemini-cli 0.61.0 via `--acp` (`--experimental-acp` is
     # deprecated). Gemini has no login subcommand: it logs in interactively or reads GEMINI_API_KEY.
     AgentProfile(
@@ -144,6 +132,18 @@ PROFILES: tuple[AgentProfile, ...] = (
         connection=ConnectionKind.ACP,
         launch_args=("--acp",),
         install_hint="npm install -g @qwen-code/qwen-code",
+    ),
+    # anyagent §11.7, verified with opencode-ai 1.18.33: `opencode serve` on 127.0.0.1, HTTP Basic with a fresh
+    # password per session, SSE `/event`. Chosen over the ACP face (row `opencode-acp`) because only this face has
+    # rollback, fork and compact. The adapter builds the full command line; `serve` here names the mode.
+    AgentProfile(
+        id="opencode",
+        name="opencode",
+        cli="opencode",
+        connection=ConnectionKind.OPENCODE,
+        launch_args=("serve",),
+        install_hint="npm install -g opencode-ai (or brew install sst/tap/opencode)",
+        login_args=("auth", "login"),
     ),
     # real-agents §5.7: full ACP turn with opencode-ai 1.18.33 via `opencode acp`. The `opencode` row drives the
     # same CLI over its HTTP face instead; this row keeps the ACP face selectable.
