@@ -37,9 +37,10 @@ async def world_of(root: Path, scenario: dict[str, Any]) -> AsyncIterator[World]
 
 
 @asynccontextmanager
-async def sidecar_in(world: World) -> AsyncIterator[Sidecar]:
-    """An `omniagent serve` inside the world's namespace (a new process, so a new opencode serve per session)."""
-    async with Sidecar.running(env=world.runtime_env, prefix=world.enter, wait=STEP) as sidecar:
+async def sidecar_in(world: World, **env: str) -> AsyncIterator[Sidecar]:
+    """An `omniagent serve` inside the world's namespace (a new process, so a new opencode serve per session), with
+    `env` added to its environment."""
+    async with Sidecar.running(env=world.runtime_env | env, prefix=world.enter, wait=STEP) as sidecar:
         yield sidecar
 
 
@@ -310,3 +311,17 @@ async def test_a_slash_command_runs_through_opencodes_command_route_and_mode_pic
         assert [body for body in bodies_with(world, "PLANWORD") if "Plan Mode" in body]
         error = await sidecar.error("configure", session=info["id"], option="mode", value="nonexistent")
         assert error["kind"] == "InvalidConfiguration"
+
+
+async def test_the_users_own_config_is_kept_and_no_usable_provider_means_auth_required(tmp_path: Path) -> None:
+    """The host's OPENCODE_CONFIG_CONTENT reaches opencode with the permission rules merged in: here it disables
+    every provider, so opencode has none to use and `open` fails `AuthRequired` with `opencode auth login`."""
+    disabled = json.dumps({"disabled_providers": ["fake", "opencode"]})
+    async with (
+        world_of(tmp_path, plain_scenario()) as world,
+        sidecar_in(world, OPENCODE_CONFIG_CONTENT=disabled) as sidecar,
+    ):
+        error = await sidecar.error("open", agent=AGENT, dir=str(world.work))
+        assert error["kind"] == "AuthRequired"
+        assert [m["Terminal"]["command"][1:] for m in error["login"] if "Terminal" in m] == [["auth", "login"]]
+        assert not world.requests()
