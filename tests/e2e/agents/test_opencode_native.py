@@ -139,6 +139,8 @@ async def test_a_turn_streams_text_and_permissions_are_allowed_once_then_denied_
         await sidecar.ok("answer", session=session, request=request["id"], answer={"Permission": "DenyOnce"})
         rest = await until(sidecar, session, "TurnEnded", mark)
         assert not (world.work / "b.txt").exists()
+        # As over ACP, opencode ends the turn at once, asking the model nothing more.
+        assert stop_of(rest) == "Completed" and texts(rest) == []
         assert [t for t in tools(rest) if t["status"] == "Failed"], "the denied command's tool must end Failed"
         await sidecar.ok("close", session=session)
         await sidecar.wait_closed(session)
