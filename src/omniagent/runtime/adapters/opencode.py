@@ -32,6 +32,7 @@ from omniagent.runtime.adapters.opencode_server import (
     ServerError,
     ServerExited,
     launch_server,
+    stop_task,
 )
 from omniagent.runtime.errors import (
     AuthRequired,
@@ -100,7 +101,7 @@ async def _open(
     settings = SessionSettings(model=facts.default_model, agent=facts.default_agent)
     driver = OpencodeDriver(server, events, facts, settings, logins, str(request.directory))
     pump = asyncio.create_task(driver.pump())
-    stack.push_async_callback(_stop, pump)
+    stack.push_async_callback(stop_task, pump)
     await driver.connected.wait()  # from here on no event of the new session can be missed
     session = await _session(server, request)
     _take_session(settings, session)
@@ -147,11 +148,6 @@ async def _fork(server: OpencodeServer, source: str, point: str | None) -> Any:
         return await server.post(f"/session/{source}/fork", body)
     except ServerError as exc:
         raise ResumeFailed(f"opencode cannot fork {source} ({exc.message})") from exc
-
-
-async def _stop(task: asyncio.Task[None]) -> None:
-    task.cancel()
-    await asyncio.wait({task})  # unlike awaiting it, never swallows a cancel of our own task
 
 
 def _take_session(settings: SessionSettings, session: Any) -> None:

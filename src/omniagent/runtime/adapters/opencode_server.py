@@ -15,7 +15,7 @@ import os
 import secrets
 import socket
 from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager, suppress
+from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from typing import Any
 
 import httpx
@@ -30,6 +30,9 @@ CONFIG_VAR = "OPENCODE_CONFIG_CONTENT"
 HEALTH_POLL = 0.1
 # Seconds one HTTP call may take; the long ones (a synchronous summary) are bounded by the caller instead.
 REQUEST_TIMEOUT = 30.0
+# Starts tried before a server that exits while starting is an error (a free port can be taken before opencode
+# binds it).
+STARTS = 2
 # opencode serve never reads stdin and saves its sessions as it goes: closing sends SIGTERM at once instead of
 # waiting for an EOF it would ignore.
 CLOSE_GRACE = 0.0
@@ -175,27 +178,52 @@ async def launch_server(
     `TimeoutError` (no healthy answer within `startup_timeout`).
     """
     password = secrets.token_urlsafe(32)
-    port = free_port()
     env = dict(os.environ)
     env[CONFIG_VAR] = config_content(env.get(CONFIG_VAR), mode)
     env["OPENCODE_SERVER_USERNAME"] = SERVER_USER
     env["OPENCODE_SERVER_PASSWORD"] = password
-    argv = [executable, "serve", "--hostname", "127.0.0.1", "--port", str(port)]
-    base_url = f"http://127.0.0.1:{port}"
-    async with (
-        open_process(argv, cwd=directory, env=env, close_grace=CLOSE_GRACE) as child,
-        httpx.AsyncClient(base_url=base_url, auth=httpx.BasicAuth(SERVER_USER, password), trust_env=False) as client,
-    ):
-        # Nothing reads its stdout but us: drain it so a chatty server never blocks on a full pipe. A plain task,
-        # not a TaskGroup: a group would wrap every error of the caller's block in an ExceptionGroup.
-        drain = asyncio.create_task(_drain(child.stdout))
-        try:
-            async with asyncio.timeout(startup_timeout):
-                version = await _wait_healthy(client, child)
-            yield OpencodeServer(client, child, version)
-        finally:
-            drain.cancel()
-            await asyncio.wait({drain})  # unlike awaiting it, never swallows a cancel of our own task
+    auth = httpx.BasicAuth(SERVER_USER, password)
+    async with asyncio.timeout(startup_timeout):
+        for attempt in range(STARTS):
+            stack = AsyncExitStack()
+            try:
+                server = await _start(stack, [executable, "serve", "--hostname", "127.0.0.1"], directory, env, auth)
+            except ServerExited:
+                await stack.aclose()
+                if attempt + 1 == STARTS:
+                    raise
+                continue  # most likely the free port was taken meanwhile: once more, on another
+            except BaseException:
+                await stack.aclose()
+                raise
+            break
+    async with stack:
+        yield server
+
+
+async def _start(
+    stack: AsyncExitStack, argv: list[str], directory: str, env: dict[str, str], auth: httpx.BasicAuth
+) -> OpencodeServer:
+    """One start on a free port, its resources on `stack`; the server once it answers its health check."""
+    port = free_port()
+    child = await stack.enter_async_context(
+        open_process([*argv, "--port", str(port)], cwd=directory, env=env, close_grace=CLOSE_GRACE)
+    )
+    client = await stack.enter_async_context(
+        httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", auth=auth, trust_env=False)
+    )
+    # Nothing reads its stdout but us: drain it so a chatty server never blocks on a full pipe. A plain task, not
+    # a TaskGroup: a group would wrap every error of the caller's block in an ExceptionGroup.
+    drain = asyncio.create_task(_drain(child.stdout))
+    stack.push_async_callback(stop_task, drain)
+    version = await _wait_healthy(client, child)
+    return OpencodeServer(client, child, version)
+
+
+async def stop_task(task: asyncio.Task[None]) -> None:
+    """Cancel a helper task and wait for it to end."""
+    task.cancel()
+    await asyncio.wait({task})  # unlike awaiting it, never swallows a cancel of our own task
 
 
 async def _drain(stream: asyncio.StreamReader) -> None:
