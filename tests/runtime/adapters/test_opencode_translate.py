@@ -113,3 +113,17 @@ def test_turn_signals_busy_idle_and_an_abort_are_told_apart() -> None:
     assert busy == Signals(busy=True)
     assert aborted.aborted and not failed.aborted and failed.error == "boom (APIError)"
     assert idle == Signals(idle=True)
+
+
+def test_messages_the_session_already_had_are_history_not_news() -> None:
+    """A fork announces its copied messages as if new; ids known at open are never shown (nor start a turn)."""
+    mapped = mapper()
+    mapped.history.add("msg_old")
+    tokens = {"total": 15, "input": 10, "output": 5}
+    out = kinds(
+        mapped,
+        message("msg_old", "assistant", time={"created": 1, "completed": 2}, tokens=tokens),
+        part("msg_old", "prt_old", "text", "old answer"),
+        delta("msg_old", "prt_old", " more"),
+    )
+    assert out == []

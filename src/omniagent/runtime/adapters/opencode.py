@@ -105,6 +105,10 @@ async def _open(
     await driver.connected.wait()  # from here on no event of the new session can be missed
     session = await _session(server, request)
     _take_session(settings, session)
+    if request.resume is not None or request.fork is not None:
+        # A fork's copies are announced as new messages, maybe after this: known ids are history, not news.
+        messages = await server.get(f"/session/{session['id']}/message")
+        driver.mapper.history.update(_message_ids(messages))
     for option, value in request.configure.items():
         _configure_at_creation(facts, settings, logins, option, value)
     driver.go_live(str(session["id"]))
@@ -139,7 +143,7 @@ async def _fork(server: OpencodeServer, source: str, point: str | None) -> Any:
     try:
         if point is not None:
             messages = await server.get(f"/session/{source}/message")
-            ids = [str(m["info"]["id"]) for m in messages]
+            ids = _message_ids(messages)
             if point not in ids:
                 raise ResumeFailed(f"no message {point} in session {source}")
             following = ids[ids.index(point) + 1 :]
@@ -148,6 +152,14 @@ async def _fork(server: OpencodeServer, source: str, point: str | None) -> Any:
         return await server.post(f"/session/{source}/fork", body)
     except ServerError as exc:
         raise ResumeFailed(f"opencode cannot fork {source} ({exc.message})") from exc
+
+
+def _message_ids(messages: Any) -> list[str]:
+    """The ids in a `/session/{id}/message` answer (entries of another shape are skipped)."""
+    if not isinstance(messages, list):
+        return []
+    infos = [m.get("info") for m in messages if isinstance(m, dict)]
+    return [str(info["id"]) for info in infos if isinstance(info, dict) and "id" in info]
 
 
 def _take_session(settings: SessionSettings, session: Any) -> None:

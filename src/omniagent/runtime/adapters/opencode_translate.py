@@ -127,6 +127,8 @@ class EventMapper:
         self._with_text: set[str] = set()  # messages that streamed text or reasoning
         self._ended: set[str] = set()
         self._tools: dict[str, ToolUpdate] = {}  # by call id
+        self.history: set[str] = set()
+        """Messages the session had when it was opened (resumed, or copied by a fork): not news, never shown."""
 
     def map(self, event: Mapping[str, Any]) -> Signals:
         """The driver events and signals of one `/event` object (nothing for other sessions' events)."""
@@ -152,6 +154,8 @@ class EventMapper:
         if not isinstance(info, Mapping):
             return
         message_id = str(info.get("id", ""))
+        if message_id in self.history:
+            return
         hidden = (
             info.get("agent") in _HIDDEN_AGENTS or info.get("mode") in _HIDDEN_AGENTS or info.get("summary") is True
         )
@@ -198,7 +202,7 @@ class EventMapper:
             return
         part_id, message_id, part_type = str(part.get("id", "")), str(part.get("messageID", "")), part.get("type")
         self._part_types[part_id] = str(part_type)
-        if self._roles.get(message_id, "assistant") != "assistant":
+        if message_id in self.history or self._roles.get(message_id, "assistant") != "assistant":
             return
         if part_type in ("text", "reasoning") and isinstance(part.get("text"), str):
             self._text(message_id, part_id, str(part_type), part["text"], whole=True, signals=signals)
@@ -212,7 +216,7 @@ class EventMapper:
         delta = props.get("delta")
         if props.get("field") != "text" or not isinstance(delta, str) or not delta:
             return
-        if self._roles.get(message_id, "assistant") != "assistant":
+        if message_id in self.history or self._roles.get(message_id, "assistant") != "assistant":
             return
         part_type = self._part_types.get(part_id, "text")
         if part_type in ("text", "reasoning"):
