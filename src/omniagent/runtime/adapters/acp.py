@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Coroutine, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from typing import Any
 
@@ -28,9 +28,8 @@ from omniagent.acp.client import (
     open_acp_client,
 )
 from omniagent.protocols.sidecar.agents import AgentInstallation, Capability, ConfigValue, LoginMethod
-from omniagent.protocols.sidecar.base import Diagnostic, DiagnosticLevel
 from omniagent.protocols.sidecar.commands import Answer, PermissionAnswer
-from omniagent.protocols.sidecar.events import DiagnosticEvent, Failed, QuestionAsk, RequestOpened, StopReason
+from omniagent.protocols.sidecar.events import Failed, QuestionAsk, RequestOpened, StopReason
 from omniagent.runtime import catalog
 from omniagent.runtime import driver as d
 from omniagent.runtime.adapters.acp_config import AgentFacts, SessionState, agent_facts, login_methods
@@ -47,10 +46,10 @@ from omniagent.runtime.adapters.acp_launch import (
     launch_argv,
     mcp_servers,
     rpc_message,
-    stderr_tail,
 )
 from omniagent.runtime.adapters.acp_prompt import prompt_blocks
 from omniagent.runtime.adapters.acp_translate import UpdateMapper, pick_option, stop_reason
+from omniagent.runtime.adapters.driver_loop import DriverLoop
 from omniagent.runtime.errors import (
     AuthRequired,
     InvalidConfiguration,
@@ -103,23 +102,19 @@ def request_id() -> str:
     return "r" + json.dumps(current_request_id.get())
 
 
-class _AcpDriver:
+class _AcpDriver(DriverLoop):
     def __init__(self, request: d.ConnectRequest, events: d.EventSink) -> None:
+        super().__init__(events)
         self._request = request
-        self._events = events
-        self.group: asyncio.TaskGroup | None = None
         self._client: AcpClient | None = None
         self._state = SessionState(AgentFacts())
         self._mapper = UpdateMapper(self._state, version=1)
-        self._commands: asyncio.Queue[d.DriverCommand | None] = asyncio.Queue()
         # Events flow once the session is open: a load's history replay is not news to the caller.
         self._live = False
-        self._closing = False
         self._pending: dict[str, asyncio.Future[Answer | None]] = {}  # open requests: the caller's answer
         self._turn = 0  # bumps per StartTurn, so a superseded prompt's end is not taken for the current one
         self._ended = 0  # the last turn whose end was reported: a wire may end a turn twice (Grok)
         self._prompt_id: str | None = None  # the current turn's `_meta.promptId`, which Grok echoes at its end
-        self._tasks: set[asyncio.Task[None]] = set()
         self._configuring = asyncio.Lock()  # configure calls reach the agent in the order they were sent
 
     @property
@@ -133,12 +128,6 @@ class _AcpDriver:
             on_other_request=self._on_other_request,
             on_other_notification=self._on_other_notification,
         )
-
-    def send(self, command: d.DriverCommand) -> None:
-        self._commands.put_nowait(command)
-
-    def stop(self) -> None:
-        self._commands.put_nowait(None)
 
     # --- opening -------------------------------------------------------------------------------------------
 
@@ -208,19 +197,8 @@ class _AcpDriver:
 
     # --- commands ------------------------------------------------------------------------------------------
 
-    async def run(self) -> None:
-        watcher = self._spawn(self._watch_exit())
-        try:
-            while (command := await self._commands.get()) is not None:
-                if isinstance(command, d.Close):
-                    break
-                await self._handle(command)
-        finally:
-            self._closing = True
-            watcher.cancel()
-            for task in list(self._tasks):
-                task.cancel()
-            self._events.close()
+    def _helpers(self) -> list[Coroutine[Any, Any, None]]:
+        return [self._watch_exit()]
 
     async def _handle(self, command: d.DriverCommand) -> None:
         if isinstance(command, d.StartTurn):
@@ -373,22 +351,9 @@ class _AcpDriver:
 
     async def _watch_exit(self) -> None:
         exited = await self._require_client().wait_exited()
-        if not self._closing:
-            await self._events.send(d.Exited(exited.status, stderr_tail(exited.stderr).strip()))
-            self._events.close()
+        await self._report_exit(exited.status, exited.stderr)
 
     # --- plumbing ------------------------------------------------------------------------------------------
-
-    async def _warn(self, message: str) -> None:
-        diagnostic = Diagnostic(level=DiagnosticLevel.WARNING, message=message)
-        await self._events.send(d.AdapterEvent(DiagnosticEvent(diagnostic=diagnostic)))
-
-    def _spawn(self, work: Any) -> asyncio.Task[None]:
-        assert self.group is not None
-        task = self.group.create_task(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
 
     def _require_client(self) -> AcpClient:
         assert self._client is not None, "the session is not open"

@@ -4,7 +4,7 @@ handshake or an error answer reads as the runtime's errors (anyagent §11.1, §1
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 from omniagent.acp.client import AgentExited, AgentProtocolError, AgentUnsupported, McpServerConfig
@@ -13,12 +13,11 @@ from omniagent.protocols.sidecar.commands import HttpMcp, SseMcp, StdioMcp
 from omniagent.runtime import catalog
 from omniagent.runtime import driver as d
 from omniagent.runtime.adapters.acp_config import AgentFacts
+from omniagent.runtime.adapters.driver_loop import stderr_tail
 from omniagent.runtime.errors import HandshakeTimeout, ProtocolFailed, SpawnFailed, UnsupportedFeature
 from omniagent.wire.jsonrpc import RpcError
 from omniagent.wire.process import SpawnError
 
-# Last agent stderr lines carried by `Exited` and by handshake failures (anyagent §11.1).
-STDERR_TAIL = 6
 # Characters of an agent error's `data` kept in our error text (anyagent §11.4).
 ERROR_DATA_CHARS = 500
 
@@ -79,9 +78,3 @@ def rpc_message(exc: RpcError) -> str:
     if exc.data is not None:
         text += f": {json.dumps(exc.data)[:ERROR_DATA_CHARS]}"
     return text
-
-
-def stderr_tail(lines: Sequence[str]) -> str:
-    """The agent's last STDERR_TAIL non-blank stderr lines, each on a line of its own after a newline ("" if none)."""
-    kept = [line for line in lines if line.strip()][-STDERR_TAIL:]
-    return "\n" + "\n".join(kept) if kept else ""

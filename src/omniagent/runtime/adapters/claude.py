@@ -19,14 +19,13 @@ from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from typing import Any
 
 from omniagent.protocols.sidecar.agents import AgentInstallation, LoginMethod
-from omniagent.protocols.sidecar.base import Diagnostic, DiagnosticLevel
-from omniagent.protocols.sidecar.events import DiagnosticEvent
 from omniagent.runtime import catalog
 from omniagent.runtime import driver as d
 from omniagent.runtime.adapters.claude_control import ControlChannel, ControlFailed, answer_body
 from omniagent.runtime.adapters.claude_info import ClaudeState
 from omniagent.runtime.adapters.claude_launch import launch, new_session_id, user_line
 from omniagent.runtime.adapters.claude_translate import FrameMapper, result_stop
+from omniagent.runtime.adapters.driver_loop import DriverLoop, stderr_tail
 from omniagent.runtime.errors import (
     AuthRequired,
     HandshakeTimeout,
@@ -40,8 +39,6 @@ from omniagent.wire.errors import LineTooLarge, PeerClosed
 from omniagent.wire.jsonl import LineWriter, dumps, read_lines
 from omniagent.wire.process import ChildProcess, SpawnError, open_process
 
-# Last stderr lines carried by `Exited` and by handshake failures (anyagent §11.1).
-STDERR_TAIL = 6
 # The live options and the control request that sets each.
 _SETTERS: Mapping[str, tuple[str, str]] = {"mode": ("set_permission_mode", "mode"), "model": ("set_model", "model")}
 
@@ -82,23 +79,19 @@ class ClaudeAdapter:
                 driver.stop()
 
 
-class _ClaudeDriver:
+class _ClaudeDriver(DriverLoop):
     def __init__(self, request: d.ConnectRequest, events: d.EventSink, state: ClaudeState) -> None:
+        super().__init__(events)
         self._request = request
-        self._events = events
         self._state = state
         self._mapper = FrameMapper(state, self._logins)
         self._control = ControlChannel(self._write)
-        self._commands: asyncio.Queue[d.DriverCommand | None] = asyncio.Queue()
         self._child: ChildProcess | None = None
         self._writer: LineWriter | None = None
-        self._group: asyncio.TaskGroup | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
         self._asks: dict[str, tuple[str, Mapping[str, Any]]] = {}  # our request id → (wire id, can_use_tool body)
         self._unanswered = 0  # user lines written whose `result` has not come yet
         self._interrupted = False  # an interrupt went out for the newest line
         self._live = False
-        self._closing = False
         self._early_error: str | None = None  # a `result` before the handshake finished (a bad resume token)
         self._configuring = asyncio.Lock()  # configure calls reach the agent, and are confirmed, in the order sent
 
@@ -106,17 +99,15 @@ class _ClaudeDriver:
     def info(self) -> d.DriverInfo:
         return self._state.info()
 
-    def send(self, command: d.DriverCommand) -> None:
-        self._commands.put_nowait(command)
-
     def stop(self) -> None:
-        self._closing = True
-        self._commands.put_nowait(None)
-        for task in list(self._tasks):
-            task.cancel()
+        # Also ends a driver whose handshake failed: its reader runs from `start`, before (and without) `run`.
+        super().stop()
+        self._end_helpers()
 
     def start(self, child: ChildProcess, writer: LineWriter, group: asyncio.TaskGroup) -> None:
-        self._child, self._writer, self._group = child, writer, group
+        # The reader starts before the handshake (it carries the handshake's answers) and reports the exit itself,
+        # so `run` has no helpers of its own.
+        self._child, self._writer, self.group = child, writer, group
         self._spawn(self._read())
 
     # --- opening -------------------------------------------------------------------------------------------
@@ -154,16 +145,6 @@ class _ClaudeDriver:
         return catalog.login_methods(row, executable) if row is not None else []
 
     # --- commands ------------------------------------------------------------------------------------------
-
-    async def run(self) -> None:
-        try:
-            while (command := await self._commands.get()) is not None:
-                if isinstance(command, d.Close):
-                    break
-                await self._handle(command)
-        finally:
-            self.stop()
-            self._events.close()
 
     async def _handle(self, command: d.DriverCommand) -> None:
         if isinstance(command, d.StartTurn):
@@ -239,11 +220,10 @@ class _ClaudeDriver:
             if isinstance(frame, dict):
                 await self._on_frame(frame)
         status = await child.wait()
-        tail = _tail(child.stderr_tail())
-        self._control.close(f"the agent exited ({status}){tail}")
-        if not self._closing and self._live:
-            await self._events.send(d.Exited(str(status), tail.strip()))
-            self._events.close()
+        stderr = child.stderr_tail()
+        self._control.close(f"the agent exited ({status}){stderr_tail(stderr)}")
+        if self._live:  # an exit during the handshake is the handshake's failure, not an `Exited`
+            await self._report_exit(status, stderr)
 
     async def _on_frame(self, frame: dict[str, Any]) -> None:
         kind = frame.get("type")
@@ -292,18 +272,3 @@ class _ClaudeDriver:
         assert self._writer is not None
         with suppress(PeerClosed):  # the reader reports the exit
             self._writer.send_nowait(dumps(value))
-
-    async def _warn(self, message: str) -> None:
-        diagnostic = Diagnostic(level=DiagnosticLevel.WARNING, message=message)
-        await self._events.send(d.AdapterEvent(DiagnosticEvent(diagnostic=diagnostic)))
-
-    def _spawn(self, work: Any) -> None:
-        assert self._group is not None
-        task = self._group.create_task(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-
-def _tail(lines: list[str]) -> str:
-    kept = [line for line in lines if line.strip()][-STDERR_TAIL:]
-    return "\n" + "\n".join(kept) if kept else ""

@@ -16,13 +16,12 @@ from __future__ import annotations
 import asyncio
 import json
 import mimetypes
-from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any
 
 from omniagent.protocols.sidecar.agents import AgentInstallation, LoginMethod
-from omniagent.protocols.sidecar.base import Diagnostic, DiagnosticLevel
 from omniagent.protocols.sidecar.commands import Answer
 from omniagent.protocols.sidecar.events import DiagnosticEvent, Failed
 from omniagent.runtime import catalog
@@ -32,14 +31,13 @@ from omniagent.runtime.adapters.acp_prompt import prompt_text
 from omniagent.runtime.adapters.codex_config import EFFORT, CodexState
 from omniagent.runtime.adapters.codex_open import handshake, launch_argv, mcp_config
 from omniagent.runtime.adapters.codex_translate import CLIENT_MESSAGE_PREFIX, ThreadTranslator
+from omniagent.runtime.adapters.driver_loop import DriverLoop, stderr_tail
 from omniagent.runtime.errors import HandshakeTimeout, ProtocolFailed, SpawnFailed
 from omniagent.wire.dialects import CODEX
 from omniagent.wire.errors import PeerClosed
 from omniagent.wire.jsonrpc import METHOD_NOT_FOUND, Peer, RpcError, current_request_id
 from omniagent.wire.process import ChildProcess, SpawnError, open_process
 
-# Last agent stderr lines carried by `Exited` and by handshake failures (anyagent §11.1).
-STDERR_TAIL = 6
 # Diagnostics the app-server sends before the session is open (e.g. its bubblewrap warning), kept for after.
 EARLY_DIAGNOSTICS = 16
 
@@ -85,7 +83,9 @@ def _transport_errors(child: ChildProcess) -> Iterator[None]:
     except PeerClosed as exc:
         code = child.returncode
         status = f"exit status: {code}" if code is not None else "closed its output"
-        raise ProtocolFailed(f"the agent exited during the handshake ({status}){_tail(child.stderr_tail())}") from exc
+        raise ProtocolFailed(
+            f"the agent exited during the handshake ({status}){stderr_tail(child.stderr_tail())}"
+        ) from exc
     except RpcError as exc:
         raise ProtocolFailed(f"{exc.message} ({exc.code})") from exc
 
@@ -99,19 +99,16 @@ class _Pending:
     answer: asyncio.Future[Answer | None]
 
 
-class _CodexDriver:
+class _CodexDriver(DriverLoop):
     def __init__(self, request: d.ConnectRequest, events: d.EventSink) -> None:
+        super().__init__(events)
         self._request = request
-        self._events = events
         self.state = CodexState()
         self.overrides: dict[str, Any] = {}  # live options that ride every `turn/start`
-        self.group: asyncio.TaskGroup | None = None
         self._peer: Peer | None = None
         self._child: ChildProcess | None = None
         self._threads = ThreadTranslator()
-        self._commands: asyncio.Queue[d.DriverCommand | None] = asyncio.Queue()
         self._live = False
-        self._closing = False
         self._early: list[d.AdapterEvent] = []
         self.warnings: list[str] = []  # the handshake's, sent once the session is open
         self._messages = 0  # numbers our `clientUserMessageId`s
@@ -119,17 +116,10 @@ class _CodexDriver:
         self._interrupt_held = False
         self._steers_held: list[d.PromptInput] = []
         self._pending: dict[str, _Pending] = {}
-        self._tasks: set[asyncio.Task[None]] = set()
 
     @property
     def info(self) -> d.DriverInfo:
         return self.state.info()
-
-    def send(self, command: d.DriverCommand) -> None:
-        self._commands.put_nowait(command)
-
-    def stop(self) -> None:
-        self._commands.put_nowait(None)
 
     def peer_on(self, child: ChildProcess) -> Peer:
         """The JSON-RPC peer over the child's stdio, with every app-server request and notification routed here."""
@@ -162,20 +152,8 @@ class _CodexDriver:
 
     # --- commands ------------------------------------------------------------------------------------------
 
-    async def run(self) -> None:
-        watcher = self._spawn(self._watch_exit())
-        self._spawn(self._load_commands())
-        try:
-            while (command := await self._commands.get()) is not None:
-                if isinstance(command, d.Close):
-                    break
-                await self._handle(command)
-        finally:
-            self._closing = True
-            watcher.cancel()
-            for task in list(self._tasks):
-                task.cancel()
-            self._events.close()
+    def _helpers(self) -> list[Coroutine[Any, Any, None]]:
+        return [self._watch_exit(), self._load_commands()]
 
     async def _handle(self, command: d.DriverCommand) -> None:
         if isinstance(command, d.StartTurn):
@@ -368,9 +346,7 @@ class _CodexDriver:
     async def _watch_exit(self) -> None:
         assert self._child is not None
         status = await self._child.wait()
-        if not self._closing:
-            await self._events.send(d.Exited(str(status), _tail(self._child.stderr_tail()).strip()))
-            self._events.close()
+        await self._report_exit(status, self._child.stderr_tail())
 
     # --- plumbing ------------------------------------------------------------------------------------------
 
@@ -379,16 +355,8 @@ class _CodexDriver:
         assert self._peer is not None
         return await self._peer.request(method, params)
 
-    async def _warn(self, message: str) -> None:
-        diagnostic = Diagnostic(level=DiagnosticLevel.WARNING, message=message)
-        await self._events.send(d.AdapterEvent(DiagnosticEvent(diagnostic=diagnostic)))
-
     def _spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
-        assert self.group is not None
-        task = self.group.create_task(_until_gone(work))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
+        return super()._spawn(_until_gone(work))
 
 
 async def _until_gone(work: Coroutine[Any, Any, None]) -> None:
@@ -409,8 +377,3 @@ def user_input(prompt: d.PromptInput, skills: Mapping[str, str]) -> list[dict[st
         if (mimetypes.guess_type(path)[0] or "").startswith("image/")
     ]
     return [*skill, *images, {"type": "text", "text": prompt_text(prompt)}]
-
-
-def _tail(lines: Sequence[str]) -> str:
-    kept = [line for line in lines if line.strip()][-STDERR_TAIL:]
-    return "\n" + "\n".join(kept) if kept else ""

@@ -19,15 +19,15 @@ Turn ends, as pi 0.73.1 behaves:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Coroutine, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from typing import Any
 
 from omniagent.protocols.sidecar.agents import AgentInstallation, ConfigValue
-from omniagent.protocols.sidecar.base import Diagnostic, DiagnosticLevel
-from omniagent.protocols.sidecar.events import Cancelled, Completed, DiagnosticEvent, Failed, StopReason
+from omniagent.protocols.sidecar.events import Cancelled, Completed, Failed, StopReason
 from omniagent.runtime import catalog
 from omniagent.runtime import driver as d
+from omniagent.runtime.adapters.driver_loop import DriverLoop, stderr_tail
 from omniagent.runtime.adapters.pi_config import (
     EFFORT_OPTION,
     MODEL_OPTION,
@@ -59,8 +59,6 @@ from omniagent.runtime.errors import (
 from omniagent.runtime.requests import check_option
 from omniagent.wire.process import SpawnError
 
-# Last stderr lines carried by `Exited` and by handshake failures (anyagent §11.1).
-STDERR_TAIL = 6
 # pi's prompt refusals that mean the login is gone (agent-session.js, auth-guidance.js).
 _AUTH_REFUSALS = ("No API key found", "Authentication failed")
 
@@ -101,19 +99,15 @@ class PiAdapter:
                 driver.stop()
 
 
-class _PiDriver:
+class _PiDriver(DriverLoop):
     def __init__(self, request: d.ConnectRequest, events: d.EventSink, state: PiState, source: str | None) -> None:
+        super().__init__(events)
         self._request = request
         self._source = source  # the session file resumed or forked from
-        self._events = events
         self._state = state
         self._mapper = EventMapper()
-        self.group: asyncio.TaskGroup | None = None
         self._client: PiClient | None = None
-        self._commands: asyncio.Queue[d.DriverCommand | None] = asyncio.Queue()
         self._live = False  # frames before the session is open are not the caller's news
-        self._closing = False
-        self._tasks: set[asyncio.Task[None]] = set()
         self._configuring = asyncio.Lock()  # pi runs commands concurrently; ours reach it one at a time
         self._dialogs: dict[str, str] = {}  # open dialog id → its method
         # The open turn: prompted (StartTurn), a compaction, or a run pi started itself (agent_start while idle).
@@ -129,12 +123,6 @@ class _PiDriver:
     @property
     def info(self) -> d.DriverInfo:
         return self._state.info()
-
-    def send(self, command: d.DriverCommand) -> None:
-        self._commands.put_nowait(command)
-
-    def stop(self) -> None:
-        self._commands.put_nowait(None)
 
     # --- opening -------------------------------------------------------------------------------------------
 
@@ -179,26 +167,15 @@ class _PiDriver:
     async def _exit_error(self) -> ProtocolFailed | AuthRequired:
         client = self._require_client()
         status = await client.wait_exited()
-        tail = _tail(client.child.stderr_tail())
+        tail = stderr_tail(client.child.stderr_tail())
         if NO_MODELS in tail:
             return AuthRequired(login_methods(self._request.installation.executable_path))
         return ProtocolFailed(f"pi exited during the handshake ({status}){tail}")
 
     # --- commands ------------------------------------------------------------------------------------------
 
-    async def run(self) -> None:
-        watcher = self._spawn(self._watch_exit())
-        try:
-            while (command := await self._commands.get()) is not None:
-                if isinstance(command, d.Close):
-                    break
-                await self._handle(command)
-        finally:
-            self._closing = True
-            watcher.cancel()
-            for task in list(self._tasks):
-                task.cancel()
-            self._events.close()
+    def _helpers(self) -> list[Coroutine[Any, Any, None]]:
+        return [self._watch_exit()]
 
     async def _handle(self, command: d.DriverCommand) -> None:
         if isinstance(command, d.StartTurn):
@@ -394,9 +371,7 @@ class _PiDriver:
     async def _watch_exit(self) -> None:
         client = self._require_client()
         status = await client.wait_exited()
-        if not self._closing:
-            await self._events.send(d.Exited(str(status), _tail(client.child.stderr_tail()).strip()))
-            self._events.close()
+        await self._report_exit(status, client.child.stderr_tail())
 
     # --- plumbing ------------------------------------------------------------------------------------------
 
@@ -404,22 +379,6 @@ class _PiDriver:
         with suppress(PiExited):  # the exit watcher reports it
             self._require_client().send(frame)
 
-    async def _warn(self, message: str) -> None:
-        diagnostic = Diagnostic(level=DiagnosticLevel.WARNING, message=message)
-        await self._events.send(d.AdapterEvent(DiagnosticEvent(diagnostic=diagnostic)))
-
-    def _spawn(self, work: Any) -> asyncio.Task[None]:
-        assert self.group is not None
-        task = self.group.create_task(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
-
     def _require_client(self) -> PiClient:
         assert self._client is not None, "the session is not open"
         return self._client
-
-
-def _tail(lines: Sequence[str]) -> str:
-    kept = [line for line in lines if line.strip()][-STDERR_TAIL:]
-    return "\n" + "\n".join(kept) if kept else ""
