@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import subprocess
 import sys
 import uuid
@@ -253,7 +254,8 @@ async def listener() -> AsyncIterator[tuple[int, list[int]]]:
 
 def _connect(port: int) -> str:
     code = f"import socket; socket.create_connection(('127.0.0.1', {port}), 3).close(); print('connected')"
-    return f'{sys.executable} -c "{code}"'
+    # The interpreter itself, not the venv's link to it: a venv under /tmp is hidden by the sandbox's private /tmp.
+    return f'{os.path.realpath(sys.executable)} -c "{code}"'
 
 
 async def test_exec_has_no_network_unless_the_session_turns_it_on(
