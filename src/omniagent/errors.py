@@ -11,12 +11,15 @@ Catch `OmniagentError` to catch them all. The tree (module, then the classes it 
     │   ├── wire.jsonrpc.RpcError                   a JSON-RPC error answer (sent or received)
     │   ├── runtime.adapters.pi_rpc.PiError         pi answered a command with an error
     │   ├── runtime.adapters.pi_rpc.PiExited        pi's process ended under a command
-    │   └── runtime.adapters.claude_control.ControlFailed  Claude Code refused a control request, or went away
+    │   ├── runtime.adapters.claude_control.ControlFailed  Claude Code refused a control request, or went away
+    │   ├── runtime.adapters.opencode_server.ServerError   an HTTP call to opencode's server failed
+    │   └── runtime.adapters.opencode_server.ServerExited  opencode's server process ended
     ├── runtime.errors.AgentError                   a runtime call failed; `kind` is the sidecar's ErrorBody kind
     │   ├── NotInstalled, SpawnFailed, AuthRequired, HandshakeTimeout, UnsupportedFeature,
     │   ├── InvalidConfiguration, InvalidRequest, ResumeFailed, SessionBusy, ProtocolFailed,
     │   └── ProcessExited, SessionClosed, UnknownSession
     ├── runtime.adapters.mock.MockScriptError       a mock script file is unreadable or malformed (also a ValueError)
+    ├── runtime.adapters.opencode_server.ConfigProblem  OPENCODE_CONFIG_CONTENT is not a JSON object (also a ValueError)
     ├── acp.client.AcpError                         an ACP agent process misbehaved
     │   ├── AgentUnsupported, AgentExited
     │   └── AgentProtocolError

@@ -21,7 +21,9 @@ from typing import Any
 import httpx
 
 from omniagent.engine.providers.sse import iter_sse
+from omniagent.errors import OmniagentError
 from omniagent.protocols.sidecar.commands import PermissionMode
+from omniagent.wire.errors import WireError
 from omniagent.wire.process import ChildProcess, open_process
 
 SERVER_USER = "opencode"
@@ -44,11 +46,11 @@ _ASK_RULES: dict[str, Any] = {"*": "ask", "question": "allow"}
 _ALLOW_RULES: dict[str, Any] = {"*": "allow"}
 
 
-class ConfigProblem(ValueError):
+class ConfigProblem(OmniagentError, ValueError):
     """The host's `OPENCODE_CONFIG_CONTENT` is not a JSON object."""
 
 
-class ServerError(Exception):
+class ServerError(WireError):
     """An HTTP call failed: a status other than 2xx (`status`), or no answer at all (`status` None)."""
 
     def __init__(self, message: str, status: int | None = None) -> None:
@@ -93,7 +95,7 @@ def free_port() -> int:
         return port
 
 
-class ServerExited(Exception):
+class ServerExited(WireError):
     """The server process ended (`status` as `ExitStatus` prints it, `stderr` its last lines)."""
 
     def __init__(self, status: str, stderr: list[str]) -> None:
