@@ -1,9 +1,9 @@
 """The engine as an ACP agent: one connection, v1 or v2 as the client asks, driving the Engine in process.
 
-Negotiation (acp.md §4): `initialize` answers 2 when asked for 2 or more, else 1, and installs that version's
-handler set once for the connection (a repeated initialize keeps it). Method names per version come from
-`acp.versions` (the client's data); update shapes from `acp.translate`; routing of engine broadcasts from
-`acp.relay`. Sessions are engine sessions (same ids, same store), so `omniagent rpc` sees them too.
+Negotiation (acp.md §4) is `acp.handshake`'s, answered by `acp.serve` before the engine exists; this agent is
+built on the first other request, for the version chosen then (a repeated initialize keeps it). Method names per
+version come from `acp.versions` (the client's data); update shapes from `acp.translate`; routing of engine
+broadcasts from `acp.relay`. Sessions are engine sessions (same ids, same store), so `omniagent rpc` sees them too.
 
 Decisions (docs/acp.md): a prompt while the session's turn runs is refused with -32600 (no queueing); MCP
 servers and additional directories are accepted and ignored (not advertised); a failed run ends a v1 prompt with
@@ -21,11 +21,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from omniagent import __version__
-from omniagent.acp import history, options
+from omniagent.acp import handshake, history, options
 from omniagent.acp import translate as t
 from omniagent.acp.relay import Relay, Spawn
-from omniagent.acp.versions import SPECS, VersionSpec
+from omniagent.acp.shapes import SHAPES
+from omniagent.acp.versions import VersionSpec
 from omniagent.engine.engine import Engine
 from omniagent.engine.errors import EngineError
 from omniagent.engine.permissions import PermissionMode
@@ -57,7 +57,6 @@ from omniagent.wire.jsonrpc import (
     RpcError,
 )
 
-AGENT_NAME = "omniagent"
 # Seconds `session/delete` waits for a cancelled run to record its end.
 DELETE_WAIT = 10.0
 _SESSION_ID = re.compile(r"^[0-9a-f]{32}$")
@@ -77,55 +76,15 @@ def rpc_error(exc: EngineError) -> RpcError:
 
 
 class AcpAgent:
-    """Serves one ACP connection over `peer` with `engine`. Construct, then wait for the peer to close."""
+    """Serves one ACP connection over `peer` with `engine`, in the version `initialize` chose (acp/serve.py
+    answers `initialize` itself, before the engine exists, then routes every other method here)."""
 
-    def __init__(self, engine: Engine, peer: Peer, spawn: Spawn) -> None:
+    def __init__(self, engine: Engine, peer: Peer, spawn: Spawn, spec: VersionSpec) -> None:
         self._engine = engine
         self._peer = peer
-        self._spawn = spawn
-        self._spec: VersionSpec | None = None
-        self._relay: Relay | None = None
-        self._unsubscribe: Any = None
-        peer.on_request("initialize", self._initialize)
-
-    def close(self) -> None:
-        """Stop listening to the engine."""
-        if self._unsubscribe is not None:
-            self._unsubscribe()
-
-    # Negotiation ----------------------------------------------------------------------------------------------
-
-    async def _initialize(self, params: Any) -> dict[str, Any]:
-        requested = params.get("protocolVersion") if isinstance(params, dict) else None
-        if not isinstance(requested, int) or isinstance(requested, bool) or requested < 0:
-            raise RpcError(INVALID_PARAMS, "initialize needs an integer protocolVersion")
-        if self._spec is None:
-            self._select(SPECS[2] if requested >= 2 else SPECS[1])
-        assert self._spec is not None and self._relay is not None
-        shapes, fork = self._relay.shapes, self._can_fork()
-        auth = options.auth_methods(self._engine, shapes)
-        info = {"name": AGENT_NAME, "title": AGENT_NAME, "version": __version__}
-        if shapes.state_updates:
-            session: dict[str, Any] = {"prompt": {"embeddedContext": {}}, "delete": {}}
-            if fork:
-                session["fork"] = {}
-            return {"protocolVersion": 2, "info": info, "capabilities": {"session": session}, "authMethods": auth}
-        forks: dict[str, Any] = {"fork": {}} if fork else {}
-        capabilities: dict[str, Any] = {
-            "loadSession": True,
-            "promptCapabilities": {"embeddedContext": True},
-            "sessionCapabilities": {"list": {}, "resume": {}, "close": {}, "delete": {}, **forks},
-            "auth": {"logout": {}} if auth else {},
-        }
-        return {"protocolVersion": 1, "agentInfo": info, "agentCapabilities": capabilities, "authMethods": auth}
-
-    def _can_fork(self) -> bool:
-        return self._engine.serves("session.fork")
-
-    def _select(self, spec: VersionSpec) -> None:
         self._spec = spec
-        self._relay = Relay(self._engine, self._peer, t.SHAPES[spec.version], self._spawn)
-        self._unsubscribe = self._engine.broadcaster.subscribe(self._relay)
+        self._relay = Relay(engine, peer, SHAPES[spec.version], spawn)
+        self._unsubscribe = engine.broadcaster.subscribe(self._relay)
         names = spec.method_names
         handlers = {
             "authenticate": self._login,
@@ -140,16 +99,21 @@ class AcpAgent:
             "set_mode": self._set_mode,
             "set_config_option": self._set_config_option,
         }
-        if self._can_fork():
+        if engine.serves("session.fork"):
             handlers["fork"] = self._fork
-        for operation, handler in handlers.items():
-            if operation in names:
-                self._peer.on_request(names[operation], self._checked(names[operation], handler))
-        self._peer.on_notification(names["cancel"], self._cancel)
+        self.handlers: dict[str, Any] = {
+            names[operation]: self._checked(names[operation], handler)
+            for operation, handler in handlers.items()
+            if operation in names
+        }
+        """Wire method name → handler of its params (validated against the version's model first)."""
+
+    def close(self) -> None:
+        """Stop listening to the engine."""
+        self._unsubscribe()
 
     def _checked(self, method: str, handler: Any) -> Any:
         """Validate params against the version's model first: off-schema params are -32602, never a crash."""
-        assert self._spec is not None
         model = self._spec.table.agent_requests[method][0]
 
         async def run(params: Any) -> Any:
@@ -166,7 +130,6 @@ class AcpAgent:
 
     @property
     def relay(self) -> Relay:
-        assert self._relay is not None
         return self._relay
 
     # Auth -----------------------------------------------------------------------------------------------------
@@ -200,7 +163,9 @@ class AcpAgent:
         try:
             created = await self._engine.sessions.create(CreateSession(workspace_path=str(params["cwd"])))
         except EngineError as exc:
-            if exc.code == ErrorCode.UNSUPPORTED_MODEL and options.auth_methods(self._engine, self.relay.shapes):
+            if exc.code == ErrorCode.UNSUPPORTED_MODEL and handshake.auth_methods(
+                self._engine.routes.catalog, self.relay.shapes
+            ):
                 raise RpcError(AUTH_REQUIRED, "no model is ready: set a provider's API key (see authMethods)") from None
             raise
         return self._opened(created.session, True)
@@ -337,7 +302,8 @@ class AcpAgent:
             raise RpcError(INTERNAL_ERROR, f"the turn failed ({outcome.code}): {outcome.message}")
         return {"stopReason": t.stop_reason(outcome)}
 
-    async def _cancel(self, params: Any) -> None:
+    async def cancel(self, params: Any) -> None:
+        """The version's cancel notification: stop the session's run, if any."""
         session_id = params.get("sessionId") if isinstance(params, dict) else None
         if isinstance(session_id, str) and _SESSION_ID.match(session_id):
             with contextlib.suppress(EngineError):

@@ -8,15 +8,15 @@ modes, and auth methods. Read from the engine's catalog and permission state; no
 - `sandbox`: `sandboxed` or `unsandboxed` (every exec then asks, even in auto mode, unless answered "always"), and
   `network`: `off` or `on` inside the sandbox — the engine's sandbox settings (engine/sandboxes.py). Selects, not
   booleans, so every client can show them.
-- Auth methods: one `env_var` method per provider that needs a key and has none. Only the variable's *name* is
-  sent; a key never is. `auth/login` / `authenticate` checks that the key is there now.
+- Auth methods (listed by `acp.handshake`): one `env_var` method per provider that needs a key and has none.
+  `auth/login` / `authenticate` checks that the key is there now.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from omniagent.acp.translate import Shapes
+from omniagent.acp.shapes import Shapes
 from omniagent.engine.engine import Engine
 from omniagent.engine.permissions import PermissionMode
 from omniagent.engine.tools.sandbox import SandboxMode
@@ -104,26 +104,6 @@ def v1_modes(engine: Engine, session_id: str) -> dict[str, Any]:
         "currentModeId": engine.permissions.mode(session_id),
         "availableModes": [{"id": mode, "name": name, "description": text} for mode, name, text in MODES],
     }
-
-
-def auth_methods(engine: Engine, shapes: Shapes) -> list[dict[str, Any]]:
-    """One env-var auth method per provider that needs a key and has none (names only, never values)."""
-    catalog = engine.routes.catalog
-    out = []
-    for provider in catalog.providers:
-        source = provider.auth.api_key.source if provider.auth and provider.auth.api_key else None
-        if source is None or not source.env or catalog.state(provider) != "needs_credential":
-            continue
-        name = provider.name or provider.id
-        out.append(
-            {
-                "type": "env_var",
-                shapes.auth_id_key: provider.id,
-                "name": f"{name} API key",
-                "vars": [{"name": source.env, "label": f"{name} API key"}],
-            }
-        )
-    return out
 
 
 def provider_ready(engine: Engine, provider_id: str) -> bool:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from omniagent.acp import translate as t
-from omniagent.acp.translate import Shapes
+from omniagent.acp.shapes import Shapes
 from omniagent.engine.engine import Engine
 from omniagent.engine.errors import EngineError
 from omniagent.engine.feed import (

@@ -11,10 +11,10 @@ replay repeats them: `m<message id>` for a message, `m<message id>.thought` for 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from omniagent.acp.shapes import Shapes
 from omniagent.engine.feed import ToolCall, read_tool_call
 from omniagent.protocols.yuke.content import ContentPart, ContentText
 from omniagent.protocols.yuke.messages import (
@@ -37,33 +37,6 @@ from omniagent.protocols.yuke.tools import (
 )
 
 Update = dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class Shapes:
-    """How one ACP version spells the updates we send."""
-
-    version: int
-    # v2: `state_update` running / requires_action / idle{stopReason}; v1: the stop reason is the prompt response.
-    state_updates: bool
-    # v2: the agent acks each prompt with a whole `user_message` carrying its own messageId.
-    user_message_ack: bool
-    # v2: replay sends whole `user_message` / `agent_message` / `agent_thought`; v1 sends chunks.
-    whole_messages: bool
-    # The update that creates a tool call: v1 `tool_call` (title required), v2 the first `tool_call_update`.
-    tool_create: str
-    # Tool status of a call that was cancelled: v2 has `cancelled`, v1 only `failed`.
-    cancelled_status: str
-    # v2 diffs: `changes` + a git patch; v1 diffs: `path`, `oldText`, `newText`.
-    structured_diffs: bool
-    # The id member of config options and auth methods: v2 `configId` / `methodId`, v1 `id` for both.
-    config_id_key: str
-    auth_id_key: str
-
-
-V1 = Shapes(1, False, False, False, "tool_call", "failed", False, "id", "id")
-V2 = Shapes(2, True, True, True, "tool_call_update", "cancelled", True, "configId", "methodId")
-SHAPES = {1: V1, 2: V2}
 
 
 def message_id(engine_message_id: int) -> str:

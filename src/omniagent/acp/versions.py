@@ -6,12 +6,14 @@ number itself. Sources: acp.md §3 (exact differences) and §2.4 (v2 capability 
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from omniagent.protocols.acp import methods, v1, v2
+if TYPE_CHECKING:
+    from omniagent.protocols.acp import methods
 
 # The version we ask for; the agent answers the one it speaks (acp.md §4).
 LATEST = 2
@@ -22,8 +24,6 @@ class VersionSpec:
     """How one protocol version spells the operations the client offers."""
 
     version: int
-    models: ModuleType  # protocols.acp.v1 or .v2
-    table: methods.MethodTable
     # operation → wire method name; an operation missing here does not exist in this version.
     method_names: Mapping[str, str]
     # wire method → path in the initialize result that must be present (not null, false or an empty list).
@@ -37,11 +37,23 @@ class VersionSpec:
     # v2: a `session/load` is a `session/resume` with `replayFrom: {type: "start"}`.
     load_via_resume: bool
 
+    # The models are imported on first use, not with this module: defining them is most of a face's start-up, and
+    # `omniagent acp` answers `initialize` from the method names alone.
+    @property
+    def models(self) -> ModuleType:
+        """protocols.acp.v1 or .v2."""
+        return importlib.import_module(f"omniagent.protocols.acp.v{self.version}")
+
+    @property
+    def table(self) -> methods.MethodTable:
+        """This version's method table (params and result models per method)."""
+        from omniagent.protocols.acp import methods
+
+        return methods.V1 if self.version == 1 else methods.V2
+
 
 V1 = VersionSpec(
     version=1,
-    models=v1,
-    table=methods.V1,
     method_names={
         "initialize": "initialize",
         "authenticate": "authenticate",
@@ -78,8 +90,6 @@ V1 = VersionSpec(
 
 V2 = VersionSpec(
     version=2,
-    models=v2,
-    table=methods.V2,
     method_names={
         "initialize": "initialize",
         "authenticate": "auth/login",

@@ -15,8 +15,15 @@ from pathlib import Path
 from omniagent.engine.errors import EngineError
 from omniagent.engine.providers import neutral as n
 from omniagent.engine.providers import routes as provider_routes
-from omniagent.engine.providers.catalog import NO_REASONING, Catalog, cost_usd, default_reasoning, reasoning_levels
-from omniagent.engine.providers.catalog_file import CatalogError, ModelEntry, Protocol
+from omniagent.engine.providers.catalog import (
+    NO_REASONING,
+    Catalog,
+    cost_usd,
+    default_reasoning,
+    load_catalog,
+    reasoning_levels,
+)
+from omniagent.engine.providers.catalog_file import ModelEntry, Protocol
 from omniagent.engine.providers.credentials import CredentialStore
 from omniagent.engine.providers.transport import new_client
 from omniagent.protocols.yuke.envelope import ErrorCode
@@ -68,12 +75,7 @@ class Routes:
     def load(cls, data_dir: Path, config_dir: Path) -> Routes:
         """Built-ins + `<config_dir>/providers.json`; a bad file is reported on stderr and the built-ins serve."""
         credentials = CredentialStore(data_dir)
-        try:
-            catalog = Catalog(config_dir, credentials)
-        except CatalogError as exc:
-            log.warning("%s", exc)
-            catalog = Catalog(None, credentials)
-        return cls(catalog, credentials, config_dir)
+        return cls(load_catalog(config_dir, credentials, log), credentials, config_dir)
 
     @property
     def catalog_rev(self) -> str:

@@ -15,11 +15,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-import platformdirs
 from pydantic import ValidationError
 
 from omniagent.engine.engine import Engine, EngineConfig
 from omniagent.engine.errors import EngineError
+from omniagent.engine.faceconfig import MAX_LINE_BYTES, STDIN_LIMIT, engine_dirs
 from omniagent.engine.store.ownership import lease_from_env
 from omniagent.engine.tools import ToolLimits
 from omniagent.engine.tools.context import SEARCH_TIMEOUT
@@ -33,11 +33,6 @@ from omniagent.wire.jsonl import LineWriter, dumps, read_lines
 from omniagent.wire.stdio import open_stdio
 
 log = logging.getLogger("omniagent.rpc")
-
-# One request line at most: yuke's 1 MiB message cap plus 64 KiB of envelope.
-MAX_LINE_BYTES = 1024 * 1024 + 64 * 1024
-# asyncio stream buffer for stdin; above the line cap so a long line is framed, not a stream error.
-STDIN_LIMIT = 4 * MAX_LINE_BYTES
 
 
 def run_rpc(data_dir: Path | None) -> int:
@@ -53,18 +48,12 @@ def run_rpc(data_dir: Path | None) -> int:
 def engine_config(data_dir: Path | None) -> EngineConfig:
     """Store and key file in `--data-dir` (else OMNIAGENT_DATA_DIR, else the user data dir); providers.json in
     the same dir when one is given, else the user config dir."""
-    env_dir = os.environ.get("OMNIAGENT_DATA_DIR")
-    chosen = data_dir or (Path(env_dir) if env_dir else None)
-    if chosen is not None:
-        config_dir = chosen
-    else:
-        chosen = Path(platformdirs.user_data_dir("omniagent"))
-        config_dir = Path(platformdirs.user_config_dir("omniagent"))
+    chosen, config_dir = engine_dirs(data_dir)
     scale = float(os.environ.get("OMNIAGENT_RETRY_SCALE", "1.0"))
     limits = ToolLimits(search_timeout=float(os.environ.get("OMNIAGENT_SEARCH_TIMEOUT", SEARCH_TIMEOUT)))
     return EngineConfig(
-        data_dir=chosen.resolve(),
-        config_dir=config_dir.resolve(),
+        data_dir=chosen,
+        config_dir=config_dir,
         retry_scale=scale,
         lease_seconds=lease_from_env(),
         tool_limits=limits,

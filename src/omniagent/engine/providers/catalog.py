@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
 
 from omniagent.engine.providers.builtins import BUILTIN_PROVIDERS, env_base_urls
-from omniagent.engine.providers.catalog_file import ModelEntry, ProviderEntry, load_providers_file
+from omniagent.engine.providers.catalog_file import CatalogError, ModelEntry, ProviderEntry, load_providers_file
 from omniagent.engine.providers.credentials import CredentialStore, Secret, resolve_api_key
 from omniagent.engine.providers.neutral import Usage
 from omniagent.protocols.yuke.auth import AuthProvider
@@ -217,3 +218,14 @@ def _merge(builtin: ProviderEntry, override: ProviderEntry) -> ProviderEntry:
         models.update({m.id: m for m in override.models})
         update["models"] = list(models.values())
     return builtin.model_copy(update=update)
+
+
+def load_catalog(config_dir: Path, credentials: CredentialStore, log: logging.Logger | None) -> Catalog:
+    """Built-ins + `<config_dir>/providers.json`; a bad file is reported to `log` (None: not reported, the caller's
+    engine will) and the built-ins serve."""
+    try:
+        return Catalog(config_dir, credentials)
+    except CatalogError as exc:
+        if log is not None:
+            log.warning("%s", exc)
+        return Catalog(None, credentials)

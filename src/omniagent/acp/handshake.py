@@ -1,0 +1,67 @@
+"""The ACP agent's `initialize` answer and its auth methods: what `omniagent acp` says before the engine exists.
+
+Negotiation (acp.md §4): 2 when the client asks for 2 or more, else 1. The answer needs only the provider catalog
+(which providers lack a key) and the version's shapes, so `acp/serve.py` sends it without opening the engine's
+store, providers or HTTP client, and without importing the ACP models (docs/performance.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from omniagent import __version__
+from omniagent.acp.shapes import Shapes
+from omniagent.engine.providers.catalog import Catalog
+from omniagent.wire.jsonrpc import INVALID_PARAMS, RpcError
+
+AGENT_NAME = "omniagent"
+# The operations the agent serves (names per version in `acp.versions`); `session/cancel` is a notification.
+OPERATIONS = frozenset(
+    {"authenticate", "logout", "new", "load", "resume", "close", "list", "delete", "prompt", "set_mode"}
+    | {"set_config_option", "fork"}
+)
+
+
+def requested_version(params: Any) -> int:
+    """The version to speak for an `initialize` request's params. Raises RpcError (-32602) when none is asked."""
+    requested = params.get("protocolVersion") if isinstance(params, dict) else None
+    if not isinstance(requested, int) or isinstance(requested, bool) or requested < 0:
+        raise RpcError(INVALID_PARAMS, "initialize needs an integer protocolVersion")
+    return 2 if requested >= 2 else 1
+
+
+def initialize_result(shapes: Shapes, auth: list[dict[str, Any]], fork: bool) -> dict[str, Any]:
+    """The `initialize` result in the version's shape."""
+    info = {"name": AGENT_NAME, "title": AGENT_NAME, "version": __version__}
+    if shapes.state_updates:
+        session: dict[str, Any] = {"prompt": {"embeddedContext": {}}, "delete": {}}
+        if fork:
+            session["fork"] = {}
+        return {"protocolVersion": 2, "info": info, "capabilities": {"session": session}, "authMethods": auth}
+    forks: dict[str, Any] = {"fork": {}} if fork else {}
+    capabilities: dict[str, Any] = {
+        "loadSession": True,
+        "promptCapabilities": {"embeddedContext": True},
+        "sessionCapabilities": {"list": {}, "resume": {}, "close": {}, "delete": {}, **forks},
+        "auth": {"logout": {}} if auth else {},
+    }
+    return {"protocolVersion": 1, "agentInfo": info, "agentCapabilities": capabilities, "authMethods": auth}
+
+
+def auth_methods(catalog: Catalog, shapes: Shapes) -> list[dict[str, Any]]:
+    """One env-var auth method per provider that needs a key and has none (names only, never values)."""
+    out = []
+    for provider in catalog.providers:
+        source = provider.auth.api_key.source if provider.auth and provider.auth.api_key else None
+        if source is None or not source.env or catalog.state(provider) != "needs_credential":
+            continue
+        name = provider.name or provider.id
+        out.append(
+            {
+                "type": "env_var",
+                shapes.auth_id_key: provider.id,
+                "name": f"{name} API key",
+                "vars": [{"name": source.env, "label": f"{name} API key"}],
+            }
+        )
+    return out
