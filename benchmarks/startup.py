@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -42,7 +44,7 @@ ACP_INIT = {
 }
 RPC_INIT = {"id": "1", "method": "initialize", "params": {}}
 FLOOR = "import asyncio, sys; sys.stdout.write('ready\\n'); sys.stdout.flush(); sys.stdin.read()"
-REPLY_TIMEOUT = 60.0  # seconds
+EXIT_GRACE = 2.0  # seconds a subject gets to exit on EOF before its process group is killed
 
 
 @dataclass
@@ -82,7 +84,12 @@ def tree_rss_mb(pid: int) -> float:
 def measure(subject: Subject, cwd: Path) -> None:
     start = time.perf_counter()
     proc = subprocess.Popen(
-        subject.argv, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        subject.argv,
+        cwd=cwd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # its own group: a launcher's children are stopped with it
     )
     assert proc.stdin is not None and proc.stdout is not None
     try:
@@ -101,11 +108,12 @@ def measure(subject: Subject, cwd: Path) -> None:
         subject.rss.append(tree_rss_mb(proc.pid))
     finally:
         proc.stdin.close()
-        try:
-            proc.wait(timeout=REPLY_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        # Not every agent exits on EOF at once (codex-acp's npm launcher): then its group is stopped.
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=EXIT_GRACE)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
 
 
 def ours(world: World, home: Path, face: str, src: str | None) -> list[str]:
