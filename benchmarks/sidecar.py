@@ -8,7 +8,7 @@
    stdlib `json` to a buffered stdout, read by the same reader. It prints both medians and the ratio, and how many
    of the unpaced turns closed the session as lagging (G6: the sidecar outran a reader that keeps up).
 
-    python benchmarks/sidecar.py [--runs N] [--deltas N] [--floods N]
+    python benchmarks/sidecar.py [--runs N] [--deltas N] [--floods N] [--stall-ms MS]
 """
 
 from __future__ import annotations
@@ -62,10 +62,18 @@ class Lagged(Exception):
     """The sidecar closed the session as lagging: it outran this reader."""
 
 
-def read_until_turn_end(out: int) -> tuple[int, int]:
-    """(lines, bytes) read in big chunks until a TurnEnded line; raises Lagged on the session's close line."""
-    lines, total, tail = 0, 0, b""
+STALL_EVERY = 2 << 20  # bytes between the reader's stalls (with --stall-ms)
+
+
+def read_until_turn_end(out: int, stall: float = 0.0) -> tuple[int, int]:
+    """(lines, bytes) read in big chunks until a TurnEnded line; raises Lagged on the session's close line. With
+    `stall` (seconds) the reader stops that long after every STALL_EVERY bytes: a reader that keeps up on average
+    but is not always scheduled, as on a busy machine."""
+    lines, total, tail, next_stall = 0, 0, b"", STALL_EVERY
     while True:
+        if stall and total >= next_stall:
+            time.sleep(stall)
+            next_stall += STALL_EVERY
         chunk = os.read(out, CHUNK)
         if not chunk:
             raise SystemExit("the writer exited before the turn ended")
@@ -79,7 +87,7 @@ def read_until_turn_end(out: int) -> tuple[int, int]:
         tail = chunk[-64:]
 
 
-def throughput(deltas: int, script_dir: Path) -> tuple[int, float, int]:
+def throughput(deltas: int, script_dir: Path, stall: float = 0.0) -> tuple[int, float, int]:
     """(events read, seconds from prompt to TurnEnded, bytes read). Raises Lagged."""
     script = script_dir / "flood.json"
     step = {"Emit": {"TextDelta": {"message_id": "m1", "text": "x"}}}
@@ -99,7 +107,7 @@ def throughput(deltas: int, script_dir: Path) -> tuple[int, float, int]:
         start = time.perf_counter()
         proc.stdin.write(b'{"id":2,"cmd":"prompt","session":"s1","text":"go"}\n')
         proc.stdin.flush()
-        lines, total = read_until_turn_end(out)
+        lines, total = read_until_turn_end(out, stall)
         elapsed = time.perf_counter() - start
     finally:
         proc.stdin.close()
@@ -107,7 +115,7 @@ def throughput(deltas: int, script_dir: Path) -> tuple[int, float, int]:
     return lines - 1, elapsed, total  # minus the prompt's reply line
 
 
-def floor_throughput(deltas: int) -> tuple[int, float, int]:
+def floor_throughput(deltas: int, stall: float = 0.0) -> tuple[int, float, int]:
     """The same lines from a bare loop: a dict per event, stdlib `json.dumps`, buffered stdout; same reader."""
     proc = subprocess.Popen(
         [sys.executable, "-c", FLOOR_WRITER, str(deltas)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
@@ -117,7 +125,7 @@ def floor_throughput(deltas: int) -> tuple[int, float, int]:
         start = time.perf_counter()
         proc.stdin.write(b"go\n")
         proc.stdin.flush()
-        lines, total = read_until_turn_end(proc.stdout.fileno())
+        lines, total = read_until_turn_end(proc.stdout.fileno(), stall)
         elapsed = time.perf_counter() - start
     finally:
         proc.stdin.close()
@@ -130,6 +138,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--deltas", type=int, default=100_000)
     parser.add_argument("--floods", type=int, default=10, help="unpaced turns to run (each counted for lag)")
+    parser.add_argument("--stall-ms", type=float, default=0.0, help="the reader stops this long every 2 MiB")
     args = parser.parse_args()
     hello = time_to_hello(args.runs)
     print(f"omniagent serve: process start → hello line, {args.runs} runs:")
@@ -140,15 +149,16 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(args.floods):  # alternate, so load hits both alike
             try:
-                events, seconds, _size = throughput(args.deltas, Path(tmp))
+                events, seconds, _size = throughput(args.deltas, Path(tmp), args.stall_ms / 1000)
                 ours.append(events / seconds)
             except Lagged:
                 lagged += 1
-            events, seconds, _size = floor_throughput(args.deltas)
+            events, seconds, _size = floor_throughput(args.deltas, args.stall_ms / 1000)
             floor.append(events / seconds)
     ours_median = statistics.median(ours) if ours else 0.0
     floor_median = statistics.median(floor)
-    print(f"unpaced turn of {args.deltas:,} text deltas, fast reader, {args.floods} runs each (median events/s):")
+    reader = f"reader stalling {args.stall_ms:g} ms every 2 MiB" if args.stall_ms else "fast reader"
+    print(f"unpaced turn of {args.deltas:,} text deltas, {reader}, {args.floods} runs each (median events/s):")
     print(f"  omniagent serve          {ours_median:>11,.0f}")
     print(f"  bare stdlib-json writer  {floor_median:>11,.0f}")
     print(f"  ratio                    {ours_median / floor_median:11.2f}x")

@@ -2,7 +2,10 @@
 
 Backpressure: the loop offers each event with `offer`, which never waits. When `capacity` events are unread
 the consumer is taken to be gone: `offer` returns False, the session closes, and the consumer later reads the
-buffered events and then the end (no error). Below the cap nothing is lost. A stream that ends because the
+buffered events and then the end (no error). Below the cap nothing is lost. Before the cap, the session loop
+pauses once, for a bounded time (`wait_read_below`), so a consumer that keeps up but was briefly not scheduled
+(a full pipe on a busy machine) catches up instead of being closed; one that does not read in that time is let
+fall behind as before. A stream that ends because the
 agent died or lost its login raises that error to the consumer after the last event.
 """
 
@@ -26,6 +29,7 @@ class EventStream:
         self._capacity = capacity
         self._items: deque[Event] = deque()
         self._ready = asyncio.Event()
+        self._read = asyncio.Event()  # set whenever the consumer takes events
         self._ended = False
         self._error: AgentError | None = None
         self.lagged = False
@@ -68,6 +72,7 @@ class EventStream:
     async def _iterate(self) -> AsyncIterator[Event]:
         while True:
             while self._items:
+                self._read.set()
                 yield self._items.popleft()
             if self._ended:
                 if self._error is not None:
@@ -81,3 +86,15 @@ class EventStream:
         while len(self._items) < count and not self._ended:
             self._ready.clear()
             await self._ready.wait()
+
+    async def wait_read_below(self, count: int, within: float) -> bool:
+        """Wait up to `within` seconds until fewer than `count` events are unread (or the stream ended); False if
+        the consumer did not read that far in time."""
+        try:
+            async with asyncio.timeout(within):
+                while len(self._items) >= count and not self._ended:
+                    self._read.clear()
+                    await self._read.wait()
+        except TimeoutError:
+            return False
+        return True

@@ -84,6 +84,11 @@ PROMPTED_QUIET_WINDOW = 120.0
 AGENT_QUIET_WINDOW = 20.0
 # Our choice: an adapter that never ends a cancelled turn gets it ended for it after this many seconds.
 CANCEL_GRACE = 5.0
+# Unread events at which the loop stops taking adapter events to let its consumer catch up (below the stream's cap
+# of SESSION_EVENT_BUFFER), the level it waits for, and the seconds it waits before letting the consumer lag.
+CONSUMER_PAUSE_AT = 768
+CONSUMER_RESUME_AT = 256
+CONSUMER_GRACE = 1.0
 
 # Engine-owned kinds: an adapter that sends one has it dropped with a warning (anyagent §9.4).
 _ENGINE_OWNED = (TurnStarted, TurnEnded, RequestClosed, SessionUpdated, StatusChanged)
@@ -204,6 +209,7 @@ class SessionLoop:
         self._permission_mode = permission_mode
         self._timing = timing
         self._wake = asyncio.Event()
+        self._consumer_slow = False  # it did not catch up within CONSUMER_GRACE: no more pauses until it does
         self._commands: deque[tuple[LoopCommand, asyncio.Future[Any]]] = deque()
         self._events = d.EventSink(readable=self._wake)
         self._driver: d.Driver | None = None
@@ -263,7 +269,13 @@ class SessionLoop:
                 command, future = self._commands.popleft()
                 if not future.cancelled():
                     self._handle_command(command, future)
+            elif self.stream.unread >= CONSUMER_PAUSE_AT and not self._consumer_slow and self._events.pending:
+                # Bounded: a consumer that reads nothing in the grace is let fall behind (and lag) as before.
+                self._consumer_slow = not await self.stream.wait_read_below(CONSUMER_RESUME_AT, CONSUMER_GRACE)
+                continue
             elif (event := self._events.take()) is not None:
+                if self._consumer_slow and self.stream.unread < CONSUMER_RESUME_AT:
+                    self._consumer_slow = False
                 self._handle_event(event)
             elif self._events.ended:
                 self._on_channel_end()

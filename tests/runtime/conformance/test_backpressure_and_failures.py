@@ -7,7 +7,10 @@ import pytest
 from omniagent.protocols.sidecar.events import Failed, TextDelta, TurnEnded
 from omniagent.runtime.errors import AuthRequired, ProcessExited, SessionClosed
 from omniagent.runtime.stream import SESSION_EVENT_BUFFER
+from omniagent.runtime.turns import CONSUMER_PAUSE_AT
 from tests.runtime.conformance.harness import END, WAIT, mock_session, text
+
+STALL = 0.1  # seconds the consumer does not read (CONSUMER_GRACE is 1 s)
 
 
 async def test_a_stalled_consumer_loses_only_its_session_and_gets_at_most_the_buffer() -> None:
@@ -22,6 +25,25 @@ async def test_a_stalled_consumer_loses_only_its_session_and_gets_at_most_the_bu
         assert [e.sequence for e in events] == list(range(1, len(events) + 1))
         other = await runtime.open("mock", ".")
         assert not other.closed
+
+
+async def test_a_consumer_that_pauses_then_catches_up_within_the_grace_gets_every_event() -> None:
+    """Issue 11: 1300 unpaced events; once the session has buffered enough to pause, the consumer stalls for
+    STALL (a reader not scheduled for a moment; the stall is the stimulus, well inside the loop's grace), then reads
+    on: the session waited for it instead of closing it."""
+    script = {"turns": [[{"Repeat": {"times": 1300, "steps": [text("x")]}}, END]]}
+    async with mock_session(script) as (_, session):
+        await session.prompt("go")
+        async with asyncio.timeout(WAIT):
+            await session.events.wait_unread(CONSUMER_PAUSE_AT)
+            await asyncio.sleep(STALL)
+            deltas = 0
+            async for event in session.events:
+                deltas += isinstance(event.kind, TextDelta)
+                if isinstance(event.kind, TurnEnded):
+                    break
+        assert deltas == 1300
+        assert not session.closed
 
 
 async def test_a_slow_consumer_through_a_small_adapter_buffer_gets_every_event_in_order() -> None:
