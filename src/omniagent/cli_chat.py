@@ -37,7 +37,7 @@ from omniagent.cli_run import (
     explain_no_agent,
     pick_agent,
     start_failure,
-    working_directory,
+    starting_point,
 )
 from omniagent.cli_sessions import latest, remember, state_dir
 from omniagent.protocols.sidecar.agents import AgentInstallation, SessionStatus
@@ -54,7 +54,7 @@ from omniagent.protocols.sidecar.events import (
     StopReason,
     TurnEnded,
 )
-from omniagent.runtime.adapters.mock import MockScript, MockScriptError, load_script
+from omniagent.runtime.adapters.mock import MockScript
 from omniagent.runtime.errors import AgentError, AuthRequired, NotInstalled, SessionClosed
 from omniagent.runtime.options import OpenOptions
 from omniagent.runtime.runtime import Runtime
@@ -79,24 +79,13 @@ class ChatOptions:
 
 def run_chat(options: ChatOptions) -> int:
     """Entry point of `omniagent chat`; returns the exit code."""
-    directory = working_directory(options.directory)
-    if directory is None:
-        where = options.directory or "the current directory"
-        print(
-            f"omniagent chat: error: {where} does not exist (any more); cd to a directory or pass -C DIR",
-            file=sys.stderr,
-        )
+    started = starting_point("chat", options.directory, options.mock)
+    if started is None:
         return EXIT_USAGE
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         print("omniagent chat: error: chat needs a terminal; `omniagent run PROMPT` sends one prompt", file=sys.stderr)
         return EXIT_USAGE
-    script: MockScript | None = None
-    if options.mock is not None:
-        try:
-            script = load_script(options.mock)
-        except MockScriptError as error:
-            print(f"omniagent chat: error: {error}", file=sys.stderr)
-            return EXIT_USAGE
+    directory, script = started
     logging.basicConfig(level=logging.ERROR, format="omniagent: %(message)s", stream=sys.stderr)
     try:
         return asyncio.run(_chat(options, directory, script))

@@ -78,22 +78,11 @@ def run_command(options: RunOptions) -> int:
     if not options.prompt.strip():
         print("omniagent run: error: the prompt is empty", file=sys.stderr)
         return EXIT_USAGE
-    directory = working_directory(options.directory)
-    if directory is None:
-        where = options.directory or "the current directory"
-        print(
-            f"omniagent run: error: {where} does not exist (any more); cd to a directory or pass -C DIR",
-            file=sys.stderr,
-        )
+    started = starting_point("run", options.directory, options.mock)
+    if started is None:
         return EXIT_USAGE
+    directory, script = started
     options = replace(options, directory=directory)
-    script: MockScript | None = None
-    if options.mock is not None:
-        try:
-            script = load_script(options.mock)
-        except MockScriptError as error:
-            print(f"omniagent run: error: {error}", file=sys.stderr)
-            return EXIT_USAGE
     # Our notes say what went wrong; runtime warnings would repeat them less clearly.
     logging.basicConfig(level=logging.ERROR, format="omniagent: %(message)s", stream=sys.stderr)
     try:
@@ -103,6 +92,24 @@ def run_command(options: RunOptions) -> int:
     except BrokenPipeError:  # stdout's reader went away (`| head`): nothing more to say to it
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_TURN_FAILED
+
+
+def starting_point(command: str, wanted: str | None, mock: str | None) -> tuple[str, MockScript | None] | None:
+    """The working directory and mock script `run` and `chat` start from; None once the usage error is said on
+    stderr (a directory that does not exist, an unreadable mock script)."""
+    directory = working_directory(wanted)
+    if directory is None:
+        where = wanted or "the current directory"
+        print(
+            f"omniagent {command}: error: {where} does not exist (any more); cd to a directory or pass -C DIR",
+            file=sys.stderr,
+        )
+        return None
+    try:
+        return directory, load_script(mock) if mock is not None else None
+    except MockScriptError as error:
+        print(f"omniagent {command}: error: {error}", file=sys.stderr)
+        return None
 
 
 def working_directory(wanted: str | None) -> str | None:
