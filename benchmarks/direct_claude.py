@@ -5,14 +5,12 @@ turn's `result`, note the first text delta). No models, no validation, no runtim
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import os
-import signal
 import time
 import uuid
 from typing import Any, Protocol
 
+from benchmarks.agent_process import agent_process
 from tests.e2e.agents.harness import World
 
 STEP = 60.0  # seconds: bound on every wait
@@ -65,18 +63,7 @@ class DirectClaude:
 
 async def run_direct_claude(world: World, timings: Timings, turns: int) -> None:
     start = time.perf_counter()
-    proc = await asyncio.create_subprocess_exec(
-        *world.argv,
-        "--session-id",
-        str(uuid.uuid4()),
-        cwd=world.work,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-        limit=64 * 1024 * 1024,
-        start_new_session=True,
-    )
-    try:
+    async with agent_process(world) as proc:
         async with asyncio.timeout(STEP):
             client = DirectClaude(proc)
             client.write({"type": "control_request", "request_id": "init", "request": {"subtype": "initialize"}})
@@ -91,7 +78,3 @@ async def run_direct_claude(world: World, timings: Timings, turns: int) -> None:
                 await client.turn("say hello")
                 timings.turn.append(time.perf_counter() - again)
                 timings.cpu.append(time.process_time() - cpu)
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        await proc.wait()

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import os
 import signal
@@ -43,6 +42,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests package holds the harness
 
+from benchmarks.agent_process import agent_process
 from benchmarks.direct_claude import run_direct_claude
 from tests.e2e.agents.harness import World, agent_world, plain_scenario
 from tests.e2e.agents.peers import PEERS
@@ -98,16 +98,7 @@ class DirectClient:
 
 async def run_direct(world: World, timings: Timings, turns: int) -> None:
     start = time.perf_counter()
-    proc = await asyncio.create_subprocess_exec(
-        *world.argv,
-        cwd=world.work,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-        limit=64 * 1024 * 1024,
-        start_new_session=True,
-    )
-    try:
+    async with agent_process(world) as proc:
         async with asyncio.timeout(STEP):
             client = DirectClient(proc)
             capabilities = {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False}
@@ -124,10 +115,6 @@ async def run_direct(world: World, timings: Timings, turns: int) -> None:
                 await client.call("session/prompt", prompt)
                 timings.turn.append(time.perf_counter() - again)
                 timings.cpu.append(time.process_time() - cpu)
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        await proc.wait()
 
 
 class PiDirectClient:
@@ -158,16 +145,7 @@ class PiDirectClient:
 
 async def run_direct_pi(world: World, timings: Timings, turns: int) -> None:
     start = time.perf_counter()
-    proc = await asyncio.create_subprocess_exec(
-        *world.argv,
-        cwd=world.work,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-        limit=64 * 1024 * 1024,
-        start_new_session=True,
-    )
-    try:
+    async with agent_process(world) as proc:
         async with asyncio.timeout(STEP):
             client = PiDirectClient(proc)
             await client.prompt("say hello")
@@ -180,13 +158,8 @@ async def run_direct_pi(world: World, timings: Timings, turns: int) -> None:
                 await client.prompt("say hello")
                 timings.turn.append(time.perf_counter() - again)
                 timings.cpu.append(time.process_time() - cpu)
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        await proc.wait()
 
 
-# Agents whose direct client speaks their native wire; every other agent gets the ACP one.
 class DirectCodexClient:
     """The least a codex app-server client can do: JSON-RPC without `jsonrpc`, match ids, watch one turn's frames."""
 
@@ -226,16 +199,7 @@ class DirectCodexClient:
 
 async def run_direct_codex(world: World, timings: Timings, turns: int) -> None:
     start = time.perf_counter()
-    proc = await asyncio.create_subprocess_exec(
-        *world.argv,
-        cwd=world.work,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-        limit=64 * 1024 * 1024,
-        start_new_session=True,
-    )
-    try:
+    async with agent_process(world) as proc:
         async with asyncio.timeout(STEP):
             client = DirectCodexClient(proc)
             await client.call("initialize", {"clientInfo": {"name": "bench", "version": "0"}})
@@ -258,12 +222,9 @@ async def run_direct_codex(world: World, timings: Timings, turns: int) -> None:
                 else:
                     timings.turn.append(ended - sent)
                     timings.cpu.append(time.process_time() - cpu)
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        await proc.wait()
 
 
+# Agents whose direct client speaks their native wire; every other agent gets the ACP one.
 DIRECT = {"pi": run_direct_pi, "claude": run_direct_claude, "codex": run_direct_codex}
 
 
