@@ -14,11 +14,14 @@ from pathlib import Path
 
 from omniagent.engine.broadcast import Broadcaster
 from omniagent.engine.inputs import Inputs
+from omniagent.engine.interactions import Interactions
 from omniagent.engine.live import LiveSessions
 from omniagent.engine.permissions import Permissions
+from omniagent.engine.questions import Questions
 from omniagent.engine.routes import Routes
 from omniagent.engine.runcontext import RunDeps
 from omniagent.engine.sandboxes import Sandboxes
+from omniagent.engine.secret_answers import Secrets
 from omniagent.engine.sessions import Sessions
 from omniagent.engine.store import Store
 from omniagent.engine.tools import ToolLimits, default_tools
@@ -83,9 +86,11 @@ async def open_parts(tmp_path: Path, llm: FakeLLMServer) -> AsyncIterator[Parts]
         async with asyncio.TaskGroup() as tasks:
             broadcaster = Broadcaster()
             live = LiveSessions(broadcaster)
-            permissions = Permissions(broadcaster)
+            interactions = Interactions(broadcaster)
+            permissions = Permissions(interactions)
+            questions = Questions(interactions, Secrets())
             sandboxes = Sandboxes(data, config)
-            deps = RunDeps(store, live, routes, default_tools(), permissions, sandboxes, 1.0, ToolLimits())
+            deps = RunDeps(store, live, routes, default_tools(), permissions, questions, sandboxes, 1.0, ToolLimits())
             inputs = Inputs(store, live, tasks, deps)
             parts = Parts(store, live, permissions, inputs, Sessions(store, live, routes, inputs), workspace)
             broadcaster.subscribe(parts.record)

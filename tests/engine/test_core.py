@@ -15,10 +15,12 @@ import pytest
 from omniagent.engine import toolrun
 from omniagent.engine.broadcast import Broadcaster
 from omniagent.engine.draft import Draft
+from omniagent.engine.interactions import Interactions
 from omniagent.engine.live import ActiveRun
 from omniagent.engine.permissions import Decision, Permissions
 from omniagent.engine.providers import neutral as n
 from omniagent.engine.runcontext import RunContext, Sink
+from omniagent.engine.secret_answers import Scrubber
 from omniagent.engine.store import Store
 from omniagent.engine.tools import ToolContext, ToolLimits, ToolRegistry, default_tools
 from omniagent.protocols.yuke.activity import ActivityState
@@ -199,8 +201,11 @@ class RecordingContext:
     def exec_needs_confirm(self) -> bool:
         return False
 
-    def tool_context(self, root: str, on_output: Callable[[str], None]) -> ToolContext:
+    def tool_context(self, root: str, on_output: Callable[[str], None], message_id: int, part_id: int) -> ToolContext:
         return ToolContext.for_workspace(root, on_output=on_output, limits=ToolLimits())
+
+    def scrubber(self) -> Scrubber:
+        return Scrubber(())
 
 
 def _draft_calling(ctx: RunContext, name: str, arguments: dict[str, object]) -> Draft:
@@ -228,7 +233,7 @@ async def test_a_guarded_call_waits_for_its_answer_and_a_rejection_is_what_the_m
                 waiting.set()
 
         broadcaster.subscribe(on_broadcast)
-        permissions = Permissions(broadcaster)
+        permissions = Permissions(Interactions(broadcaster))
         ctx = RecordingContext(store, permissions, tmp_path)
         draft = _draft_calling(ctx, "write", {"path": "out.txt", "content": "x"})
         assert draft.tool_parts() == [0] and ctx.emitted[-1][0] == "message.part_added"
@@ -249,7 +254,7 @@ async def test_an_unguarded_call_runs_and_reports_its_output_and_views(tmp_path:
     (tmp_path / "notes.txt").write_text("line one\n")
     store = await Store.open_in_memory()
     try:
-        ctx = RecordingContext(store, Permissions(Broadcaster()), tmp_path)
+        ctx = RecordingContext(store, Permissions(Interactions(Broadcaster())), tmp_path)
         draft = _draft_calling(ctx, "read", {"path": "notes.txt"})
         await asyncio.wait_for(toolrun.run_tools(ctx, draft, str(tmp_path), [0]), 5.0)
     finally:

@@ -9,6 +9,7 @@ import pytest
 
 from omniagent.engine.broadcast import Broadcaster
 from omniagent.engine.errors import EngineError
+from omniagent.engine.interactions import Interactions
 from omniagent.engine.permissions import Decision, Permissions, describe
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.envelope import ErrorCode
@@ -31,11 +32,17 @@ class Seen(list[InteractionRequestedData]):
             self.changed.set()
 
 
-def _permissions() -> tuple[Permissions, Seen]:
+def _parts() -> tuple[Permissions, Interactions, Seen]:
     broadcaster = Broadcaster()
     seen = Seen()
     broadcaster.subscribe(seen)
-    return Permissions(broadcaster), seen
+    interactions = Interactions(broadcaster)
+    return Permissions(interactions), interactions, seen
+
+
+def _permissions() -> tuple[Permissions, Seen]:
+    permissions, _, seen = _parts()
+    return permissions, seen
 
 
 async def _asked(seen: Seen, count: int) -> InteractionRequestedData:
@@ -117,11 +124,11 @@ async def test_cancelling_the_wait_answers_the_ask_canceled_and_later_answers_ar
 
 async def test_the_yuke_confirm_maps_to_allow_once_or_reject() -> None:
     """yuke §5.8: confirm true = allow once, false = reject; a confirm cannot say "always"."""
-    permissions, seen = _permissions()
+    permissions, interactions, seen = _parts()
     for value, expected in ((True, Decision.ALLOW_ONCE), (False, Decision.REJECT)):
         task = asyncio.create_task(permissions.open_interaction(SID, 2, 0, "edit", "{}"))
         asked = await _asked(seen, len(seen) + 1)
-        await permissions.respond(
+        await interactions.respond(
             InteractionRespondParams.model_validate(
                 {"interaction_id": asked.interaction_id, "response": {"type": "confirm", "value": value}}
             )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -31,15 +32,21 @@ def _session(sid: str = "a" * 32) -> Session:
 
 
 async def test_opening_a_store_applies_migrations_once_in_wal_mode(tmp_path: Path) -> None:
-    """Our choice: migrations are .sql files applied in order under `PRAGMA user_version` (0001, 0002); WAL journal."""
+    """Our choice: migrations are .sql files applied in order under `PRAGMA user_version` (0001, 0002, …); WAL
+    journal."""
     path = tmp_path / "engine.sqlite3"
     store = await Store.open(path)
     await store.aclose()
     store = await Store.open(path)  # a second open must not re-run 0001 (it would fail on CREATE TABLE)
     await store.aclose()
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == _newest_migration()
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def _newest_migration() -> int:
+    files = resources.files("omniagent.engine.store.migrations").iterdir()
+    return max(int(f.name.split("_", 1)[0]) for f in files if f.name.endswith(".sql"))
 
 
 async def test_a_failing_command_leaves_nothing_behind(tmp_path: Path) -> None:

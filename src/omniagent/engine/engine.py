@@ -22,11 +22,14 @@ from omniagent.engine.accounts import Accounts
 from omniagent.engine.broadcast import Broadcaster
 from omniagent.engine.errors import EngineError
 from omniagent.engine.inputs import Inputs
+from omniagent.engine.interactions import Interactions
 from omniagent.engine.live import ActiveRun, LiveSessions
 from omniagent.engine.permissions import SET_MODE_METHOD, PermissionModeResult, Permissions, SetPermissionModeParams
+from omniagent.engine.questions import Questions
 from omniagent.engine.routes import Routes
 from omniagent.engine.runcontext import RunDeps
 from omniagent.engine.sandboxes import SET_SANDBOX_METHOD, Sandboxes, SandboxResult, SetSandboxParams
+from omniagent.engine.secret_answers import Secrets
 from omniagent.engine.sessions import Sessions
 from omniagent.engine.store import Store
 from omniagent.engine.store import queries as q
@@ -66,9 +69,9 @@ class Engine:
     """The engine for one process: the composition root. Open with `async with Engine.open(config) as engine`.
 
     Each part is built here with exactly what it uses, and is public for the faces (`acp`, the runtime's engine
-    adapter) to call directly: `sessions`, `inputs`, `accounts`, `permissions`, `sandboxes`, `routes`, `live`
-    (live state, locks and the broadcaster). `handle()` is the one error boundary of the yuke method table;
-    `serves(method)` tells a face whether a method is served.
+    adapter) to call directly: `sessions`, `inputs`, `accounts`, `interactions` (every open ask: `permissions`
+    and `questions`), `sandboxes`, `routes`, `live` (live state, locks and the broadcaster). `handle()` is the
+    one error boundary of the yuke method table; `serves(method)` tells a face whether a method is served.
     """
 
     def __init__(self, config: EngineConfig, store: Store, routes: Routes, tasks: asyncio.TaskGroup) -> None:
@@ -77,9 +80,12 @@ class Engine:
         self.routes = routes
         self.broadcaster = Broadcaster()
         self.live = LiveSessions(self.broadcaster)
-        self.permissions = Permissions(self.broadcaster)
+        self.interactions = Interactions(self.broadcaster)
+        self.permissions = Permissions(self.interactions)
+        self.questions = Questions(self.interactions, Secrets())
         self.sandboxes = Sandboxes(config.data_dir, config.config_dir)
         self.live.on_removed(self.permissions.forget)
+        self.live.on_removed(self.questions.secrets.forget)
         self.live.on_removed(self.sandboxes.forget)
         self.tools = default_tools()
         deps = RunDeps(
@@ -88,6 +94,7 @@ class Engine:
             routes=routes,
             tools=self.tools,
             permissions=self.permissions,
+            questions=self.questions,
             sandboxes=self.sandboxes,
             retry_scale=config.retry_scale,
             tool_limits=config.tool_limits,
@@ -131,6 +138,7 @@ class Engine:
             "session.patch": s.patch,
             "session.remove": s.remove,
             "session.fork": s.fork,
+            "session.rewind": s.rewind,
             "session.history": s.history,
             "session.config": s.config,
             "session.send_input": i.send_input,
@@ -145,7 +153,7 @@ class Engine:
             "auth.remove": a.auth_remove,
             "auth.login": a.auth_login,
             "auth.cancel_login": a.auth_login,  # no login flow can be running
-            "interaction.respond": self.permissions.respond,
+            "interaction.respond": self.interactions.respond,
             SET_MODE_METHOD: self._set_permission_mode,
             SET_SANDBOX_METHOD: self._set_sandbox,
         }

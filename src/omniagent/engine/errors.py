@@ -21,3 +21,7 @@ class EngineError(OmniagentError):
     @classmethod
     def bad_request(cls, message: str) -> EngineError:
         return cls(ErrorCode.BAD_REQUEST, message)
+
+    @classmethod
+    def unknown_interaction(cls) -> EngineError:
+        return cls(ErrorCode.UNKNOWN_INTERACTION, "unknown interaction")

@@ -23,9 +23,8 @@ from omniagent.engine.live import LiveSessions
 from omniagent.engine.store import Store
 from omniagent.engine.store import forks as f
 from omniagent.engine.store import queries as q
-from omniagent.protocols.yuke.content import ContentText
 from omniagent.protocols.yuke.envelope import ErrorCode
-from omniagent.protocols.yuke.messages import AssistantMessage, Message, TokenUsage, UserMessage
+from omniagent.protocols.yuke.messages import AssistantMessage, TokenUsage
 from omniagent.protocols.yuke.sessions import OriginFork, Session, SessionForkParams, SessionResult
 
 # Above every message id (ids are at most 2^53 - 1 on the wire): "copy everything".
@@ -74,7 +73,7 @@ def _fork(
         reasoning=source.reasoning,
         config_rev=source.config_rev,
         max_rounds=source.max_rounds,
-        title=_title(copied),
+        title=transcript.title_of_messages(copied),
         message_count=0,
         usage_total=TokenUsage(),
         created_at_ms=now,
@@ -91,16 +90,6 @@ def _fork(
     fresh = q.get_session(conn, fork_session.id)
     assert fresh is not None
     return fresh.session
-
-
-def _title(messages: list[Message]) -> str:
-    """The title the source had after these messages: the first user text's first non-empty line."""
-    for message in messages:
-        if isinstance(message, UserMessage):
-            text = next((p.text for p in message.content if isinstance(p, ContentText)), "")
-            if title := transcript.title_of(text):
-                return title
-    return ""
 
 
 def _sum(usages: list[TokenUsage]) -> tuple[int, int, int, int, int]:

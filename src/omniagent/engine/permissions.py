@@ -5,8 +5,9 @@ guarded tool (exec, write, edit), and in both modes before an `exec` that would 
 (engine/sandboxes.py): the interaction is broadcast as `interaction.requested` (a yuke `confirm`) and the run
 waits, in `running_tool`, until a frontend answers. The answer is allow once, allow always (remembered for the
 session: that tool runs without asking again), reject, or canceled. The yuke wire answers with
-`interaction.respond` (a confirm `true` = allow once, `false` = reject); an in-process frontend such as the ACP
-agent reads the tool site with `pending()` and calls `answer()`, which can also say "always".
+`interaction.respond` (a confirm `true` = allow once, `false` = reject; routed by `interactions.py`, which these
+asks share with the model's questions); an in-process frontend such as the ACP agent reads the tool site with
+`pending()` and calls `answer()`, which can also say "always".
 
 What this is not: the run rules. When to ask, and what a refusal does to the tool call, live in `toolrun.py`.
 
@@ -19,22 +20,19 @@ from __future__ import annotations
 
 import asyncio
 import enum
-import itertools
 import json
 from dataclasses import dataclass, field
 from typing import Literal
 
-from omniagent.engine.broadcast import Broadcaster
 from omniagent.engine.errors import EngineError
-from omniagent.protocols.yuke.base import Empty, YukeModel
-from omniagent.protocols.yuke.envelope import ErrorCode
+from omniagent.engine.interactions import Interactions
+from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.ids import SessionId
 from omniagent.protocols.yuke.interactions import (
     InteractionCanceled,
     InteractionConfirm,
     InteractionConfirmed,
-    InteractionRequestedData,
-    InteractionRespondParams,
+    InteractionResponse,
 )
 
 PermissionMode = Literal["ask", "auto"]
@@ -86,16 +84,26 @@ class PendingInteraction:
     unsandboxed: bool = False  # an exec that would run outside the sandbox
     answer: asyncio.Future[Decision] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
 
+    def answered(self) -> bool:
+        return self.answer.done()
+
+    def respond(self, response: InteractionResponse) -> None:
+        """A yuke answer: a confirm (`true` allows once, `false` rejects) or `canceled`."""
+        if isinstance(response, InteractionConfirmed):
+            self.answer.set_result(Decision.ALLOW_ONCE if response.value else Decision.REJECT)
+        elif isinstance(response, InteractionCanceled):
+            self.answer.set_result(Decision.CANCELED)
+        else:
+            raise EngineError.bad_request("the response does not match the request: a confirm was asked")
+
 
 class Permissions:
-    """Modes, remembered "always" answers and open interactions of every session of one engine."""
+    """Modes, remembered "always" answers and open permission asks of every session of one engine."""
 
-    def __init__(self, broadcaster: Broadcaster) -> None:
-        self._broadcaster = broadcaster
+    def __init__(self, interactions: Interactions) -> None:
+        self._interactions = interactions
         self._modes: dict[str, PermissionMode] = {}
         self._always: dict[str, set[str]] = {}
-        self._pending: dict[int, PendingInteraction] = {}
-        self._ids = itertools.count(1)
 
     def mode(self, session_id: str) -> PermissionMode:
         """The session's mode (ask unless set)."""
@@ -116,8 +124,9 @@ class Permissions:
         return _always_key(tool_name, unsandboxed) not in self._always.get(session_id, set())
 
     def pending(self, interaction_id: int) -> PendingInteraction | None:
-        """The open interaction with this id, if any."""
-        return self._pending.get(interaction_id)
+        """The open permission ask with this id, if any."""
+        found = self._interactions.get(interaction_id)
+        return found if isinstance(found, PendingInteraction) else None
 
     def forget(self, session_id: str) -> None:
         """Drop a removed session's mode and remembered answers."""
@@ -136,25 +145,11 @@ class Permissions:
     ) -> Decision:
         """Broadcast the interaction and wait for its answer. Cancelling the caller answers it `CANCELED`."""
         interaction = PendingInteraction(
-            next(self._ids), session_id, message_id, part_id, tool_name, arguments, unsandboxed
+            self._interactions.new_id(), session_id, message_id, part_id, tool_name, arguments, unsandboxed
         )
-        self._pending[interaction.interaction_id] = interaction
-        try:
-            title, message = describe(tool_name, arguments, unsandboxed=unsandboxed)
-            self._broadcaster.emit(
-                "interaction.requested",
-                InteractionRequestedData(
-                    interaction_id=interaction.interaction_id,
-                    request=InteractionConfirm(title=title, message=message),
-                    session_id=session_id,
-                ),
-            )
-            # Shielded: a cancelled run must leave the future to be answered CANCELED below, not cancelled.
-            decision = await asyncio.shield(interaction.answer)
-        finally:
-            del self._pending[interaction.interaction_id]
-            if not interaction.answer.done():
-                interaction.answer.set_result(Decision.CANCELED)
+        title, message = describe(tool_name, arguments, unsandboxed=unsandboxed)
+        request = InteractionConfirm(title=title, message=message)
+        decision = await self._interactions.wait(interaction, request, interaction.answer, Decision.CANCELED)
         if decision is Decision.ALLOW_ALWAYS:
             self._always.setdefault(session_id, set()).add(_always_key(tool_name, unsandboxed))
         return decision
@@ -163,26 +158,12 @@ class Permissions:
         """Answer an open interaction.
 
         Raises:
-            EngineError: unknown_interaction (never asked, or already answered).
+            EngineError: unknown_interaction (never asked, already answered, or not a permission ask).
         """
-        interaction = self._pending.get(interaction_id)
-        if interaction is None or interaction.answer.done():
-            raise EngineError(ErrorCode.UNKNOWN_INTERACTION, "unknown interaction")
+        interaction = self._interactions.check_open(interaction_id)
+        if not isinstance(interaction, PendingInteraction):
+            raise EngineError.unknown_interaction()
         interaction.answer.set_result(decision)
-
-    async def respond(self, params: InteractionRespondParams) -> Empty:
-        """interaction.respond: a confirm (`true` allows once, `false` rejects) or `canceled`."""
-        response = params.response
-        if isinstance(response, InteractionConfirmed):
-            decision = Decision.ALLOW_ONCE if response.value else Decision.REJECT
-        elif isinstance(response, InteractionCanceled):
-            decision = Decision.CANCELED
-        else:
-            if params.interaction_id not in self._pending:
-                raise EngineError(ErrorCode.UNKNOWN_INTERACTION, "unknown interaction")
-            raise EngineError.bad_request("the response does not match the request: a confirm was asked")
-        self.answer(params.interaction_id, decision)
-        return Empty()
 
     async def set_mode_method(self, params: SetPermissionModeParams) -> PermissionModeResult:
         """session.set_permission_mode (the session's existence is checked by the engine)."""

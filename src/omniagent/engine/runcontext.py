@@ -14,8 +14,10 @@ from typing import Protocol, TypeVar
 from omniagent.engine.live import ActiveRun, LiveSessions
 from omniagent.engine.permissions import Permissions
 from omniagent.engine.providers import neutral as n
+from omniagent.engine.questions import Questions
 from omniagent.engine.routes import Routes
 from omniagent.engine.sandboxes import Sandboxes
+from omniagent.engine.secret_answers import Scrubber
 from omniagent.engine.store import Store
 from omniagent.engine.tools import ToolContext, ToolLimits, ToolRegistry
 from omniagent.protocols.yuke.activity import ActivityState
@@ -78,8 +80,12 @@ class RunContext(Protocol):
     def exec_needs_confirm(self) -> bool:
         """Whether an exec call must be asked for because it would run unsandboxed."""
 
-    def tool_context(self, root: str, on_output: Callable[[str], None]) -> ToolContext:
-        """The context one tool call runs in (raises OSError when the workspace is not available)."""
+    def tool_context(self, root: str, on_output: Callable[[str], None], message_id: int, part_id: int) -> ToolContext:
+        """The context the tool call (`message_id`, `part_id`) runs in: its checkpoints and questions belong to
+        that call (raises OSError when the workspace is not available)."""
+
+    def scrubber(self) -> Scrubber:
+        """What masks the session's secret answers in tool output (secret_answers.py)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +97,7 @@ class RunDeps:
     routes: Routes
     tools: ToolRegistry
     permissions: Permissions
+    questions: Questions
     sandboxes: Sandboxes
     retry_scale: float
     tool_limits: ToolLimits

@@ -10,6 +10,7 @@ projected context would not fit the model's window (`compaction.needs_compaction
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import random
 import sqlite3
@@ -27,9 +28,11 @@ from omniagent.engine.providers.retry import MAX_ATTEMPTS, next_delay
 from omniagent.engine.providers.routes import RouteError
 from omniagent.engine.routes import ModelRoute
 from omniagent.engine.runcontext import RunDeps, Sink
-from omniagent.engine.store import Store
+from omniagent.engine.secret_answers import Scrubber
+from omniagent.engine.store import Store, checkpoints
 from omniagent.engine.store import queries as q
 from omniagent.engine.tools import ToolContext, ToolRegistry
+from omniagent.engine.tools.context import Answer, FileImage, Question
 from omniagent.engine.transcript import ROOT_AGENT, parse_message, tokens_of
 from omniagent.errors import OmniagentError
 from omniagent.protocols.yuke.activity import ActivityBuilding, ActivityRetrying, ActivityRunning, ActivityState
@@ -264,10 +267,31 @@ class RunExecutor:
     def exec_needs_confirm(self) -> bool:
         return self._deps.sandboxes.exec_needs_confirm(self._live.session_id)
 
-    def tool_context(self, root: str, on_output: Callable[[str], None]) -> ToolContext:
-        deps = self._deps
-        sandbox = deps.sandboxes.policy(self._live.session_id, deps.routes.catalog)
-        return ToolContext.for_workspace(root, on_output=on_output, limits=deps.tool_limits, sandbox=sandbox)
+    def tool_context(self, root: str, on_output: Callable[[str], None], message_id: int, part_id: int) -> ToolContext:
+        deps, sid = self._deps, self._live.session_id
+        sandbox = deps.sandboxes.policy(sid, deps.routes.catalog)
+        sandbox = dataclasses.replace(sandbox, extra_env=deps.questions.secrets.env(sid))
+
+        async def before_change(rel: str, image: FileImage) -> None:
+            # A before-image that holds a secret answer is withheld: secrets never reach the store.
+            kept = image.content is None or not self.scrubber().holds(image.content)
+            content = image.content if kept else None
+            await deps.store.write(checkpoints.insert, sid, message_id, rel, content, image.mode, kept)
+
+        async def ask(question: Question) -> Answer:
+            return await deps.questions.ask(sid, message_id, part_id, question)
+
+        return ToolContext.for_workspace(
+            root,
+            on_output=on_output,
+            limits=deps.tool_limits,
+            sandbox=sandbox,
+            before_change=before_change,
+            ask=ask,
+        )
+
+    def scrubber(self) -> Scrubber:
+        return self._deps.questions.secrets.scrubber(self._live.session_id)
 
     async def _finish_draft(
         self, draft: Draft, route: ModelRoute, finish: StopReason, error: n.ProviderError | None

@@ -1,4 +1,4 @@
-"""Session lifecycle: create, list, get, patch, remove, history, config.
+"""Session lifecycle: create, list, get, patch, remove, history, config, fork, rewind.
 
 Each command is one store transaction; its durable broadcasts are emitted after the commit.
 """
@@ -12,7 +12,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-from omniagent.engine import fork
+from omniagent.engine import fork, rewind
 from omniagent.engine.errors import EngineError
 from omniagent.engine.inputs import Inputs
 from omniagent.engine.journal import now_ms, record
@@ -42,6 +42,7 @@ from omniagent.protocols.yuke.sessions import (
     SessionPatchParams,
     SessionRemoveParams,
     SessionResult,
+    SessionRewindParams,
 )
 
 DEFAULT_PROFILE = "default"  # yuke-rpc.md §9 #3
@@ -254,6 +255,14 @@ class Sessions:
         """
         root = canonical_workspace(workspace_path) if workspace_path is not None else None
         return await fork.fork(self._store, self._live, params, through_message_id=through_message_id, root=root)
+
+    async def rewind(self, params: SessionRewindParams) -> Empty:
+        """session.rewind: remove the messages from `before_message_id` on; with the engine extension
+        `restore_files`, put back the files the engine's tools changed since (see `rewind.py`).
+
+        Raises: `EngineError` unknown_session, unknown_message, session_busy, runtime_failed.
+        """
+        return await rewind.rewind(self._store, self._live, params)
 
 
 def canonical_workspace(path: str) -> str:

@@ -4,7 +4,8 @@ Tool states go pending → running → completed | error (or canceled when the r
 call first waits, still `pending` with the activity at `running_tool`, for the frontend's answer
 (`permissions.py`); a refused call goes to `error` with a sentence the model reads, and the run goes on.
 The tool's view hints become the state's `view` list (`tools/wire.py`); live output becomes `tool.output_delta`
-with `offset` = bytes sent so far. Everything here goes through the run's `RunContext`.
+with `offset` = bytes sent so far. The session's secret answers are masked in both (secret_answers.py). Everything
+here goes through the run's `RunContext`.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from omniagent.engine.draft import Draft
 from omniagent.engine.journal import now_ms
 from omniagent.engine.permissions import Decision
 from omniagent.engine.runcontext import RunContext
+from omniagent.engine.secret_answers import Scrubber
 from omniagent.engine.tools import ToolResult
 from omniagent.engine.tools.wire import terminal_state
 from omniagent.protocols.yuke.activity import ActivityRunning, ActivityRunningTool
@@ -25,26 +27,13 @@ async def run_tools(ctx: RunContext, draft: Draft, root: str, part_ids: list[int
     run = ctx.run
     for part_id in part_ids:
         buf = draft.parts[part_id]
-        started = now_ms()
-        sent = 0
-
-        def on_output(text: str, part_id: int = part_id) -> None:
-            nonlocal sent
-            ctx.emit(
-                "tool.output_delta",
-                PartDelta(
-                    session_id=ctx.session_id, message_id=draft.message_id, part_id=part_id, delta=text, offset=sent
-                ),
-            )
-            sent += len(text.encode())
-
         ctx.set_activity(
             ActivityRunningTool(
                 run_id=run.run_id,
                 message_id=draft.message_id,
                 part_id=part_id,
                 tool_name=buf.name,
-                started_at_ms=started,
+                started_at_ms=now_ms(),
             )
         )
         refusal = await _permission(ctx, draft, part_id)
@@ -54,14 +43,53 @@ async def run_tools(ctx: RunContext, draft: Draft, root: str, part_ids: list[int
             continue
         started = now_ms()  # the tool's own time starts once it may run
         _set_state(ctx, draft, part_id, ToolStateRunning(started_at_ms=started))
+        # Read per call: an ask_user earlier in this round may have just taken a secret answer.
+        scrubber = ctx.scrubber()
+        output = _Output(ctx, draft.message_id, part_id, scrubber)
         try:
-            tool_ctx = ctx.tool_context(root, on_output)
+            tool_ctx = ctx.tool_context(root, output, draft.message_id, part_id)
         except OSError:
             result = ToolResult.error("the session workspace is not available")
         else:
             result = await ctx.step(ctx.tools.run_json(buf.name, buf.text, tool_ctx))
+        output.flush()
+        # Masked before anything records or sends it: the state is stored, broadcast and read by the model.
+        result = scrubber.result(result)
         _set_state(ctx, draft, part_id, terminal_state(result, now_ms() - started))
     ctx.set_activity(ActivityRunning(run_id=run.run_id, started_at_ms=now_ms()))
+
+
+class _Output:
+    """One call's live output as `tool.output_delta`s: secrets masked, `offset` = bytes sent so far."""
+
+    def __init__(self, ctx: RunContext, message_id: int, part_id: int, scrubber: Scrubber) -> None:
+        self._ctx = ctx
+        self._message_id = message_id
+        self._part_id = part_id
+        self._scrubber = scrubber
+        self._masking = scrubber.stream()
+        self._sent = 0
+
+    def __call__(self, text: str) -> None:
+        self._emit(self._masking.feed(text) if self._scrubber else text)
+
+    def flush(self) -> None:
+        """Send what the masking held back (the call ended: no secret can complete it)."""
+        self._emit(self._masking.flush())
+
+    def _emit(self, text: str) -> None:
+        if not text:
+            return
+        ctx = self._ctx
+        delta = PartDelta(
+            session_id=ctx.session_id,
+            message_id=self._message_id,
+            part_id=self._part_id,
+            delta=text,
+            offset=self._sent,
+        )
+        ctx.emit("tool.output_delta", delta)
+        self._sent += len(text.encode())
 
 
 async def _permission(ctx: RunContext, draft: Draft, part_id: int) -> str | None:

@@ -11,7 +11,8 @@ from pydantic import TypeAdapter
 
 from omniagent.engine.journal import now_ms
 from omniagent.engine.providers import neutral as n
-from omniagent.protocols.yuke.messages import Message, TokenUsage
+from omniagent.protocols.yuke.content import ContentText
+from omniagent.protocols.yuke.messages import AssistantMessage, CompactionMessage, Message, TokenUsage, UserMessage
 
 ROOT_AGENT = "root"  # yuke-rpc.md §9 #5: the reserved agent name of root sessions
 TITLE_MAX = 256  # characters of the first user line kept as the title (§9 #4)
@@ -38,6 +39,26 @@ def title_of(text: str) -> str:
         if line.strip():
             return line.strip()[:TITLE_MAX]
     return ""
+
+
+def title_of_messages(messages: list[Message]) -> str:
+    """The title a session has after these messages: the first user text's first non-empty line."""
+    for message in messages:
+        if isinstance(message, UserMessage):
+            text = next((p.text for p in message.content if isinstance(p, ContentText)), "")
+            if title := title_of(text):
+                return title
+    return ""
+
+
+def context_of(messages: list[Message]) -> TokenUsage:
+    """The context gauge after these messages: the newest model call's usage, or what the newest compaction left."""
+    for message in reversed(messages):
+        if isinstance(message, AssistantMessage) and message.tokens is not None:
+            return message.tokens
+        if isinstance(message, CompactionMessage):
+            return TokenUsage(input=message.tokens_after)
+    return TokenUsage()
 
 
 def tokens_of(usage: n.Usage) -> TokenUsage:

@@ -328,6 +328,32 @@ def config_revs_of(conn: sqlite3.Connection, session_id: str, message_ids: list[
     return {int(r[0]) for r in rows}
 
 
+def delete_messages_from(conn: sqlite3.Connection, session_id: str, first_id: int) -> None:
+    """Remove the messages with id >= `first_id` (their parts go with them)."""
+    conn.execute("DELETE FROM messages WHERE session_id = ? AND id >= ?", (session_id, first_id))
+
+
+def set_transcript_summary(
+    conn: sqlite3.Connection, session_id: str, message_count: int, title: str, last: TokenUsage, now_ms: int
+) -> None:
+    """After the transcript lost messages: its count, title and context gauge (lifetime usage stays: it was spent)."""
+    conn.execute(
+        "UPDATE sessions SET message_count = ?, title = ?, last_input = ?, last_output = ?, last_reasoning = ?,"
+        " last_cache_read = ?, last_cache_write = ?, updated_at_ms = ? WHERE id = ?",
+        (
+            message_count,
+            title,
+            last.input,
+            last.output,
+            last.reasoning,
+            last.cache_read,
+            last.cache_write,
+            now_ms,
+            session_id,
+        ),
+    )
+
+
 def all_messages(conn: sqlite3.Connection, session_id: str) -> list[str]:
     rows = conn.execute("SELECT payload FROM messages WHERE session_id = ? ORDER BY id", (session_id,)).fetchall()
     return [r[0] for r in rows]

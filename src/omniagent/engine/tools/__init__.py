@@ -26,6 +26,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Protocol, runtime_checkable
 
 from omniagent.engine.providers.neutral import ToolSpec
+from omniagent.engine.tools.ask import AskUserTool
 from omniagent.engine.tools.context import OutputSink, ToolContext, ToolError, ToolLimits, ToolResult
 from omniagent.engine.tools.edit import EditTool
 from omniagent.engine.tools.exec import ExecTool
@@ -46,6 +47,7 @@ from omniagent.engine.tools.workspace import resolve_in_workspace
 from omniagent.engine.tools.write import WriteTool
 
 __all__ = [
+    "AskUserTool",
     "DiffFile",
     "DiffHunk",
     "DiffView",
@@ -143,5 +145,5 @@ class ToolRegistry:
 
 
 def default_tools() -> ToolRegistry:
-    """The built-in tools: read, write, edit, exec, search."""
-    return ToolRegistry([ReadTool(), WriteTool(), EditTool(), ExecTool(), SearchTool()])
+    """The built-in tools: read, write, edit, exec, search, ask_user."""
+    return ToolRegistry([ReadTool(), WriteTool(), EditTool(), ExecTool(), SearchTool(), AskUserTool()])

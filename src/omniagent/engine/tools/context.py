@@ -6,12 +6,30 @@ import errno
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from omniagent.engine.tools.sandbox import SandboxPolicy
 from omniagent.engine.tools.views import View
 from omniagent.errors import OmniagentError
 
-__all__ = ["OutputSink", "ToolContext", "ToolError", "ToolLimits", "ToolResult", "guarded"]
+__all__ = [
+    "ABSENT",
+    "Answer",
+    "Answered",
+    "Asker",
+    "BeforeChange",
+    "CannotAsk",
+    "Dismissed",
+    "FileImage",
+    "OutputSink",
+    "Question",
+    "SecretKept",
+    "ToolContext",
+    "ToolError",
+    "ToolLimits",
+    "ToolResult",
+    "guarded",
+]
 
 # Default seconds a command may run before its process group is killed; the model may ask for more, up to the max.
 EXEC_TIMEOUT = 120.0
@@ -45,6 +63,79 @@ def _discard(_text: str) -> None:
     return None
 
 
+# Checkpoints -----------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class FileImage:
+    """A file as it was: its bytes and permission bits, or `content` None when there was no file."""
+
+    content: bytes | None
+    mode: int | None = None
+
+
+ABSENT = FileImage(None)
+
+# What a tool awaits before it changes a file: (the workspace-relative path, the file's image before the change).
+# The run stores the image durably before the tool writes (checkpoint.py, engine/rewind.py).
+BeforeChange = Callable[[str, FileImage], Awaitable[None]]
+
+
+async def _no_checkpoint(_rel: str, _image: FileImage) -> None:
+    return None
+
+
+# Questions to the user ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """One question the model puts to the user (`ask_user`): a yes/no `confirm` (`detail` says what exactly), a
+    `select` among `options`, or a free `input` (`secret`: a password or token the model must never see)."""
+
+    kind: Literal["confirm", "select", "input"]
+    title: str
+    detail: str = ""
+    options: tuple[str, ...] = ()
+    placeholder: str | None = None
+    secret: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Answered:
+    """The user's answer: a bool for a confirm, the chosen option for a select, the text for an input."""
+
+    value: bool | str
+
+
+@dataclass(frozen=True, slots=True)
+class SecretKept:
+    """A secret input was answered: the engine keeps the value in memory only, and commands read it from the
+    environment variable `env` (the model never sees the value)."""
+
+    env: str
+
+
+@dataclass(frozen=True, slots=True)
+class Dismissed:
+    """The user dismissed the question, or the run stopped while it was open."""
+
+
+@dataclass(frozen=True, slots=True)
+class CannotAsk:
+    """No frontend can put this question to the user; `reason` is the sentence the model reads."""
+
+    reason: str
+
+
+Answer = Answered | SecretKept | Dismissed | CannotAsk
+Asker = Callable[[Question], Awaitable[Answer]]
+
+
+async def _cannot_ask(_question: Question) -> Answer:
+    return CannotAsk("there is no user to ask here")
+
+
 @dataclass(frozen=True, slots=True)
 class ToolLimits:
     """Every bound a tool enforces; defaults are the named constants of this module."""
@@ -70,12 +161,16 @@ class ToolContext:
     `root` is the canonical workspace directory (build with `for_workspace`); no file tool touches a path outside
     it. `on_output` receives live output deltas in order (exec only); it must not block. `limits` bounds
     everything. `sandbox` is how `exec` runs its command (sandboxed by default where the platform can).
+    `before_change` is awaited with a file's image before a tool changes it (the session's checkpoint); `ask`
+    puts a question to the user and waits for the answer (`ask_user`).
     """
 
     root: Path
     on_output: OutputSink = _discard
     limits: ToolLimits = field(default_factory=ToolLimits)
     sandbox: SandboxPolicy = field(default_factory=SandboxPolicy)
+    before_change: BeforeChange = _no_checkpoint
+    ask: Asker = _cannot_ask
 
     @classmethod
     def for_workspace(
@@ -85,6 +180,8 @@ class ToolContext:
         on_output: OutputSink = _discard,
         limits: ToolLimits | None = None,
         sandbox: SandboxPolicy | None = None,
+        before_change: BeforeChange = _no_checkpoint,
+        ask: Asker = _cannot_ask,
     ) -> ToolContext:
         """A context rooted at the canonical form of `root`.
 
@@ -96,7 +193,12 @@ class ToolContext:
         if not canonical.is_dir():
             raise NotADirectoryError(errno.ENOTDIR, "workspace root is not a directory", str(root))
         return cls(
-            root=canonical, on_output=on_output, limits=limits or ToolLimits(), sandbox=sandbox or SandboxPolicy()
+            root=canonical,
+            on_output=on_output,
+            limits=limits or ToolLimits(),
+            sandbox=sandbox or SandboxPolicy(),
+            before_change=before_change,
+            ask=ask,
         )
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from omniagent.engine.tools.args import optional_bool, required_str
 from omniagent.engine.tools.beneath import slot_beneath
-from omniagent.engine.tools.context import ToolContext, ToolError, ToolResult, guarded
+from omniagent.engine.tools.context import FileImage, ToolContext, ToolError, ToolResult, guarded
 from omniagent.engine.tools.files import decode_text, read_existing, write_text_atomically
 from omniagent.engine.tools.views import View, diff_view
 
@@ -46,9 +46,12 @@ class EditTool:
             replace_all = optional_bool(args, "replace_all", default=False)
             if old_string == new_string:
                 raise ToolError("old_string and new_string are the same; there is nothing to change")
-            shown, old, new, count = await asyncio.to_thread(
-                _edit, ctx.root, given, old_string, new_string, replace_all
+            shown, old, new, count, mode = await asyncio.to_thread(
+                _plan, ctx.root, given, old_string, new_string, replace_all
             )
+            # The file as it was is stored first (the session's checkpoint), so a rewind can put it back.
+            await ctx.before_change(shown, FileImage(old.encode("utf-8"), mode))
+            await asyncio.to_thread(_apply, ctx.root, shown, new, mode)
             view = diff_view(shown, old, new)
             views: tuple[View, ...] = (view,) if view else ()
             noun = "occurrence" if count == 1 else "occurrences"
@@ -57,7 +60,10 @@ class EditTool:
         return await guarded(ctx.root, body)
 
 
-def _edit(root: Path, given: str, old_string: str, new_string: str, replace_all: bool) -> tuple[str, str, str, int]:
+def _plan(
+    root: Path, given: str, old_string: str, new_string: str, replace_all: bool
+) -> tuple[str, str, str, int, int]:
+    """The edit, checked but not written: (shown path, old text, new text, replacements, the file's mode)."""
     slot = slot_beneath(root, given, create_dirs=False)
     try:
         shown = slot.rel
@@ -66,8 +72,15 @@ def _edit(root: Path, given: str, old_string: str, new_string: str, replace_all:
             raise ToolError(f"{shown} does not exist; use write to create it")
         old = decode_text(existing[0], shown)
         new, count = _replace(shown, old, old_string, new_string, replace_all)
-        write_text_atomically(slot, new, existing[1])
-        return shown, old, new, count
+        return shown, old, new, count, existing[1]
+    finally:
+        slot.close()
+
+
+def _apply(root: Path, shown: str, new: str, mode: int) -> None:
+    slot = slot_beneath(root, shown, create_dirs=False)
+    try:
+        write_text_atomically(slot, new, mode)
     finally:
         slot.close()
 

@@ -11,7 +11,7 @@ import stat
 from omniagent.engine.tools.beneath import Opened, Slot
 from omniagent.engine.tools.context import ToolError
 
-__all__ = ["check_regular_file", "decode_text", "read_existing", "write_text_atomically"]
+__all__ = ["check_regular_file", "decode_text", "read_existing", "write_bytes_atomically", "write_text_atomically"]
 
 # Bytes read per call when slurping a file.
 READ_CHUNK = 1024 * 1024
@@ -74,11 +74,16 @@ def write_text_atomically(slot: Slot, text: str, mode: int | None) -> None:
     Raises:
         OSError: the directory is not writable or the disk is full; the file is then unchanged.
     """
+    write_bytes_atomically(slot, text.encode("utf-8"), mode)
+
+
+def write_bytes_atomically(slot: Slot, data: bytes, mode: int | None) -> None:
+    """`write_text_atomically` for bytes (a checkpoint put back may hold any content)."""
     temp = f".{slot.name[:200]}.{secrets.token_hex(4)}.tmp"
     fd = os.open(temp, _CREATE_FLAGS, 0o600, dir_fd=slot.dir_fd)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(text.encode("utf-8"))
+            handle.write(data)
             os.fchmod(handle.fileno(), mode if mode is not None else 0o666 & ~_UMASK)
         os.replace(temp, slot.name, src_dir_fd=slot.dir_fd, dst_dir_fd=slot.dir_fd)
     except BaseException:

@@ -70,13 +70,15 @@ class SandboxPolicy:
 
     `hidden`: absolute paths made unreadable (only those that exist are covered). `secret_env`: variable names
     never passed to a command in any mode (the key variables providers.json names). `network`: share the host's
-    network (off: a private loopback only).
+    network (off: a private loopback only). `extra_env`: variables given to the command in every mode (the
+    session's secret answers, engine/secret_answers.py).
     """
 
     mode: SandboxMode = "sandboxed" if SANDBOX_SUPPORTED else "unsandboxed"
     network: bool = False
     hidden: tuple[Path, ...] = ()
     secret_env: frozenset[str] = field(default_factory=frozenset)
+    extra_env: tuple[tuple[str, str], ...] = ()
 
 
 UNSANDBOXED = SandboxPolicy(mode="unsandboxed")
@@ -92,7 +94,7 @@ def agent_credential_paths(home: Path) -> tuple[Path, ...]:
 
 
 def child_env(policy: SandboxPolicy, environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The command's environment: an allowlist when sandboxed, everything but keys when not."""
+    """The command's environment: an allowlist when sandboxed, everything but keys when not; plus `extra_env`."""
     source = os.environ if environ is None else environ
 
     def secret(name: str) -> bool:
@@ -108,6 +110,7 @@ def child_env(policy: SandboxPolicy, environ: Mapping[str, str] | None = None) -
     else:
         env = {k: v for k, v in source.items() if not secret(k)}
     env.update(CHILD_ENV_OVERRIDES)
+    env.update(policy.extra_env)
     return env
 
 

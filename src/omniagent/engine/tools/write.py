@@ -8,6 +8,7 @@ from pathlib import Path
 
 from omniagent.engine.tools.args import required_str
 from omniagent.engine.tools.beneath import slot_beneath
+from omniagent.engine.tools.checkpoint import read_image
 from omniagent.engine.tools.context import ToolContext, ToolError, ToolResult, guarded
 from omniagent.engine.tools.files import decode_text, read_existing, write_text_atomically
 from omniagent.engine.tools.views import View, diff_view
@@ -39,6 +40,8 @@ class WriteTool:
         async def body() -> ToolResult:
             given = required_str(args, "path")
             content = required_str(args, "content", allow_empty=True)
+            # The file as it was is stored first (the session's checkpoint), so a rewind can put it back.
+            await ctx.before_change(*await asyncio.to_thread(read_image, ctx.root, given))
             shown, old = await asyncio.to_thread(_write, ctx.root, given, content)
             verb = "created" if old is None else "overwrote"
             size = len(content.encode("utf-8"))

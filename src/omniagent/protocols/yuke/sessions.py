@@ -189,6 +189,8 @@ class SessionCompactResult(YukeModel):
 class SessionRewindParams(YukeModel):
     session_id: SessionId
     before_message_id: MessageId
+    # Engine extension (not in the yuke spec): also put back the files the engine's tools changed since then.
+    restore_files: Bool = False
 
 
 class SessionSendInputParams(YukeModel):

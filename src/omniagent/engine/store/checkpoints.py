@@ -1,0 +1,51 @@
+"""Statements over the file checkpoints (`file_checkpoints`, migration 0003): the content a file had before the
+engine's tools first changed it during one message, kept so `session.rewind` can put the workspace back.
+
+Each runs on the store's worker thread inside the caller's transaction.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """A file's image before a change: `kept` False when its content was withheld (it held a secret answer)."""
+
+    path: str
+    content: bytes | None
+    mode: int | None
+    kept: bool
+
+
+def insert(
+    conn: sqlite3.Connection,
+    session_id: str,
+    message_id: int,
+    path: str,
+    content: bytes | None,
+    mode: int | None,
+    kept: bool,
+) -> None:
+    """Record a file's image before a change in `message_id`; only the first change of a message counts (the
+    image of the file as the message found it)."""
+    conn.execute(
+        "INSERT OR IGNORE INTO file_checkpoints (session_id, message_id, path, content, mode, kept)"
+        " VALUES (?,?,?,?,?,?)",
+        (session_id, message_id, path, content, mode, int(kept)),
+    )
+
+
+def images_at(conn: sqlite3.Connection, session_id: str, message_id: int) -> list[Checkpoint]:
+    """What each changed path held at `message_id`: per path, its earliest checkpoint from that message on."""
+    rows = conn.execute(
+        "SELECT path, content, mode, kept FROM file_checkpoints WHERE session_id = ? AND message_id >= ?"
+        " ORDER BY message_id",
+        (session_id, message_id),
+    ).fetchall()
+    earliest: dict[str, Checkpoint] = {}
+    for path, content, mode, kept in rows:
+        earliest.setdefault(path, Checkpoint(path, content, mode, bool(kept)))
+    return list(earliest.values())

@@ -1,0 +1,164 @@
+"""session.rewind over a real `omniagent rpc` subprocess (docs/engine.md "Rewind"; issue 12 part 3): the transcript
+is cut before a message with `transcript.truncated`, ids are never reused, a busy session is refused, and with
+`restore_files` the files the engine's tools changed come back as they were at that message."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from omniagent.engine.permissions import SET_MODE_METHOD
+from omniagent.protocols.yuke.envelope import ErrorCode
+from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
+from tests.e2e.test_rpc_permissions import PermissionRpc
+from tests.engine.rpc_harness import RpcProcess, write_providers
+
+NEWEST = 2**53 - 1
+
+
+@pytest.fixture
+async def llm() -> AsyncIterator[FakeLLMServer]:
+    async with FakeLLMServer(Scenario()) as server:
+        yield server
+
+
+@pytest.fixture
+async def rpc(tmp_path: Path, llm: FakeLLMServer) -> AsyncIterator[PermissionRpc]:
+    write_providers(tmp_path / "data", llm)
+    proc = await PermissionRpc.start(tmp_path / "data")
+    try:
+        yield proc  # type: ignore[misc]
+    finally:
+        await proc.close()
+
+
+async def _session(rpc: RpcProcess, tmp_path: Path, mode: str = "auto") -> tuple[str, Path]:
+    workspace = tmp_path / "ws"
+    workspace.mkdir(exist_ok=True)
+    result = await rpc.call("session.create", {"workspace_path": str(workspace), "model": "fake-anthropic/fake-model"})
+    sid = str(result["session"]["id"])
+    await rpc.call(SET_MODE_METHOD, {"session_id": sid, "mode": mode})
+    return sid, workspace
+
+
+async def _turn(rpc: RpcProcess, sid: str, text: str) -> int:
+    start = len(rpc.lines)
+    rpc.send(
+        "session.send_input",
+        {"session_id": sid, "input": {"type": "content", "content": [{"type": "text", "text": text}]}},
+    )
+    return await rpc.broadcast("run.done", after=start, within=15.0)
+
+
+async def _ids(rpc: RpcProcess, sid: str) -> list[int]:
+    history = await rpc.call("session.history", {"session_id": sid, "before_message_id": NEWEST})
+    return [m["id"] for m in history["messages"]]
+
+
+def _call(name: str, arguments: dict[str, Any]) -> Reply:
+    return Reply(tool_calls=(FakeToolCall(name, arguments),))
+
+
+async def test_a_file_written_at_3_and_edited_at_5_comes_back_as_it_was_before_5_then_before_3(
+    rpc: PermissionRpc, llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    """Issue 12 acceptance: one turn writes notes.txt in message 3 and edits it in message 5. Rewinding before 5
+    with files cuts the transcript to 1-4 and puts back the written text; before 3, the file is gone again. The
+    messages after a rewind get new ids; the removed ones are unknown to a later rewind."""
+    llm.enqueue(
+        _call("search", {"glob": "*.txt"}),  # message 2
+        _call("write", {"path": "notes.txt", "content": "first\n"}),  # message 3
+        _call("read", {"path": "notes.txt"}),  # message 4
+        _call("edit", {"path": "notes.txt", "old_string": "first", "new_string": "second"}),  # message 5
+        Reply(text="Done."),  # message 6
+        Reply(text="Again."),  # the turn after the first rewind: messages 7 and 8
+    )
+    sid, ws = await _session(rpc, tmp_path)
+    await _turn(rpc, sid, "write and edit notes")
+    assert await _ids(rpc, sid) == [1, 2, 3, 4, 5, 6]
+    assert (ws / "notes.txt").read_text() == "second\n"
+
+    start = len(rpc.lines)
+    assert await rpc.call("session.rewind", {"session_id": sid, "before_message_id": 5, "restore_files": True}) == {}
+    assert rpc.names(start) == [
+        "transcript.truncated",
+        "session.summary_changed",
+        "session.activity_changed",
+        "response:session.rewind",
+    ]
+    truncated = rpc.lines[start]["params"]
+    assert truncated["first_removed_id"] == 5 and truncated["session_id"] == sid
+    summary = rpc.lines[start + 1]["params"]["session"]
+    assert summary["message_count"] == 4 and summary["title"] == "write and edit notes"
+    assert (ws / "notes.txt").read_text() == "first\n"
+    assert await _ids(rpc, sid) == [1, 2, 3, 4]
+
+    await _turn(rpc, sid, "again")
+    assert await _ids(rpc, sid) == [1, 2, 3, 4, 7, 8]  # 5 and 6 are never given again
+    sent = (await llm.wait_for_requests_async(6))[5].body
+    assert isinstance(sent, dict) and "second" not in str(sent["messages"])  # the model no longer sees the edit
+    code = await rpc.call_error("session.rewind", {"session_id": sid, "before_message_id": 5, "restore_files": True})
+    assert code == ErrorCode.UNKNOWN_MESSAGE
+
+    await rpc.call("session.rewind", {"session_id": sid, "before_message_id": 3, "restore_files": True})
+    assert not (ws / "notes.txt").exists()
+    assert await _ids(rpc, sid) == [1, 2]
+    got = await rpc.call("session.get", {"session_id": sid})
+    assert got["session"]["message_count"] == 2
+
+
+async def test_without_restore_files_only_the_conversation_is_rewound(
+    rpc: PermissionRpc, llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    """The default (a yuke client knows no `restore_files`): the transcript is cut, the workspace is untouched.
+    The checkpoints stay, so a later rewind with files before an earlier message still restores."""
+    llm.enqueue(_call("write", {"path": "a.txt", "content": "a\n"}), Reply(text="ok"), Reply(text="fine"))
+    sid, ws = await _session(rpc, tmp_path)
+    await _turn(rpc, sid, "write a")
+    await _turn(rpc, sid, "thanks")
+    assert await _ids(rpc, sid) == [1, 2, 3, 4, 5]
+    await rpc.call("session.rewind", {"session_id": sid, "before_message_id": 4})
+    assert (ws / "a.txt").read_text() == "a\n"
+    assert await _ids(rpc, sid) == [1, 2, 3]
+    await rpc.call("session.rewind", {"session_id": sid, "before_message_id": 1, "restore_files": True})
+    assert not (ws / "a.txt").exists()
+    got = await rpc.call("session.get", {"session_id": sid})
+    assert got["session"]["message_count"] == 0 and got["session"]["title"] == ""
+    assert got["activity"]["context_usage"]["input"] == 0
+
+
+async def test_a_busy_session_is_refused_and_unknown_ids_are_errors(
+    rpc: PermissionRpc, llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    """A session whose run is open (here: waiting on a permission ask) answers session_busy and keeps every
+    message and file; an unknown session or message is refused with its own code."""
+    llm.enqueue(_call("write", {"path": "b.txt", "content": "b\n"}), Reply(text="ok"))
+    sid, ws = await _session(rpc, tmp_path, mode="ask")
+    start = len(rpc.lines)
+    rpc.send(
+        "session.send_input",
+        {"session_id": sid, "input": {"type": "content", "content": [{"type": "text", "text": "go"}]}},
+    )
+    asked = await rpc.broadcast("interaction.requested", after=start)
+    code = await rpc.call_error("session.rewind", {"session_id": sid, "before_message_id": 1, "restore_files": True})
+    assert code == ErrorCode.SESSION_BUSY
+    assert not any(line.get("method") == "transcript.truncated" for line in rpc.lines)
+    interaction = rpc.lines[asked]["params"]["interaction_id"]
+    await rpc.call(
+        "interaction.respond", {"interaction_id": interaction, "response": {"type": "confirm", "value": True}}
+    )
+    await rpc.broadcast("run.done", after=asked)
+    assert (ws / "b.txt").read_text() == "b\n" and await _ids(rpc, sid) == [1, 2, 3]
+
+    assert (
+        await rpc.call_error("session.rewind", {"session_id": "f" * 32, "before_message_id": 1})
+        == ErrorCode.UNKNOWN_SESSION
+    )
+    assert (
+        await rpc.call_error("session.rewind", {"session_id": sid, "before_message_id": 99})
+        == ErrorCode.UNKNOWN_MESSAGE
+    )
+    assert await rpc.call_error("session.rewind", {"session_id": sid}) == ErrorCode.BAD_REQUEST
