@@ -6,7 +6,9 @@ version come from `acp.versions` (the client's data); update shapes from `acp.tr
 broadcasts from `acp.relay`. Sessions are engine sessions (same ids, same store), so `omniagent rpc` sees them too.
 
 Decisions (docs/acp.md): a prompt while the session's turn runs is refused with -32600 (no queueing); MCP
-servers and additional directories are accepted and ignored (not advertised); a failed run ends a v1 prompt with
+servers and additional directories are accepted and ignored (not advertised); the model's questions (`ask_user`)
+go out as `elicitation/create` forms when the client advertised them, else the tool fails with a sentence saying
+so (a secret question always does: forms must not ask for secrets); a failed run ends a v1 prompt with
 a -32603 error naming the failure, and a v2 turn with the failure as agent text and `end_turn`; `session/fork`
 (v1 and v2, unstable) copies the whole committed conversation into a new engine session working in the request's
 `cwd` (engine `session.fork`).
@@ -79,11 +81,11 @@ class AcpAgent:
     """Serves one ACP connection over `peer` with `engine`, in the version `initialize` chose (acp/serve.py
     answers `initialize` itself, before the engine exists, then routes every other method here)."""
 
-    def __init__(self, engine: Engine, peer: Peer, spawn: Spawn, spec: VersionSpec) -> None:
+    def __init__(self, engine: Engine, peer: Peer, spawn: Spawn, spec: VersionSpec, *, elicits: bool = False) -> None:
         self._engine = engine
         self._peer = peer
         self._spec = spec
-        self._relay = Relay(engine, peer, SHAPES[spec.version], spawn)
+        self._relay = Relay(engine, peer, SHAPES[spec.version], spawn, elicits=elicits)
         self._unsubscribe = engine.broadcaster.subscribe(self._relay)
         names = spec.method_names
         handlers = {
@@ -192,7 +194,7 @@ class AcpAgent:
 
     async def _replay(self, session: Session) -> None:
         """Send the whole conversation as updates, oldest first, before the caller answers (acp.md §5.9)."""
-        for message in await history.conversation(self._engine, session.id):
+        for message in await self._engine.sessions.conversation(session.id):
             for update in t.replay(self.relay.shapes, session.root, message):
                 self.relay.send(session.id, update)
 

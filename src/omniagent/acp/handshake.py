@@ -30,6 +30,19 @@ def requested_version(params: Any) -> int:
     return 2 if requested >= 2 else 1
 
 
+def client_elicits(params: Any) -> bool:
+    """Whether the client advertised elicitation forms in its `initialize` (v2 `capabilities`, v1
+    `clientCapabilities`): only then may the agent send `elicitation/create` (acp.md §5.8)."""
+    if not isinstance(params, dict):
+        return False
+    for key in ("capabilities", "clientCapabilities"):
+        capabilities = params.get(key)
+        elicitation = capabilities.get("elicitation") if isinstance(capabilities, dict) else None
+        if isinstance(elicitation, dict) and isinstance(elicitation.get("form"), dict):
+            return True
+    return False
+
+
 def initialize_result(shapes: Shapes, auth: list[dict[str, Any]], fork: bool) -> dict[str, Any]:
     """The `initialize` result in the version's shape."""
     info = {"name": AGENT_NAME, "title": AGENT_NAME, "version": __version__}

@@ -4,7 +4,8 @@ What it is: a broadcaster subscriber (synchronous, never blocking) that keeps th
 translation needs (a `SessionFeed` per session: the engine's one reading of its events; the open run) and writes
 updates through the peer's single writer,
 so an update is on the wire in the order the engine emitted it. Turn ends resolve futures the prompt handler waits
-on; each permission ask becomes a `session/request_permission` task (the engine run waits meanwhile).
+on; each permission ask becomes a `session/request_permission` task and each of the model's questions an
+`elicitation/create` task (the engine run waits meanwhile).
 What it is not: the shapes (`acp/translate.py`) or the method handlers (`acp/agent.py`).
 
 v2 ordering (acp.md §5): the prompt response `{}` must precede the turn's first update, yet the engine emits the
@@ -15,6 +16,7 @@ them with `loop.call_soon` from inside the handler: that callback runs after the
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
@@ -29,12 +31,15 @@ from omniagent.engine.feed import (
     Committed,
     FeedItem,
     InteractionOpened,
+    QuestionOpened,
     SessionFeed,
     ToolCall,
     ToolChanged,
     ToolOpened,
 )
 from omniagent.engine.permissions import Decision, PendingInteraction
+from omniagent.engine.questions import PendingQuestion
+from omniagent.engine.tools.context import CannotAsk
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.messages import (
     AssistantMessage,
@@ -76,11 +81,12 @@ class OpenSession:
 class Relay:
     """Routes engine broadcasts to one ACP connection."""
 
-    def __init__(self, engine: Engine, peer: Peer, shapes: Shapes, spawn: Spawn) -> None:
+    def __init__(self, engine: Engine, peer: Peer, shapes: Shapes, spawn: Spawn, *, elicits: bool = False) -> None:
         self._engine = engine
         self._peer = peer
         self.shapes = shapes
         self._spawn = spawn
+        self._elicits = elicits  # the client advertised elicitation forms
         self.sessions: dict[str, OpenSession] = {}
         self._runs: dict[tuple[str, int], asyncio.Future[RunDoneData]] = {}
 
@@ -90,7 +96,7 @@ class Relay:
         """Start relaying a session's updates (idempotent)."""
         found = self.sessions.get(session.id)
         if found is None:
-            feed = SessionFeed(session.id, self._engine.permissions.pending)
+            feed = SessionFeed(session.id, self._engine.interactions.get)
             found = self.sessions[session.id] = OpenSession(
                 session.id, session.root, session.title, session.model, feed
             )
@@ -179,6 +185,8 @@ class Relay:
             self._committed(open_, item.message)
         elif isinstance(item, InteractionOpened):
             self._spawn(self._ask(open_, item.interaction, item.call))
+        elif isinstance(item, QuestionOpened):
+            self._question(open_, item.question, item.call)
 
     def _summary(self, session: Session) -> None:
         open_ = self.sessions.get(session.id)
@@ -256,6 +264,43 @@ class Relay:
         else:
             params["toolCall"] = subject
         return params
+
+    # The model's questions -----------------------------------------------------------------------------------------
+
+    def _question(self, open_: OpenSession, question: PendingQuestion, call: ToolCall) -> None:
+        """Put the question to the user as an elicitation form, or answer at once that this client cannot."""
+        reason = None
+        if not self._elicits:
+            reason = "this client cannot show questions (it takes no ACP elicitation forms); decide without asking"
+        elif question.question.secret:
+            reason = "this client cannot take a secret answer (ACP forms must not ask for secrets); let the user set it"
+        if reason is None:
+            self._spawn(self._elicit(open_, question, call))
+            return
+        with contextlib.suppress(EngineError):  # the run stopped meanwhile
+            self._engine.questions.answer(question.interaction_id, CannotAsk(reason))
+
+    async def _elicit(self, open_: OpenSession, question: PendingQuestion, call: ToolCall) -> None:
+        """Ask the client; the engine's reply future (a cancelled run) or the client's answer, whichever comes first,
+        wins."""
+        sid = open_.session_id
+        if self.shapes.state_updates:
+            self.send(sid, t.state_update("requires_action"))
+        params = t.elicitation(sid, call, question.question)
+        request = asyncio.ensure_future(self._peer.request("elicitation/create", params))
+        await asyncio.wait({request, question.reply}, return_when=asyncio.FIRST_COMPLETED)
+        if not request.done():
+            request.cancel()  # the run stopped first: the peer sends `$/cancel_request` for it
+            await asyncio.gather(request, return_exceptions=True)
+            return
+        failed = request.cancelled() or request.exception() is not None
+        reply = t.elicited(question.question, None if failed else request.result())
+        try:
+            self._engine.questions.answer(question.interaction_id, reply)
+        except EngineError:
+            return  # answered meanwhile (the run was cancelled)
+        if self.shapes.state_updates and open_.run_id is not None:
+            self.send(sid, t.state_update("running"))
 
 
 def _decision(request: asyncio.Future[Any]) -> Decision:

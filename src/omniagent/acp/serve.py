@@ -59,6 +59,7 @@ class _Connection:
         self._peer = peer
         self._spawn = spawn
         self._spec: VersionSpec | None = None
+        self._elicits = False  # the client takes elicitation forms (from its first `initialize`)
         self._agent: asyncio.Future[AcpAgent] | None = None
         self._engine: Engine | None = None
         self._stop = asyncio.Event()
@@ -68,6 +69,7 @@ class _Connection:
     async def _initialize(self, params: Any) -> dict[str, Any]:
         version = handshake.requested_version(params)
         if self._spec is None:
+            self._elicits = handshake.client_elicits(params)
             self._select(SPECS[version])
         assert self._spec is not None
         shapes = SHAPES[self._spec.version]
@@ -119,7 +121,7 @@ class _Connection:
             async with Engine.open(engine_config(self._data_dir)) as engine:
                 await engine.recover()
                 self._engine = engine
-                agent = AcpAgent(engine, self._peer, self._spawn, self._spec)
+                agent = AcpAgent(engine, self._peer, self._spawn, self._spec, elicits=self._elicits)
                 ready.set_result(agent)
                 try:
                     await self._stop.wait()

@@ -16,6 +16,7 @@ from typing import Any
 
 from omniagent.acp.shapes import Shapes
 from omniagent.engine.feed import ToolCall, read_tool_call
+from omniagent.engine.tools.context import Answered, CannotAsk, Dismissed, Question
 from omniagent.protocols.yuke.content import ContentPart, ContentText
 from omniagent.protocols.yuke.messages import (
     AssistantMessage,
@@ -186,6 +187,53 @@ def _patch(root: str, file: DiffFile) -> str:
         out.append(f"@@ -{h.old_start},{h.old_lines} +{h.new_start},{h.new_lines} @@\n")
         out += [line if line.endswith("\n") else line + "\n" for line in h.lines]
     return "".join(out)
+
+
+# Questions (elicitation) --------------------------------------------------------------------------------------------
+
+# The one field of every question form.
+ANSWER_FIELD = "answer"
+
+
+def elicitation(session_id: str, call: ToolCall, question: Question) -> dict[str, Any]:
+    """The `elicitation/create` params (form mode, acp.md §5.8) that put the model's question to the user: one
+    required field, a boolean for a confirm, a string among the options for a select, a string for an input."""
+    field: dict[str, Any] = {"title": question.title}
+    if question.kind == "confirm":
+        field["type"] = "boolean"
+        if question.detail:
+            field["description"] = question.detail
+    else:
+        field["type"] = "string"
+        if question.kind == "select":
+            field["enum"] = list(question.options)
+        elif question.placeholder:
+            field["description"] = f"For example: {question.placeholder}"
+    message = f"{question.title}\n\n{question.detail}" if question.detail else question.title
+    return {
+        "sessionId": session_id,
+        "toolCallId": tool_call_id(call.message_id, call.part_id),
+        "mode": "form",
+        "message": message,
+        "requestedSchema": {"type": "object", "properties": {ANSWER_FIELD: field}, "required": [ANSWER_FIELD]},
+    }
+
+
+def elicited(question: Question, result: Any) -> Answered | Dismissed | CannotAsk:
+    """The client's answer to `elicitation`: accepted with a value that fits the question, or dismissed
+    (declined, cancelled, an unknown action); a value that does not fit is a failure the model reads."""
+    if not isinstance(result, dict) or result.get("action") != "accept":
+        return Dismissed()
+    content = result.get("content")
+    value = content.get(ANSWER_FIELD) if isinstance(content, dict) else None
+    if question.kind == "confirm":
+        fits = isinstance(value, bool)
+    else:
+        fits = isinstance(value, str) and (question.kind != "select" or value in question.options)
+    if not fits:
+        return CannotAsk("the client's answer does not fit the question")
+    assert isinstance(value, bool | str)
+    return Answered(value)
 
 
 # Turns, sessions, replay --------------------------------------------------------------------------------------------

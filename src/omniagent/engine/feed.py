@@ -15,7 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from omniagent.engine.interactions import OpenInteraction
 from omniagent.engine.permissions import PendingInteraction
+from omniagent.engine.questions import PendingQuestion
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.interactions import InteractionRequestedData
 from omniagent.protocols.yuke.messages import (
@@ -61,7 +63,10 @@ def read_tool_call(message_id: int, part_id: int, name: str, arguments: str) -> 
     command = args.get("command") if name == "exec" and isinstance(args.get("command"), str) else None
     found = args.get("regex") or args.get("glob")
     pattern = found if name == "search" and isinstance(found, str) else None
-    if command is not None:
+    question = args.get("question") if name == "ask_user" else None
+    if isinstance(question, str) and question:
+        title = question
+    elif command is not None:
         title = command
     elif path is not None:
         title = f"{name.capitalize()} {path}"
@@ -135,14 +140,32 @@ class InteractionOpened:
     call: ToolCall
 
 
-FeedItem = Chunk | ToolOpened | ToolChanged | ToolOutput | Committed | RunStarted | RunEnded | InteractionOpened
+@dataclass(frozen=True, slots=True)
+class QuestionOpened:
+    """The run waits for the user's answer to the model's question (its `ask_user` call is `call`)."""
+
+    question: PendingQuestion
+    call: ToolCall
+
+
+FeedItem = (
+    Chunk
+    | ToolOpened
+    | ToolChanged
+    | ToolOutput
+    | Committed
+    | RunStarted
+    | RunEnded
+    | InteractionOpened
+    | QuestionOpened
+)
 
 
 class SessionFeed:
     """Reads one session's broadcasts (the caller filters by session) into feed items; `interactions` finds the
-    open permission interaction behind an `interaction.requested` (the engine's `permissions.pending`)."""
+    open interaction behind an `interaction.requested` (the engine's `interactions.get`)."""
 
-    def __init__(self, session_id: str, interactions: Callable[[int], PendingInteraction | None]) -> None:
+    def __init__(self, session_id: str, interactions: Callable[[int], OpenInteraction | None]) -> None:
         self.session_id = session_id
         self._interactions = interactions
         self._kinds: dict[tuple[int, int], str] = {}  # (message, part) → text / reasoning / tool / …
@@ -185,11 +208,13 @@ class SessionFeed:
             return [RunEnded(data)]
         if isinstance(data, InteractionRequestedData):
             interaction = self._interactions(data.interaction_id)
-            if interaction is None:
-                return []
-            key = (interaction.message_id, interaction.part_id)
-            call = self._calls.get(key) or read_tool_call(*key, interaction.tool_name, interaction.arguments)
-            return [InteractionOpened(interaction, call)]
+            if isinstance(interaction, PendingInteraction):
+                key = (interaction.message_id, interaction.part_id)
+                call = self._calls.get(key) or read_tool_call(*key, interaction.tool_name, interaction.arguments)
+                return [InteractionOpened(interaction, call)]
+            if isinstance(interaction, PendingQuestion):
+                key = (interaction.message_id, interaction.part_id)
+                return [QuestionOpened(interaction, self._calls.get(key) or read_tool_call(*key, "ask_user", "{}"))]
         return []
 
 

@@ -23,7 +23,7 @@ from omniagent.engine.store import queries as q
 from omniagent.engine.transcript import ROOT_AGENT, new_session_id, parse_message
 from omniagent.protocols.yuke.base import Empty
 from omniagent.protocols.yuke.envelope import ErrorCode
-from omniagent.protocols.yuke.messages import TokenUsage
+from omniagent.protocols.yuke.messages import Message, TokenUsage
 from omniagent.protocols.yuke.runs import ConfigChangedData, RunConfig
 from omniagent.protocols.yuke.sessions import (
     CreateSession,
@@ -228,6 +228,20 @@ class Sessions:
             configs=[RunConfig(config_rev=r, model=m, reasoning=e) for r, m, e in configs],
             has_more=has_more,
         )
+
+    async def conversation(self, session_id: str) -> list[Message]:
+        """Every committed message of a session, oldest first, in one read (for the faces: replay, rollback).
+
+        Raises: `EngineError` unknown_session.
+        """
+
+        def txn(conn: sqlite3.Connection) -> list[str] | None:
+            return None if q.get_session(conn, session_id) is None else q.all_messages(conn, session_id)
+
+        payloads = await self._store.read(txn)
+        if payloads is None:
+            raise EngineError.unknown_session()
+        return [parse_message(p) for p in payloads]
 
     async def config(self, params: SessionConfigParams) -> SessionConfigResult:
         """session.config: the current RunConfig (or a given revision) and the fixed system prompt."""

@@ -68,9 +68,9 @@ async def test_without_a_key_open_needs_a_login_naming_the_key_variables(
 
 
 async def test_capabilities_and_options_come_from_the_engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue: real capabilities (Resume, Permissions, Fork, Compact now that the engine serves session.compact,
-    ContextUsage;
-    no Images while it refuses media) and options model (ready providers' models), reasoning, mode."""
+    """Issue: real capabilities (Resume, Permissions, Questions (`ask_user`), Rollback and RollbackFiles
+    (`session.rewind` with file checkpoints), Fork, Compact now that the engine serves session.compact,
+    ContextUsage; no Images while it refuses media) and options model (ready providers' models), reasoning, mode."""
     async with FakeLLMServer(Scenario()) as llm:
         use_engine(monkeypatch, tmp_path, llm)
         async with runtime() as rt:
@@ -79,6 +79,9 @@ async def test_capabilities_and_options_come_from_the_engine(tmp_path: Path, mon
     expected = [
         Capability.RESUME,
         Capability.PERMISSIONS,
+        Capability.QUESTIONS,
+        Capability.ROLLBACK,
+        Capability.ROLLBACK_FILES,
         Capability.FORK,
         Capability.COMPACT,
         Capability.CONTEXT_USAGE,

@@ -24,10 +24,11 @@ from omniagent.engine.errors import EngineError
 from omniagent.engine.permissions import Decision
 from omniagent.protocols.sidecar.agents import AgentInstallation, ConfigValue
 from omniagent.protocols.sidecar.base import Diagnostic, DiagnosticLevel
-from omniagent.protocols.sidecar.commands import PermissionAnswer
+from omniagent.protocols.sidecar.commands import PermissionAnswer, QuestionsAnswer, RollbackScope
 from omniagent.protocols.sidecar.events import Cancelled, DiagnosticEvent, Failed, PermissionChoice
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.content import ContentText, InputContent
+from omniagent.protocols.yuke.messages import Message, UserMessage
 from omniagent.protocols.yuke.runs import RunDoneData, RunOutcomeFailed
 from omniagent.protocols.yuke.sessions import (
     SendInputQueued,
@@ -37,6 +38,7 @@ from omniagent.protocols.yuke.sessions import (
     SessionCompactParams,
     SessionCompactResult,
     SessionRemoveParams,
+    SessionRewindParams,
     SessionSummaryChangedData,
 )
 from omniagent.runtime import driver as d
@@ -44,7 +46,7 @@ from omniagent.runtime.adapters import engine_info as info
 from omniagent.runtime.adapters import engine_open
 from omniagent.runtime.adapters.acp_prompt import prompt_text
 from omniagent.runtime.adapters.engine_host import engine_host
-from omniagent.runtime.adapters.engine_translate import Translator, interaction_of
+from omniagent.runtime.adapters.engine_translate import Translator, interaction_of, reply_of
 from omniagent.runtime.errors import ResumeFailed, SpawnFailed, UnsupportedFeature
 
 log = logging.getLogger(__name__)
@@ -96,7 +98,7 @@ class _EngineDriver:
         self._outbox: deque[d.DriverEvent] = deque()
         self._wake = asyncio.Event()
         self._session: Session | None = None
-        self._translator = Translator("", "", engine.permissions.pending)
+        self._translator = Translator("", "", engine.interactions.get)
         self._info: d.DriverInfo | None = None
         self._awaiting_ack = False  # a StartTurn was sent; its run has not started yet
         self._queued_input: int | None = None  # the input of that StartTurn, when the engine queued it
@@ -152,7 +154,7 @@ class _EngineDriver:
         elif isinstance(command, d.Steer):
             self._push(d.SteerResult(accepted=False))
         elif isinstance(command, d.Rollback):
-            self._warn(f"rollback({command.turns}) is not supported by the engine")
+            await self._rollback(command.turns, command.scope)
         elif isinstance(command, d.Compact):
             await self._compact()
 
@@ -188,13 +190,33 @@ class _EngineDriver:
         self._warn(problem)
         self._push(d.TurnStopped(Failed(message=problem)))
 
+    async def _rollback(self, turns: int, scope: RollbackScope) -> None:
+        """`session.rewind` before the `turns`-th last prompt: it and everything after leave the conversation, and
+        with `ConversationAndFiles` the files the engine's tools changed since come back as they were."""
+        try:
+            before = _prompt_ids_back(await self._engine.sessions.conversation(self._session_id), turns)
+        except EngineError as exc:
+            self._warn(f"the engine refused the rollback: {exc.message}")
+            return
+        if len(before) < turns:
+            self._warn(f"cannot roll back {turns} turn(s): the session has {len(before)}")
+            return
+        files = scope is RollbackScope.CONVERSATION_AND_FILES
+        params = SessionRewindParams(session_id=self._session_id, before_message_id=before[-1], restore_files=files)
+        try:
+            await self._engine.sessions.rewind(params)
+        except EngineError as exc:
+            self._warn(f"the engine refused the rollback: {exc.message}")
+
     def _answer(self, request_id: str, answer: object) -> None:
         interaction = interaction_of(request_id)
-        if interaction is None or not isinstance(answer, PermissionAnswer):
+        if interaction is None:
             return
-        decision = _DECISIONS.get(answer.choice, Decision.REJECT)
         with suppress(EngineError):  # answered meanwhile: the run was cancelled
-            self._engine.permissions.answer(interaction, decision)
+            if isinstance(answer, PermissionAnswer):
+                self._engine.permissions.answer(interaction, _DECISIONS.get(answer.choice, Decision.REJECT))
+            elif isinstance(answer, QuestionsAnswer) and (pending := self._engine.questions.pending(interaction)):
+                self._engine.questions.answer(interaction, reply_of(pending.question, answer))
 
     async def _cancel(self) -> None:
         if self._awaiting_ack and self._queued_input is not None:
@@ -268,7 +290,7 @@ class _EngineDriver:
 
     def _set_session(self, session: Session) -> None:
         self._session = session
-        self._translator = Translator(session.id, session.root, self._engine.permissions.pending)
+        self._translator = Translator(session.id, session.root, self._engine.interactions.get)
         self._refresh(announce=False)
 
     def _refresh(self, *, announce: bool) -> None:
@@ -315,3 +337,8 @@ class _EngineDriver:
         if not self._closing:
             self._push(d.Exited(ENGINE_STOPPED, "the in-process engine stopped"))
             self.stop()
+
+
+def _prompt_ids_back(messages: list[Message], count: int) -> list[int]:
+    """The ids of the last `count` prompts (user messages a person sent), newest first; fewer when there are fewer."""
+    return [m.id for m in reversed(messages) if isinstance(m, UserMessage) and m.source is None][:count]

@@ -53,9 +53,10 @@ SANDBOX_MODES: tuple[tuple[SandboxMode, str], ...] = (
 NETWORK_VALUES = (("off", "No network for sandboxed commands"), ("on", "Sandboxed commands may use the network"))
 # The key variables named when the catalog names none (every provider ready, or none with an env source).
 FALLBACK_KEY_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")
-# Features every engine session has: durable sessions resume by id, guarded tools ask, usage comes with each reply.
+# Features every engine session has: durable sessions resume by id, guarded tools ask, the model may ask the user
+# (`ask_user`), usage comes with each reply.
 # Not Images: the engine refuses media input (no blob store yet), whatever the model could read.
-_ALWAYS = frozenset({Capability.RESUME, Capability.PERMISSIONS, Capability.CONTEXT_USAGE})
+_ALWAYS = frozenset({Capability.RESUME, Capability.PERMISSIONS, Capability.QUESTIONS, Capability.CONTEXT_USAGE})
 
 
 def session_info(engine: Engine, session: Session) -> d.DriverInfo:
@@ -66,6 +67,8 @@ def session_info(engine: Engine, session: Session) -> d.DriverInfo:
         features.add(Capability.FORK)
     if engine.serves("session.compact"):
         features.add(Capability.COMPACT)
+    if engine.serves("session.rewind"):
+        features |= {Capability.ROLLBACK, Capability.ROLLBACK_FILES}
     options = config_options(engine, session)
     details = AgentDetails(
         version=__version__,

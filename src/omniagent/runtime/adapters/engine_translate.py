@@ -13,7 +13,8 @@ Ids (anyagent §9.1, minted from the engine's per-session ids so they are stable
 | `tool.output_delta` | `ToolOutputDelta` |
 | `message.committed` (assistant) | `MessageEnded` (when it streamed text), `ContextUsage` (tokens, window, cost) |
 | `message.committed` (compaction, manual or auto) | `ContextCompacted`, `ContextUsage` (the estimate after) |
-| `interaction.requested` | `RequestOpened(Permission)` with AllowOnce, AllowAlways, DenyOnce |
+| `interaction.requested` (a permission ask) | `RequestOpened(Permission)` with AllowOnce, AllowAlways, DenyOnce |
+| `interaction.requested` (the model's question) | `RequestOpened(Question)`: one question `q0` (`question_shown`) |
 | `run.done` | `TurnStopped`: Completed (Refused for a refusal), canceled → Cancelled, failed → Failed |
 | `run.done` of a compaction run | `TurnStopped`: Completed (compacted or skipped), Failed, Cancelled |
 
@@ -31,6 +32,7 @@ from omniagent.engine.feed import (
     Committed,
     FeedItem,
     InteractionOpened,
+    QuestionOpened,
     RunEnded,
     SessionFeed,
     ToolCall,
@@ -39,10 +41,15 @@ from omniagent.engine.feed import (
     ToolOutput,
 )
 from omniagent.engine.feed import ToolKind as FeedToolKind
+from omniagent.engine.interactions import OpenInteraction
 from omniagent.engine.permissions import PendingInteraction, describe
 from omniagent.engine.providers.catalog import COST_DIGITS
+from omniagent.engine.questions import Reply
+from omniagent.engine.tools.context import Answered, Question
+from omniagent.protocols.sidecar.commands import ChoicesAnswer, QuestionsAnswer, TextAnswer
 from omniagent.protocols.sidecar.events import (
     Cancelled,
+    Choice,
     CommandInput,
     CommandSpec,
     Completed,
@@ -60,6 +67,8 @@ from omniagent.protocols.sidecar.events import (
     PermissionAsk,
     PermissionChoice,
     PermissionRequest,
+    QuestionAsk,
+    QuestionRequest,
     RawTool,
     Read,
     ReasoningDelta,
@@ -75,6 +84,7 @@ from omniagent.protocols.sidecar.events import (
     ToolUpdate,
     ToolUpdated,
 )
+from omniagent.protocols.sidecar.events import Question as QuestionShown
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.messages import (
     AssistantMessage,
@@ -129,6 +139,27 @@ def interaction_of(request: str) -> int | None:
     return int(digits) if request.startswith("r") and digits.isdigit() else None
 
 
+def question_shown(question: Question) -> QuestionShown:
+    """The engine question as the sidecar's one question `q0`."""
+    if question.kind == "confirm":
+        choices = [Choice(id="yes", label="Yes"), Choice(id="no", label="No")]
+        text = f"{question.title}\n{question.detail}" if question.detail else question.title
+        return QuestionShown(id="q0", text=text, choices=choices)
+    if question.kind == "select":
+        return QuestionShown(id="q0", text=question.title, choices=[Choice(id=o, label=o) for o in question.options])
+    header = "Secret" if question.secret else None
+    return QuestionShown(id="q0", text=question.title, header=header, allows_free_text=True)
+
+
+def reply_of(question: Question, answer: QuestionsAnswer) -> Reply:
+    """The sidecar's answer (already checked against `question_shown` by the session loop) as the engine's."""
+    first = answer.answers[0] if answer.answers else None
+    if isinstance(first, TextAnswer):
+        return Answered(first.text)
+    chosen = first.ids[0] if isinstance(first, ChoicesAnswer) and first.ids else ""
+    return Answered(chosen == "yes" if question.kind == "confirm" else chosen)
+
+
 def stop_reason(outcome: RunOutcome) -> StopReason:
     """A finished run as the turn's stop reason."""
     if isinstance(outcome, RunOutcomeCanceled):
@@ -162,7 +193,7 @@ class Translator:
     (`engine.feed.SessionFeed`), keeping what the mapping needs between them."""
 
     def __init__(
-        self, session_id: str, root: str, interactions: Callable[[int], PendingInteraction | None] = lambda _: None
+        self, session_id: str, root: str, interactions: Callable[[int], OpenInteraction | None] = lambda _: None
     ) -> None:
         self.session_id = session_id
         self.root = root
@@ -204,6 +235,11 @@ class Translator:
             return [d.TurnStopped(stop_reason(item.data.outcome))]
         if isinstance(item, InteractionOpened):
             return [self._permission(item.interaction, item.call)]
+        if isinstance(item, QuestionOpened):
+            request = QuestionRequest(
+                id=request_id(item.question.interaction_id), questions=[question_shown(item.question.question)]
+            )
+            return [d.AdapterEvent(RequestOpened(request=QuestionAsk(request=request)))]
         return []
 
     def _permission(self, interaction: PendingInteraction, call: ToolCall) -> d.AdapterEvent:
