@@ -162,3 +162,28 @@ async def test_a_busy_session_is_refused_and_unknown_ids_are_errors(
         == ErrorCode.UNKNOWN_MESSAGE
     )
     assert await rpc.call_error("session.rewind", {"session_id": sid}) == ErrorCode.BAD_REQUEST
+
+
+async def test_a_file_that_cannot_be_put_back_rewinds_nothing(
+    rpc: PermissionRpc, llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    """All or nothing: a.txt (message 2) is put back first, b.txt (message 3) cannot be (a directory stands there
+    now), so a.txt is undone, the transcript is untouched and the answer is runtime_failed."""
+    llm.enqueue(
+        _call("write", {"path": "a.txt", "content": "a1\n"}),
+        _call("write", {"path": "b.txt", "content": "b1\n"}),
+        Reply(text="ok"),
+    )
+    sid, ws = await _session(rpc, tmp_path)
+    (ws / "a.txt").write_text("a0\n")
+    await _turn(rpc, sid, "write both")
+    (ws / "a.txt").write_text("changed by hand\n")
+    (ws / "b.txt").unlink()
+    (ws / "b.txt").mkdir()
+    code = await rpc.call_error("session.rewind", {"session_id": sid, "before_message_id": 2, "restore_files": True})
+    assert code == ErrorCode.RUNTIME_FAILED
+    assert (ws / "a.txt").read_text() == "changed by hand\n" and (ws / "b.txt").is_dir()
+    assert await _ids(rpc, sid) == [1, 2, 3, 4]
+    (ws / "b.txt").rmdir()
+    await rpc.call("session.rewind", {"session_id": sid, "before_message_id": 2, "restore_files": True})
+    assert (ws / "a.txt").read_text() == "a0\n" and not (ws / "b.txt").exists()
