@@ -39,13 +39,18 @@ def insert(
 
 
 def images_at(conn: sqlite3.Connection, session_id: str, message_id: int) -> list[Checkpoint]:
-    """What each changed path held at `message_id`: per path, its earliest checkpoint from that message on."""
-    rows = conn.execute(
-        "SELECT path, content, mode, kept FROM file_checkpoints WHERE session_id = ? AND message_id >= ?"
-        " ORDER BY message_id",
+    """What each changed path held at `message_id`: per path, its earliest checkpoint from that message on, in the
+    order the tools first changed them."""
+    firsts = conn.execute(
+        "SELECT path, min(message_id) AS first FROM file_checkpoints WHERE session_id = ? AND message_id >= ?"
+        " GROUP BY path ORDER BY first, path",
         (session_id, message_id),
     ).fetchall()
-    earliest: dict[str, Checkpoint] = {}
-    for path, content, mode, kept in rows:
-        earliest.setdefault(path, Checkpoint(path, content, mode, bool(kept)))
-    return list(earliest.values())
+    out = []
+    for path, first in firsts:  # only the contents a rewind puts back are read, not every later one
+        content, mode, kept = conn.execute(
+            "SELECT content, mode, kept FROM file_checkpoints WHERE session_id = ? AND message_id = ? AND path = ?",
+            (session_id, first, path),
+        ).fetchone()
+        out.append(Checkpoint(path, content, mode, bool(kept)))
+    return out
