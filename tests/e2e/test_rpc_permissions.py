@@ -11,28 +11,11 @@ from typing import Any
 
 import pytest
 
-from omniagent.engine.permissions import SET_MODE_METHOD, PermissionModeResult
+from omniagent.engine.permissions import SET_MODE_METHOD
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
-from tests.engine.rpc_harness import Line, RpcProcess, check_line, write_providers
-
-
-class PermissionRpc(RpcProcess):
-    """The harness, also checking the engine's one extension method against its own result model."""
-
-    async def _read(self) -> None:
-        assert self.proc.stdout is not None
-        while raw := await self.proc.stdout.readline():
-            value = json.loads(raw)
-            if self.methods_by_id.get(value.get("id")) == SET_MODE_METHOD and "result" in value:
-                assert PermissionModeResult.model_validate(value["result"]).dump() == value["result"]
-            else:
-                check_line(value, self.methods_by_id)
-            async with self._changed:
-                self.lines.append(value)
-                self._changed.notify_all()
-        async with self._changed:
-            self._changed.notify_all()
+from tests.e2e.rpc_sessions import PermissionRpc
+from tests.engine.rpc_harness import Line, RpcProcess, write_providers
 
 
 @pytest.fixture

@@ -12,11 +12,10 @@ from typing import Any
 
 import pytest
 
-from omniagent.engine.permissions import SET_MODE_METHOD
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
-from tests.e2e.test_rpc_permissions import PermissionRpc
-from tests.engine.rpc_harness import RpcProcess, write_providers
+from tests.e2e.rpc_sessions import PermissionRpc, new_session, send_text, start_rpc
+from tests.engine.rpc_harness import RpcProcess
 
 SECRET = "hunter2-Sesame-7c1d"
 
@@ -27,36 +26,13 @@ async def llm() -> AsyncIterator[FakeLLMServer]:
         yield server
 
 
-async def _start(tmp_path: Path, llm: FakeLLMServer, env: dict[str, str] | None = None) -> PermissionRpc:
-    write_providers(tmp_path / "data", llm)
-    return await PermissionRpc.start(tmp_path / "data", env)  # type: ignore[return-value]
-
-
 @pytest.fixture
 async def rpc(tmp_path: Path, llm: FakeLLMServer) -> AsyncIterator[PermissionRpc]:
-    proc = await _start(tmp_path, llm)
+    proc = await start_rpc(tmp_path, llm)
     try:
         yield proc
     finally:
         await proc.close()
-
-
-async def _session(rpc: RpcProcess, tmp_path: Path) -> tuple[str, Path]:
-    workspace = tmp_path / "ws"
-    workspace.mkdir(exist_ok=True)
-    result = await rpc.call("session.create", {"workspace_path": str(workspace), "model": "fake-anthropic/fake-model"})
-    sid = str(result["session"]["id"])
-    await rpc.call(SET_MODE_METHOD, {"session_id": sid, "mode": "auto"})
-    return sid, workspace
-
-
-def _send(rpc: RpcProcess, sid: str, text: str) -> int:
-    start = len(rpc.lines)
-    rpc.send(
-        "session.send_input",
-        {"session_id": sid, "input": {"type": "content", "content": [{"type": "text", "text": text}]}},
-    )
-    return start
 
 
 def _ask(**arguments: Any) -> Reply:
@@ -80,8 +56,8 @@ async def test_a_confirm_is_asked_waits_in_running_tool_and_the_answer_is_what_t
     rpc: PermissionRpc, llm: FakeLLMServer, tmp_path: Path
 ) -> None:
     llm.enqueue(_ask(kind="confirm", question="Delete the cache?", detail="rm -rf .cache"), Reply(text="ok"))
-    sid, _ = await _session(rpc, tmp_path)
-    start = _send(rpc, sid, "clean up")
+    sid, _ = await new_session(rpc, tmp_path)
+    start = send_text(rpc, sid, "clean up")
     asked, params = await _asked(rpc, start)
     assert params["session_id"] == sid
     assert params["request"] == {"type": "confirm", "title": "Delete the cache?", "message": "rm -rf .cache"}
@@ -112,8 +88,8 @@ async def test_a_select_takes_only_one_of_its_options_and_a_dismissal_is_an_erro
         _ask(kind="input", question="Project name?", placeholder="my-app"),
         Reply(text="Thanks."),
     )
-    sid, _ = await _session(rpc, tmp_path)
-    start = _send(rpc, sid, "set it up")
+    sid, _ = await new_session(rpc, tmp_path)
+    start = send_text(rpc, sid, "set it up")
     asked, params = await _asked(rpc, start)
     assert params["request"] == {"type": "select", "title": "Which database?", "options": ["sqlite", "postgres"]}
     outside = _respond(params["interaction_id"], {"type": "select", "value": "mysql"})
@@ -133,8 +109,8 @@ async def test_cancelling_the_run_closes_the_question_and_a_late_answer_is_unkno
     rpc: PermissionRpc, llm: FakeLLMServer, tmp_path: Path
 ) -> None:
     llm.enqueue(_ask(kind="input", question="Name?"))
-    sid, _ = await _session(rpc, tmp_path)
-    start = _send(rpc, sid, "ask me")
+    sid, _ = await new_session(rpc, tmp_path)
+    start = send_text(rpc, sid, "ask me")
     asked, params = await _asked(rpc, start)
     await rpc.call("session.cancel_run", {"session_id": sid})
     done = await rpc.broadcast("run.done", after=asked)
@@ -153,11 +129,11 @@ async def test_a_secret_answer_reaches_commands_but_never_the_store_the_log_the_
     `exec` (a command writes it to a file, and prints it: the output shows `[secret]`). The secret is nowhere in
     the store's files, the debug log, the engine's output lines or any request the model received; a file edited
     while it holds the secret is not checkpointed."""
-    rpc = await _start(tmp_path, llm, {"OMNIAGENT_LOG": "debug"})
+    rpc = await start_rpc(tmp_path, llm, {"OMNIAGENT_LOG": "debug"})
     try:
-        sid, ws = await _session(rpc, tmp_path)
+        sid, ws = await new_session(rpc, tmp_path)
         llm.enqueue(_ask(kind="input", question="Your API token?", secret=True))
-        start = _send(rpc, sid, "configure the token")
+        start = send_text(rpc, sid, "configure the token")
         asked, params = await _asked(rpc, start)
         assert params["request"] == {"type": "input", "title": "Your API token?", "secret": True}
         variable = f"OMNIAGENT_SECRET_{params['interaction_id']}"

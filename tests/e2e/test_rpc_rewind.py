@@ -10,11 +10,10 @@ from typing import Any
 
 import pytest
 
-from omniagent.engine.permissions import SET_MODE_METHOD
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
-from tests.e2e.test_rpc_permissions import PermissionRpc
-from tests.engine.rpc_harness import RpcProcess, write_providers
+from tests.e2e.rpc_sessions import PermissionRpc, new_session, send_text, start_rpc
+from tests.engine.rpc_harness import RpcProcess
 
 NEWEST = 2**53 - 1
 
@@ -27,30 +26,15 @@ async def llm() -> AsyncIterator[FakeLLMServer]:
 
 @pytest.fixture
 async def rpc(tmp_path: Path, llm: FakeLLMServer) -> AsyncIterator[PermissionRpc]:
-    write_providers(tmp_path / "data", llm)
-    proc = await PermissionRpc.start(tmp_path / "data")
+    proc = await start_rpc(tmp_path, llm)
     try:
-        yield proc  # type: ignore[misc]
+        yield proc
     finally:
         await proc.close()
 
 
-async def _session(rpc: RpcProcess, tmp_path: Path, mode: str = "auto") -> tuple[str, Path]:
-    workspace = tmp_path / "ws"
-    workspace.mkdir(exist_ok=True)
-    result = await rpc.call("session.create", {"workspace_path": str(workspace), "model": "fake-anthropic/fake-model"})
-    sid = str(result["session"]["id"])
-    await rpc.call(SET_MODE_METHOD, {"session_id": sid, "mode": mode})
-    return sid, workspace
-
-
 async def _turn(rpc: RpcProcess, sid: str, text: str) -> int:
-    start = len(rpc.lines)
-    rpc.send(
-        "session.send_input",
-        {"session_id": sid, "input": {"type": "content", "content": [{"type": "text", "text": text}]}},
-    )
-    return await rpc.broadcast("run.done", after=start, within=15.0)
+    return await rpc.broadcast("run.done", after=send_text(rpc, sid, text), within=15.0)
 
 
 async def _ids(rpc: RpcProcess, sid: str) -> list[int]:
@@ -76,7 +60,7 @@ async def test_a_file_written_at_3_and_edited_at_5_comes_back_as_it_was_before_5
         Reply(text="Done."),  # message 6
         Reply(text="Again."),  # the turn after the first rewind: messages 7 and 8
     )
-    sid, ws = await _session(rpc, tmp_path)
+    sid, ws = await new_session(rpc, tmp_path)
     await _turn(rpc, sid, "write and edit notes")
     assert await _ids(rpc, sid) == [1, 2, 3, 4, 5, 6]
     assert (ws / "notes.txt").read_text() == "second\n"
@@ -116,7 +100,7 @@ async def test_without_restore_files_only_the_conversation_is_rewound(
     """The default (a yuke client knows no `restore_files`): the transcript is cut, the workspace is untouched.
     The checkpoints stay, so a later rewind with files before an earlier message still restores."""
     llm.enqueue(_call("write", {"path": "a.txt", "content": "a\n"}), Reply(text="ok"), Reply(text="fine"))
-    sid, ws = await _session(rpc, tmp_path)
+    sid, ws = await new_session(rpc, tmp_path)
     await _turn(rpc, sid, "write a")
     await _turn(rpc, sid, "thanks")
     assert await _ids(rpc, sid) == [1, 2, 3, 4, 5]
@@ -136,13 +120,8 @@ async def test_a_busy_session_is_refused_and_unknown_ids_are_errors(
     """A session whose run is open (here: waiting on a permission ask) answers session_busy and keeps every
     message and file; an unknown session or message is refused with its own code."""
     llm.enqueue(_call("write", {"path": "b.txt", "content": "b\n"}), Reply(text="ok"))
-    sid, ws = await _session(rpc, tmp_path, mode="ask")
-    start = len(rpc.lines)
-    rpc.send(
-        "session.send_input",
-        {"session_id": sid, "input": {"type": "content", "content": [{"type": "text", "text": "go"}]}},
-    )
-    asked = await rpc.broadcast("interaction.requested", after=start)
+    sid, ws = await new_session(rpc, tmp_path, mode="ask")
+    asked = await rpc.broadcast("interaction.requested", after=send_text(rpc, sid, "go"))
     code = await rpc.call_error("session.rewind", {"session_id": sid, "before_message_id": 1, "restore_files": True})
     assert code == ErrorCode.SESSION_BUSY
     assert not any(line.get("method") == "transcript.truncated" for line in rpc.lines)
@@ -174,7 +153,7 @@ async def test_a_file_that_cannot_be_put_back_rewinds_nothing(
         _call("write", {"path": "b.txt", "content": "b1\n"}),
         Reply(text="ok"),
     )
-    sid, ws = await _session(rpc, tmp_path)
+    sid, ws = await new_session(rpc, tmp_path)
     (ws / "a.txt").write_text("a0\n")
     await _turn(rpc, sid, "write both")
     (ws / "a.txt").write_text("changed by hand\n")

@@ -234,24 +234,11 @@ class Relay:
 
     async def _ask(self, open_: OpenSession, interaction: PendingInteraction, call: ToolCall) -> None:
         """Ask the client; the engine's answer future or the client's reply, whichever comes first, wins."""
-        sid = open_.session_id
-        if self.shapes.state_updates:
-            self.send(sid, t.state_update("requires_action"))
-        request = asyncio.ensure_future(
-            self._peer.request("session/request_permission", self._ask_params(open_, interaction, call))
-        )
-        await asyncio.wait({request, interaction.answer}, return_when=asyncio.FIRST_COMPLETED)
-        if not request.done():
-            request.cancel()  # the run stopped first: the peer sends `$/cancel_request` for it
-            await asyncio.gather(request, return_exceptions=True)
-            return
-        decision = _decision(request)
-        try:
-            self._engine.permissions.answer(interaction.interaction_id, decision)
-        except EngineError:
-            return  # answered meanwhile (the run was cancelled)
-        if self.shapes.state_updates and open_.run_id is not None:
-            self.send(sid, t.state_update("running"))
+        params = self._ask_params(open_, interaction, call)
+        request = await self._request(open_, "session/request_permission", params, interaction.answer)
+        if request is not None:
+            decision = _decision(request)
+            self._answered(open_, lambda: self._engine.permissions.answer(interaction.interaction_id, decision))
 
     def _ask_params(self, open_: OpenSession, interaction: PendingInteraction, call: ToolCall) -> dict[str, Any]:
         subject = t.tool_subject(self.shapes, open_.root, call)
@@ -281,26 +268,41 @@ class Relay:
             self._engine.questions.answer(question.interaction_id, CannotAsk(reason))
 
     async def _elicit(self, open_: OpenSession, question: PendingQuestion, call: ToolCall) -> None:
-        """Ask the client; the engine's reply future (a cancelled run) or the client's answer, whichever comes first,
+        """Ask the client; the engine's reply future (a stopped run) or the client's answer, whichever comes first,
         wins."""
-        sid = open_.session_id
+        params = t.elicitation(open_.session_id, call, question.question)
+        request = await self._request(open_, "elicitation/create", params, question.reply)
+        if request is not None:
+            failed = request.cancelled() or request.exception() is not None
+            reply = t.elicited(question.question, None if failed else request.result())
+            self._answered(open_, lambda: self._engine.questions.answer(question.interaction_id, reply))
+
+    # Asking the client while a run waits ----------------------------------------------------------------------------
+
+    async def _request(
+        self, open_: OpenSession, method: str, params: dict[str, Any], engine_answer: asyncio.Future[Any]
+    ) -> asyncio.Future[Any] | None:
+        """Send the request (v2: `requires_action` meanwhile) and wait for its reply or for the engine to answer the
+        interaction itself (the run stopped): the finished request, or None when the engine was first (the request
+        is then cancelled: the peer sends `$/cancel_request` for it)."""
         if self.shapes.state_updates:
-            self.send(sid, t.state_update("requires_action"))
-        params = t.elicitation(sid, call, question.question)
-        request = asyncio.ensure_future(self._peer.request("elicitation/create", params))
-        await asyncio.wait({request, question.reply}, return_when=asyncio.FIRST_COMPLETED)
-        if not request.done():
-            request.cancel()  # the run stopped first: the peer sends `$/cancel_request` for it
-            await asyncio.gather(request, return_exceptions=True)
-            return
-        failed = request.cancelled() or request.exception() is not None
-        reply = t.elicited(question.question, None if failed else request.result())
+            self.send(open_.session_id, t.state_update("requires_action"))
+        request = asyncio.ensure_future(self._peer.request(method, params))
+        await asyncio.wait({request, engine_answer}, return_when=asyncio.FIRST_COMPLETED)
+        if request.done():
+            return request
+        request.cancel()
+        await asyncio.gather(request, return_exceptions=True)
+        return None
+
+    def _answered(self, open_: OpenSession, answer: Callable[[], None]) -> None:
+        """Give the client's answer to the engine, and (v2) say the turn runs again."""
         try:
-            self._engine.questions.answer(question.interaction_id, reply)
+            answer()
         except EngineError:
             return  # answered meanwhile (the run was cancelled)
         if self.shapes.state_updates and open_.run_id is not None:
-            self.send(sid, t.state_update("running"))
+            self.send(open_.session_id, t.state_update("running"))
 
 
 def _decision(request: asyncio.Future[Any]) -> Decision:
