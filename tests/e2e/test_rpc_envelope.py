@@ -86,8 +86,6 @@ async def test_methods_in_the_protocol_but_not_served_answer_not_implemented(tmp
     """yuke §6: a method of the protocol the engine does not serve answers -31022 (after its params decoded)."""
     rpc = await RpcProcess.start(tmp_path)
     sid = "0" * 32
-    rewind = {"session_id": sid, "before_message_id": 1}
-    assert await rpc.call_error("session.rewind", rewind) == ErrorCode.NOT_IMPLEMENTED
     assert await rpc.call_error("agents.get") == ErrorCode.NOT_IMPLEMENTED
-    assert await rpc.call_error("session.rewind", {"session_id": sid}) == ErrorCode.BAD_REQUEST
+    assert await rpc.call_error("agents.set_model", {"session_id": sid}) == ErrorCode.BAD_REQUEST
     assert await rpc.close() == 0
