@@ -127,15 +127,11 @@ async def test_remove_drops_the_session_and_unknown_ids_are_unknown_session(tmp_
         assert await rpc.close() == 0
 
 
-async def test_skills_and_media_inputs_are_refused(tmp_path: Path) -> None:
-    """yuke §9 #14 and §5.2: a skill input is unknown_skill; a blob content part is refused (no blob store)."""
+async def test_media_inputs_are_refused(tmp_path: Path) -> None:
+    """A blob content part is refused (no blob store). Skills: test_rpc_skills.py."""
     async with FakeLLMServer(Scenario()) as llm:
         rpc, workspace = await _engine(tmp_path, llm)
         sid = (await rpc.call("session.create", {"workspace_path": str(workspace), "model": MODEL}))["session"]["id"]
-        skill = {"type": "skill", "skill": {"name": "x", "arguments": ""}}
-        assert (
-            await rpc.call_error("session.send_input", {"session_id": sid, "input": skill}) == ErrorCode.UNKNOWN_SKILL
-        )
         image = {
             "type": "content",
             "content": [

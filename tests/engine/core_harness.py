@@ -23,6 +23,7 @@ from omniagent.engine.runcontext import RunDeps
 from omniagent.engine.sandboxes import Sandboxes
 from omniagent.engine.secret_answers import Secrets
 from omniagent.engine.sessions import Sessions
+from omniagent.engine.skills import Skills
 from omniagent.engine.store import Store
 from omniagent.engine.tools import ToolLimits, default_tools
 from omniagent.protocols.yuke.base import YukeModel
@@ -92,7 +93,8 @@ async def open_parts(tmp_path: Path, llm: FakeLLMServer) -> AsyncIterator[Parts]
             sandboxes = Sandboxes(data, config)
             deps = RunDeps(store, live, routes, default_tools(), permissions, questions, sandboxes, 1.0, ToolLimits())
             inputs = Inputs(store, live, tasks, deps)
-            parts = Parts(store, live, permissions, inputs, Sessions(store, live, routes, inputs), workspace)
+            sessions = Sessions(store, live, routes, inputs, Skills.none())
+            parts = Parts(store, live, permissions, inputs, sessions, workspace)
             broadcaster.subscribe(parts.record)
             try:
                 yield parts

@@ -75,7 +75,7 @@ def outcome_of(result: CompactionMessage | RunOutcomeFailed | SkipReason) -> Run
 
 
 async def auto(
-    ctx: RunContext, route: ModelRoute, provider: n.Provider, record_: q.SessionRecord, transcript: list[Message]
+    ctx: RunContext, route: ModelRoute, provider: n.Provider, transcript: list[Message]
 ) -> tuple[list[Message], bool]:
     """Before a turn's round: compact (reason `auto`) when the request would not fit the window. Returns the
     transcript the round sends and whether to check again before the next round.
@@ -83,7 +83,7 @@ async def auto(
     A compaction that is skipped or yields an unusable summary lets the round go on uncompacted (with a `notice`
     for the latter) and is not tried again in this run. Raises `RoundFailed` when the model call fails for good.
     """
-    system = conversation.system_prompt_of(record_.system_prompt, record_.session.root)
+    system = ctx.system_prompt
     frame = compaction.estimate_request_frame(system, ctx.tools.specs())
     context = compaction.context_tokens(transcript, frame)
     if not compaction.needs_compaction(context, route.context_window, route.max_output_tokens):
@@ -113,7 +113,7 @@ async def compact(
     if isinstance(planned, str):
         return planned
     tools = ctx.tools.specs()
-    system = conversation.system_prompt_of(record_.system_prompt, record_.session.root)
+    system = ctx.system_prompt
     needed = (
         compaction.estimate_request_frame(system, tools)
         + compaction.estimate_messages(planned.covered)
@@ -125,9 +125,7 @@ async def compact(
     state = ActivityCompacting(run_id=run.run_id, reason=reason, started_at_ms=started)
     ctx.set_activity(state)
     instruction = compaction.instruction(planned.previous)
-    request = conversation.summary_request(
-        route, record_.system_prompt, record_.session.root, planned.covered, instruction, tools
-    )
+    request = conversation.summary_request(route, system, record_.session.root, planned.covered, instruction, tools)
     sink = SummarySink()
     await ctx.attempts(provider, request, sink, lambda: state)
     summary = sink.text

@@ -31,11 +31,13 @@ from omniagent.engine.runcontext import RunDeps
 from omniagent.engine.sandboxes import SET_SANDBOX_METHOD, Sandboxes, SandboxResult, SetSandboxParams
 from omniagent.engine.secret_answers import Secrets
 from omniagent.engine.sessions import Sessions
+from omniagent.engine.skills import SKILLS_LIST_METHOD, Skills, SkillsListParams
 from omniagent.engine.store import Store
 from omniagent.engine.store import queries as q
 from omniagent.engine.store.ownership import DEFAULT_LEASE_SECONDS
 from omniagent.engine.tools import ToolLimits, default_tools
 from omniagent.protocols.yuke.base import Empty, YukeModel
+from omniagent.protocols.yuke.content import SkillsListResult
 from omniagent.protocols.yuke.envelope import PROTOCOL_VERSION, ErrorCode
 from omniagent.protocols.yuke.initialize import EngineInfo, InitializeResult
 
@@ -84,9 +86,11 @@ class Engine:
         self.permissions = Permissions(self.interactions)
         self.questions = Questions(self.interactions, Secrets())
         self.sandboxes = Sandboxes(config.data_dir, config.config_dir)
+        self.skills = Skills(config.config_dir)
         self.live.on_removed(self.permissions.forget)
         self.live.on_removed(self.questions.secrets.forget)
         self.live.on_removed(self.sandboxes.forget)
+        self.live.on_removed(self.skills.forget)
         self.tools = default_tools()
         deps = RunDeps(
             store=store,
@@ -98,15 +102,17 @@ class Engine:
             sandboxes=self.sandboxes,
             retry_scale=config.retry_scale,
             tool_limits=config.tool_limits,
+            skills=self.skills,
         )
         self.inputs = Inputs(store, self.live, tasks, deps)
-        self.sessions = Sessions(store, self.live, routes, self.inputs)
+        self.sessions = Sessions(store, self.live, routes, self.inputs, self.skills)
         self.accounts = Accounts(routes, self.broadcaster)
         self._handlers: dict[str, Handler] = self._handler_table()
         # Engine extensions to the yuke method table (docs/engine.md): method → params model.
         self.extensions: dict[str, type[YukeModel]] = {
             SET_MODE_METHOD: SetPermissionModeParams,
             SET_SANDBOX_METHOD: SetSandboxParams,
+            SKILLS_LIST_METHOD: SkillsListParams,
         }
 
     @classmethod
@@ -156,6 +162,7 @@ class Engine:
             "interaction.respond": self.interactions.respond,
             SET_MODE_METHOD: self._set_permission_mode,
             SET_SANDBOX_METHOD: self._set_sandbox,
+            SKILLS_LIST_METHOD: self._skills_list,
         }
         return table
 
@@ -179,6 +186,13 @@ class Engine:
         if await self.store.read(q.get_session, params.session_id) is None:
             raise EngineError.unknown_session()
         return await self.sandboxes.set_method(params)
+
+    async def _skills_list(self, params: SkillsListParams) -> SkillsListResult:
+        record_ = await self.store.read(q.get_session, params.session_id)
+        if record_ is None:
+            raise EngineError.unknown_session()
+        catalog = await self.skills.catalog(record_.session.id, record_.session.root)
+        return SkillsListResult(skills=catalog.infos())
 
     async def _initialize(self, _params: Empty) -> InitializeResult:
         return InitializeResult(

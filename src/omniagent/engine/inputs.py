@@ -13,14 +13,14 @@ import asyncio
 import logging
 import sqlite3
 
-from omniagent.engine import orphans, runrows, runs
+from omniagent.engine import orphans, runrows, runs, skillprompt
 from omniagent.engine.errors import EngineError
 from omniagent.engine.live import ActiveRun, LiveSession, LiveSessions
 from omniagent.engine.runcontext import RunDeps
 from omniagent.engine.store import Store
 from omniagent.engine.store import queries as q
 from omniagent.protocols.yuke.activity import ActivityIdle
-from omniagent.protocols.yuke.content import ContentPart, ContentText, Input, InputContent
+from omniagent.protocols.yuke.content import ContentPart, ContentText, Input, InputContent, SkillRef
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.protocols.yuke.inputs import InputCanceledData, InputQueuedData
 from omniagent.protocols.yuke.runs import RunOutcome, RunOutcomeFailed
@@ -60,10 +60,27 @@ class Inputs:
     def _lock(self, session_id: str) -> asyncio.Lock:
         return self._sessions.lock(session_id)
 
-    def check_input(self, input_: Input) -> list[ContentPart]:
-        """The content of an acceptable input; skills and media are refused."""
-        if not isinstance(input_, InputContent):
-            raise EngineError(ErrorCode.UNKNOWN_SKILL, "skills are not supported")
+    async def prepare(
+        self, session_id: str, input_: Input, root: str | None = None
+    ) -> tuple[list[ContentPart], SkillRef | None]:
+        """What an input commits: its own content (text only), or for a skill input the skill's instructions with
+        its arguments and the skill it ran (one of the session's skills, else unknown_skill). `root` is the
+        session's workspace when the caller knows it (else it is read from the store)."""
+        if isinstance(input_, InputContent):
+            return self.check_input(input_), None
+        ref = input_.skill
+        if len(ref.arguments.encode()) > MAX_MESSAGE_BYTES:
+            raise EngineError.bad_request("the skill arguments exceed the message size limit")
+        if root is None:
+            record_ = await self._store.read(q.get_session, session_id)
+            if record_ is None:
+                raise EngineError.unknown_session()
+            root = record_.session.root
+        skill = (await self._deps.skills.catalog(session_id, root)).require(ref.name)
+        return [ContentText(text=skillprompt.invocation(skill, ref.arguments))], ref
+
+    def check_input(self, input_: InputContent) -> list[ContentPart]:
+        """The content of an acceptable content input; media is refused."""
         if not input_.content:
             raise EngineError.bad_request("the input has no content")
         for part in input_.content:
@@ -87,12 +104,12 @@ class Inputs:
         self, session_id: str, input_: Input
     ) -> tuple[SendInputStarted | SendInputQueued, Session | None]:
         """`send`, plus the session summary right after a turn opened (None when queued)."""
-        content = self.check_input(input_)
+        content, skill = await self.prepare(session_id, input_)
         async with self._lock(session_id):
             live = self._sessions.get(session_id)
             queued: InputQueuedData | str
             if live.run is None:
-                started = await self._open_input_run(live, content)
+                started = await self._open_input_run(live, content, skill)
                 if started is None:
                     raise EngineError.unknown_session()
                 if not isinstance(started, InputQueuedData | str):
@@ -100,7 +117,7 @@ class Inputs:
                     return SendInputStarted(input_id=input_id, run_id=run.run_id), session
                 queued = started  # another process runs the session: queued behind its run, which drains it
             else:
-                queued = await self._store.write(runrows.queue_input, session_id, content)
+                queued = await self._store.write(runrows.queue_input, session_id, content, skill)
             if isinstance(queued, str):
                 raise (
                     EngineError(ErrorCode.QUEUE_FULL, "the input queue is full")
@@ -200,11 +217,11 @@ class Inputs:
             run.step.cancel()
 
     async def _open_input_run(
-        self, live: LiveSession, content: list[ContentPart] | None
+        self, live: LiveSession, content: list[ContentPart] | None, skill: SkillRef | None = None
     ) -> tuple[int, ActiveRun, Session] | InputQueuedData | str | None:
         """Commit the queued inputs (then `content`) as user messages and open a turn run (`runrows.open_input_run`).
         Caller holds the lock."""
-        opened = await self._store.write(runrows.open_input_run, self._store.ownership, live.session_id, content)
+        opened = await self._store.write(runrows.open_input_run, self._store.ownership, live.session_id, content, skill)
         if opened is None or isinstance(opened, InputQueuedData | str):
             return opened
         broadcasts, input_id, session, run = opened

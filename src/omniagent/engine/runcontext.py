@@ -8,7 +8,7 @@ its own. None of these parts sees the `Engine`.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 from omniagent.engine.live import ActiveRun, LiveSessions
@@ -18,6 +18,7 @@ from omniagent.engine.questions import Questions
 from omniagent.engine.routes import Routes
 from omniagent.engine.sandboxes import Sandboxes
 from omniagent.engine.secret_answers import Scrubber
+from omniagent.engine.skills import Skills
 from omniagent.engine.store import Store
 from omniagent.engine.tools import ToolContext, ToolLimits, ToolRegistry
 from omniagent.protocols.yuke.activity import ActivityState
@@ -56,6 +57,10 @@ class RunContext(Protocol):
 
     @property
     def permissions(self) -> Permissions: ...
+
+    @property
+    def system_prompt(self) -> str:
+        """The system prompt every request of this run carries (the session's, with its skills)."""
 
     def emit(self, name: str, data: YukeModel) -> None:
         """Broadcast one event of this run."""
@@ -101,3 +106,4 @@ class RunDeps:
     sandboxes: Sandboxes
     retry_scale: float
     tool_limits: ToolLimits
+    skills: Skills = field(default_factory=Skills.none)

@@ -22,7 +22,7 @@ from omniagent.engine.orphans import RunOwnedElsewhere
 from omniagent.engine.store import queries as q
 from omniagent.engine.store.ownership import Ownership
 from omniagent.engine.transcript import title_of
-from omniagent.protocols.yuke.content import ContentPart, ContentText
+from omniagent.protocols.yuke.content import ContentPart, ContentText, SkillRef
 from omniagent.protocols.yuke.inputs import InputCanceledData, InputQueuedData, QueuedInput
 from omniagent.protocols.yuke.messages import CreatedTime, MessageCommittedData, UserMessage
 from omniagent.protocols.yuke.runs import (
@@ -38,13 +38,17 @@ from omniagent.protocols.yuke.sessions import Session
 MAX_QUEUED = 128  # queued inputs per session (yuke limit)
 
 QUEUED = TypeAdapter(QueuedInput)
+_SKILL_KEY = "skill"  # a queued skill input's SkillRef, in its pending row beside the QueuedInput fields
 
 # What opening a turn answers: the broadcasts, the id of the input that opened it, the fresh summary, the run.
 OpenedRun = tuple[list[Broadcast], int, Session, ActiveRun]
 
 
-def queue_input(conn: sqlite3.Connection, session_id: str, content: list[ContentPart]) -> InputQueuedData | str:
-    """Queue one input behind the active run: its `input.queued`, or "unknown" / "full"."""
+def queue_input(
+    conn: sqlite3.Connection, session_id: str, content: list[ContentPart], skill: SkillRef | None = None
+) -> InputQueuedData | str:
+    """Queue one input behind the active run: its `input.queued`, or "unknown" / "full". The skill a skill input
+    ran is kept beside the queued item (yuke's QueuedInput has no field for it) for its user message."""
     if q.get_session(conn, session_id) is None:
         return "unknown"
     if q.count_pending(conn, session_id) >= MAX_QUEUED:
@@ -54,7 +58,8 @@ def queue_input(conn: sqlite3.Connection, session_id: str, content: list[Content
     data = record(
         conn, session_id, "input.queued", lambda seq: InputQueuedData(session_id=session_id, seq=seq, input=item)
     )
-    q.insert_pending(conn, session_id, input_id, data.seq, json.dumps(item.dump()))
+    stored = item.dump() | ({_SKILL_KEY: skill.dump()} if skill is not None else {})
+    q.insert_pending(conn, session_id, input_id, data.seq, json.dumps(stored))
     return data
 
 
@@ -72,9 +77,14 @@ def cancel_inputs(conn: sqlite3.Connection, session_id: str, ids: list[int] | No
 
 
 def open_input_run(
-    conn: sqlite3.Connection, ownership: Ownership, session_id: str, content: list[ContentPart] | None
+    conn: sqlite3.Connection,
+    ownership: Ownership,
+    session_id: str,
+    content: list[ContentPart] | None,
+    skill: SkillRef | None = None,
 ) -> OpenedRun | InputQueuedData | str | None:
-    """Commit the queued inputs (then `content`) as user messages and open a turn run.
+    """Commit the queued inputs (then `content`, from `skill` when a skill input) as user messages and open a turn
+    run.
 
     When another live process runs the session, `content` is queued instead (as `queue_input` answers; with no
     content nothing happens and the answer is None). None for an unknown session.
@@ -85,20 +95,21 @@ def open_input_run(
     try:
         orphan_done = orphans.settle_open_run(conn, ownership, session_id)
     except RunOwnedElsewhere:
-        return None if content is None else queue_input(conn, session_id, content)
+        return None if content is None else queue_input(conn, session_id, content, skill)
     if orphan_done is not None:
         out.append(("run.done", orphan_done))
     now = now_ms()
-    inputs = [(item.input_id, item.content) for item in map(QUEUED.validate_json, q.list_pending(conn, session_id))]
-    for input_id, _ in inputs:
+    inputs = [_pending(payload) for payload in q.list_pending(conn, session_id)]
+    for input_id, _, _ in inputs:
         q.delete_pending(conn, session_id, input_id)
     if content is not None:
-        inputs.append((q.bump_counter(conn, session_id, "input_id_high"), content))
-    for input_id, parts in inputs:
+        inputs.append((q.bump_counter(conn, session_id, "input_id_high"), content, skill))
+    for input_id, parts, ran in inputs:
         message = UserMessage(
             id=q.bump_counter(conn, session_id, "message_id_high"),
             content=parts,
             input_id=input_id,
+            skill=ran,
             time=CreatedTime(created_at_ms=now),
         )
         q.insert_message(conn, session_id, message.id, "user", None, None, json.dumps(message.dump()))
@@ -115,6 +126,12 @@ def open_input_run(
     fresh = q.get_session(conn, session_id)
     assert fresh is not None
     return out, inputs[-1][0], fresh.session, run
+
+
+def _pending(payload: str) -> tuple[int, list[ContentPart], SkillRef | None]:
+    item = QUEUED.validate_json(payload)
+    skill = json.loads(payload).get(_SKILL_KEY)
+    return item.input_id, item.content, SkillRef.model_validate(skill) if skill is not None else None
 
 
 def open_compaction(

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from contextlib import aclosing
 from typing import TypeVar
 
-from omniagent.engine import compactrun, conversation, toolrun
+from omniagent.engine import compactrun, conversation, skillprompt, toolrun
 from omniagent.engine.draft import Draft
 from omniagent.engine.journal import now_ms, record
 from omniagent.engine.live import ActiveRun, LiveSession
@@ -81,6 +81,8 @@ class RunExecutor:
         self._session = session
         self._rounds = 0
         self._auto_compact = True  # off once an automatic compaction could not help in this run
+        self._system = ""  # the system prompt and tools of this run's requests, set when it starts
+        self._tools = deps.tools
 
     async def execute(self) -> RunOutcome:
         """Run to a terminal outcome; never raises except CancelledError."""
@@ -89,12 +91,22 @@ class RunExecutor:
             route, provider = self._deps.routes.open_provider(self._run.config.model, self._run.config.reasoning)
         except RouteError as exc:
             return RunOutcomeFailed(code=exc.code.value, message=exc.message)
+        await self._frame()
         try:
             if self._run.kind == "compaction":
                 return await self._compaction(route, provider)
             return await self._rounds_loop(route, provider)
         except Interrupted:
             return self._interrupted_outcome()
+
+    async def _frame(self) -> None:
+        """The system prompt and tools every request of this run carries: the session's, with its skills."""
+        record_ = await self._deps.store.read(q.get_session, self._live.session_id)
+        assert record_ is not None
+        root = record_.session.root
+        catalog = await self._deps.skills.catalog(record_.session.id, root)
+        self._system = skillprompt.system_prompt(conversation.system_prompt_of(record_.system_prompt, root), catalog)
+        self._tools = skillprompt.tools_for(self._deps.tools, catalog)
 
     async def _rounds_loop(self, route: ModelRoute, provider: n.Provider) -> RunOutcome:
         store, sid = self._deps.store, self._live.session_id
@@ -107,16 +119,11 @@ class RunExecutor:
             self._rounds += 1
             try:
                 if self._auto_compact:
-                    transcript, self._auto_compact = await compactrun.auto(self, route, provider, record_, transcript)
+                    transcript, self._auto_compact = await compactrun.auto(self, route, provider, transcript)
             except RoundFailed as failed:
                 return RunOutcomeFailed(code=failed.error.code.value, message=failed.error.message)
             request = conversation.build_request(
-                route,
-                self._run.config.reasoning,
-                record_.system_prompt,
-                transcript,
-                self._deps.tools.specs(),
-                record_.session.root,
+                route, self._run.config.reasoning, self._system, transcript, self._tools.specs(), record_.session.root
             )
             message_id = await store.write(q.bump_counter, sid, "message_id_high")
             draft = Draft(self, message_id, ROOT_AGENT)
@@ -246,7 +253,11 @@ class RunExecutor:
 
     @property
     def tools(self) -> ToolRegistry:
-        return self._deps.tools
+        return self._tools
+
+    @property
+    def system_prompt(self) -> str:
+        return self._system
 
     @property
     def permissions(self) -> Permissions:

@@ -18,6 +18,7 @@ from omniagent.engine.inputs import Inputs
 from omniagent.engine.journal import now_ms, record
 from omniagent.engine.live import LiveSessions
 from omniagent.engine.routes import Routes
+from omniagent.engine.skills import Skills
 from omniagent.engine.store import Store
 from omniagent.engine.store import queries as q
 from omniagent.engine.transcript import ROOT_AGENT, new_session_id, parse_message
@@ -52,13 +53,14 @@ HISTORY_DEFAULT, HISTORY_MAX = 50, 500  # session.history page size (§1 limits)
 
 class Sessions:
     """The session methods of one engine, built with what they use: the store, the live sessions, the model
-    routes and input admission (for `initial_input`)."""
+    routes, input admission (for `initial_input`) and the sessions' skills (discovered when a session starts)."""
 
-    def __init__(self, store: Store, live: LiveSessions, routes: Routes, inputs: Inputs) -> None:
+    def __init__(self, store: Store, live: LiveSessions, routes: Routes, inputs: Inputs, skills: Skills) -> None:
         self._store = store
         self._live = live
         self._routes = routes
         self._inputs = inputs
+        self._skills = skills
 
     async def create(self, params: CreateSession) -> SessionResult:
         """session.create: validate the workspace and model, store the session and its first config."""
@@ -66,11 +68,17 @@ class Sessions:
             raise EngineError(ErrorCode.NOT_IMPLEMENTED, "child sessions are not implemented")
         root = canonical_workspace(params.workspace_path)
         model, reasoning = self._routes.choose(params.model, params.reasoning)
+        session_id = new_session_id()
+        await self._skills.catalog(session_id, root)  # the session starts: its skills are the ones found now
         if params.initial_input is not None:
-            self._inputs.check_input(params.initial_input)
+            try:
+                await self._inputs.prepare(session_id, params.initial_input, root)
+            except EngineError:
+                self._skills.forget(session_id)
+                raise
         now = now_ms()
         session = Session(
-            id=new_session_id(),
+            id=session_id,
             root=root,
             profile=params.profile or DEFAULT_PROFILE,
             model=model,
