@@ -34,7 +34,7 @@ from omniagent.engine.permissions import PermissionMode
 from omniagent.engine.sandboxes import SetSandboxParams
 from omniagent.engine.tools.sandbox import SandboxMode
 from omniagent.protocols.acp import methods
-from omniagent.protocols.yuke.content import InputContent
+from omniagent.protocols.yuke.content import ContentPart, ContentText, InputContent, InputSkill
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.protocols.yuke.runs import RunOutcomeFailed
 from omniagent.protocols.yuke.sessions import (
@@ -152,13 +152,18 @@ class AcpAgent:
             raise RpcError(RESOURCE_NOT_FOUND, "unknown session")
         return (await self._engine.sessions.get(SessionGetParams(session_id=session_id))).session
 
-    def _opened(self, session: Session, new_id: bool) -> dict[str, Any]:
+    async def _opened(self, session: Session, new_id: bool) -> dict[str, Any]:
         self.relay.open(session)
         result: dict[str, Any] = {"configOptions": options.config_options(self._engine, self.relay.shapes, session)}
         if new_id:
             result["sessionId"] = session.id
         if not self.relay.shapes.state_updates:
             result["modes"] = options.v1_modes(self._engine, session.id)
+        skills = (await self._engine.skills.catalog(session.id, session.root)).infos()
+        if skills:
+            # After the answer, which the peer queues once this handler returns: the client knows the session then.
+            update = t.available_commands(self.relay.shapes, skills)
+            asyncio.get_running_loop().call_soon(self.relay.send, session.id, update)
         return result
 
     async def _new(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -170,7 +175,7 @@ class AcpAgent:
             ):
                 raise RpcError(AUTH_REQUIRED, "no model is ready: set a provider's API key (see authMethods)") from None
             raise
-        return self._opened(created.session, True)
+        return await self._opened(created.session, True)
 
     async def _fork(self, params: dict[str, Any]) -> dict[str, Any]:
         """The whole conversation copied into a new engine session working in the request's `cwd`."""
@@ -178,19 +183,19 @@ class AcpAgent:
         forked = await self._engine.sessions.fork(
             SessionForkParams(session_id=source.id), workspace_path=str(params["cwd"])
         )
-        return self._opened(forked.session, True)
+        return await self._opened(forked.session, True)
 
     async def _load(self, params: dict[str, Any]) -> dict[str, Any]:
         session = await self._session(params.get("sessionId"))
         await self._replay(session)
-        return self._opened(session, False)
+        return await self._opened(session, False)
 
     async def _resume(self, params: dict[str, Any]) -> dict[str, Any]:
         session = await self._session(params.get("sessionId"))
         replay = params.get("replayFrom")
         if isinstance(replay, dict) and replay.get("type") == "start":
             await self._replay(session)
-        return self._opened(session, False)
+        return await self._opened(session, False)
 
     async def _replay(self, session: Session) -> None:
         """Send the whole conversation as updates, oldest first, before the caller answers (acp.md §5.9)."""
@@ -281,10 +286,11 @@ class AcpAgent:
         relay, sid = self.relay, session.id
         relay.open(session)
         v2 = relay.shapes.state_updates
+        skill = await self._skill_command(session, parts)
         if v2:
             relay.hold(sid)
         try:
-            started = await self._engine.inputs.send(sid, InputContent(content=parts))
+            started = await self._engine.inputs.send(sid, skill or InputContent(content=parts))
         finally:
             if v2:
                 relay.release_soon(sid)  # runs after the peer queued our `{}` (relay.py module doc)
@@ -303,6 +309,13 @@ class AcpAgent:
         if isinstance(outcome, RunOutcomeFailed) and outcome.code != "max_rounds":
             raise RpcError(INTERNAL_ERROR, f"the turn failed ({outcome.code}): {outcome.message}")
         return {"stopReason": t.stop_reason(outcome)}
+
+    async def _skill_command(self, session: Session, parts: list[ContentPart]) -> InputSkill | None:
+        """A prompt that is one `/name arguments` text naming one of the session's skills runs that skill."""
+        if len(parts) != 1 or not isinstance(parts[0], ContentText):
+            return None
+        ref = (await self._engine.skills.catalog(session.id, session.root)).command(parts[0].text)
+        return InputSkill(skill=ref) if ref is not None else None
 
     async def cancel(self, params: Any) -> None:
         """The version's cancel notification: stop the session's run, if any."""

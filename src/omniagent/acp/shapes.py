@@ -29,8 +29,10 @@ class Shapes:
     # The id member of config options and auth methods: v2 `configId` / `methodId`, v1 `id` for both.
     config_id_key: str
     auth_id_key: str
+    # A command's input: v2 tags it (`{"type":"text","hint"}`), v1 has only the untagged `{"hint"}`.
+    typed_command_input: bool
 
 
-V1 = Shapes(1, False, False, False, "tool_call", "failed", False, "id", "id")
-V2 = Shapes(2, True, True, True, "tool_call_update", "cancelled", True, "configId", "methodId")
+V1 = Shapes(1, False, False, False, "tool_call", "failed", False, "id", "id", False)
+V2 = Shapes(2, True, True, True, "tool_call_update", "cancelled", True, "configId", "methodId", True)
 SHAPES = {1: V1, 2: V2}

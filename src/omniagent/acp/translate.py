@@ -17,7 +17,7 @@ from typing import Any
 from omniagent.acp.shapes import Shapes
 from omniagent.engine.feed import ToolCall, read_tool_call
 from omniagent.engine.tools.context import Answered, CannotAsk, Dismissed, Question
-from omniagent.protocols.yuke.content import ContentPart, ContentText
+from omniagent.protocols.yuke.content import ContentPart, ContentText, SkillInfo
 from omniagent.protocols.yuke.messages import (
     AssistantMessage,
     Message,
@@ -70,12 +70,28 @@ def chunk(kind: str, msg_id: str, text: str) -> Update:
 
 
 def user_message(shapes: Shapes, message: UserMessage) -> list[Update]:
-    """The user message as a whole `user_message` (v2) or one chunk per text part (v1)."""
-    blocks = [text_block(p.text) for p in message.content if isinstance(p, ContentText)]
+    """The user message as a whole `user_message` (v2) or one chunk per text part (v1); a skill the user ran
+    shows as the command they typed, not as the instructions it expanded to."""
+    if message.skill is not None:
+        blocks = [text_block(f"/{message.skill.name} {message.skill.arguments}".rstrip())]
+    else:
+        blocks = [text_block(p.text) for p in message.content if isinstance(p, ContentText)]
     mid = message_id(message.id)
     if shapes.whole_messages:
         return [{"sessionUpdate": "user_message", "messageId": mid, "content": blocks}]
     return [{"sessionUpdate": "user_message_chunk", "messageId": mid, "content": b} for b in blocks]
+
+
+def available_commands(shapes: Shapes, skills: list[SkillInfo]) -> Update:
+    """The session's skills as its slash commands; a skill's argument hint is its command's input hint."""
+    commands: list[dict[str, Any]] = []
+    for skill in skills:
+        command: dict[str, Any] = {"name": skill.name, "description": skill.description}
+        if skill.argument_hint:
+            hint = {"hint": skill.argument_hint}
+            command["input"] = {"type": "text", **hint} if shapes.typed_command_input else hint
+        commands.append(command)
+    return {"sessionUpdate": "available_commands_update", "availableCommands": commands}
 
 
 def prompt_parts(blocks: list[Any]) -> list[ContentPart] | str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -20,11 +21,13 @@ from omniagent.engine import skillfiles
 from omniagent.engine.errors import EngineError
 from omniagent.engine.skillfiles import Skill
 from omniagent.protocols.yuke.base import YukeModel
-from omniagent.protocols.yuke.content import SkillInfo
+from omniagent.protocols.yuke.content import SkillInfo, SkillRef
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.protocols.yuke.ids import SessionId
 
 SKILLS_LIST_METHOD = "skills.list"
+# A slash command as a user types it in a prompt: `/name`, then its arguments after white space.
+_COMMAND = re.compile(r"/(\S+)(?:\s+(.*))?", re.DOTALL)
 
 
 class SkillsListParams(YukeModel):
@@ -55,6 +58,14 @@ class SkillCatalog:
         if skill is None:
             raise EngineError(ErrorCode.UNKNOWN_SKILL, "unknown skill")
         return skill
+
+    def command(self, text: str) -> SkillRef | None:
+        """A prompt that is a `/name arguments` command naming one of these skills, as the skill it runs (the
+        faces with slash commands, ACP and the runtime's, send it as an `Input.skill`); None for any other text."""
+        match = _COMMAND.fullmatch(text.strip())
+        if match is None or match.group(1) not in self._skills:
+            return None
+        return SkillRef(name=match.group(1), arguments=(match.group(2) or "").strip())
 
     def model_invocable(self) -> list[Skill]:
         """The skills the model may load itself (the others only a user runs)."""
