@@ -27,7 +27,7 @@ from omniagent.protocols.sidecar.base import Diagnostic, DiagnosticLevel
 from omniagent.protocols.sidecar.commands import PermissionAnswer, QuestionsAnswer, RollbackScope
 from omniagent.protocols.sidecar.events import Cancelled, DiagnosticEvent, Failed, PermissionChoice
 from omniagent.protocols.yuke.base import YukeModel
-from omniagent.protocols.yuke.content import ContentText, InputContent
+from omniagent.protocols.yuke.content import ContentText, Input, InputContent, InputSkill
 from omniagent.protocols.yuke.messages import Message, UserMessage
 from omniagent.protocols.yuke.runs import RunDoneData, RunOutcomeFailed
 from omniagent.protocols.yuke.sessions import (
@@ -119,7 +119,9 @@ class _EngineDriver:
     async def open_session(self) -> None:
         """Open the engine session (`engine_open`). Raises what `connect` may raise."""
         describe = lambda session: info.session_info(self._engine, session).details  # noqa: E731
-        self._set_session(await engine_open.open_session(self._engine, self._request, describe))
+        session = await engine_open.open_session(self._engine, self._request, describe)
+        await self._engine.skills.catalog(session.id, session.root)  # its slash commands, in the info built next
+        self._set_session(session)
 
     # --- commands ------------------------------------------------------------------------------------------
 
@@ -162,7 +164,9 @@ class _EngineDriver:
         # TurnAck goes out on this session's `run.started` (see on_broadcast), which the engine emits before
         # `send` returns: in order with the run's own broadcasts, after any left from an older run.
         self._awaiting_ack, self._queued_input = True, None
-        content = InputContent(content=[ContentText(text=prompt_text(prompt))])
+        text = prompt_text(prompt)
+        skill = self._engine.skills.known(self._session_id).command(text)  # a slash command runs its skill
+        content: Input = InputSkill(skill=skill) if skill else InputContent(content=[ContentText(text=text)])
         try:
             result = await self._engine.inputs.send(self._session_id, content)
         except EngineError as exc:

@@ -6,6 +6,7 @@ ready to run at all. Read from the engine's catalog and permission state; no I/O
 - `reasoning` (category `thought_level`): the levels of the session's model, when it has any.
 - `mode`: `ask` (confirm exec, write and edit) or `auto` (never ask): the engine's own permission mode.
 - `sandbox` (`sandboxed` / `unsandboxed`) and `network` (`off` / `on`): the engine's exec sandbox settings.
+- Slash commands: the session's skills (`/name arguments` runs one; the adapter sends it as a skill input).
 - Auth: `Authenticated(ApiKey)` when the session's provider has a key; the login methods are the `EnvVar`s of the
   providers that need a key and have none (names only: a key is never read into a message).
 """
@@ -33,6 +34,7 @@ from omniagent.protocols.sidecar.agents import (
     LoginMethod,
     SelectKind,
     SessionConfiguration,
+    SlashCommand,
     Unauthenticated,
     ordered_features,
 )
@@ -70,11 +72,16 @@ def session_info(engine: Engine, session: Session) -> d.DriverInfo:
     if engine.serves("session.rewind"):
         features |= {Capability.ROLLBACK, Capability.ROLLBACK_FILES}
     options = config_options(engine, session)
+    commands = [
+        SlashCommand(name=s.name, description=s.description, input_hint=s.argument_hint or None)
+        for s in engine.skills.known(session.id).infos()
+    ]
     details = AgentDetails(
         version=__version__,
         auth=_auth(catalog, session.model),
         capabilities=Capabilities(features=ordered_features(features)),
         config_options=options,
+        commands=commands,
     )
     current: dict[str, ConfigValue] = {o.id: o.current for o in options if o.current is not None}
     return d.DriverInfo(
