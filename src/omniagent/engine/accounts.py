@@ -1,4 +1,5 @@
-"""catalog.* and auth.* methods: the merged catalog and the local credentials, keys never echoed."""
+"""catalog.* and auth.* methods: the merged catalog and the local credentials, keys never echoed; device logins
+are `logins.py`'s."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ import re
 
 from omniagent.engine.broadcast import Broadcaster
 from omniagent.engine.errors import EngineError
+from omniagent.engine.logins import Logins
 from omniagent.engine.providers.catalog_file import CatalogError
 from omniagent.engine.providers.credentials import CredentialError
 from omniagent.engine.routes import Routes
 from omniagent.protocols.yuke.auth import (
+    AuthCancelLoginParams,
     AuthChangedData,
     AuthListResult,
     AuthLoginParams,
@@ -35,11 +38,16 @@ _PROVIDER_ID = re.compile(r"^[^/\s]{1,128}$")
 
 
 class Accounts:
-    """The catalog.* and auth.* methods, built with the model routes and the broadcaster."""
+    """The catalog.* and auth.* methods, built with the model routes and the broadcaster. Close with `aclose()`
+    (it cancels the running device logins)."""
 
     def __init__(self, routes: Routes, broadcaster: Broadcaster) -> None:
         self._routes = routes
         self._broadcaster = broadcaster
+        self._logins = Logins(routes, broadcaster, self._changed)
+
+    async def aclose(self) -> None:
+        await self._logins.aclose()
 
     async def catalog_list(self, params: CatalogListParams) -> CatalogListResultFull | CatalogListResultUnchanged:
         """catalog.list: `unchanged` when the client holds the current revision, else the full catalog."""
@@ -57,7 +65,9 @@ class Accounts:
         return CatalogReloadResult(catalog_rev=self._routes.catalog_rev, changed=changed)
 
     def _auth_provider(self, provider_id: str) -> AuthProvider:
-        return next(p for p in self._routes.catalog.auth_list() if p.provider_id == provider_id)
+        provider = self._routes.catalog.provider(provider_id)
+        assert provider is not None
+        return self._routes.catalog.auth_of(provider)
 
     async def auth_list(self, _params: Empty) -> AuthListResult:
         """auth.list: each provider's public credential state (never a key)."""
@@ -83,7 +93,7 @@ class Accounts:
         return Empty()
 
     async def auth_remove(self, params: AuthRemoveParams) -> Empty:
-        """auth.remove: forget the stored key (an environment variable cannot be unset from here)."""
+        """auth.remove: forget the stored key and login grant (an environment variable cannot be unset from here)."""
         self._known(params.provider_id)
         before = self._routes.catalog_rev
         try:
@@ -100,5 +110,14 @@ class Accounts:
             self._broadcaster.emit("catalog.changed", CatalogChangedData(catalog_rev=self._routes.catalog_rev))
 
     async def auth_login(self, params: AuthLoginParams) -> AuthLoginResult:
-        """auth.login / auth.cancel_login: no provider offers a device login yet."""
-        raise EngineError(ErrorCode.NOT_IMPLEMENTED, "OAuth device login is not implemented")
+        """auth.login: start the provider's device login; the verification URL and code answer only the caller."""
+        self._known(params.provider_id)
+        provider = self._routes.catalog.provider(params.provider_id)
+        entry = provider.auth.oauth if provider is not None and provider.auth is not None else None
+        if entry is None:
+            raise EngineError.bad_request("the provider offers no login")
+        return await self._logins.start(params.provider_id, entry)
+
+    async def auth_cancel_login(self, params: AuthCancelLoginParams) -> Empty:
+        """auth.cancel_login: stop a running login (`auth.login_finished{canceled}`)."""
+        return await self._logins.cancel(params.login_id)

@@ -130,6 +130,7 @@ class Engine:
                 finally:
                     lease.cancel()
                     await engine._stop_runs()
+                    await engine.accounts.aclose()
         finally:
             await routes.aclose()
             await store.aclose()
@@ -158,7 +159,7 @@ class Engine:
             "auth.set_api_key": a.auth_set_api_key,
             "auth.remove": a.auth_remove,
             "auth.login": a.auth_login,
-            "auth.cancel_login": a.auth_login,  # no login flow can be running
+            "auth.cancel_login": a.auth_cancel_login,
             "interaction.respond": self.interactions.respond,
             SET_MODE_METHOD: self._set_permission_mode,
             SET_SANDBOX_METHOD: self._set_sandbox,

@@ -3,6 +3,7 @@
 Used by our own tests and by anyone testing an agent against scripted LLM answers; see docs/testing.md.
 """
 
+from omniagent.testing.device_auth import FakeDeviceAuthServer
 from omniagent.testing.scenario import (
     Drop,
     ErrorReply,
@@ -20,6 +21,7 @@ from omniagent.testing.server import FakeLLMServer, RecordedRequest, fingerprint
 __all__ = [
     "Drop",
     "ErrorReply",
+    "FakeDeviceAuthServer",
     "FakeLLMServer",
     "FakeToolCall",
     "FakeUsage",

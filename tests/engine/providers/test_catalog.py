@@ -32,10 +32,21 @@ def states(catalog: Catalog) -> dict[str, str]:
 
 
 def test_builtins_need_credentials_until_an_env_key_is_set(tmp_path: Path) -> None:
-    """§10.6: built-in env keys; missing key ↔ needs_credential. Ollama takes no key."""
-    assert states(make(tmp_path)) == {"anthropic": "needs_credential", "openai": "needs_credential", "ollama": "ready"}
+    """§10.6: built-in env keys; missing key ↔ needs_credential. Ollama takes no key; GitHub Copilot needs a
+    device login (`auth.login`), whatever the environment holds."""
+    assert states(make(tmp_path)) == {
+        "anthropic": "needs_credential",
+        "openai": "needs_credential",
+        "github-copilot": "needs_credential",
+        "ollama": "ready",
+    }
     ready = make(tmp_path, {"ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k"})
-    assert set(states(ready).values()) == {"ready"}
+    assert states(ready) == {
+        "anthropic": "ready",
+        "openai": "ready",
+        "github-copilot": "needs_credential",
+        "ollama": "ready",
+    }
 
 
 def test_listing_models_carry_selector_limits_levels_and_cost(tmp_path: Path) -> None:
@@ -98,7 +109,7 @@ def test_env_base_urls_redirect_builtins(tmp_path: Path) -> None:
         "OLLAMA_HOST": "h:3",
     }
     catalog = make(tmp_path, env)
-    urls = {p.id: p.base_url for p in catalog.providers}
+    urls = {p.id: p.base_url for p in catalog.providers if p.id != "github-copilot"}
     assert urls == {"anthropic": "http://127.0.0.1:1/v1", "openai": "http://127.0.0.1:2/v1", "ollama": "http://h:3/v1"}
 
 
@@ -178,6 +189,11 @@ def test_cost_uses_the_last_band_the_prompt_reaches_and_unknown_prices_give_none
 def test_auth_list_reports_key_presence_only(tmp_path: Path) -> None:
     """§5.3 AuthProvider: public state; keys never returned."""
     catalog = make(tmp_path, {"OPENAI_API_KEY": "sk-env-secret"})
-    listed = {a.provider_id: a.credential_kind for a in catalog.auth_list()}
-    assert listed == {"anthropic": None, "openai": "api_key", "ollama": None}
+    listed = {a.provider_id: (a.credential_kind, a.can_login) for a in catalog.auth_list()}
+    assert listed == {
+        "anthropic": (None, False),
+        "openai": ("api_key", False),
+        "github-copilot": (None, True),
+        "ollama": (None, False),
+    }
     assert "sk-env-secret" not in repr(catalog.auth_list()) and "sk-env-secret" not in repr(catalog)

@@ -61,10 +61,11 @@ class AnthropicProvider(SseEndpoint):
         extra_headers: dict[str, str] | None = None,
         cache_breakpoints: bool = True,
         client: httpx.AsyncClient | None = None,
+        auth: httpx.Auth | None = None,
     ) -> None:
         key = {"x-api-key": api_key} if key_header == "x_api_key" else bearer(api_key)
         headers = {"anthropic-version": ANTHROPIC_VERSION, **key, **(extra_headers or {})}
-        super().__init__(base_url.rstrip("/") + "/messages", headers, client)
+        super().__init__(base_url.rstrip("/") + "/messages", headers, client, auth)
         self._cache_breakpoints = cache_breakpoints
 
     async def _stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:

@@ -8,11 +8,23 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from omniagent import __version__
 from omniagent.engine.providers.catalog_file import ProvidersFile
 
 ANTHROPIC_DEFAULT_BASE = "https://api.anthropic.com/v1"
 OPENAI_DEFAULT_BASE = "https://api.openai.com/v1"
 OLLAMA_DEFAULT_BASE = "http://127.0.0.1:11434/v1"
+COPILOT_DEFAULT_BASE = "https://api.githubcopilot.com"
+# GitHub's device login and the Copilot token exchange, with the public client id of GitHub's Copilot editor
+# plugins (the one other open-source agents use too; a device login has no client secret). providers.json can
+# name another app or other endpoints.
+COPILOT_OAUTH = {
+    "device_code_url": "https://github.com/login/device/code",
+    "token_url": "https://github.com/login/oauth/access_token",
+    "client_id": "Iv1.b507a08c87ecfe98",
+    "scope": "read:user",
+    "exchange_url": "https://api.github.com/copilot_internal/v2/token",
+}
 
 _CLAUDE_LEVELS = [None, "low", "medium", "high", "max"]
 _GPT5_LEVELS = ["minimal", "low", "medium", "high"]
@@ -28,6 +40,11 @@ def _claude(model_id: str, name: str, max_out: int, price: tuple[float, float, f
         "reasoning_levels": _CLAUDE_LEVELS,
         "flags": {"supports_vision": True},
     }
+
+
+def _copilot(model_id: str, name: str, window: int, max_out: int) -> dict[str, object]:
+    # No prices: Copilot is a subscription, so a message's cost is unknown rather than zero.
+    return {"id": model_id, "name": name, "limits": {"context_window": window, "max_output_tokens": max_out}}
 
 
 def _gpt(model_id: str, name: str, window: int, max_out: int, price: tuple[float, float, float]) -> dict[str, object]:
@@ -75,6 +92,23 @@ BUILTIN_PROVIDERS = ProvidersFile.model_validate(
                         "cost": [{"input": 2.0, "output": 8.0, "cache_read": 0.5}],
                         "flags": {"supports_vision": True},
                     },
+                ],
+            },
+            {
+                # GitHub Copilot's OpenAI-compatible API, signed in with `auth.login` (a GitHub device login).
+                "id": "github-copilot",
+                "name": "GitHub Copilot",
+                "base_url": COPILOT_DEFAULT_BASE,
+                "endpoints": [{"protocol": "openai_chat", "cache": "unsupported"}],
+                "auth": {"oauth": COPILOT_OAUTH},
+                "headers": [
+                    {"name": "copilot-integration-id", "value": "vscode-chat"},
+                    {"name": "editor-version", "value": f"omniagent/{__version__}"},
+                ],
+                "models": [
+                    _copilot("gpt-4.1", "GPT-4.1 (Copilot)", 128_000, 16_384),
+                    _copilot("gpt-5-mini", "GPT-5 mini (Copilot)", 128_000, 64_000),
+                    _copilot("claude-sonnet-4", "Claude Sonnet 4 (Copilot)", 128_000, 16_000),
                 ],
             },
             {

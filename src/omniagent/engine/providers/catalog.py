@@ -11,8 +11,10 @@ import hashlib
 import json
 import logging
 import os
+import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Literal
 
 from omniagent.engine.providers.builtins import BUILTIN_PROVIDERS, env_base_urls
 from omniagent.engine.providers.catalog_file import CatalogError, ModelEntry, ProviderEntry, load_providers_file
@@ -73,6 +75,11 @@ class Catalog:
             model = ModelEntry(id=model_id)
         return (provider, model) if model is not None else None
 
+    @property
+    def credentials(self) -> CredentialStore:
+        """The stored keys and grants the catalog reads."""
+        return self._credentials
+
     def api_key(self, provider: ProviderEntry) -> Secret | None:
         """The credential that would be sent to `provider`, if any."""
         source = provider.auth.api_key.source if provider.auth and provider.auth.api_key else None
@@ -94,9 +101,15 @@ class Catalog:
         return None
 
     def state(self, provider: ProviderEntry) -> ProviderState:
-        """ready, needs_route (no base URL or endpoint) or needs_credential (a key is required and none is set)."""
+        """ready, needs_route (no base URL or endpoint), needs_credential (a key or login is required and none is
+        set) or expired (the login's token lapsed and cannot be renewed)."""
         if not provider.base_url or not provider.endpoints:
             return "needs_route"
+        if _logs_in(provider) and self.api_key(provider) is None:
+            grant = self._credentials.grant(provider.id)
+            if grant is None:
+                return "needs_credential"
+            return "expired" if grant.lapsed(int(time.time() * 1000)) else "ready"
         needs_key = provider.api_key is not None or (provider.auth is not None and provider.auth.api_key is not None)
         if needs_key and self.api_key(provider) is None:
             return "needs_credential"
@@ -121,11 +134,18 @@ class Catalog:
         return self.rev != before
 
     def auth_list(self) -> list[AuthProvider]:
-        """The `auth.list` result: which providers have a key (never the key itself)."""
-        return [
-            AuthProvider(provider_id=p.id, credential_kind="api_key" if self.api_key(p) else None, can_login=False)
-            for p in self._providers
-        ]
+        """The `auth.list` result: which providers have a key or a login (never the key itself), and which offer a
+        device login."""
+        return [self.auth_of(p) for p in self._providers]
+
+    def auth_of(self, provider: ProviderEntry) -> AuthProvider:
+        """One provider's public credential state."""
+        kind: Literal["api_key", "oauth"] | None = None
+        if self.api_key(provider) is not None:
+            kind = "api_key"
+        elif _logs_in(provider) and self._credentials.grant(provider.id) is not None:
+            kind = "oauth"
+        return AuthProvider(provider_id=provider.id, credential_kind=kind, can_login=_logs_in(provider))
 
     def _load(self) -> tuple[ProviderEntry, ...]:
         file = load_providers_file(self._config_dir)
@@ -147,6 +167,10 @@ class Catalog:
         )
         rev = hashlib.sha512(canonical.encode()).hexdigest()
         return CatalogListResultFull(catalog_rev=rev, providers=providers, models=models)
+
+
+def _logs_in(provider: ProviderEntry) -> bool:
+    return provider.auth is not None and provider.auth.oauth is not None
 
 
 # Decimal places a cost keeps: below a billionth of a dollar is float noise (0.00042300000000000004), not money.

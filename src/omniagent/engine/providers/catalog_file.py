@@ -44,8 +44,25 @@ class ApiKeyAuth(_Strict):
     source: KeySource
 
 
+class OAuthEntry(_Strict):
+    """A device login (OAuth 2.0 device authorization grant), optionally followed by a token exchange.
+
+    `device_code_url` hands out the code a person enters at the verification URL; `token_url` is polled until they
+    did. With `exchange_url` (GitHub Copilot's), the OAuth token is not the API's bearer: a GET there with
+    `Authorization: token <oauth token>` answers the short-lived API token (`token`, `expires_at`, `refresh_in`,
+    `endpoints.api`), fetched again before it lapses.
+    """
+
+    device_code_url: str
+    token_url: str
+    client_id: str
+    scope: str = ""
+    exchange_url: str | None = None
+
+
 class AuthEntry(_Strict):
     api_key: ApiKeyAuth | None = None
+    oauth: OAuthEntry | None = None
 
 
 class HeaderEntry(_Strict):

@@ -56,9 +56,10 @@ class OpenAIChatProvider(SseEndpoint):
         max_tokens_field: MaxTokensField = "max_completion_tokens",
         extra_headers: dict[str, str] | None = None,
         client: httpx.AsyncClient | None = None,
+        auth: httpx.Auth | None = None,
     ) -> None:
         headers = {**bearer(api_key), **(extra_headers or {})}
-        super().__init__(base_url.rstrip("/") + "/chat/completions", headers, client)
+        super().__init__(base_url.rstrip("/") + "/chat/completions", headers, client, auth)
         self._max_tokens_field = max_tokens_field
 
     async def _stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:

@@ -48,8 +48,10 @@ class OpenAIResponsesProvider(SseEndpoint):
         *,
         extra_headers: dict[str, str] | None = None,
         client: httpx.AsyncClient | None = None,
+        auth: httpx.Auth | None = None,
     ) -> None:
-        super().__init__(base_url.rstrip("/") + "/responses", {**bearer(api_key), **(extra_headers or {})}, client)
+        headers = {**bearer(api_key), **(extra_headers or {})}
+        super().__init__(base_url.rstrip("/") + "/responses", headers, client, auth)
 
     async def _stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
         decoder = _Decoder()

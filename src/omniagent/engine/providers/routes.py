@@ -1,6 +1,7 @@
 """From a model selector to a ready `Provider`: the catalog row, its protocol, its credential, its client.
 
-This is the only place a key leaves `Secret`: `Secret.reveal()` goes straight into the provider's HTTP header.
+This is the only place a key leaves `Secret`: `Secret.reveal()` goes straight into the provider's HTTP header. A
+provider signed in with a device login gets a `GrantAuth` instead, which sets a fresh token on each request.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import httpx
 from omniagent.engine.providers.anthropic import AnthropicProvider
 from omniagent.engine.providers.catalog import NO_REASONING, Catalog
 from omniagent.engine.providers.catalog_file import ModelEntry, Protocol
+from omniagent.engine.providers.grants import GrantAuth
 from omniagent.engine.providers.neutral import Provider, RunErrorCode
 from omniagent.engine.providers.openai_chat import OpenAIChatProvider
 from omniagent.engine.providers.openai_responses import OpenAIResponsesProvider
@@ -100,6 +102,12 @@ def open_provider(
     key = secret.reveal() if secret is not None else None
     headers = {h.name: h.value for h in provider_entry.headers or []}
     base = provider_entry.base_url
+    oauth = provider_entry.auth.oauth if provider_entry.auth is not None else None
+    auth = None
+    if key is None and oauth is not None:
+        grant = catalog.credentials.grant(provider_entry.id)
+        base = grant.api_base if grant is not None and grant.api_base else base
+        auth = GrantAuth(provider_entry.id, oauth, catalog.credentials)
     provider: Provider
     if route.protocol == "anthropic_messages":
         cache = endpoint.cache in ("anthropic_breakpoint", "automatic")
@@ -110,14 +118,17 @@ def open_provider(
             extra_headers=headers,
             cache_breakpoints=cache,
             client=client,
+            auth=auth,
         )
     elif route.protocol == "openai_chat":
         field = route.model.flags.max_tokens_field or (
             "max_completion_tokens" if route.provider_id == "openai" else "max_tokens"
         )
-        provider = OpenAIChatProvider(base, key, max_tokens_field=field, extra_headers=headers, client=client)
+        provider = OpenAIChatProvider(
+            base, key, max_tokens_field=field, extra_headers=headers, client=client, auth=auth
+        )
     else:
-        provider = OpenAIResponsesProvider(base, key, extra_headers=headers, client=client)
+        provider = OpenAIResponsesProvider(base, key, extra_headers=headers, client=client, auth=auth)
     return provider, route
 
 

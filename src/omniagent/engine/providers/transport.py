@@ -61,15 +61,20 @@ def new_client() -> httpx.AsyncClient:
 
 
 async def post_sse(
-    client: httpx.AsyncClient, url: str, headers: Mapping[str, str], body: Mapping[str, object]
+    client: httpx.AsyncClient,
+    url: str,
+    headers: Mapping[str, str],
+    body: Mapping[str, object],
+    auth: httpx.Auth | None = None,
 ) -> AsyncGenerator[ServerSentEvent, None]:
-    """POST `body` as JSON to `url` and yield the SSE events of a 2xx answer.
+    """POST `body` as JSON to `url` and yield the SSE events of a 2xx answer. `auth` sets the credential header
+    per request (a device-login grant, `grants.GrantAuth`), when the headers do not carry a key.
 
     Raises:
         ProviderError: for a non-2xx answer (classified from status and error body) or any httpx failure.
     """
     try:
-        async with client.stream("POST", url, headers=dict(headers), json=body) as response:
+        async with client.stream("POST", url, headers=dict(headers), json=body, auth=auth) as response:
             if not 200 <= response.status_code < 300:
                 raise await _status_error(response)
             _require_event_stream(url, response)
@@ -89,10 +94,13 @@ class SseEndpoint:
     Subclasses build the body and decode the answer in `_stream`, reading the answer through `_post`.
     """
 
-    def __init__(self, url: str, headers: Mapping[str, str], client: httpx.AsyncClient | None) -> None:
+    def __init__(
+        self, url: str, headers: Mapping[str, str], client: httpx.AsyncClient | None, auth: httpx.Auth | None = None
+    ) -> None:
         self._url = url
         self._headers = {"accept": "text/event-stream", **headers}
         self._client = client or new_client()
+        self._auth = auth
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(url={self._url!r})"  # never the headers: they hold the key
@@ -106,7 +114,7 @@ class SseEndpoint:
         await self._client.aclose()
 
     def _post(self, body: Mapping[str, object]) -> AsyncGenerator[ServerSentEvent, None]:
-        return post_sse(self._client, self._url, self._headers, body)
+        return post_sse(self._client, self._url, self._headers, body, self._auth)
 
     def _stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
         raise NotImplementedError
