@@ -30,7 +30,9 @@ Catch `OmniagentError` to catch them all. The tree (module, then the classes it 
     ├── engine.providers.neutral.ProviderError      a model call failed; `code` is the run's RunErrorCode
     ├── engine.providers.routes.RouteError          no provider can be built for a model selector
     ├── engine.providers.catalog_file.CatalogError  providers.json is unreadable or invalid
-    ├── engine.providers.credentials.CredentialError  the key file cannot be read or written
+    ├── engine.providers.credentials.CredentialError  the key or grant file cannot be read or written
+    ├── engine.providers.oauth.OAuthError           a device-login step failed (refused, unreachable, not understood)
+    ├── engine.skillfiles.SkillFormatError          a SKILL.md the engine cannot read (that skill is skipped)
     ├── engine.tools.context.ToolError              a tool call cannot proceed (becomes an error result)
     ├── engine.tools.sandbox.SandboxUnavailable     the exec sandbox cannot start here
     ├── batch.tasks.TaskFileError                   a batch task file is unreadable or invalid

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from omniagent.errors import OmniagentError
+
 log = logging.getLogger(__name__)
 
 SKILL_FILE = "SKILL.md"
@@ -43,7 +45,7 @@ _FIELDS = frozenset({"name", "description", "argument-hint", "disable-model-invo
 _DOUBLE_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "/": "/", "r": "\r", "0": "\0", " ": " "}
 
 
-class SkillFormatError(ValueError):
+class SkillFormatError(OmniagentError):
     """A `SKILL.md` this engine cannot read; the message says which rule failed (never the file's text)."""
 
 

@@ -166,10 +166,6 @@ class CredentialStore:
         """
         return self._read_grants().get(provider_id)
 
-    def grant_providers(self) -> list[str]:
-        """Ids of the providers that have a grant (never the tokens), sorted."""
-        return sorted(self._read_grants())
-
     def set_grant(self, provider_id: str, grant: Grant) -> None:
         """Store (or replace) the grant of `provider_id`.
 
