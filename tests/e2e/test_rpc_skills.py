@@ -4,7 +4,6 @@ with a `skill` tool, run by a user with `Input.skill` (arguments substituted), a
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -12,10 +11,9 @@ from typing import Any
 import pytest
 
 from omniagent.engine.skills import SKILLS_LIST_METHOD
-from omniagent.protocols.yuke.content import SkillsListResult
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
-from tests.engine.rpc_harness import RpcProcess, check_line, write_providers
+from tests.engine.rpc_harness import RpcProcess, write_providers
 
 MODEL = "fake-chat/fake-model"
 REVIEW = (
@@ -26,24 +24,6 @@ REVIEW = (
     "---\n"
     "Read $ARGUMENTS and list every bug you find.\n"
 )
-
-
-class SkillsRpc(RpcProcess):
-    """The harness, also checking the `skills.list` extension's answers against their model."""
-
-    async def _read(self) -> None:
-        assert self.proc.stdout is not None
-        while raw := await self.proc.stdout.readline():
-            value = json.loads(raw)
-            if self.methods_by_id.get(value.get("id")) == SKILLS_LIST_METHOD and "result" in value:
-                assert SkillsListResult.model_validate(value["result"]).dump() == value["result"]
-            else:
-                check_line(value, self.methods_by_id)
-            async with self._changed:
-                self.lines.append(value)
-                self._changed.notify_all()
-        async with self._changed:
-            self._changed.notify_all()
 
 
 def _write_skill(root: Path, folder: str, text: str) -> None:
@@ -73,12 +53,12 @@ def workspace(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-async def rpc(tmp_path: Path, llm: FakeLLMServer, workspace: Path) -> AsyncIterator[SkillsRpc]:
+async def rpc(tmp_path: Path, llm: FakeLLMServer, workspace: Path) -> AsyncIterator[RpcProcess]:
     write_providers(tmp_path / "data", llm)
     env = {"HOME": str(tmp_path / "home"), "CLAUDE_CONFIG_DIR": ""}
-    proc = await SkillsRpc.start(tmp_path / "data", env)
+    proc = await RpcProcess.start(tmp_path / "data", env)
     try:
-        yield proc  # type: ignore[misc]
+        yield proc
     finally:
         await proc.close()
 
@@ -92,7 +72,7 @@ def _skill_input(name: str, arguments: str) -> dict[str, Any]:
     return {"type": "skill", "skill": {"name": name, "arguments": arguments}}
 
 
-async def test_skills_are_listed_with_their_scope_and_hint(rpc: SkillsRpc, workspace: Path) -> None:
+async def test_skills_are_listed_with_their_scope_and_hint(rpc: RpcProcess, workspace: Path) -> None:
     """The project's `review` wins over the personal one; a skill without a description is skipped (and logged)."""
     sid = await _session(rpc, workspace)
     listed = await rpc.call(SKILLS_LIST_METHOD, {"session_id": sid})
@@ -114,7 +94,7 @@ async def test_skills_are_listed_with_their_scope_and_hint(rpc: SkillsRpc, works
     assert "skipped the skill in" in stderr and "the description is missing" in stderr
 
 
-async def test_a_skill_runs_with_its_arguments(rpc: SkillsRpc, llm: FakeLLMServer, workspace: Path) -> None:
+async def test_a_skill_runs_with_its_arguments(rpc: RpcProcess, llm: FakeLLMServer, workspace: Path) -> None:
     """`Input.skill` commits a user message carrying the skill, whose content is the command line and the skill's
     instructions with `$ARGUMENTS` replaced; that is what the model reads. The title is the command line."""
     llm.enqueue(Reply(text="two bugs"))
@@ -136,7 +116,7 @@ async def test_a_skill_runs_with_its_arguments(rpc: SkillsRpc, llm: FakeLLMServe
     assert summary["session"]["title"] == "/review src/app.py"
 
 
-async def test_an_unknown_skill_is_refused_and_nothing_is_committed(rpc: SkillsRpc, workspace: Path) -> None:
+async def test_an_unknown_skill_is_refused_and_nothing_is_committed(rpc: RpcProcess, workspace: Path) -> None:
     sid = await _session(rpc, workspace)
     start = len(rpc.lines)
     unknown = {"session_id": sid, "input": _skill_input("deploy", "prod")}
@@ -150,7 +130,7 @@ async def test_an_unknown_skill_is_refused_and_nothing_is_committed(rpc: SkillsR
 
 
 async def test_the_model_sees_the_catalog_and_loads_a_skill_with_the_tool(
-    rpc: SkillsRpc, llm: FakeLLMServer, workspace: Path
+    rpc: RpcProcess, llm: FakeLLMServer, workspace: Path
 ) -> None:
     """The system prompt lists the skills the model may use (not a `disable-model-invocation` one); the `skill`
     tool (its name an enum of them) returns a skill's instructions as its result."""
@@ -183,7 +163,7 @@ async def test_a_session_without_skills_has_no_catalog_and_no_skill_tool(llm: Fa
     bare.mkdir()
     home.mkdir()
     write_providers(tmp_path / "bare-data", llm)
-    rpc = await SkillsRpc.start(tmp_path / "bare-data", {"HOME": str(home), "CLAUDE_CONFIG_DIR": ""})
+    rpc = await RpcProcess.start(tmp_path / "bare-data", {"HOME": str(home), "CLAUDE_CONFIG_DIR": ""})
     try:
         sid = await _session(rpc, bare)
         assert await rpc.call(SKILLS_LIST_METHOD, {"session_id": sid}) == {"skills": []}
@@ -200,7 +180,7 @@ async def test_a_session_without_skills_has_no_catalog_and_no_skill_tool(llm: Fa
 
 
 async def test_a_skill_sent_while_busy_is_queued_and_keeps_its_skill(
-    rpc: SkillsRpc, llm: FakeLLMServer, workspace: Path
+    rpc: RpcProcess, llm: FakeLLMServer, workspace: Path
 ) -> None:
     """A skill input behind an active run is queued (`input.queued` shows its content); the turn that drains the
     queue commits it as a user message that still names the skill it ran."""

@@ -14,11 +14,22 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from omniagent.engine.permissions import SET_MODE_METHOD, PermissionModeResult
+from omniagent.engine.sandboxes import SET_SANDBOX_METHOD, SandboxResult
+from omniagent.engine.skills import SKILLS_LIST_METHOD
+from omniagent.protocols.yuke.base import YukeModel
+from omniagent.protocols.yuke.content import SkillsListResult
 from omniagent.protocols.yuke.envelope import ErrorCode, ResponseError
 from omniagent.protocols.yuke.methods import BROADCASTS, METHODS
 from omniagent.testing import FakeLLMServer
 
 WAIT = 5.0  # seconds: the bound on every wait for a line
+# The engine's extension methods (docs/engine.md), which yuke's method table does not know: their result models.
+EXTENSION_RESULTS: dict[str, type[YukeModel]] = {
+    SET_MODE_METHOD: PermissionModeResult,
+    SET_SANDBOX_METHOD: SandboxResult,
+    SKILLS_LIST_METHOD: SkillsListResult,
+}
 Line = dict[str, Any]
 
 
@@ -42,6 +53,10 @@ def check_line(line: Line, methods_by_id: dict[str, str]) -> None:
         if method is None:
             raise Protocol(f"a response to an id never sent: {line}")
         assert set(line) == {"id", "result"}, line
+        if method in EXTENSION_RESULTS:
+            if EXTENSION_RESULTS[method].model_validate(line["result"]).dump() != line["result"]:
+                raise Protocol(f"{method} result differs from its model: {line['result']}")
+            return
         adapter = METHODS[method].result
         value = adapter.validate_python(line["result"])
         dumped = adapter.dump_python(value, mode="json", by_alias=True, exclude_none=True)
