@@ -17,6 +17,8 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import httpx
+
 from omniagent.engine.broadcast import Broadcaster
 from omniagent.engine.errors import EngineError
 from omniagent.engine.providers import oauth
@@ -52,7 +54,13 @@ class Logins:
         self._broadcaster = broadcaster
         self._on_stored = on_stored
         self._running: dict[str, _Login] = {}
-        self._client = oauth.new_client()
+        self._http: httpx.AsyncClient | None = None  # made on the first login: most engines never sign in
+
+    @property
+    def _client(self) -> httpx.AsyncClient:
+        if self._http is None:
+            self._http = oauth.new_client()
+        return self._http
 
     async def start(self, provider_id: str, entry: OAuthEntry) -> AuthLoginResult:
         """Ask for a device code and start polling; the URL and code to show the person who asked."""
@@ -83,7 +91,8 @@ class Logins:
         for login in list(self._running.values()):
             if login.task is not None:
                 await self._stop(login)
-        await self._client.aclose()
+        if self._http is not None:
+            await self._http.aclose()
 
     async def _stop(self, login: _Login) -> None:
         del self._running[login.login_id]
