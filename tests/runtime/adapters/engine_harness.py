@@ -47,6 +47,9 @@ def use_engine(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, llm: FakeLLMServ
         monkeypatch.delenv(var, raising=False)
     for name, value in engine_env(tmp_path, llm).items():
         monkeypatch.setenv(name, value)
+    # A home of the test's own (never created): the tester's personal skills stay out of the engine sessions.
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
 
 
 def child_env(tmp_path: Path, llm: FakeLLMServer | None) -> dict[str, str]:
