@@ -274,7 +274,13 @@ async def test_exec_has_no_network_unless_the_session_turns_it_on(
     unknown = {"session_id": "0" * 32, "network": True}
     assert await w.rpc.call_error(SET_SANDBOX_METHOD, unknown) == ErrorCode.UNKNOWN_SESSION
     result = await w.rpc.call(SET_SANDBOX_METHOD, {"session_id": w.sid, "network": True})
-    assert result == {"session_id": w.sid, "mode": "sandboxed", "network": True, "ask_unsandboxed": True}
+    assert result == {
+        "session_id": w.sid,
+        "mode": "sandboxed",
+        "network": True,
+        "ask_unsandboxed": True,
+        "fetch_private": False,
+    }
     told = await _turn(w, ("exec", {"command": _connect(port)}))
     assert told["call_0"] == ("connected\n[exit code 0]", False)
     assert accepted == [1]

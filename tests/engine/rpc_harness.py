@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from omniagent.engine.broadcast import EXTENSION_BROADCASTS
 from omniagent.engine.permissions import SET_MODE_METHOD, PermissionModeResult
 from omniagent.engine.sandboxes import SET_SANDBOX_METHOD, SandboxResult
 from omniagent.engine.skills import SKILLS_LIST_METHOD
@@ -64,9 +65,10 @@ def check_line(line: Line, methods_by_id: dict[str, str]) -> None:
             raise Protocol(f"{method} result differs from its model: {line['result']} != {dumped}")
         return
     name = line.get("method")
-    if name not in BROADCASTS or set(line) != {"method", "params"}:
+    model = BROADCASTS.get(name) or EXTENSION_BROADCASTS.get(name)
+    if model is None or set(line) != {"method", "params"}:
         raise Protocol(f"not a broadcast: {line}")
-    data = BROADCASTS[name].model_validate(line["params"])
+    data = model.model_validate(line["params"])
     if data.dump() != line["params"]:
         raise Protocol(f"{name} differs from its model: {line['params']} != {data.dump()}")
 

@@ -31,6 +31,7 @@ from omniagent.engine.feed import (
     Committed,
     FeedItem,
     InteractionOpened,
+    PlanChanged,
     QuestionOpened,
     SessionFeed,
     ToolCall,
@@ -181,6 +182,8 @@ class Relay:
             update = t.tool_state(self.shapes, open_.root, item.call, item.state)
             if update:
                 self.send(sid, update)
+        elif isinstance(item, PlanChanged):
+            self.send(sid, t.plan(self.shapes, item.entries))
         elif isinstance(item, Committed):
             self._committed(open_, item.message)
         elif isinstance(item, InteractionOpened):

@@ -31,8 +31,10 @@ class Shapes:
     auth_id_key: str
     # A command's input: v2 tags it (`{"type":"text","hint"}`), v1 has only the untagged `{"hint"}`.
     typed_command_input: bool
+    # v2 plans: `plan_update` with `plan: {type: "items", planId, entries}`; v1: `plan` with `entries`.
+    plan_items: bool
 
 
-V1 = Shapes(1, False, False, False, "tool_call", "failed", False, "id", "id", False)
-V2 = Shapes(2, True, True, True, "tool_call_update", "cancelled", True, "configId", "methodId", True)
+V1 = Shapes(1, False, False, False, "tool_call", "failed", False, "id", "id", False, False)
+V2 = Shapes(2, True, True, True, "tool_call_update", "cancelled", True, "configId", "methodId", True, True)
 SHAPES = {1: V1, 2: V2}

@@ -11,12 +11,15 @@ replay repeats them: `m<message id>` for a message, `m<message id>.thought` for 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
 from omniagent.acp.shapes import Shapes
 from omniagent.engine.feed import ToolCall, read_tool_call
-from omniagent.engine.tools.context import Answered, CannotAsk, Dismissed, Question
+from omniagent.engine.plans import plan_of_part
+from omniagent.engine.tools.context import Answered, CannotAsk, Dismissed, PlanEntry, Question
+from omniagent.engine.tools.plan import PLAN_TOOL
 from omniagent.protocols.yuke.content import ContentPart, ContentText, SkillInfo
 from omniagent.protocols.yuke.messages import (
     AssistantMessage,
@@ -279,6 +282,18 @@ def session_info(title: str, updated_at_ms: int) -> Update:
     return {"sessionUpdate": "session_info_update", "title": title or None, "updatedAt": iso_time(updated_at_ms)}
 
 
+# The one plan of a session, in v2's plan-id terms (the engine keeps one plan per session).
+PLAN_ID = "plan"
+
+
+def plan(shapes: Shapes, entries: Iterable[PlanEntry]) -> Update:
+    """The whole plan: v1 `plan{entries}`, v2 `plan_update{plan: items}`; the client replaces what it showed."""
+    listed = [{"content": e.content, "priority": e.priority, "status": e.status} for e in entries]
+    if shapes.plan_items:
+        return {"sessionUpdate": "plan_update", "plan": {"type": "items", "planId": PLAN_ID, "entries": listed}}
+    return {"sessionUpdate": "plan", "entries": listed}
+
+
 def usage(used: int, size: int) -> Update:
     return {"sessionUpdate": "usage_update", "used": used, "size": size}
 
@@ -303,7 +318,11 @@ def replay(shapes: Shapes, root: str, message: Message) -> list[Update]:
         else:
             out += [{"sessionUpdate": f"{kind}_chunk", "messageId": mid, "content": b} for b in blocks]
     for part in message.content:
-        if isinstance(part, ToolPart):
+        if isinstance(part, ToolPart) and part.name == PLAN_TOOL:
+            # Shown as the plan it set, as it was live (a failed call set none).
+            entries = plan_of_part(part)
+            out += [plan(shapes, entries)] if entries is not None else []
+        elif isinstance(part, ToolPart):
             call = read_tool_call(message.id, part.id, part.name, part.arguments)
             opened = tool_opened(shapes, root, call)
             final = tool_state(shapes, root, call, part.state)

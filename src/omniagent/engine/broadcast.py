@@ -6,12 +6,15 @@ its single writer task). Durable broadcasts are emitted only after their transac
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
+from omniagent.engine.plans import PLAN_UPDATED, PlanUpdatedData
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.methods import BROADCASTS
 
 Subscriber = Callable[[str, YukeModel], None]
+# Engine extensions to yuke's broadcast table (docs/engine.md): name → data model.
+EXTENSION_BROADCASTS: Mapping[str, type[YukeModel]] = {PLAN_UPDATED: PlanUpdatedData}
 
 
 class Broadcaster:
@@ -27,6 +30,6 @@ class Broadcaster:
 
     def emit(self, name: str, data: YukeModel) -> None:
         """Send one broadcast to every subscriber."""
-        assert isinstance(data, BROADCASTS[name]), name
+        assert isinstance(data, BROADCASTS.get(name) or EXTENSION_BROADCASTS[name]), name
         for subscriber in self._subscribers:
             subscriber(name, data)

@@ -17,7 +17,10 @@ from typing import Any, Literal
 
 from omniagent.engine.interactions import OpenInteraction
 from omniagent.engine.permissions import PendingInteraction
+from omniagent.engine.plans import PlanUpdatedData
 from omniagent.engine.questions import PendingQuestion
+from omniagent.engine.tools.context import PlanEntry
+from omniagent.engine.tools.plan import PLAN_TOOL
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.interactions import InteractionRequestedData
 from omniagent.protocols.yuke.messages import (
@@ -31,8 +34,15 @@ from omniagent.protocols.yuke.messages import (
 from omniagent.protocols.yuke.runs import RunDoneData, RunStartedData
 from omniagent.protocols.yuke.tools import ToolState
 
-ToolKind = Literal["read", "edit", "execute", "search", "other"]
-_KINDS: dict[str, ToolKind] = {"read": "read", "write": "edit", "edit": "edit", "exec": "execute", "search": "search"}
+ToolKind = Literal["read", "edit", "execute", "search", "fetch", "other"]
+_KINDS: dict[str, ToolKind] = {
+    "read": "read",
+    "write": "edit",
+    "edit": "edit",
+    "exec": "execute",
+    "search": "search",
+    "fetch": "fetch",
+}
 _FILE_TOOLS = frozenset({"read", "write", "edit"})
 
 
@@ -41,7 +51,7 @@ class ToolCall:
     """One engine tool call and the one reading of its arguments every face shows.
 
     `path` is the file a read, write or edit works on (as the model gave it, relative to the workspace);
-    `command` is an exec's command; `pattern` is a search's regex (else its glob).
+    `command` is an exec's command; `pattern` is a search's regex (else its glob); `url` is what a fetch gets.
     """
 
     message_id: int
@@ -54,15 +64,17 @@ class ToolCall:
     path: str | None = None
     command: str | None = None
     pattern: str | None = None
+    url: str | None = None
 
 
 def read_tool_call(message_id: int, part_id: int, name: str, arguments: str) -> ToolCall:
-    """Read a call's arguments once: its title, kind, file path, command and search pattern."""
+    """Read a call's arguments once: its title, kind, file path, command, search pattern and URL."""
     args = _args(arguments)
     path = args.get("path") if name in _FILE_TOOLS and isinstance(args.get("path"), str) else None
     command = args.get("command") if name == "exec" and isinstance(args.get("command"), str) else None
     found = args.get("regex") or args.get("glob")
     pattern = found if name == "search" and isinstance(found, str) else None
+    url = args.get("url") if name == "fetch" and isinstance(args.get("url"), str) else None
     question = args.get("question") if name == "ask_user" else None
     if isinstance(question, str) and question:
         title = question
@@ -72,10 +84,12 @@ def read_tool_call(message_id: int, part_id: int, name: str, arguments: str) -> 
         title = f"{name.capitalize()} {path}"
     elif pattern is not None:
         title = f"Search {pattern}"
+    elif url is not None:
+        title = f"Fetch {url}"
     else:
         title = name
     return ToolCall(
-        message_id, part_id, name, arguments, args, title, _KINDS.get(name, "other"), path, command, pattern
+        message_id, part_id, name, arguments, args, title, _KINDS.get(name, "other"), path, command, pattern, url
     )
 
 
@@ -116,6 +130,13 @@ class ToolOutput:
 
 
 @dataclass(frozen=True, slots=True)
+class PlanChanged:
+    """The session's plan is now `entries` (the `plan` tool replaced it; its call is not shown as a tool call)."""
+
+    entries: tuple[PlanEntry, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Committed:
     """A message became durable (user, assistant or compaction)."""
 
@@ -153,6 +174,7 @@ FeedItem = (
     | ToolOpened
     | ToolChanged
     | ToolOutput
+    | PlanChanged
     | Committed
     | RunStarted
     | RunEnded
@@ -180,8 +202,8 @@ class SessionFeed:
         if isinstance(data, MessagePartAddedData):
             part, key = data.part, (data.message_id, data.part.id)
             self._kinds[key] = part.type
-            if not isinstance(part, ToolPart):
-                return []
+            if not isinstance(part, ToolPart) or part.name == PLAN_TOOL:
+                return []  # a plan call shows as the plan it sets (`plan.updated`), not as a tool call
             call = self._calls[key] = read_tool_call(data.message_id, part.id, part.name, part.arguments)
             return [ToolOpened(call, part.state)]
         if isinstance(data, PartDelta):
@@ -198,6 +220,8 @@ class SessionFeed:
         if isinstance(data, ToolStateChangedData):
             found = self._calls.get((data.message_id, data.part_id))
             return [ToolChanged(found, data.state)] if found is not None else []
+        if isinstance(data, PlanUpdatedData):
+            return [PlanChanged(tuple(PlanEntry(e.content, e.status, e.priority) for e in data.entries))]
         if isinstance(data, MessageCommittedData):
             return [Committed(data.message)]
         if isinstance(data, RunStartedData):

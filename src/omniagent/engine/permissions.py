@@ -1,7 +1,7 @@
 """Tool permissions: per-session ask/auto mode, the open interactions, and their answers from any frontend.
 
 A session runs in `ask` mode (the default) or `auto` mode. In ask mode the run loop asks before each call of a
-guarded tool (exec, write, edit), and in both modes before an `exec` that would run outside the sandbox
+guarded tool (exec, write, edit, fetch), and in both modes before an `exec` that would run outside the sandbox
 (engine/sandboxes.py): the interaction is broadcast as `interaction.requested` (a yuke `confirm`) and the run
 waits, in `running_tool`, until a frontend answers. The answer is allow once, allow always (remembered for the
 session: that tool runs without asking again), reject, or canceled. The yuke wire answers with
@@ -37,8 +37,8 @@ from omniagent.protocols.yuke.interactions import (
 
 PermissionMode = Literal["ask", "auto"]
 DEFAULT_MODE: PermissionMode = "ask"
-# Tools that change the workspace or run programs; read and search never ask.
-GUARDED_TOOLS = frozenset({"exec", "write", "edit"})
+# Tools that change the workspace, run programs or reach the network; read, search and plan never ask.
+GUARDED_TOOLS = frozenset({"exec", "write", "edit", "fetch"})
 # The engine extension method that sets a session's mode (not in yuke's MethodName).
 SET_MODE_METHOD = "session.set_permission_mode"
 
@@ -183,7 +183,7 @@ def describe(tool_name: str, arguments: str, *, unsandboxed: bool = False) -> tu
         args = {}
     if not isinstance(args, dict):
         args = {}
-    command, path = args.get("command"), args.get("path")
+    command, path, url = args.get("command"), args.get("path"), args.get("url")
     if tool_name == "exec" and isinstance(command, str):
         if unsandboxed:
             return "Run a command without the sandbox?", f"Run `{command}` in the workspace, outside the sandbox."
@@ -191,4 +191,6 @@ def describe(tool_name: str, arguments: str, *, unsandboxed: bool = False) -> tu
     if tool_name in ("write", "edit") and isinstance(path, str):
         verb = "Write" if tool_name == "write" else "Edit"
         return f"{verb} a file?", f"{verb} {path} in the workspace."
+    if tool_name == "fetch" and isinstance(url, str):
+        return "Fetch a web page?", f"Fetch {url}."
     return f"Allow {tool_name}?", f"The model wants to call {tool_name}."

@@ -299,6 +299,7 @@ class RunExecutor:
             sandbox=sandbox,
             before_change=before_change,
             ask=ask,
+            private_network=deps.sandboxes.settings(sid).fetch_private,
         )
 
     def scrubber(self) -> Scrubber:

@@ -5,6 +5,9 @@ A session's commands run `sandboxed` (the default where the platform has a sandb
 unsandboxed `exec` asks first in every permission mode, auto included, unless the user turned that off
 (`ask_unsandboxed: false`) or answered "allow always" for exec (ACP).
 
+The same settings say whether `fetch` may reach the session's private network (loopback and private addresses;
+off by default, tools/addresses.py).
+
 Like the permission mode, the settings live in memory for the life of the engine process (yuke has no field for
 them): a restarted engine starts every session sandboxed, network off, the safe direction. They are set with the
 engine extension method `session.set_sandbox` (docs/engine.md) or ACP's `sandbox` / `network` config options.
@@ -30,11 +33,13 @@ BUILTIN_KEY_VARS = frozenset({"ANTHROPIC_API_KEY", "OPENAI_API_KEY"})
 
 @dataclass(frozen=True, slots=True)
 class SandboxSettings:
-    """One session's choice. `ask_unsandboxed`: an unsandboxed exec asks even in auto mode."""
+    """One session's choice. `ask_unsandboxed`: an unsandboxed exec asks even in auto mode. `fetch_private`:
+    `fetch` may connect to loopback and private addresses."""
 
     mode: SandboxMode = SandboxPolicy().mode
     network: bool = False
     ask_unsandboxed: bool = True
+    fetch_private: bool = False
 
 
 class SetSandboxParams(YukeModel):
@@ -44,6 +49,7 @@ class SetSandboxParams(YukeModel):
     mode: SandboxMode | None = None
     network: bool | None = None
     ask_unsandboxed: bool | None = None
+    fetch_private: bool | None = None
 
 
 class SandboxResult(YukeModel):
@@ -53,6 +59,7 @@ class SandboxResult(YukeModel):
     mode: SandboxMode
     network: bool
     ask_unsandboxed: bool
+    fetch_private: bool
 
 
 class Sandboxes:
@@ -74,6 +81,7 @@ class Sandboxes:
             mode=params.mode if params.mode is not None else current.mode,
             network=params.network if params.network is not None else current.network,
             ask_unsandboxed=params.ask_unsandboxed if params.ask_unsandboxed is not None else current.ask_unsandboxed,
+            fetch_private=params.fetch_private if params.fetch_private is not None else current.fetch_private,
         )
         self._settings[params.session_id] = changed
         return changed
@@ -98,7 +106,11 @@ class Sandboxes:
         """session.set_sandbox (the session's existence is checked by the engine)."""
         s = self.update(params)
         return SandboxResult(
-            session_id=params.session_id, mode=s.mode, network=s.network, ask_unsandboxed=s.ask_unsandboxed
+            session_id=params.session_id,
+            mode=s.mode,
+            network=s.network,
+            ask_unsandboxed=s.ask_unsandboxed,
+            fetch_private=s.fetch_private,
         )
 
 

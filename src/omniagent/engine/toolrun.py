@@ -4,8 +4,9 @@ Tool states go pending → running → completed | error (or canceled when the r
 call first waits, still `pending` with the activity at `running_tool`, for the frontend's answer
 (`permissions.py`); a refused call goes to `error` with a sentence the model reads, and the run goes on.
 The tool's view hints become the state's `view` list (`tools/wire.py`); live output becomes `tool.output_delta`
-with `offset` = bytes sent so far. The session's secret answers are masked in both (secret_answers.py). Everything
-here goes through the run's `RunContext`.
+with `offset` = bytes sent so far; a new plan (the `plan` tool) becomes `plan.updated` just before the call's
+terminal state. The session's secret answers are masked in all of them (secret_answers.py). Everything here goes
+through the run's `RunContext`.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from omniagent.engine.draft import Draft
 from omniagent.engine.journal import now_ms
 from omniagent.engine.permissions import Decision
+from omniagent.engine.plans import PLAN_UPDATED, plan_updated
 from omniagent.engine.runcontext import RunContext
 from omniagent.engine.secret_answers import Scrubber
 from omniagent.engine.tools import ToolResult
@@ -55,6 +57,8 @@ async def run_tools(ctx: RunContext, draft: Draft, root: str, part_ids: list[int
         output.flush()
         # Masked before anything records or sends it: the state is stored, broadcast and read by the model.
         result = scrubber.result(result)
+        if result.plan is not None:
+            ctx.emit(PLAN_UPDATED, plan_updated(ctx.session_id, draft.message_id, part_id, result.plan))
         _set_state(ctx, draft, part_id, terminal_state(result, now_ms() - started))
     ctx.set_activity(ActivityRunning(run_id=run.run_id, started_at_ms=now_ms()))
 

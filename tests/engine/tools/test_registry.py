@@ -16,10 +16,10 @@ from omniagent.engine.tools.views import diff_hunks, diff_view
 from .conftest import make_ctx
 
 
-def test_default_tools_are_the_six_built_ins_in_order() -> None:
-    """Task brief: read, write, edit, exec and a file search; issue 12: ask_user."""
+def test_default_tools_are_the_built_ins_in_order() -> None:
+    """Task brief: read, write, edit, exec and a file search; issue 13: fetch and plan; issue 12: ask_user."""
     registry = default_tools()
-    assert [tool.name for tool in registry] == ["read", "write", "edit", "exec", "search", "ask_user"]
+    assert [tool.name for tool in registry] == ["read", "write", "edit", "exec", "search", "fetch", "plan", "ask_user"]
     assert all(isinstance(tool, Tool) for tool in registry)
     assert registry.get("edit") is not None
     assert registry.get("nope") is None

@@ -30,6 +30,8 @@ from omniagent.engine.tools.ask import AskUserTool
 from omniagent.engine.tools.context import OutputSink, ToolContext, ToolError, ToolLimits, ToolResult
 from omniagent.engine.tools.edit import EditTool
 from omniagent.engine.tools.exec import ExecTool
+from omniagent.engine.tools.fetch import FetchTool
+from omniagent.engine.tools.plan import PlanTool
 from omniagent.engine.tools.read import ReadTool
 from omniagent.engine.tools.search import SearchTool
 from omniagent.engine.tools.views import (
@@ -53,11 +55,13 @@ __all__ = [
     "DiffView",
     "EditTool",
     "ExecTool",
+    "FetchTool",
     "ImageView",
     "JsonView",
     "MarkdownView",
     "MediaBlob",
     "OutputSink",
+    "PlanTool",
     "ReadTool",
     "SearchTool",
     "TextView",
@@ -145,5 +149,7 @@ class ToolRegistry:
 
 
 def default_tools() -> ToolRegistry:
-    """The built-in tools: read, write, edit, exec, search, ask_user."""
-    return ToolRegistry([ReadTool(), WriteTool(), EditTool(), ExecTool(), SearchTool(), AskUserTool()])
+    """The built-in tools: read, write, edit, exec, search, fetch, plan, ask_user."""
+    return ToolRegistry(
+        [ReadTool(), WriteTool(), EditTool(), ExecTool(), SearchTool(), FetchTool(), PlanTool(), AskUserTool()]
+    )

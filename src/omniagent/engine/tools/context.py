@@ -22,6 +22,7 @@ __all__ = [
     "Dismissed",
     "FileImage",
     "OutputSink",
+    "PlanEntry",
     "Question",
     "SecretKept",
     "ToolContext",
@@ -55,6 +56,12 @@ SEARCH_MAX_RESULTS = 200
 SEARCH_MAX_FILE_BYTES = 2 * 1024 * 1024
 # Seconds one `search` may take before its worker process is killed (a backtracking regex never ends otherwise).
 SEARCH_TIMEOUT = 20.0
+# Seconds one `fetch` may take in all (name resolution, redirects and the whole body included).
+FETCH_TIMEOUT = 30.0
+# Bytes of a fetched body read at most (after content decoding); the rest is not downloaded.
+FETCH_MAX_BYTES = 2 * 1024 * 1024
+# Characters of a fetched page's text returned to the model; the rest is cut with a notice.
+FETCH_TEXT_CAP = 64 * 1024
 
 OutputSink = Callable[[str], None]
 
@@ -152,6 +159,9 @@ class ToolLimits:
     search_max_results: int = SEARCH_MAX_RESULTS
     search_max_file_bytes: int = SEARCH_MAX_FILE_BYTES
     search_timeout: float = SEARCH_TIMEOUT
+    fetch_timeout: float = FETCH_TIMEOUT
+    fetch_max_bytes: int = FETCH_MAX_BYTES
+    fetch_text_cap: int = FETCH_TEXT_CAP
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +173,7 @@ class ToolContext:
     everything. `sandbox` is how `exec` runs its command (sandboxed by default where the platform can).
     `before_change` is awaited with a file's image before a tool changes it (the session's checkpoint); `ask`
     puts a question to the user and waits for the answer (`ask_user`).
+    `private_network`: `fetch` may connect to loopback and private addresses (off: public addresses only).
     """
 
     root: Path
@@ -171,6 +182,7 @@ class ToolContext:
     sandbox: SandboxPolicy = field(default_factory=SandboxPolicy)
     before_change: BeforeChange = _no_checkpoint
     ask: Asker = _cannot_ask
+    private_network: bool = False
 
     @classmethod
     def for_workspace(
@@ -182,6 +194,7 @@ class ToolContext:
         sandbox: SandboxPolicy | None = None,
         before_change: BeforeChange = _no_checkpoint,
         ask: Asker = _cannot_ask,
+        private_network: bool = False,
     ) -> ToolContext:
         """A context rooted at the canonical form of `root`.
 
@@ -199,7 +212,21 @@ class ToolContext:
             sandbox=sandbox or SandboxPolicy(),
             before_change=before_change,
             ask=ask,
+            private_network=private_network,
         )
+
+
+PlanStatus = Literal["pending", "in_progress", "completed"]
+PlanPriority = Literal["high", "medium", "low"]
+
+
+@dataclass(frozen=True, slots=True)
+class PlanEntry:
+    """One step of a plan (`tools/plan.py`): what it is, how far it got, how much it matters."""
+
+    content: str
+    status: PlanStatus = "pending"
+    priority: PlanPriority = "medium"
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,12 +234,14 @@ class ToolResult:
     """The outcome of one tool call.
 
     `output` is the text the model sees (also yuke's `completed.output` / `error.error`). `is_error` picks the
-    `error` tool state. `views` are the rendering hints for the state's `view` list.
+    `error` tool state. `views` are the rendering hints for the state's `view` list. `plan` is the session's new
+    plan when the call replaced it (the `plan` tool), which the run loop broadcasts.
     """
 
     output: str
     is_error: bool = False
     views: tuple[View, ...] = ()
+    plan: tuple[PlanEntry, ...] | None = None
 
     @classmethod
     def error(cls, message: str, views: tuple[View, ...] = ()) -> ToolResult:

@@ -15,6 +15,7 @@ Ids (anyagent §9.1, minted from the engine's per-session ids so they are stable
 | `message.committed` (compaction, manual or auto) | `ContextCompacted`, `ContextUsage` (the estimate after) |
 | `interaction.requested` (a permission ask) | `RequestOpened(Permission)` with AllowOnce, AllowAlways, DenyOnce |
 | `interaction.requested` (the model's question) | `RequestOpened(Question)`: one question `q0` (`question_shown`) |
+| `plan.updated` (engine extension; the `plan` call itself is not shown) | `PlanUpdated` with every entry |
 | `run.done` | `TurnStopped`: Completed (Refused for a refusal), canceled → Cancelled, failed → Failed |
 | `run.done` of a compaction run | `TurnStopped`: Completed (compacted or skipped), Failed, Cancelled |
 
@@ -32,6 +33,7 @@ from omniagent.engine.feed import (
     Committed,
     FeedItem,
     InteractionOpened,
+    PlanChanged,
     QuestionOpened,
     RunEnded,
     SessionFeed,
@@ -58,6 +60,7 @@ from omniagent.protocols.sidecar.events import (
     Edit,
     Execute,
     Failed,
+    Fetch,
     FileDiff,
     MessageEnded,
     NoInput,
@@ -67,6 +70,9 @@ from omniagent.protocols.sidecar.events import (
     PermissionAsk,
     PermissionChoice,
     PermissionRequest,
+    PlanEntry,
+    PlanStatus,
+    PlanUpdated,
     QuestionAsk,
     QuestionRequest,
     RawTool,
@@ -83,6 +89,7 @@ from omniagent.protocols.sidecar.events import (
     ToolStatus,
     ToolUpdate,
     ToolUpdated,
+    UrlInput,
 )
 from omniagent.protocols.sidecar.events import Question as QuestionShown
 from omniagent.protocols.yuke.base import YukeModel
@@ -116,9 +123,15 @@ _KINDS: Mapping[FeedToolKind, Callable[[], ToolKind]] = {
     "edit": Edit,
     "execute": Execute,
     "search": Search,
+    "fetch": Fetch,
     "other": OtherTool,
 }
 _REFUSING_FINISH = frozenset({"refusal", "content_filter"})
+_PLAN_STATUS = {
+    "pending": PlanStatus.PENDING,
+    "in_progress": PlanStatus.IN_PROGRESS,
+    "completed": PlanStatus.COMPLETED,
+}
 
 
 def message_id(engine_message_id: int) -> str:
@@ -240,6 +253,9 @@ class Translator:
                 id=request_id(item.question.interaction_id), questions=[question_shown(item.question.question)]
             )
             return [d.AdapterEvent(RequestOpened(request=QuestionAsk(request=request)))]
+        if isinstance(item, PlanChanged):
+            entries = [PlanEntry(text=e.content, status=_PLAN_STATUS[e.status]) for e in item.entries]
+            return [d.AdapterEvent(PlanUpdated(entries=entries))]
         return []
 
     def _permission(self, interaction: PendingInteraction, call: ToolCall) -> d.AdapterEvent:
@@ -308,6 +324,8 @@ class Translator:
             return CommandInput(spec=CommandSpec(command=call.command, cwd=self.root))
         if call.pattern is not None:
             return PatternInput(pattern=call.pattern)
+        if call.url is not None:
+            return UrlInput(url=call.url)
         return NoInput()
 
     def _diffs(self, view: ViewDiff) -> list[FileDiff]:
