@@ -97,8 +97,11 @@ class _Reader(HTMLParser):
             if self._cells:
                 self._out.append(" | ")
             self._cells += 1
-        elif tag == "a" and named.get("href"):
-            self._links.append((urljoin(self._base, named["href"] or ""), len("".join(self._out))))
+        elif tag == "a":
+            # Links within the page or to script say nothing a reader can follow: their text stays, bare.
+            href = (named.get("href") or "").strip()
+            keep = href and not href.startswith(("#", "javascript:"))
+            self._links.append((urljoin(self._base, href) if keep else "", len("".join(self._out))))
         elif tag == "img" and named.get("alt"):
             self._text(f"[image: {named['alt']}]")
 
@@ -131,7 +134,7 @@ class _Reader(HTMLParser):
         href, start = self._links.pop()
         whole = "".join(self._out)
         label = whole[start:].strip()
-        if not label or href.startswith(("javascript:", "#")) or label == href:
+        if not href or not label or label == href:
             return
         self._out = [whole[:start], f"[{label}]({href})"]
 
