@@ -57,7 +57,8 @@ def agent_argv(data_dir: Path, log: Path) -> list[str]:
 def agent_env() -> dict[str, str]:
     """The test environment: no real provider keys; documented retry waits; an empty home (never created), so the
     tester's personal skills are not the agent's commands."""
-    env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
+    keys = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")
+    env = {k: v for k, v in os.environ.items() if k not in keys}
     env["OMNIAGENT_RETRY_SCALE"] = "1.0"
     env |= {"HOME": str(Path(tempfile.gettempdir()) / "omniagent-tests-no-home"), "CLAUDE_CONFIG_DIR": ""}
     return env

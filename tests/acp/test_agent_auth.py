@@ -20,8 +20,8 @@ SECRET = "sk-test-never-on-the-wire-4242"
 async def test_providers_without_a_key_are_env_var_auth_methods_and_keys_never_travel(
     tmp_path: Path, version: int
 ) -> None:
-    """OpenAI has its key (from the environment) so it is not offered; Anthropic lacks one: it is an env_var
-    method naming ANTHROPIC_API_KEY. Logging in with it answers -32000 (auth required) until the key is there;
+    """OpenAI has its key (from the environment) so it is not offered; Anthropic and Gemini lack one: each is an
+    env_var method naming its variable. Logging in with it answers -32000 (auth required) until the key is there;
     logging in with a ready provider succeeds. The key's value appears nowhere in the traffic."""
     data, ws, log = tmp_path / "data", tmp_path / "ws", tmp_path / "acp.log"
     ws.mkdir()
@@ -30,7 +30,8 @@ async def test_providers_without_a_key_are_env_var_auth_methods_and_keys_never_t
         methods = acp.init_result["authMethods"]
         key = "methodId" if version == 2 else "id"
         assert [(m["type"], m[key], [v["name"] for v in m["vars"]]) for m in methods] == [
-            ("env_var", "anthropic", ["ANTHROPIC_API_KEY"])
+            ("env_var", "anthropic", ["ANTHROPIC_API_KEY"]),
+            ("env_var", "gemini", ["GEMINI_API_KEY"]),
         ]
         with pytest.raises(RpcError) as missing:
             await acp.authenticate("anthropic")

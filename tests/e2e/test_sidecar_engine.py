@@ -48,7 +48,8 @@ async def test_opening_the_engine_without_a_key_is_auth_required_naming_the_vari
     async with Sidecar.running(env=child_env(tmp_path, None)) as sidecar:
         error = await sidecar.error("open", agent="omniagent", dir=str(workspace(tmp_path)))
     assert error["kind"] == "AuthRequired", error
-    assert error["login"] == [{"EnvVar": {"name": "ANTHROPIC_API_KEY"}}, {"EnvVar": {"name": "OPENAI_API_KEY"}}]
+    names = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY")
+    assert error["login"] == [{"EnvVar": {"name": name}} for name in names]
 
 
 async def test_eof_during_an_open_permission_exits_cleanly_and_a_new_sidecar_resumes_the_session(

@@ -88,9 +88,9 @@ class RpcProcess:
     async def start(cls, data_dir: Path, env: dict[str, str] | None = None) -> RpcProcess:
         # A home of the test's own (never created), so the tester's personal skills stay out of the engine's prompts.
         home = {"HOME": str(data_dir.parent / "home"), "CLAUDE_CONFIG_DIR": ""}
-        full_env = {**os.environ, "OMNIAGENT_RETRY_SCALE": "1.0", **home, **(env or {})}
-        for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"):
-            full_env.pop(name, None)
+        keys = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")
+        inherited = {name: value for name, value in os.environ.items() if name not in keys}
+        full_env = {**inherited, "OMNIAGENT_RETRY_SCALE": "1.0", **home, **(env or {})}
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",

@@ -39,12 +39,17 @@ def test_gemini_stream_sends_parts_then_a_stop_chunk_with_usage() -> None:
 
 
 def test_gemini_generate_content_returns_one_object_with_function_calls() -> None:
-    """providers.md §4: :generateContent answers the same object, not a stream; tool calls are functionCall parts."""
-    reply = Reply(text="calling", tool_calls=(FakeToolCall("run_shell_command", {"command": "ls"}),))
-    with FakeLLMServer(Scenario([reply])) as llm:
+    """providers.md §4: :generateContent answers the same object, not a stream; tool calls are functionCall parts,
+    the first one carrying the thought signature (a scripted call id is sent, none is made up)."""
+    calls = (FakeToolCall("run_shell_command", {"command": "ls"}), FakeToolCall("read", {"path": "a"}, "c2"))
+    with FakeLLMServer(Scenario([Reply(text="calling", tool_calls=calls, signature="sig")])) as llm:
         answer = httpx.post(f"{llm.url}/v1beta/models/gemini-2.5-flash:generateContent", json={"contents": []}).json()
     parts = answer["candidates"][0]["content"]["parts"]
-    assert parts == [{"text": "calling"}, {"functionCall": {"name": "run_shell_command", "args": {"command": "ls"}}}]
+    assert parts == [
+        {"text": "calling"},
+        {"functionCall": {"name": "run_shell_command", "args": {"command": "ls"}}, "thoughtSignature": "sig"},
+        {"functionCall": {"name": "read", "args": {"path": "a"}, "id": "c2"}},
+    ]
 
 
 @pytest.mark.parametrize(

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from omniagent.engine.providers.builtins import KEY_ENV_ALIASES
 from omniagent.engine.providers.catalog import Catalog
 from omniagent.engine.tools.sandbox import SandboxMode, SandboxPolicy, agent_credential_paths
 from omniagent.protocols.yuke.base import YukeModel
@@ -28,7 +29,7 @@ from omniagent.protocols.yuke.ids import SessionId
 # The engine extension method that sets a session's sandbox settings (not in yuke's MethodName).
 SET_SANDBOX_METHOD = "session.set_sandbox"
 # Provider key variables every catalog knows even before providers.json names more.
-BUILTIN_KEY_VARS = frozenset({"ANTHROPIC_API_KEY", "OPENAI_API_KEY"})
+BUILTIN_KEY_VARS = frozenset({"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,5 +121,5 @@ def key_variables(catalog: Catalog) -> frozenset[str]:
     for provider in catalog.providers:
         source = provider.auth.api_key.source if provider.auth and provider.auth.api_key else None
         if source is not None and source.env:
-            names.add(source.env)
+            names.update((source.env, *KEY_ENV_ALIASES.get(source.env, ())))
     return frozenset(names)

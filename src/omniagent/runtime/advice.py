@@ -62,9 +62,7 @@ def first_run(report: DiscoveryReport) -> str:
     ]
     if not installs:
         installs = [f"       {row.install_hint:<48} # {row.name}" for row in PROFILES if row.id in _SUGGESTED]
-    keys = [
-        f"       {'export ' + name + '=…':<48} # {page}" for name, page in KEY_PAGES.items() if name != "GEMINI_API_KEY"
-    ]
+    keys = [f"       {'export ' + name + '=…':<48} # {page}" for name, page in KEY_PAGES.items()]
     return "\n".join(
         [
             "omniagent found no agent to drive and no model provider key. Three ways forward:",

@@ -73,7 +73,7 @@ PROFILES: tuple[AgentProfile, ...] = (
         connection=ConnectionKind.ENGINE,
         launch_args=(),
         install_hint="part of omniagent itself (always installed)",
-        api_key_env=("ANTHROPIC_API_KEY", "OPENAI_API_KEY"),
+        api_key_env=("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY"),
     ),
     # real-agents §5.2: a full turn observed with claude 2.1.197 over these flags; anyagent adds the last two
     # (partial messages, replayed user messages) and its adapter relies on them.

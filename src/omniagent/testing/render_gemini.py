@@ -43,20 +43,35 @@ class GeminiRenderer:
         return _answer(request, merged, finish=_FINISH.get(reply.stop_reason(), "STOP"), reply=reply)
 
     def error_body(self, error: ErrorReply) -> dict[str, object]:
+        """google.rpc's shape; a `retry_after` goes in a `RetryInfo` detail, where Gemini says how long to wait."""
         status = error.error_type or _STATUS_NAMES.get(error.status, "UNKNOWN")
-        return {"error": {"code": error.status, "message": error.message, "status": status}}
+        body: dict[str, object] = {"code": error.status, "message": error.message, "status": status}
+        if error.retry_after is not None:
+            retry = {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": f"{error.retry_after:g}s"}
+            body["details"] = [retry]
+        return {"error": body}
 
 
 def _parts(reply: Reply, size: int) -> list[dict[str, object]]:
+    """Thought parts, text parts, function calls; the reply's `signature` rides on the first function call, else on
+    the last part, as Gemini places its thought signatures."""
     parts: list[dict[str, object]] = [{"text": p, "thought": True} for p in pieces(reply.reasoning, size) if p]
     parts += [{"text": p} for p in pieces(reply.text, size) if p]
+    first_call = len(parts)
     for call in reply.tool_calls:
         try:
             args = json.loads(call.arguments_json())
         except ValueError:
             args = {}
-        parts.append({"functionCall": {"name": call.name, "args": args}})
-    return parts or [{"text": ""}]
+        function: dict[str, object] = {"name": call.name, "args": args}
+        if call.call_id:  # the Gemini API sends ids only sometimes: a scripted one is sent, none made up
+            function["id"] = call.call_id
+        parts.append({"functionCall": function})
+    if not parts:
+        return [{"text": ""}]
+    if reply.signature:
+        parts[first_call if reply.tool_calls else -1]["thoughtSignature"] = reply.signature
+    return parts
 
 
 def _answer(

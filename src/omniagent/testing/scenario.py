@@ -86,7 +86,8 @@ class Reply:
 
 @dataclass(frozen=True, slots=True)
 class ErrorReply:
-    """An HTTP error answer with the provider's error body. `retry_after` (seconds) sets the `retry-after` header."""
+    """An HTTP error answer with the provider's error body. `retry_after` (seconds) sets the `retry-after` header
+    (on Gemini, a `RetryInfo` detail in the body instead, as that API says it)."""
 
     status: int
     error_type: str = ""

@@ -259,7 +259,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if isinstance(step, ErrorReply):
             headers = dict(step.headers)
-            if step.retry_after is not None:
+            # Gemini says how long to wait in the error body (its renderer), never in a header.
+            if step.retry_after is not None and not isinstance(renderer, GeminiRenderer):
                 headers["retry-after"] = f"{step.retry_after:g}"
             if step.retry_after_ms is not None:
                 headers["retry-after-ms"] = str(step.retry_after_ms)
@@ -358,6 +359,7 @@ def _is_terminal(event: str) -> bool:
         "response.completed",
         "response.incomplete",
         'finish_reason":"',
+        '"finishReason"',
     )
     return any(marker in event for marker in markers)
 

@@ -33,20 +33,29 @@ def states(catalog: Catalog) -> dict[str, str]:
 
 def test_builtins_need_credentials_until_an_env_key_is_set(tmp_path: Path) -> None:
     """§10.6: built-in env keys; missing key ↔ needs_credential. Ollama takes no key; GitHub Copilot needs a
-    device login (`auth.login`), whatever the environment holds."""
+    device login (`auth.login`), whatever the environment holds. Gemini reads GEMINI_API_KEY, else GOOGLE_API_KEY (as
+    Google's SDKs do), and says which one it used."""
+    needs = "needs_credential"
     assert states(make(tmp_path)) == {
-        "anthropic": "needs_credential",
-        "openai": "needs_credential",
-        "github-copilot": "needs_credential",
+        "anthropic": needs,
+        "openai": needs,
+        "gemini": needs,
+        "github-copilot": needs,
         "ollama": "ready",
     }
-    ready = make(tmp_path, {"ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k"})
+    ready = make(tmp_path, {"ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k", "GOOGLE_API_KEY": "g"})
     assert states(ready) == {
         "anthropic": "ready",
         "openai": "ready",
-        "github-copilot": "needs_credential",
+        "gemini": "ready",
+        "github-copilot": needs,
         "ollama": "ready",
     }
+    gemini = ready.provider("gemini")
+    assert gemini is not None and ready.api_key_origin(gemini) == "GOOGLE_API_KEY"
+    both = make(tmp_path, {"GEMINI_API_KEY": "first", "GOOGLE_API_KEY": "second"})
+    key = both.api_key(gemini)
+    assert key is not None and key.reveal() == "first" and both.api_key_origin(gemini) == "GEMINI_API_KEY"
 
 
 def test_listing_models_carry_selector_limits_levels_and_cost(tmp_path: Path) -> None:
@@ -102,15 +111,22 @@ def test_provider_without_base_url_needs_a_route(tmp_path: Path) -> None:
 
 
 def test_env_base_urls_redirect_builtins(tmp_path: Path) -> None:
-    """Our choice: ANTHROPIC_BASE_URL (SDK form, /v1 appended), OPENAI_BASE_URL (with /v1), OLLAMA_HOST."""
+    """Our choice: ANTHROPIC_BASE_URL (SDK form, /v1 appended), OPENAI_BASE_URL (with /v1), GOOGLE_GEMINI_BASE_URL
+    (Gemini CLI's origin form, /v1beta appended), OLLAMA_HOST."""
     env = {
         "ANTHROPIC_BASE_URL": "http://127.0.0.1:1",
         "OPENAI_BASE_URL": "http://127.0.0.1:2/v1/",
+        "GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:4/",
         "OLLAMA_HOST": "h:3",
     }
     catalog = make(tmp_path, env)
     urls = {p.id: p.base_url for p in catalog.providers if p.id != "github-copilot"}
-    assert urls == {"anthropic": "http://127.0.0.1:1/v1", "openai": "http://127.0.0.1:2/v1", "ollama": "http://h:3/v1"}
+    assert urls == {
+        "anthropic": "http://127.0.0.1:1/v1",
+        "openai": "http://127.0.0.1:2/v1",
+        "gemini": "http://127.0.0.1:4/v1beta",
+        "ollama": "http://h:3/v1",
+    }
 
 
 def test_unknown_field_is_rejected_naming_the_field_but_never_its_value(tmp_path: Path) -> None:
@@ -193,6 +209,7 @@ def test_auth_list_reports_key_presence_only(tmp_path: Path) -> None:
     assert listed == {
         "anthropic": (None, False),
         "openai": ("api_key", False),
+        "gemini": (None, False),
         "github-copilot": (None, True),
         "ollama": (None, False),
     }

@@ -29,7 +29,16 @@ from tests.sidecar_schema import validate
 
 KEY = "sk-ant-fake-key-for-tests-0123456789"
 # Every variable that could hand the engine a key or another home; cleared before the test's own are set.
-ENGINE_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "OLLAMA_HOST")
+ENGINE_VARS = (
+    "ANTHROPIC_API_KEY",
+    "OPENAI_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "OPENAI_BASE_URL",
+    "GOOGLE_GEMINI_BASE_URL",
+    "OLLAMA_HOST",
+)
 WAIT = 15.0  # seconds: the bound on every wait
 
 

@@ -62,7 +62,7 @@ async def test_without_a_key_open_needs_a_login_naming_the_key_variables(
         with pytest.raises(AuthRequired) as raised:
             await rt.open("omniagent", workspace(tmp_path))
         details = await rt.probe("omniagent")
-    expected = [EnvVarLogin(name="ANTHROPIC_API_KEY"), EnvVarLogin(name="OPENAI_API_KEY")]
+    expected = [EnvVarLogin(name=n) for n in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY")]
     assert raised.value.login == expected
     assert details.auth == Unauthenticated(login=expected)
 

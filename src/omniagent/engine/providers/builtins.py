@@ -13,6 +13,7 @@ from omniagent.engine.providers.catalog_file import ProvidersFile
 
 ANTHROPIC_DEFAULT_BASE = "https://api.anthropic.com/v1"
 OPENAI_DEFAULT_BASE = "https://api.openai.com/v1"
+GEMINI_DEFAULT_BASE = "https://generativelanguage.googleapis.com/v1beta"
 OLLAMA_DEFAULT_BASE = "http://127.0.0.1:11434/v1"
 COPILOT_DEFAULT_BASE = "https://api.githubcopilot.com"
 # GitHub's device login and the Copilot token exchange, with the public client id of GitHub's Copilot editor
@@ -25,9 +26,12 @@ COPILOT_OAUTH = {
     "scope": "read:user",
     "exchange_url": "https://api.github.com/copilot_internal/v2/token",
 }
+# Key variables read when a provider's own is unset: Google's SDKs and CLIs take either name.
+KEY_ENV_ALIASES: Mapping[str, tuple[str, ...]] = {"GEMINI_API_KEY": ("GOOGLE_API_KEY",)}
 
 _CLAUDE_LEVELS = [None, "low", "medium", "high", "max"]
 _GPT5_LEVELS = ["minimal", "low", "medium", "high"]
+_GEMINI_WINDOW, _GEMINI_MAX_OUT = 1_048_576, 65_536
 
 
 def _claude(model_id: str, name: str, max_out: int, price: tuple[float, float, float, float]) -> dict[str, object]:
@@ -54,6 +58,17 @@ def _gpt(model_id: str, name: str, window: int, max_out: int, price: tuple[float
         "limits": {"context_window": window, "max_output_tokens": max_out},
         "cost": [{"input": price[0], "output": price[1], "cache_read": price[2]}],
         "reasoning_levels": _GPT5_LEVELS,
+        "flags": {"supports_vision": True},
+    }
+
+
+def _gemini(model_id: str, name: str, levels: list[str | None], bands: list[dict[str, float]]) -> dict[str, object]:
+    return {
+        "id": model_id,
+        "name": name,
+        "limits": {"context_window": _GEMINI_WINDOW, "max_output_tokens": _GEMINI_MAX_OUT},
+        "cost": bands,
+        "reasoning_levels": levels,
         "flags": {"supports_vision": True},
     }
 
@@ -95,6 +110,39 @@ BUILTIN_PROVIDERS = ProvidersFile.model_validate(
                 ],
             },
             {
+                "id": "gemini",
+                "name": "Google Gemini",
+                "base_url": GEMINI_DEFAULT_BASE,
+                # Gemini caches repeated prefixes on its own (implicit caching) and reports the hits.
+                "endpoints": [{"protocol": "gemini", "key_header": "x_api_key", "cache": "automatic"}],
+                "auth": {"api_key": {"source": {"env": "GEMINI_API_KEY"}}},
+                "models": [
+                    # Prompts over 200k tokens are priced higher on Pro. Pro always thinks; on Flash `minimal`
+                    # turns thinking off; Flash-Lite does not think unless asked.
+                    _gemini(
+                        "gemini-2.5-pro",
+                        "Gemini 2.5 Pro",
+                        ["low", "medium", "high"],
+                        [
+                            {"input": 1.25, "output": 10.0, "cache_read": 0.125},
+                            {"min_prompt_tokens": 200_001, "input": 2.5, "output": 15.0, "cache_read": 0.25},
+                        ],
+                    ),
+                    _gemini(
+                        "gemini-2.5-flash",
+                        "Gemini 2.5 Flash",
+                        ["minimal", "low", "medium", "high"],
+                        [{"input": 0.30, "output": 2.50, "cache_read": 0.03}],
+                    ),
+                    _gemini(
+                        "gemini-2.5-flash-lite",
+                        "Gemini 2.5 Flash-Lite",
+                        [None, "low", "medium", "high"],
+                        [{"input": 0.10, "output": 0.40, "cache_read": 0.01}],
+                    ),
+                ],
+            },
+            {
                 # GitHub Copilot's OpenAI-compatible API, signed in with `auth.login` (a GitHub device login).
                 "id": "github-copilot",
                 "name": "GitHub Copilot",
@@ -129,7 +177,8 @@ def env_base_urls(env: Mapping[str, str]) -> dict[str, str]:
     """Base-URL overrides of the built-ins from the environment, in providers.json form.
 
     `ANTHROPIC_BASE_URL` follows the Anthropic SDK convention (no `/v1`; it is appended), `OPENAI_BASE_URL` the
-    OpenAI SDK one (`/v1` included), `OLLAMA_HOST` Ollama's (`host:port` or a URL, `/v1` appended).
+    OpenAI SDK one (`/v1` included), `GOOGLE_GEMINI_BASE_URL` Gemini CLI's (the origin; `/v1beta` appended),
+    `OLLAMA_HOST` Ollama's (`host:port` or a URL, `/v1` appended).
     """
     overrides: dict[str, str] = {}
     if env.get("ANTHROPIC_BASE_URL"):
@@ -137,6 +186,9 @@ def env_base_urls(env: Mapping[str, str]) -> dict[str, str]:
         overrides["anthropic"] = base if base.endswith("/v1") else base + "/v1"
     if env.get("OPENAI_BASE_URL"):
         overrides["openai"] = env["OPENAI_BASE_URL"].rstrip("/")
+    if env.get("GOOGLE_GEMINI_BASE_URL"):
+        base = env["GOOGLE_GEMINI_BASE_URL"].rstrip("/")
+        overrides["gemini"] = base if base.endswith(("/v1beta", "/v1")) else base + "/v1beta"
     if env.get("OLLAMA_HOST"):
         host = env["OLLAMA_HOST"].rstrip("/")
         overrides["ollama"] = (host if "://" in host else "http://" + host) + "/v1"

@@ -16,8 +16,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
-from omniagent.engine.providers.builtins import BUILTIN_PROVIDERS, env_base_urls
-from omniagent.engine.providers.catalog_file import CatalogError, ModelEntry, ProviderEntry, load_providers_file
+from omniagent.engine.providers.builtins import BUILTIN_PROVIDERS, KEY_ENV_ALIASES, env_base_urls
+from omniagent.engine.providers.catalog_file import (
+    CatalogError,
+    KeySource,
+    ModelEntry,
+    ProviderEntry,
+    load_providers_file,
+)
 from omniagent.engine.providers.credentials import CredentialStore, Secret, resolve_api_key
 from omniagent.engine.providers.neutral import Usage
 from omniagent.protocols.yuke.auth import AuthProvider
@@ -85,7 +91,7 @@ class Catalog:
         source = provider.auth.api_key.source if provider.auth and provider.auth.api_key else None
         literal_text = provider.api_key or (source.literal if source else None)
         literal = Secret(literal_text) if literal_text else None
-        return resolve_api_key(provider.id, self._credentials, self._env, source.env if source else None, literal)
+        return resolve_api_key(provider.id, self._credentials, self._env, self._key_variable(source), literal)
 
     def api_key_origin(self, provider: ProviderEntry) -> str | None:
         """Where the key `api_key` returns comes from, for a person (never the key): `"stored"` (saved with
@@ -96,9 +102,17 @@ class Catalog:
             return "stored"
         if provider.api_key or (source and source.literal):
             return "providers.json"
-        if source and source.env and self._env.get(source.env):
-            return source.env
+        variable = self._key_variable(source)
+        if variable and self._env.get(variable):
+            return variable
         return None
+
+    def _key_variable(self, source: KeySource | None) -> str | None:
+        """The variable a key is read from: the source's own, else the first of its aliases that is set."""
+        if source is None or not source.env:
+            return None
+        names = (source.env, *KEY_ENV_ALIASES.get(source.env, ()))
+        return next((name for name in names if self._env.get(name)), source.env)
 
     def state(self, provider: ProviderEntry) -> ProviderState:
         """ready, needs_route (no base URL or endpoint), needs_credential (a key or login is required and none is

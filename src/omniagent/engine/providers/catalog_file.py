@@ -16,7 +16,7 @@ from omniagent.errors import OmniagentError
 
 PROVIDERS_FILE = "providers.json"  # name of the catalog file inside the config dir
 
-Protocol = Literal["anthropic_messages", "openai_chat", "openai_responses"]
+Protocol = Literal["anthropic_messages", "openai_chat", "openai_responses", "gemini"]
 ReasoningLevel = Literal["minimal", "low", "medium", "high", "xhigh", "max"] | None
 
 

@@ -85,7 +85,13 @@ FAILURES: Mapping[FailureKind, Failure] = {
 }
 
 # Fragments of provider error text that mean "the prompt does not fit", across vendors.
-_OVERFLOW_MARKERS = ("prompt is too long", "context_length_exceeded", "maximum context length", "context window")
+_OVERFLOW_MARKERS = (
+    "prompt is too long",
+    "context_length_exceeded",
+    "maximum context length",
+    "context window",
+    "exceeds the maximum number of tokens",  # Gemini
+)
 
 
 def provider_error(
@@ -95,8 +101,10 @@ def provider_error(
     headers: httpx.Headers | None = None,
     content_streamed: bool = False,
     detail: str | None = None,
+    body: object = None,
 ) -> ProviderError:
-    """Build the `ProviderError` for `kind`, reading retry hints from response `headers` when given.
+    """Build the `ProviderError` for `kind`, reading retry hints from response `headers` when given, else from the
+    error `body` (Gemini's `RetryInfo`).
 
     `detail` (our own facts, e.g. a URL without query and a checked media type; never provider text) is appended
     to the kind's sentence.
@@ -111,6 +119,8 @@ def provider_error(
         should_retry = headers.get("x-should-retry", "").strip().lower()
         if should_retry == "false":
             retryable = False
+    if retry_after is None:
+        retry_after = parse_retry_delay(body)
     return ProviderError(
         failure.code,
         sentence,
@@ -128,6 +138,8 @@ def classify_status(status: int, error_type: str, error_code: str, error_message
         return FailureKind.QUOTA_EXHAUSTED
     if status in (400, 413) and any(marker in lowered for marker in _OVERFLOW_MARKERS):
         return FailureKind.CONTEXT_OVERFLOW
+    if status == 400 and "api key not valid" in lowered:  # Gemini refuses a bad key with a 400
+        return FailureKind.AUTH
     by_status = {
         400: FailureKind.BAD_REQUEST,
         401: FailureKind.AUTH,
@@ -189,4 +201,21 @@ def parse_retry_after(headers: httpx.Headers) -> float | None:
             continue
         if seconds >= 0:
             return seconds
+    return None
+
+
+def parse_retry_delay(body: object) -> float | None:
+    """Seconds a google.rpc `RetryInfo` in an error body asks to wait (`{"error": {"details": [{"retryDelay":
+    "38s"}]}}`, as Gemini sends with a 429), or None."""
+    error = body.get("error") if isinstance(body, dict) else None
+    details = error.get("details") if isinstance(error, dict) else None
+    for detail in details if isinstance(details, list) else []:
+        delay = detail.get("retryDelay") if isinstance(detail, dict) else None
+        if isinstance(delay, str) and delay.endswith("s"):
+            try:
+                seconds = float(delay[:-1])
+            except ValueError:
+                continue
+            if seconds >= 0:
+                return seconds
     return None

@@ -14,6 +14,7 @@ import httpx
 from omniagent.engine.providers.anthropic import AnthropicProvider
 from omniagent.engine.providers.catalog import NO_REASONING, Catalog
 from omniagent.engine.providers.catalog_file import ModelEntry, Protocol
+from omniagent.engine.providers.gemini import GeminiProvider
 from omniagent.engine.providers.grants import GrantAuth
 from omniagent.engine.providers.neutral import Provider, RunErrorCode
 from omniagent.engine.providers.openai_chat import OpenAIChatProvider
@@ -127,6 +128,8 @@ def open_provider(
         provider = OpenAIChatProvider(
             base, key, max_tokens_field=field, extra_headers=headers, client=client, auth=auth
         )
+    elif route.protocol == "gemini":
+        provider = GeminiProvider(base, key, extra_headers=headers, client=client)
     else:
         provider = OpenAIResponsesProvider(base, key, extra_headers=headers, client=client, auth=auth)
     return provider, route

@@ -113,8 +113,9 @@ class SseEndpoint:
         """Release the HTTP connection pool."""
         await self._client.aclose()
 
-    def _post(self, body: Mapping[str, object]) -> AsyncGenerator[ServerSentEvent, None]:
-        return post_sse(self._client, self._url, self._headers, body, self._auth)
+    def _post(self, body: Mapping[str, object], url: str | None = None) -> AsyncGenerator[ServerSentEvent, None]:
+        """POST `body` to the endpoint (or to `url`, for a wire that names the model in the path)."""
+        return post_sse(self._client, url or self._url, self._headers, body, self._auth)
 
     def _stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
         raise NotImplementedError
@@ -173,4 +174,4 @@ async def _status_error(response: httpx.Response) -> ProviderError:
     except ValueError:
         parsed = None
     kind = classify_status(response.status_code, *error_fields(parsed))
-    return provider_error(kind, status=response.status_code, headers=response.headers)
+    return provider_error(kind, status=response.status_code, headers=response.headers, body=parsed)

@@ -13,7 +13,8 @@ from omniagent.protocols.yuke.inputs import InputSource
 from omniagent.protocols.yuke.runs import StopReason
 from omniagent.protocols.yuke.tools import ToolState, View
 
-ProviderProtocol = Literal["anthropic_messages", "openai_chat", "openai_responses"]
+# `gemini` is an engine extension (docs/engine.md): the spec names the first three.
+ProviderProtocol = Literal["anthropic_messages", "openai_chat", "openai_responses", "gemini"]
 CompactionReason = Literal["auto", "manual"]
 
 

@@ -54,7 +54,7 @@ SANDBOX_MODES: tuple[tuple[SandboxMode, str], ...] = (
 )
 NETWORK_VALUES = (("off", "No network for sandboxed commands"), ("on", "Sandboxed commands may use the network"))
 # The key variables named when the catalog names none (every provider ready, or none with an env source).
-FALLBACK_KEY_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")
+FALLBACK_KEY_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY")
 # Features every engine session has: durable sessions resume by id, guarded tools ask, the model may ask the user
 # (`ask_user`), usage comes with each reply.
 # Not Images: the engine refuses media input (no blob store yet), whatever the model could read.
