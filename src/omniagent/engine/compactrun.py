@@ -125,7 +125,9 @@ async def compact(
     state = ActivityCompacting(run_id=run.run_id, reason=reason, started_at_ms=started)
     ctx.set_activity(state)
     instruction = compaction.instruction(planned.previous)
-    request = conversation.summary_request(route, system, record_.session.root, planned.covered, instruction, tools)
+    request = conversation.summary_request(
+        route, system, record_.session.root, planned.covered, instruction, tools, ctx.session_id
+    )
     sink = SummarySink()
     await ctx.attempts(provider, request, sink, lambda: state)
     summary = sink.text

@@ -36,8 +36,10 @@ def build_request(
     transcript: list[Message],
     tools: tuple[n.ToolSpec, ...],
     root: str = "",
+    cache_key: str | None = None,
 ) -> n.ModelRequest:
-    """One model call over the transcript as it projects after its newest compaction."""
+    """One model call over the transcript as it projects after its newest compaction; `cache_key` is the session's
+    (`ModelRequest.cache_key`)."""
     checkpoint, kept = compaction.project(transcript)
     messages: list[n.Message] = []
     if checkpoint is not None:
@@ -50,6 +52,7 @@ def build_request(
         tools=tools,
         max_output_tokens=route.max_output_tokens,
         reasoning_effort=route.effort,
+        cache_key=cache_key,
     )
 
 
@@ -60,6 +63,7 @@ def summary_request(
     covered: list[Message],
     instruction: str,
     tools: tuple[n.ToolSpec, ...],
+    cache_key: str | None = None,
 ) -> n.ModelRequest:
     """The compaction call: the same system prompt and tools as a turn (so a prompt cache still fits), the
     covered messages, then the summary instruction as the last user message; no reasoning, a short answer."""
@@ -72,6 +76,7 @@ def summary_request(
         messages=tuple(messages),
         tools=tools,
         max_output_tokens=min(compaction.SUMMARY_MAX_OUTPUT, route.max_output_tokens),
+        cache_key=cache_key,
     )
 
 

@@ -123,7 +123,13 @@ class RunExecutor:
             except RoundFailed as failed:
                 return RunOutcomeFailed(code=failed.error.code.value, message=failed.error.message)
             request = conversation.build_request(
-                route, self._run.config.reasoning, self._system, transcript, self._tools.specs(), record_.session.root
+                route,
+                self._run.config.reasoning,
+                self._system,
+                transcript,
+                self._tools.specs(),
+                record_.session.root,
+                cache_key=sid,
             )
             message_id = await store.write(q.bump_counter, sid, "message_id_high")
             draft = Draft(self, message_id, ROOT_AGENT)

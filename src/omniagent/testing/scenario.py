@@ -1,6 +1,7 @@
 """Scenarios for the fake LLM server, as data: a queue of scripted steps, each a reply, an error or a dropped line.
 
-A scenario file is JSON: `{"steps": [...], "fallback": {...}?, "models": [...]?, "plan_quota": {...}?}`; each
+A scenario file is JSON: `{"steps": [...], "fallback": {...}?, "models": [...]?, "plan_quota": {...}?,
+"prompt_cache": true?}`; each
 step is an object with a `"kind"` of `reply`, `error`, `drop` or `raw` and the fields of the matching dataclass
 below (`tool_calls` as a list of `{"name", "arguments", "call_id"?}`, `usage` as `{"input", "output", ...}`). See
 docs/testing.md.
@@ -154,12 +155,17 @@ EXHAUSTED = ErrorReply(500, "api_error", "scenario_exhausted", "the fake LLM sce
 @dataclass(slots=True)
 class Scenario:
     """A queue of steps plus what to answer once it is empty, the model ids `GET …/models` lists, and the plan
-    quota the account routes report (None: those routes answer 404, as for a login without a plan)."""
+    quota the account routes report (None: those routes answer 404, as for a login without a plan).
+
+    `prompt_cache`: each reply's input, cache-read and cache-write tokens are computed from the request against
+    the prefixes earlier requests cached, as each API does (`prompt_cache.py`); only its output counts are kept.
+    """
 
     steps: list[Step] = field(default_factory=list)
     fallback: Step = EXHAUSTED
     models: tuple[str, ...] = ("fake-model",)
     plan_quota: PlanQuota | None = None
+    prompt_cache: bool = False
 
     @classmethod
     def from_json(cls, value: object) -> Scenario:
@@ -170,7 +176,10 @@ class Scenario:
         fallback = step_from_json(value["fallback"]) if "fallback" in value else EXHAUSTED
         models = tuple(str(model) for model in value.get("models", ["fake-model"]))
         quota = plan_quota_from_json(value["plan_quota"]) if "plan_quota" in value else None
-        return cls(steps=steps, fallback=fallback, models=models, plan_quota=quota)
+        cache = value.get("prompt_cache", False)
+        if not isinstance(cache, bool):
+            raise ValueError('"prompt_cache" is true or false')
+        return cls(steps=steps, fallback=fallback, models=models, plan_quota=quota, prompt_cache=cache)
 
     @classmethod
     def load(cls, path: str | Path) -> Scenario:

@@ -13,7 +13,7 @@ import json
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
@@ -21,6 +21,7 @@ from typing import Self
 from urllib.parse import urlsplit
 
 from omniagent.testing.frames import Renderer
+from omniagent.testing.prompt_cache import CacheRefusal, PromptCache
 from omniagent.testing.render_accounts import CHATGPT_USAGE_PATHS, chatgpt_usage
 from omniagent.testing.render_anthropic import AnthropicRenderer
 from omniagent.testing.render_gemini import GeminiRenderer
@@ -78,6 +79,7 @@ class FakeLLMServer:
         self.stopping = threading.Event()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self.prompt_cache = PromptCache()
 
     @property
     def url(self) -> str:
@@ -226,12 +228,21 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = None
         api, model = _route(method, split.path)
-        owner.record(_recorded(method, split.path, split.query, api, dict(self.headers.items()), body))
+        recorded = _recorded(method, split.path, split.query, api, dict(self.headers.items()), body)
+        owner.record(recorded)
         if api in _RENDERERS:
             request = dict(body) if isinstance(body, dict) else {}
             if model:
                 request["model"] = model
-            self._answer(owner, _RENDERERS[api], owner.take_step(raw), request, _wants_stream(api, split.path, body))
+            step = owner.take_step(raw)
+            if owner.scenario.prompt_cache and isinstance(step, Reply):
+                try:
+                    usage = owner.prompt_cache.usage(api, request, recorded.credential, step.usage)
+                except CacheRefusal as refusal:
+                    step = ErrorReply(400, "invalid_request_error", message=str(refusal))
+                else:
+                    step = replace(step, usage=usage)
+            self._answer(owner, _RENDERERS[api], step, request, _wants_stream(api, split.path, body))
         elif api == "models":
             self._json(200, _models(owner.scenario.models, split.path, "anthropic-version" in self.headers))
         elif api == "chatgpt_usage":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
@@ -122,10 +123,46 @@ async def test_replayed_assistant_turn_keeps_thinking_blocks_and_tool_results_co
     assert assistant == [
         {"type": "redacted_thinking", "data": "opaque=="},
         {"type": "thinking", "thinking": "thinking...", "signature": "sig-1"},
-        {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"path": "a"}},
+        {
+            "type": "tool_use",
+            "id": "toolu_1",
+            "name": "read",
+            "input": {"path": "a"},
+            "cache_control": {"type": "ephemeral"},
+        },
     ]
     assert user[0] == {"type": "tool_result", "tool_use_id": "toolu_1", "content": "file text", "is_error": True}
     assert user[1]["type"] == "text"
+
+
+async def test_cache_breakpoints_mark_the_frame_and_the_two_newest_messages_never_thinking(
+    llm: FakeLLMServer,
+) -> None:
+    """Module doc: tools + system end (the last tool without a system prompt), then the last block of each of the
+    two newest messages that is not thinking; three breakpoints, within the API's four. Off: none at all."""
+    llm.enqueue(Reply(text="a"), Reply(text="b"))
+    history = (
+        Message("user", (TextPart("first"),)),
+        Message("assistant", (TextPart("answer"),)),
+        Message("user", (TextPart("second"),)),
+        Message("assistant", (TextPart("calling"), ToolCallPart("t1", "read", "{}"), ReasoningPart("x", "sig"))),
+        Message("user", (ToolResultPart("t1", "r1"), TextPart("more"))),
+    )
+    tools = (ToolSpec("read", "Read", {"type": "object"}), ToolSpec("write", "Write", {"type": "object"}))
+    request = ModelRequest(model="m", system="", messages=history, tools=tools)
+    await collect(provider(llm), request)
+    await collect(AnthropicProvider(llm.url + "/v1", KEY, cache_breakpoints=False), request)
+    marked, unmarked = (r.body for r in llm.requests)
+    assert isinstance(marked, dict) and isinstance(unmarked, dict)
+
+    def marks(body: dict[str, Any]) -> list[str]:
+        found = [f"tool {t['name']}" for t in body["tools"] if "cache_control" in t]
+        for number, message in enumerate(body["messages"]):
+            found += [f"{number}:{b['type']}" for b in message["content"] if "cache_control" in b]
+        return found
+
+    assert marks(marked) == ["tool write", "3:tool_use", "4:text"]
+    assert marks(unmarked) == []
 
 
 @pytest.mark.parametrize(

@@ -140,3 +140,15 @@ async def test_stream_without_finish_reason_is_truncated(llm: FakeLLMServer) -> 
     llm.enqueue(Reply(text="abcdefghij", end_after_events=2))
     error = await failure(provider(llm))
     assert error.code is RunErrorCode.PROTOCOL and error.content_streamed
+
+
+async def test_the_prompt_cache_key_is_sent_only_where_the_endpoint_takes_it(llm: FakeLLMServer) -> None:
+    """Prompt caching: an endpoint declared `openai_breakpoint` gets the session's `prompt_cache_key`; any other
+    compatible server never sees the field (a strict one would refuse it)."""
+    llm.enqueue(Reply(text="a"), Reply(text="b"))
+    request = ModelRequest(model="m", system="", messages=(Message("user", (TextPart("hi"),)),), cache_key="s1")
+    await collect(OpenAIChatProvider(llm.openai_base_url, KEY, prompt_cache_key=True), request)
+    await collect(provider(llm), request)
+    keyed, plain = (r.body for r in llm.requests)
+    assert isinstance(keyed, dict) and isinstance(plain, dict)
+    assert keyed["prompt_cache_key"] == "s1" and "prompt_cache_key" not in plain

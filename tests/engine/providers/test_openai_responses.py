@@ -117,3 +117,14 @@ async def test_stream_without_response_completed_is_truncated(llm: FakeLLMServer
     """providers.md §3: no [DONE]; the stream ends with response.completed|incomplete|failed."""
     llm.enqueue(Reply(text="abc", end_after_events=6))
     assert (await failure(provider(llm))).code is RunErrorCode.PROTOCOL
+
+
+async def test_the_prompt_cache_key_is_sent_only_where_the_endpoint_takes_it(llm: FakeLLMServer) -> None:
+    """Prompt caching: an endpoint declared `openai_breakpoint` gets the session's `prompt_cache_key`."""
+    llm.enqueue(Reply(text="a"), Reply(text="b"))
+    request = ModelRequest(model="m", system="", messages=(Message("user", (TextPart("hi"),)),), cache_key="s1")
+    await collect(OpenAIResponsesProvider(llm.openai_base_url, KEY, prompt_cache_key=True), request)
+    await collect(provider(llm), request)
+    keyed, plain = (r.body for r in llm.requests)
+    assert isinstance(keyed, dict) and isinstance(plain, dict)
+    assert keyed["prompt_cache_key"] == "s1" and "prompt_cache_key" not in plain

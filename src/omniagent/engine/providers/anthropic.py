@@ -1,4 +1,11 @@
-"""Anthropic Messages API client: neutral request → `POST {base}/messages` body, SSE answer → neutral events."""
+"""Anthropic Messages API client: neutral request → `POST {base}/messages` body, SSE answer → neutral events.
+
+Prompt caching (when the endpoint allows it): the API caches a prefix only up to a block marked `cache_control`
+(a breakpoint; at most 4), looking back at most 20 blocks before each for an earlier cached prefix. Three
+breakpoints: the end of tools + system (the prefix every call shares), the end of the newest message (what the
+next call will read), and the end of the message before it (the previous call's prefix, so a turn that added more
+than 20 blocks, say many tool results, still finds it). Thinking blocks cannot carry one.
+"""
 
 from __future__ import annotations
 
@@ -82,27 +89,27 @@ class AnthropicProvider(SseEndpoint):
 
 def build_body(request: ModelRequest, cache_breakpoints: bool = True) -> dict[str, object]:
     """The Messages request body for `request` (streaming)."""
+    messages = [m for m in (_message(message) for message in request.messages) if m["content"]]
     body: dict[str, object] = {
         "model": request.model,
         "max_tokens": request.max_output_tokens,
         "stream": True,
-        "messages": [m for m in (_message(message) for message in request.messages) if m["content"]],
+        "messages": messages,
     }
-    if request.system:
-        system: dict[str, object] = {"type": "text", "text": request.system}
-        if cache_breakpoints:
-            system["cache_control"] = {"type": "ephemeral"}
-        body["system"] = [system]
-    if request.tools:
-        body["tools"] = [
-            {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}
-            for tool in request.tools
-        ]
+    system: list[dict[str, object]] = [{"type": "text", "text": request.system}] if request.system else []
+    if system:
+        body["system"] = system
+    tools: list[dict[str, object]] = [
+        {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}
+        for tool in request.tools
+    ]
+    if tools:
+        body["tools"] = tools
     budget = _thinking_budget(request)
     if budget is not None:
         body["thinking"] = {"type": "enabled", "budget_tokens": budget}
     if cache_breakpoints:
-        _mark_last_block(body["messages"])
+        _mark_breakpoints(system or tools, messages)
     return body
 
 
@@ -113,12 +120,16 @@ def _thinking_budget(request: ModelRequest) -> int | None:
     return budget if budget >= MIN_THINKING_BUDGET else None
 
 
-def _mark_last_block(messages: object) -> None:
-    # One breakpoint on the newest block caches the whole prefix for the next round of the same run.
-    if isinstance(messages, list) and messages:
-        content = messages[-1]["content"]
-        if content and content[-1].get("type") not in ("thinking", "redacted_thinking"):
-            content[-1]["cache_control"] = {"type": "ephemeral"}
+def _mark_breakpoints(frame: list[dict[str, object]], messages: list[dict[str, list[dict[str, object]]]]) -> None:
+    """The breakpoints of the module doc: the last block of the frame (system, else tools), and the last cacheable
+    block of each of the two newest messages."""
+    ephemeral = {"type": "ephemeral"}
+    if frame:
+        frame[-1]["cache_control"] = ephemeral
+    for message in messages[-2:]:
+        blocks = [b for b in message["content"] if b.get("type") not in ("thinking", "redacted_thinking")]
+        if blocks:
+            blocks[-1]["cache_control"] = ephemeral
 
 
 def _message(message: Message) -> dict[str, list[dict[str, object]]]:

@@ -94,7 +94,11 @@ BUILTIN_PROVIDERS = ProvidersFile.model_validate(
                 "id": "openai",
                 "name": "OpenAI",
                 "base_url": OPENAI_DEFAULT_BASE,
-                "endpoints": [{"protocol": "openai_responses"}, {"protocol": "openai_chat"}],
+                # OpenAI caches prefixes itself; the session's `prompt_cache_key` keeps its calls on one cache.
+                "endpoints": [
+                    {"protocol": "openai_responses", "cache": "openai_breakpoint"},
+                    {"protocol": "openai_chat", "cache": "openai_breakpoint"},
+                ],
                 "auth": {"api_key": {"source": {"env": "OPENAI_API_KEY"}}},
                 "models": [
                     _gpt("gpt-5", "GPT-5", 400_000, 128_000, (1.25, 10.0, 0.125)),

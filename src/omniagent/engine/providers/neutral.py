@@ -105,6 +105,8 @@ class ModelRequest:
 
     `model` is the upstream model id sent to the provider. `reasoning_effort` is a catalog reasoning level
     (`minimal`, `low`, `medium`, `high`, `xhigh`, `max`) or None for the provider's default / no reasoning.
+    `cache_key` names the conversation the request continues (the session), for providers that route prompt-cache
+    lookups by a key (OpenAI's `prompt_cache_key`); every request of one session carries the same.
     """
 
     model: str
@@ -113,6 +115,7 @@ class ModelRequest:
     tools: tuple[ToolSpec, ...] = ()
     max_output_tokens: int = 8192
     reasoning_effort: str | None = None
+    cache_key: str | None = None
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -54,6 +54,7 @@ class OpenAIChatProvider(SseEndpoint):
         api_key: str | None,
         *,
         max_tokens_field: MaxTokensField = "max_completion_tokens",
+        prompt_cache_key: bool = False,
         extra_headers: dict[str, str] | None = None,
         client: httpx.AsyncClient | None = None,
         auth: httpx.Auth | None = None,
@@ -61,10 +62,11 @@ class OpenAIChatProvider(SseEndpoint):
         headers = {**bearer(api_key), **(extra_headers or {})}
         super().__init__(base_url.rstrip("/") + "/chat/completions", headers, client, auth)
         self._max_tokens_field = max_tokens_field
+        self._prompt_cache_key = prompt_cache_key
 
     async def _stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
         decoder = _Decoder()
-        body = build_body(request, self._max_tokens_field)
+        body = build_body(request, self._max_tokens_field, prompt_cache_key=self._prompt_cache_key)
         async with aclosing(self._post(body)) as answer:
             async for sse in answer:
                 if sse.data.strip() == DONE_SENTINEL:
@@ -75,8 +77,11 @@ class OpenAIChatProvider(SseEndpoint):
             yield event
 
 
-def build_body(request: ModelRequest, max_tokens_field: MaxTokensField = "max_completion_tokens") -> dict[str, object]:
-    """The Chat Completions request body for `request` (streaming, usage included)."""
+def build_body(
+    request: ModelRequest, max_tokens_field: MaxTokensField = "max_completion_tokens", *, prompt_cache_key: bool = False
+) -> dict[str, object]:
+    """The Chat Completions request body for `request` (streaming, usage included; with `prompt_cache_key`, the
+    request's cache key as OpenAI's `prompt_cache_key`)."""
     messages: list[dict[str, object]] = []
     if request.system:
         messages.append({"role": "system", "content": request.system})
@@ -99,6 +104,8 @@ def build_body(request: ModelRequest, max_tokens_field: MaxTokensField = "max_co
         ]
     if request.reasoning_effort is not None:
         body["reasoning_effort"] = request.reasoning_effort
+    if prompt_cache_key and request.cache_key:
+        body["prompt_cache_key"] = request.cache_key
     return body
 
 

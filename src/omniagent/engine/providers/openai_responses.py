@@ -46,16 +46,18 @@ class OpenAIResponsesProvider(SseEndpoint):
         base_url: str,
         api_key: str | None,
         *,
+        prompt_cache_key: bool = False,
         extra_headers: dict[str, str] | None = None,
         client: httpx.AsyncClient | None = None,
         auth: httpx.Auth | None = None,
     ) -> None:
         headers = {**bearer(api_key), **(extra_headers or {})}
         super().__init__(base_url.rstrip("/") + "/responses", headers, client, auth)
+        self._prompt_cache_key = prompt_cache_key
 
     async def _stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
         decoder = _Decoder()
-        async with aclosing(self._post(build_body(request))) as answer:
+        async with aclosing(self._post(build_body(request, prompt_cache_key=self._prompt_cache_key))) as answer:
             async for sse in answer:
                 for event in decoder.feed(load_json(sse.data)):
                     yield event
@@ -64,8 +66,9 @@ class OpenAIResponsesProvider(SseEndpoint):
         raise provider_error(FailureKind.TRUNCATED)
 
 
-def build_body(request: ModelRequest) -> dict[str, object]:
-    """The Responses request body for `request` (streaming, stateless)."""
+def build_body(request: ModelRequest, *, prompt_cache_key: bool = False) -> dict[str, object]:
+    """The Responses request body for `request` (streaming, stateless; with `prompt_cache_key`, the request's cache
+    key as OpenAI's `prompt_cache_key`)."""
     body: dict[str, object] = {
         "model": request.model,
         "input": [item for message in request.messages for item in _items(message)],
@@ -83,6 +86,8 @@ def build_body(request: ModelRequest) -> dict[str, object]:
     if request.reasoning_effort is not None:
         body["reasoning"] = {"effort": request.reasoning_effort, "summary": "auto"}
         body["include"] = ["reasoning.encrypted_content"]
+    if prompt_cache_key and request.cache_key:
+        body["prompt_cache_key"] = request.cache_key
     return body
 
 

@@ -109,6 +109,8 @@ def open_provider(
         grant = catalog.credentials.grant(provider_entry.id)
         base = grant.api_base if grant is not None and grant.api_base else base
         auth = GrantAuth(provider_entry.id, oauth, catalog.credentials)
+    # Prompt caching as the endpoint declares it: Anthropic breakpoints, OpenAI's cache-routing key.
+    keyed = endpoint.cache == "openai_breakpoint"
     provider: Provider
     if route.protocol == "anthropic_messages":
         cache = endpoint.cache in ("anthropic_breakpoint", "automatic")
@@ -126,12 +128,20 @@ def open_provider(
             "max_completion_tokens" if route.provider_id == "openai" else "max_tokens"
         )
         provider = OpenAIChatProvider(
-            base, key, max_tokens_field=field, extra_headers=headers, client=client, auth=auth
+            base,
+            key,
+            max_tokens_field=field,
+            prompt_cache_key=keyed,
+            extra_headers=headers,
+            client=client,
+            auth=auth,
         )
     elif route.protocol == "gemini":
         provider = GeminiProvider(base, key, extra_headers=headers, client=client)
     else:
-        provider = OpenAIResponsesProvider(base, key, extra_headers=headers, client=client, auth=auth)
+        provider = OpenAIResponsesProvider(
+            base, key, prompt_cache_key=keyed, extra_headers=headers, client=client, auth=auth
+        )
     return provider, route
 
 
