@@ -84,6 +84,7 @@ async def test_capabilities_and_options_come_from_the_engine(tmp_path: Path, mon
         Capability.ROLLBACK_FILES,
         Capability.FORK,
         Capability.COMPACT,
+        Capability.PLAN,
         Capability.CONTEXT_USAGE,
     ]
     assert features == expected

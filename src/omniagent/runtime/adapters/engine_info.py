@@ -56,9 +56,11 @@ NETWORK_VALUES = (("off", "No network for sandboxed commands"), ("on", "Sandboxe
 # The key variables named when the catalog names none (every provider ready, or none with an env source).
 FALLBACK_KEY_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY")
 # Features every engine session has: durable sessions resume by id, guarded tools ask, the model may ask the user
-# (`ask_user`), usage comes with each reply.
+# (`ask_user`), the plan tool's plan is shown, usage comes with each reply.
 # Not Images: the engine refuses media input (no blob store yet), whatever the model could read.
-_ALWAYS = frozenset({Capability.RESUME, Capability.PERMISSIONS, Capability.QUESTIONS, Capability.CONTEXT_USAGE})
+_ALWAYS = frozenset(
+    {Capability.RESUME, Capability.PERMISSIONS, Capability.QUESTIONS, Capability.PLAN, Capability.CONTEXT_USAGE}
+)
 
 
 def session_info(engine: Engine, session: Session) -> d.DriverInfo:
