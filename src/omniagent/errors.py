@@ -35,6 +35,7 @@ Catch `OmniagentError` to catch them all. The tree (module, then the classes it 
     ├── engine.skillfiles.SkillFormatError          a SKILL.md the engine cannot read (that skill is skipped)
     ├── engine.tools.context.ToolError              a tool call cannot proceed (becomes an error result)
     ├── engine.tools.sandbox.SandboxUnavailable     the exec sandbox cannot start here
+    ├── testing.prompt_cache.CacheRefusal           the fake LLM refuses a request as the real API would (a 400)
     ├── batch.tasks.TaskFileError                   a batch task file is unreadable or invalid
     ├── batch.results.ResultsFileError              a batch's results.jsonl holds a line that is not a result
     ├── batch.workspace.WorkspaceError              a batch task's workspace cannot be prepared or diffed

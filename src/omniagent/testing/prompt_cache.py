@@ -30,6 +30,7 @@ import math
 import threading
 from collections.abc import Iterable
 
+from omniagent.errors import OmniagentError
 from omniagent.testing.scenario import FakeUsage
 
 __all__ = ["CacheRefusal", "PromptCache"]
@@ -41,7 +42,7 @@ LOOKBACK_BLOCKS = 20  # blocks an Anthropic breakpoint checks, itself included
 _CHARS_PER_TOKEN = 4
 
 
-class CacheRefusal(Exception):
+class CacheRefusal(OmniagentError):
     """The request breaks a caching rule the real API enforces; the message is the API's error sentence."""
 
 
