@@ -14,15 +14,14 @@ import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from omniagent.engine.permissions import SET_MODE_METHOD, PermissionModeResult
-from omniagent.engine.sandboxes import SET_SANDBOX_METHOD, SandboxResult
+from omniagent.engine.permissions import SET_MODE_METHOD
+from omniagent.engine.sandboxes import SET_SANDBOX_METHOD
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
-from tests.engine.rpc_harness import RpcProcess, check_line, write_providers
+from tests.engine.rpc_harness import RpcProcess, write_providers
 
 MODEL = "fake-anthropic/fake-model"
 KEY_VAR = "LAB_SECRET_TOKEN"  # a custom key variable providers.json names: no `_API_KEY` suffix to filter on
@@ -36,31 +35,11 @@ SANDBOXED_WHY = "the command ran in the exec sandbox"
 OUTSIDE_WHY = "is outside the workspace"
 
 
-class EngineRpc(RpcProcess):
-    """The harness, also checking the engine's extension methods against their own result models."""
-
-    async def _read(self) -> None:
-        assert self.proc.stdout is not None
-        extensions: dict[str, Any] = {SET_MODE_METHOD: PermissionModeResult, SET_SANDBOX_METHOD: SandboxResult}
-        while raw := await self.proc.stdout.readline():
-            value = json.loads(raw)
-            model = extensions.get(self.methods_by_id.get(value.get("id"), ""))
-            if model is not None and "result" in value:
-                assert model.model_validate(value["result"]).dump() == value["result"]
-            else:
-                check_line(value, self.methods_by_id)
-            async with self._changed:
-                self.lines.append(value)
-                self._changed.notify_all()
-        async with self._changed:
-            self._changed.notify_all()
-
-
 @dataclass
 class World:
     """The engine under attack and the places a hostile model must not reach."""
 
-    rpc: RpcProcess  # an EngineRpc
+    rpc: RpcProcess
     llm: FakeLLMServer
     data: Path
     home: Path
@@ -94,7 +73,7 @@ def _prepare(tmp_path: Path, llm: FakeLLMServer) -> tuple[Path, Path, Path, Path
 async def _start(tmp_path: Path, llm: FakeLLMServer, **env: str) -> World:
     data, home, ws, outside = _prepare(tmp_path, llm)
     engine_env = {"HOME": str(home), KEY_VAR: KEY_VALUE, "OTHER_API_KEY": SUFFIX_VALUE, **env}
-    world = World(await EngineRpc.start(data, env=engine_env), llm, data, home, ws, outside)
+    world = World(await RpcProcess.start(data, env=engine_env), llm, data, home, ws, outside)
     await world.rpc.call("auth.set_api_key", {"provider_id": "fake-chat", "api_key": STORED_KEY})
     created = await world.rpc.call("session.create", {"workspace_path": str(ws), "model": MODEL})
     world.sid = str(created["session"]["id"])

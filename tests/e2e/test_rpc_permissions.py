@@ -14,7 +14,6 @@ import pytest
 from omniagent.engine.permissions import SET_MODE_METHOD
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
-from tests.e2e.rpc_sessions import PermissionRpc
 from tests.engine.rpc_harness import Line, RpcProcess, write_providers
 
 
@@ -25,9 +24,9 @@ async def llm() -> AsyncIterator[FakeLLMServer]:
 
 
 @pytest.fixture
-async def rpc(tmp_path: Path, llm: FakeLLMServer) -> AsyncIterator[PermissionRpc]:
+async def rpc(tmp_path: Path, llm: FakeLLMServer) -> AsyncIterator[RpcProcess]:
     write_providers(tmp_path / "data", llm)
-    proc = await PermissionRpc.start(tmp_path / "data")
+    proc = await RpcProcess.start(tmp_path / "data")
     try:
         yield proc  # type: ignore[misc]
     finally:
@@ -64,7 +63,7 @@ async def _asked(rpc: RpcProcess, start: int) -> tuple[int, dict[str, Any]]:
 
 
 async def test_ask_mode_confirms_a_write_before_it_runs_and_waits_in_running_tool(
-    rpc: PermissionRpc, llm: FakeLLMServer, tmp_path: Path
+    rpc: RpcProcess, llm: FakeLLMServer, tmp_path: Path
 ) -> None:
     """Part 2: in ask mode (the default) a write is asked as a confirm; until answered the activity stays
     `running_tool`, the tool part stays pending and the file is untouched; `true` lets it run."""
@@ -107,7 +106,7 @@ async def test_ask_mode_confirms_a_write_before_it_runs_and_waits_in_running_too
 
 
 async def test_a_rejected_call_does_not_run_and_the_model_reads_the_refusal(
-    rpc: PermissionRpc, llm: FakeLLMServer, tmp_path: Path
+    rpc: RpcProcess, llm: FakeLLMServer, tmp_path: Path
 ) -> None:
     """Part 2: `false` rejects: the tool goes pending → error without running, and the run goes on with the
     refusal as the tool result the model sees."""
@@ -131,7 +130,7 @@ async def test_a_rejected_call_does_not_run_and_the_model_reads_the_refusal(
 
 
 async def test_cancelling_the_run_answers_the_open_ask_canceled(
-    rpc: PermissionRpc, llm: FakeLLMServer, tmp_path: Path
+    rpc: RpcProcess, llm: FakeLLMServer, tmp_path: Path
 ) -> None:
     """Part 2: a cancelled run answers its pending ask as canceled: the run ends `canceled`, the tool part is
     `canceled`, nothing ran, and a late answer is unknown_interaction."""
@@ -154,9 +153,7 @@ async def test_cancelling_the_run_answers_the_open_ask_canceled(
     assert code == ErrorCode.UNKNOWN_INTERACTION
 
 
-async def test_auto_mode_runs_guarded_tools_without_asking(
-    rpc: PermissionRpc, llm: FakeLLMServer, tmp_path: Path
-) -> None:
+async def test_auto_mode_runs_guarded_tools_without_asking(rpc: RpcProcess, llm: FakeLLMServer, tmp_path: Path) -> None:
     """Part 2 and docs/engine.md: `session.set_permission_mode` (engine extension) switches a session to auto;
     then a write runs at once, with no interaction.requested."""
     llm.enqueue(_write_call(), Reply(text="done"))
@@ -169,7 +166,7 @@ async def test_auto_mode_runs_guarded_tools_without_asking(
     assert (workspace / "out.txt").read_text() == "written\n"
 
 
-async def test_bad_permission_requests_get_the_wire_errors(rpc: PermissionRpc, tmp_path: Path) -> None:
+async def test_bad_permission_requests_get_the_wire_errors(rpc: RpcProcess, tmp_path: Path) -> None:
     """yuke §6: unknown interaction → unknown_interaction; a bad mode → bad_request; the extension method on an
     unknown session → unknown_session."""
     sid, _ = await _session(rpc, tmp_path)
@@ -180,7 +177,7 @@ async def test_bad_permission_requests_get_the_wire_errors(rpc: PermissionRpc, t
 
 
 async def test_a_response_of_the_wrong_kind_is_refused_and_the_ask_stays_open(
-    rpc: PermissionRpc, llm: FakeLLMServer, tmp_path: Path
+    rpc: RpcProcess, llm: FakeLLMServer, tmp_path: Path
 ) -> None:
     """yuke §5.8: the response arm must match the request (a confirm) or be canceled; a `select` answer is
     bad_request and leaves the ask open; `canceled` then counts as a refusal."""

@@ -14,7 +14,7 @@ import pytest
 
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
-from tests.e2e.rpc_sessions import PermissionRpc, new_session, send_text, start_rpc
+from tests.e2e.rpc_sessions import new_session, send_text, start_rpc
 from tests.engine.rpc_harness import RpcProcess
 
 SECRET = "hunter2-Sesame-7c1d"
@@ -27,7 +27,7 @@ async def llm() -> AsyncIterator[FakeLLMServer]:
 
 
 @pytest.fixture
-async def rpc(tmp_path: Path, llm: FakeLLMServer) -> AsyncIterator[PermissionRpc]:
+async def rpc(tmp_path: Path, llm: FakeLLMServer) -> AsyncIterator[RpcProcess]:
     proc = await start_rpc(tmp_path, llm)
     try:
         yield proc
@@ -53,7 +53,7 @@ def _tool_states(rpc: RpcProcess, start: int) -> list[dict[str, Any]]:
 
 
 async def test_a_confirm_is_asked_waits_in_running_tool_and_the_answer_is_what_the_model_reads(
-    rpc: PermissionRpc, llm: FakeLLMServer, tmp_path: Path
+    rpc: RpcProcess, llm: FakeLLMServer, tmp_path: Path
 ) -> None:
     llm.enqueue(_ask(kind="confirm", question="Delete the cache?", detail="rm -rf .cache"), Reply(text="ok"))
     sid, _ = await new_session(rpc, tmp_path)
@@ -81,7 +81,7 @@ async def test_a_confirm_is_asked_waits_in_running_tool_and_the_answer_is_what_t
 
 
 async def test_a_select_takes_only_one_of_its_options_and_a_dismissal_is_an_error_the_model_reads(
-    rpc: PermissionRpc, llm: FakeLLMServer, tmp_path: Path
+    rpc: RpcProcess, llm: FakeLLMServer, tmp_path: Path
 ) -> None:
     llm.enqueue(
         _ask(kind="select", question="Which database?", options=["sqlite", "postgres"]),
@@ -106,7 +106,7 @@ async def test_a_select_takes_only_one_of_its_options_and_a_dismissal_is_an_erro
 
 
 async def test_cancelling_the_run_closes_the_question_and_a_late_answer_is_unknown(
-    rpc: PermissionRpc, llm: FakeLLMServer, tmp_path: Path
+    rpc: RpcProcess, llm: FakeLLMServer, tmp_path: Path
 ) -> None:
     llm.enqueue(_ask(kind="input", question="Name?"))
     sid, _ = await new_session(rpc, tmp_path)

@@ -12,7 +12,7 @@ import pytest
 
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
-from tests.e2e.rpc_sessions import PermissionRpc, new_session, send_text, start_rpc
+from tests.e2e.rpc_sessions import new_session, send_text, start_rpc
 from tests.engine.rpc_harness import RpcProcess
 
 NEWEST = 2**53 - 1
@@ -25,7 +25,7 @@ async def llm() -> AsyncIterator[FakeLLMServer]:
 
 
 @pytest.fixture
-async def rpc(tmp_path: Path, llm: FakeLLMServer) -> AsyncIterator[PermissionRpc]:
+async def rpc(tmp_path: Path, llm: FakeLLMServer) -> AsyncIterator[RpcProcess]:
     proc = await start_rpc(tmp_path, llm)
     try:
         yield proc
@@ -47,7 +47,7 @@ def _call(name: str, arguments: dict[str, Any]) -> Reply:
 
 
 async def test_a_file_written_at_3_and_edited_at_5_comes_back_as_it_was_before_5_then_before_3(
-    rpc: PermissionRpc, llm: FakeLLMServer, tmp_path: Path
+    rpc: RpcProcess, llm: FakeLLMServer, tmp_path: Path
 ) -> None:
     """Issue 12 acceptance: one turn writes notes.txt in message 3 and edits it in message 5. Rewinding before 5
     with files cuts the transcript to 1-4 and puts back the written text; before 3, the file is gone again. The
@@ -95,7 +95,7 @@ async def test_a_file_written_at_3_and_edited_at_5_comes_back_as_it_was_before_5
 
 
 async def test_without_restore_files_only_the_conversation_is_rewound(
-    rpc: PermissionRpc, llm: FakeLLMServer, tmp_path: Path
+    rpc: RpcProcess, llm: FakeLLMServer, tmp_path: Path
 ) -> None:
     """The default (a yuke client knows no `restore_files`): the transcript is cut, the workspace is untouched.
     The checkpoints stay, so a later rewind with files before an earlier message still restores."""
@@ -115,7 +115,7 @@ async def test_without_restore_files_only_the_conversation_is_rewound(
 
 
 async def test_a_busy_session_is_refused_and_unknown_ids_are_errors(
-    rpc: PermissionRpc, llm: FakeLLMServer, tmp_path: Path
+    rpc: RpcProcess, llm: FakeLLMServer, tmp_path: Path
 ) -> None:
     """A session whose run is open (here: waiting on a permission ask) answers session_busy and keeps every
     message and file; an unknown session or message is refused with its own code."""
@@ -144,7 +144,7 @@ async def test_a_busy_session_is_refused_and_unknown_ids_are_errors(
 
 
 async def test_a_file_that_cannot_be_put_back_rewinds_nothing(
-    rpc: PermissionRpc, llm: FakeLLMServer, tmp_path: Path
+    rpc: RpcProcess, llm: FakeLLMServer, tmp_path: Path
 ) -> None:
     """All or nothing: a.txt (message 2) is put back first, b.txt (message 3) cannot be (a directory stands there
     now), so a.txt is undone, the transcript is untouched and the answer is runtime_failed."""

@@ -2,8 +2,8 @@
 
 yuke has no plan, so the engine adds one broadcast: each successful `plan` tool call (`tools/plan.py`) replaces
 the session's plan, and `plan.updated` carries the whole new list with the tool part that set it. It is not
-journaled (it has no `seq`): the call's arguments are in the committed message, so `plan_of` reads the plan back
-from a transcript, and a replay (ACP `session/load`) shows it again.
+journaled (it has no `seq`): the call's arguments are in the committed message, so `plan_of_part` reads the plan
+back from a stored call, which is how a replay (ACP `session/load`) shows it again.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from omniagent.engine.tools.context import PlanEntry, PlanPriority, PlanStatus, 
 from omniagent.engine.tools.plan import PLAN_TOOL, parse_plan
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.ids import MessageId, PartId, SessionId, Str
-from omniagent.protocols.yuke.messages import Message, ToolPart
+from omniagent.protocols.yuke.messages import ToolPart
 
 # The engine extension broadcast (not in yuke's BroadcastName).
 PLAN_UPDATED = "plan.updated"
@@ -53,13 +53,3 @@ def plan_of_part(part: ToolPart) -> tuple[PlanEntry, ...] | None:
         return parse_plan(args) if isinstance(args, dict) else None
     except (ValueError, ToolError):
         return None
-
-
-def plan_of(transcript: Iterable[Message]) -> tuple[PlanEntry, ...]:
-    """The plan as the newest completed `plan` call in `transcript` left it (empty when there is none)."""
-    found: tuple[PlanEntry, ...] = ()
-    for message in transcript:
-        for part in getattr(message, "content", ()):
-            if isinstance(part, ToolPart) and (entries := plan_of_part(part)) is not None:
-                found = entries
-    return found

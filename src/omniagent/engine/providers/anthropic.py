@@ -9,7 +9,6 @@ than 20 blocks, say many tool results, still finds it). Thinking blocks cannot c
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from typing import Literal
@@ -37,7 +36,7 @@ from omniagent.engine.providers.neutral import (
     ToolResultPart,
     Usage,
 )
-from omniagent.engine.providers.payload import count, error_fields, load_json, obj, text
+from omniagent.engine.providers.payload import count, error_fields, json_object, load_json, obj, text
 from omniagent.engine.providers.sse import ServerSentEvent
 from omniagent.engine.providers.transport import SseEndpoint, bearer
 
@@ -145,7 +144,9 @@ def _message(message: Message) -> dict[str, list[dict[str, object]]]:
         elif isinstance(part, ReasoningPart) and part.signature:
             blocks.append({"type": "thinking", "thinking": part.text, "signature": part.signature})
         elif isinstance(part, ToolCallPart):
-            blocks.append({"type": "tool_use", "id": part.call_id, "name": part.name, "input": _arguments(part)})
+            blocks.append(
+                {"type": "tool_use", "id": part.call_id, "name": part.name, "input": json_object(part.arguments_json)}
+            )
         elif isinstance(part, ToolResultPart):
             result: dict[str, object] = {"type": "tool_result", "tool_use_id": part.call_id, "content": part.output}
             if part.is_error:
@@ -154,14 +155,6 @@ def _message(message: Message) -> dict[str, list[dict[str, object]]]:
     # The API wants tool results first in their user message.
     blocks.sort(key=lambda block: block["type"] != "tool_result")
     return {"role": message.role, "content": blocks}  # type: ignore[dict-item]
-
-
-def _arguments(part: ToolCallPart) -> object:
-    try:
-        value = json.loads(part.arguments_json) if part.arguments_json.strip() else {}
-    except ValueError:
-        value = {}
-    return value if isinstance(value, dict) else {}
 
 
 class _Decoder:

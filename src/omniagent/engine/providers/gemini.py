@@ -46,7 +46,7 @@ from omniagent.engine.providers.neutral import (
     ToolResultPart,
     Usage,
 )
-from omniagent.engine.providers.payload import count, items, load_json, obj, text
+from omniagent.engine.providers.payload import count, items, json_object, load_json, obj, text
 from omniagent.engine.providers.transport import SseEndpoint
 
 # Thinking budget (tokens) per reasoning level. 0 turns thinking off (Flash models); Pro models think at least 128.
@@ -116,7 +116,7 @@ def _content(message: Message, names: dict[str, str]) -> dict[str, object]:
             parts.append({"inlineData": {"mimeType": part.media_type, "data": part.data_base64}})
         elif isinstance(part, ToolCallPart):
             names[part.call_id] = part.name
-            call: dict[str, object] = {"name": part.name, "args": _arguments(part)}
+            call: dict[str, object] = {"name": part.name, "args": json_object(part.arguments_json)}
             if not part.call_id.startswith(SYNTHETIC_ID):
                 call["id"] = part.call_id
             parts.append({"functionCall": call})
@@ -134,14 +134,6 @@ def _content(message: Message, names: dict[str, str]) -> dict[str, object]:
         if parts and "thoughtSignature" not in parts[target]:
             parts[target]["thoughtSignature"] = signature
     return {"role": "model" if message.role == "assistant" else "user", "parts": parts}
-
-
-def _arguments(part: ToolCallPart) -> object:
-    try:
-        value = json.loads(part.arguments_json) if part.arguments_json.strip() else {}
-    except ValueError:
-        value = {}
-    return value if isinstance(value, dict) else {}
 
 
 class _Decoder:

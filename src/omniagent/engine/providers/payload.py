@@ -22,6 +22,15 @@ def load_json(data: str | bytes) -> dict[str, object]:
     return value
 
 
+def json_object(raw: str) -> dict[str, object]:
+    """A tool call's raw JSON arguments as the object a wire wants: `{}` when empty, invalid or not an object."""
+    try:
+        value = json.loads(raw) if raw.strip() else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
 def obj(value: object, key: str) -> dict[str, object]:
     """`value[key]` if both are JSON objects, else `{}`."""
     inner = value.get(key) if isinstance(value, dict) else None
