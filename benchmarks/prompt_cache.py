@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -143,6 +144,8 @@ async def measure(turns: int) -> dict[str, Tally]:
     results: dict[str, Tally] = {}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
+        # A home of its own: personal skills would change the system prompt, so the figures would differ per machine.
+        os.environ.update({"HOME": str(root / "home"), "CLAUDE_CONFIG_DIR": ""})
         workspace = root / "ws"
         workspace.mkdir()
         _workspace(workspace, turns)
