@@ -1,15 +1,17 @@
-"""Generate the ACP wire models (pydantic v2) from the JSON schemas in `src/omniagent/protocols/acp/schema/`.
+"""Generate the ACP wire models (`msgspec.Struct`s) from the JSON schemas in `src/omniagent/protocols/acp/schema/`.
 
     python scripts/gen_acp_models.py          # rewrite protocols/acp/v1.py and v2.py
     python scripts/gen_acp_models.py --check  # exit 1 if they are stale (CI, tests/test_generated.py)
 
 The schemas are regular, so a small generator suffices (acp.md §6.1):
-- an object definition becomes an `AcpModel` class (camelCase aliases, `_meta` → `meta`, extra fields kept);
+- an object definition becomes an `AcpModel` Struct (snake_case attributes named as on the wire, `_meta` → `meta`,
+  optional fields `UNSET` until set);
 - a union of string constants becomes `Literal[...]`, plus `| str` when the schema has an `other` fallback;
 - a tagged union (`{tag: const} + allOf $ref`, maybe an `other` and an untagged default) becomes one flat class per
-  variant and a discriminated alias: a known tag validates strictly against its variant, an unknown tag goes to the
+  variant and a `tagged_union` marker: a known tag validates strictly against its variant, an unknown tag goes to the
   raw-preserving `...Other` class, a missing tag to the default variant;
-- any other union becomes a plain (smart) union.
+- any other union is a plain union when msgspec decodes it alone (at most one object and one array member), else a
+  `plain_union` marker (the best-fitting member). Mypy sees every marker as the union it stands for.
 Method tables come from the `x-method` / `x-side` annotations. Output is deterministic (schema order).
 """
 
@@ -25,15 +27,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "src" / "omniagent" / "protocols" / "acp"
 TARGETS = (("acp-v1.schema.json", "v1.py", "1"), ("acp-v2.schema.json", "v2.py", "2"))
 
 Schema = dict[str, Any]
 # Builtins too: a field named `list` would shadow `list[...]` in the annotations after it.
-_RESERVED = set(dir(BaseModel)) | {"model_config", "tag_fields", "list", "dict", "str", "int", "float", "bool"}
+_RESERVED = {"dump", "list", "dict", "str", "int", "float", "bool"}
 
 
 def camel(text: str) -> str:
@@ -61,7 +61,8 @@ class Generator:
     def __init__(self, schema: Schema) -> None:
         self.defs: dict[str, Schema] = schema["$defs"]
         self.classes: list[str] = []
-        self.aliases: dict[str, tuple[str, set[str]]] = {}  # name → (code, alias names it needs at runtime)
+        # name → (code mypy sees, code run instead when it differs (a union marker), alias names it needs at runtime)
+        self.aliases: dict[str, tuple[str, str | None, set[str]]] = {}
         self.flattened = self.variant_only_bases(schema)
 
     def variant_only_bases(self, schema: Schema) -> set[str]:
@@ -104,7 +105,8 @@ class Generator:
                     props, required = self.collect(schema)
                     self.add_class(name, schema, props, required)
                 else:
-                    self.add_alias(name, self.ptype(schema))
+                    if (code := self.ptype(schema, name)) != name:
+                        self.add_alias(name, code)
             elif all(self.is_scalar_member(m) for m in members):
                 self.add_enum(name, members)
             elif (tag := self.tag_of(members)) is not None:
@@ -115,8 +117,8 @@ class Generator:
             else:
                 self.add_plain_union(name, members)
 
-    def add_alias(self, name: str, code: str) -> None:
-        self.aliases[name] = (code, self.alias_refs(code))
+    def add_alias(self, name: str, code: str, runtime: str | None = None) -> None:
+        self.aliases[name] = (code, runtime, self.alias_refs(code if runtime is None else f"{code} {runtime}"))
 
     def add_enum(self, name: str, members: list[Schema]) -> None:
         consts = [m["const"] for m in members if "const" in m]
@@ -134,8 +136,10 @@ class Generator:
                 self.add_class(cls, member, props, required)
                 parts.append(cls)
             else:
-                parts.append(self.ptype(member))
-        self.add_alias(name, join_union(parts))
+                parts.append(self.ptype(member, name))
+        code = self.union(parts, self.member_kinds(members), name)
+        if code != name:
+            self.add_alias(name, code)
 
     def add_tagged(
         self,
@@ -153,10 +157,9 @@ class Generator:
         own_props, own_required = self.own_props(schema)
         base_props = {**(outer_props or {}), **own_props}
         base_required = set(outer_required) | own_required
-        choices: list[tuple[str, str]] = []  # (class or alias, discriminator tag)
-        known: list[str] = []
+        choices: list[tuple[str, str]] = []  # (class or alias, discriminator tag; `~…` for other and default)
         default: str | None = None
-        other = False
+        other: str | None = None
         for member in members:
             const = member.get("properties", {}).get(tag, {}).get("const")
             inner = self.inner_union(member)
@@ -173,7 +176,6 @@ class Generator:
                     outer_required=frozenset(base_required),
                 )
                 choices.append((cls, const))
-                known.append(const)
                 continue
             props, required = self.collect(member)
             merged = {**base_props, **props}
@@ -182,24 +184,22 @@ class Generator:
                 cls = name + camel(const)
                 self.add_class(cls, member, merged, needed, tags=(*outer, (tag, const)), fallback=schema)
                 choices.append((cls, const))
-                known.append(const)
             elif member.get("title") == "other":
-                cls = name + "Other"
+                cls = other = name + "Other"
                 self.add_class(cls, member, merged, needed, tags=outer, fallback=schema)
                 choices.append((cls, "~other"))
-                other = True
             else:
                 cls = name + camel(member.get("title", "Default"))
                 merged.pop(tag, None)
                 self.add_class(cls, member, merged, needed - {tag}, tags=outer, fallback=schema)
-                default = "~default"
-                choices.append((cls, default))
+                default = cls
+                choices.append((cls, "~default"))
         if len(choices) == 1:
             self.add_alias(name, choices[0][0])
             return
-        arms = "\n    | ".join(f"Annotated[{cls}, Tag({value!r})]" for cls, value in choices)
-        picker = f"tag_picker({tag!r}, {snake(tag)!r}, {tuple(known)!r}, other={other}, default={default!r})"
-        self.add_alias(name, f"Annotated[\n    {arms},\n    Discriminator({picker}),\n]")
+        variants = ", ".join(f"{value!r}: {cls}" for cls, value in choices if not value.startswith("~"))
+        runtime = f"tagged_union({name!r}, {tag!r}, {{{variants}}}, other={other}, default={default})"
+        self.add_alias(name, " | ".join(cls for cls, _ in choices), runtime)
 
     def inner_union(self, member: Schema) -> tuple[Schema, list[Schema], str] | None:
         """The tagged union a variant is based on, if its single `allOf` base is one."""
@@ -224,26 +224,27 @@ class Generator:
         fallback: Schema | None = None,
     ) -> None:
         doc = first_line(schema if schema.get("description") or fallback is None else fallback)
-        lines = [f"class {name}(AcpModel):", f'    """{doc}"""', ""]
-        if tags:
-            names = "".join(f"{snake(wire)!r}, " for wire, _ in tags)
-            lines.append(f"    tag_fields: ClassVar[tuple[str, ...]] = ({names.rstrip(' ')})")
+        lines = [f"class {name}(AcpModel, kw_only=True):", f'    """{doc}"""', ""]
         for wire, value in tags:
-            lines.append(f"    {snake(wire)}: Literal[{value!r}] = Field(default={value!r}, alias={wire!r})")
+            lines.append(f"    {snake(wire)}: Literal[{value!r}] = {self.default(wire, repr(value))}")
         tag_names = {wire for wire, _ in tags}
         for prop, prop_schema in props.items():
             if prop not in tag_names:
-                lines.append(self.field(prop, prop_schema, prop in required))
+                lines.append(self.field(name, prop, prop_schema, prop in required))
         self.classes.append("\n".join(lines))
 
-    def field(self, prop: str, schema: Schema, required: bool) -> str:
-        attr, kind = snake(prop), self.ptype(schema)
-        alias = f"alias={prop!r}" if attr != prop else ""
+    def field(self, owner: str, prop: str, schema: Schema, required: bool) -> str:
+        attr, kind = snake(prop), self.ptype(schema, owner + camel(prop))
         if required:
-            return f"    {attr}: {kind}" + (f" = Field({alias})" if alias else "")
-        if not kind.endswith("| None") and kind not in ("Any", "None"):
-            kind += " | None"
-        return f"    {attr}: {kind} = " + (f"Field(default=None, {alias})" if alias else "None")
+            return f"    {attr}: {kind}" + (f" = msgspec.field(name={prop!r})" if attr != prop else "")
+        if kind != "Any":
+            base = "" if kind == "None" else kind.removesuffix(" | None")  # a trailing `| None` is top-level
+            kind = f"{base} | UnsetType | None" if base else "UnsetType | None"
+        return f"    {attr}: {kind} = {self.default(prop, 'UNSET')}"
+
+    @staticmethod
+    def default(prop: str, value: str) -> str:
+        return value if snake(prop) == prop else f"msgspec.field(default={value}, name={prop!r})"
 
     # --- schema reading ------------------------------------------------------------------------------------
 
@@ -288,28 +289,77 @@ class Generator:
                     props.setdefault(prop, prop_schema)
         return props, required
 
-    def ptype(self, schema: Schema) -> str:
+    def ptype(self, schema: Schema, hint: str) -> str:
+        """The annotation for `schema`; `hint` names the union marker an inline union may need."""
         if "$ref" in schema:
             return str(schema["$ref"].rsplit("/", 1)[1])
         if "allOf" in schema and len(schema["allOf"]) == 1:
-            return self.ptype(schema["allOf"][0])
+            return self.ptype(schema["allOf"][0], hint)
         if "const" in schema:
             return f"Literal[{schema['const']!r}]"
         members = schema.get("anyOf") or schema.get("oneOf")
         if members:
-            return join_union([self.ptype(m) for m in members])
+            return self.union([self.ptype(m, hint) for m in members], self.member_kinds(members), hint)
         kind = schema.get("type")
         if isinstance(kind, list):
-            return join_union([self.ptype({**schema, "type": k}) for k in kind])
+            return join_union([self.ptype({**schema, "type": k}, hint) for k in kind])
         if kind == "array":
-            return f"list[{self.ptype(schema['items']) if 'items' in schema else 'Any'}]"
+            return f"list[{self.ptype(schema['items'], hint + 'Item') if 'items' in schema else 'Any'}]"
         if kind == "object":
             extra = schema.get("additionalProperties")
-            value = self.ptype(extra) if isinstance(extra, dict) and extra else "Any"
+            value = self.ptype(extra, hint + "Value") if isinstance(extra, dict) and extra else "Any"
             return f"dict[str, {value}]"
         return {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "null": "None"}.get(
             str(kind), "Any"
         )
+
+    def union(self, parts: list[str], kinds: list[str], hint: str) -> str:
+        """A union msgspec decodes alone, or a `plain_union` marker named `hint` (`| None` kept outside it)."""
+        if "any" in kinds:
+            return "Any"
+        if native(kinds):
+            return join_union(parts)
+        members = [p for p in dict.fromkeys(parts) if p != "None"]
+        self.add_alias(hint, join_union(members), f"plain_union({hint!r}, ({', '.join(members)},))")
+        return hint + (" | None" if "None" in parts else "")
+
+    def member_kinds(self, members: list[Schema]) -> list[str]:
+        return [kind for member in members for kind in self.kinds(member, frozenset())]
+
+    def kinds(self, schema: Schema, seen: frozenset[str]) -> list[str]:
+        """What msgspec sees of `schema`'s annotation, one entry per union member: object, array, custom (a union
+        marker), str, int, float, bool, none or any."""
+        if "$ref" in schema:
+            name = schema["$ref"].rsplit("/", 1)[1]
+            return ["object"] if name in seen else self.def_kinds(name, seen | {name})
+        if "allOf" in schema and len(schema["allOf"]) == 1:
+            return self.kinds(schema["allOf"][0], seen)
+        if "const" in schema:
+            return ["str" if isinstance(schema["const"], str) else "int"]
+        members = schema.get("anyOf") or schema.get("oneOf")
+        if members:
+            inner = [kind for member in members for kind in self.kinds(member, seen)]
+            return inner if "any" in inner or native(inner) else ["custom"] + (["none"] if "none" in inner else [])
+        if "properties" in schema:
+            return ["object"]
+        kind = schema.get("type")
+        if isinstance(kind, list):
+            return [k for one in kind for k in self.kinds({**schema, "type": one}, seen)]
+        names = {"array": "array", "object": "object", "string": "str", "integer": "int", "number": "float"}
+        return [{**names, "boolean": "bool", "null": "none"}.get(str(kind), "any")]
+
+    def def_kinds(self, name: str, seen: frozenset[str]) -> list[str]:
+        schema = self.defs[name]
+        members = schema.get("anyOf") or schema.get("oneOf")
+        if members is None:
+            return self.kinds(schema, seen)
+        if all(self.is_scalar_member(m) for m in members):
+            return ["int" if all(isinstance(m.get("const", 0), int) for m in members) else "str"]
+        if self.tag_of(members) is not None:
+            return ["custom"] if len(members) > 1 else ["object"]
+        if "properties" in schema:
+            return ["object"]
+        return self.kinds({"anyOf": members}, seen)
 
     def alias_refs(self, code: str) -> set[str]:
         return {word for word in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", code) if word in self.defs}
@@ -346,6 +396,7 @@ class Generator:
         return "\n".join(out)
 
     def ordered_aliases(self) -> list[str]:
+        """Aliases after the aliases they use (they run: msgspec reads them); a marker is a union for mypy."""
         done: set[str] = set()
         out: list[str] = []
 
@@ -353,14 +404,25 @@ class Generator:
             if name in done or name not in self.aliases:
                 return
             done.add(name)
-            code, deps = self.aliases[name]
+            code, runtime, deps = self.aliases[name]
             for dep in sorted(deps):
                 visit(dep)
-            out.append(f"{name}: TypeAlias = {code}")
+            if runtime is None:
+                out.append(f"{name}: TypeAlias = {code}")
+            else:
+                out.append(f"if TYPE_CHECKING:\n    {name}: TypeAlias = {code}\nelse:\n    {name} = {runtime}")
 
         for name in self.aliases:
             visit(name)
         return out
+
+
+def native(kinds: list[str]) -> bool:
+    """Whether msgspec decodes a union of these kinds alone (at most one object and one array; a custom type only
+    with None)."""
+    if "custom" in kinds:
+        return all(kind in ("custom", "none") for kind in kinds) and kinds.count("custom") == 1
+    return kinds.count("object") <= 1 and kinds.count("array") <= 1
 
 
 def join_union(parts: list[str]) -> str:
@@ -380,15 +442,15 @@ def render(schema_name: str, version: str) -> str:
         f"# Generated from src/omniagent/protocols/acp/schema/{schema_name} by scripts/gen_acp_models.py; do not edit.",
         f"# Schema sha256: {hashlib.sha256(raw).hexdigest()}",
         "# ruff: noqa: E501",
-        f'"""ACP v{version} wire models, one class per schema object; unions are discriminated aliases."""',
+        f'"""ACP v{version} wire models, one Struct per schema object; unions msgspec cannot decode are markers."""',
         "",
         "from __future__ import annotations",
         "",
-        "from typing import Annotated, Any, ClassVar, Literal, TypeAlias",
+        "from typing import TYPE_CHECKING, Any, Literal, TypeAlias",
         "",
-        "from pydantic import Discriminator, Field, Tag",
+        "import msgspec",
         "",
-        "from omniagent.protocols.acp._base import AcpModel, tag_picker",
+        "from omniagent.protocols.acp._base import UNSET, AcpModel, UnsetType, plain_union, tagged_union",
         "",
         f"PROTOCOL_VERSION = {version}",
     ]

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
-from pydantic import ValidationError
+from msgspec import ValidationError
 
 from omniagent.protocols.acp import methods, v1, v2
 

@@ -21,8 +21,6 @@ import contextlib
 import re
 from typing import Any
 
-from pydantic import ValidationError
-
 from omniagent.acp import handshake, history, options
 from omniagent.acp import translate as t
 from omniagent.acp.relay import Relay, Spawn
@@ -34,6 +32,7 @@ from omniagent.engine.permissions import PermissionMode
 from omniagent.engine.sandboxes import SetSandboxParams
 from omniagent.engine.tools.sandbox import SandboxMode
 from omniagent.protocols.acp import methods
+from omniagent.protocols.acp.methods import ValidationError
 from omniagent.protocols.yuke.content import ContentPart, ContentText, InputContent, InputSkill
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.protocols.yuke.runs import RunOutcomeFailed

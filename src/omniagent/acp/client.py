@@ -43,12 +43,11 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import ValidationError
-
 from omniagent import __version__
 from omniagent.acp.versions import LATEST, SPECS, VersionSpec, advertised, spec_for
 from omniagent.errors import OmniagentError
 from omniagent.protocols.acp import methods, v1, v2
+from omniagent.protocols.acp.methods import ValidationError
 from omniagent.wire.errors import PeerClosed
 from omniagent.wire.jsonrpc import (
     INVALID_PARAMS,
@@ -194,7 +193,7 @@ class AcpClient:
         request = v2.InitializeRequest(
             protocol_version=protocol_version,
             info=v2.Implementation(name=client_name, version=client_version),
-            capabilities=v2.ClientCapabilities.model_validate(capabilities),
+            capabilities=methods.parse(v2.ClientCapabilities, capabilities),
         )
         try:
             async with asyncio.timeout(handshake_timeout):
@@ -378,7 +377,7 @@ class AcpClient:
             note = methods.parse(self.spec.table.client_notifications["session/update"], raw)
             event = SessionEvent(note.session_id, note.update, raw.get("update") or {})
         except ValidationError as exc:
-            log.info("session/update off-schema for v%d, delivered raw: %s", self.version, exc.error_count())
+            log.info("session/update off-schema for v%d, delivered raw: %s", self.version, exc)
             event = SessionEvent(str(raw.get("sessionId", "")), None, raw.get("update") or {})
         if self._handlers.on_update is not None:
             await self._handlers.on_update(event)

@@ -1,7 +1,7 @@
 """Per-version ACP method tables: method name → params and result models, for each side, plus parsing helpers.
 
 The tables themselves are generated (from the schemas' `x-method` / `x-side` annotations) into `v1.py` and `v2.py`;
-this module picks the table for a negotiated version and validates raw JSON against it.
+this module picks the table for a negotiated version; `parse` validates raw JSON against a model.
 """
 
 from __future__ import annotations
@@ -10,10 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import TypeAdapter
-
 from omniagent.protocols.acp import v1, v2
-from omniagent.protocols.acp._base import AcpModel
+from omniagent.protocols.acp._base import ValidationError, dump, parse
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,30 +44,6 @@ V2 = MethodTable(
 )
 TABLES: Mapping[int, MethodTable] = {1: V1, 2: V2}
 
-_ADAPTERS: dict[int, TypeAdapter[Any]] = {}
-
-
-def adapter(model: Any) -> TypeAdapter[Any]:
-    """A cached TypeAdapter for a model class or union alias (aliases are not hashable, so cache by identity)."""
-    found = _ADAPTERS.get(id(model))
-    if found is None:
-        found = _ADAPTERS[id(model)] = TypeAdapter(model)
-    return found
-
-
-def parse(model: Any, raw: Any) -> Any:
-    """Validate raw JSON (wire names) as `model`.
-
-    Raises:
-        pydantic.ValidationError: the value does not fit the model.
-    """
-    return adapter(model).validate_python(raw)
-
-
-def dump(value: Any) -> Any:
-    """Wire JSON for a model instance (explicit nulls kept, unset fields omitted) or a plain JSON value."""
-    if isinstance(value, AcpModel):
-        return value.dump()
-    if isinstance(value, list):
-        return [dump(item) for item in value]
-    return value
+# Validation is `_base.parse` (raw JSON → model, strict) and `_base.dump` (model → wire JSON), re-exported here so
+# the ACP face and client read one module.
+__all__ = ["TABLES", "V1", "V2", "MethodTable", "ValidationError", "dump", "parse"]

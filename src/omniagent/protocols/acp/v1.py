@@ -1,2017 +1,1892 @@
 # Generated from src/omniagent/protocols/acp/schema/acp-v1.schema.json by scripts/gen_acp_models.py; do not edit.
 # Schema sha256: f71fbcb7beeae82770e9c33d1e5969999868789cacec509289331a1205816838
 # ruff: noqa: E501
-"""ACP v1 wire models, one class per schema object; unions are discriminated aliases."""
+"""ACP v1 wire models, one Struct per schema object; unions msgspec cannot decode are markers."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from pydantic import Discriminator, Field, Tag
+import msgspec
 
-from omniagent.protocols.acp._base import AcpModel, tag_picker
+from omniagent.protocols.acp._base import UNSET, AcpModel, UnsetType, plain_union, tagged_union
 
 PROTOCOL_VERSION = 1
 
 
-class AgentRequest(AcpModel):
+class AgentRequest(AcpModel, kw_only=True):
     """A JSON-RPC request object."""
 
     id: RequestId
     method: str
-    params: (
-        WriteTextFileRequest
-        | ReadTextFileRequest
-        | RequestPermissionRequest
-        | CreateTerminalRequest
-        | TerminalOutputRequest
-        | ReleaseTerminalRequest
-        | WaitForTerminalExitRequest
-        | KillTerminalRequest
-        | CreateElicitationRequest
-        | ConnectMcpRequest
-        | MessageMcpRequest
-        | DisconnectMcpRequest
-        | ExtRequest
-        | None
-    ) = None
+    params: Any = UNSET
 
 
-class WriteTextFileRequest(AcpModel):
+class WriteTextFileRequest(AcpModel, kw_only=True):
     """Request to write content to a text file."""
 
-    session_id: SessionId = Field(alias="sessionId")
+    session_id: SessionId = msgspec.field(name="sessionId")
     path: str
     content: str
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ReadTextFileRequest(AcpModel):
+class ReadTextFileRequest(AcpModel, kw_only=True):
     """Request to read content from a text file."""
 
-    session_id: SessionId = Field(alias="sessionId")
+    session_id: SessionId = msgspec.field(name="sessionId")
     path: str
-    line: int | None = None
-    limit: int | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    line: int | UnsetType | None = UNSET
+    limit: int | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class RequestPermissionRequest(AcpModel):
+class RequestPermissionRequest(AcpModel, kw_only=True):
     """Request for user permission to execute a tool call."""
 
-    session_id: SessionId = Field(alias="sessionId")
-    tool_call: ToolCallUpdate = Field(alias="toolCall")
+    session_id: SessionId = msgspec.field(name="sessionId")
+    tool_call: ToolCallUpdate = msgspec.field(name="toolCall")
     options: list[PermissionOption]
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ToolCallUpdate(AcpModel):
+class ToolCallUpdate(AcpModel, kw_only=True):
     """An update to an existing tool call."""
 
-    tool_call_id: ToolCallId = Field(alias="toolCallId")
-    kind: ToolKind | None = None
-    status: ToolCallStatus | None = None
-    title: str | None = None
-    name: str | None = None
-    content: list[ToolCallContent] | None = None
-    locations: list[ToolCallLocation] | None = None
-    raw_input: Any = Field(default=None, alias="rawInput")
-    raw_output: Any = Field(default=None, alias="rawOutput")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    tool_call_id: ToolCallId = msgspec.field(name="toolCallId")
+    kind: ToolKind | UnsetType | None = UNSET
+    status: ToolCallStatus | UnsetType | None = UNSET
+    title: str | UnsetType | None = UNSET
+    name: str | UnsetType | None = UNSET
+    content: list[ToolCallContent] | UnsetType | None = UNSET
+    locations: list[ToolCallLocation] | UnsetType | None = UNSET
+    raw_input: Any = msgspec.field(default=UNSET, name="rawInput")
+    raw_output: Any = msgspec.field(default=UNSET, name="rawOutput")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ToolCallContentContent(AcpModel):
+class ToolCallContentContent(AcpModel, kw_only=True):
     """Standard content block (text, images, resources)."""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("type",)
-    type: Literal["content"] = Field(default="content", alias="type")
+    type: Literal["content"] = "content"
     content: ContentBlock
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ToolCallContentDiff(AcpModel):
+class ToolCallContentDiff(AcpModel, kw_only=True):
     """File modification shown as a diff."""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("type",)
-    type: Literal["diff"] = Field(default="diff", alias="type")
+    type: Literal["diff"] = "diff"
     path: str
-    old_text: str | None = Field(default=None, alias="oldText")
-    new_text: str = Field(alias="newText")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    old_text: str | UnsetType | None = msgspec.field(default=UNSET, name="oldText")
+    new_text: str = msgspec.field(name="newText")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ToolCallContentTerminal(AcpModel):
+class ToolCallContentTerminal(AcpModel, kw_only=True):
     """Embed a terminal created with `terminal/create` by its id."""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("type",)
-    type: Literal["terminal"] = Field(default="terminal", alias="type")
-    terminal_id: TerminalId = Field(alias="terminalId")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    type: Literal["terminal"] = "terminal"
+    terminal_id: TerminalId = msgspec.field(name="terminalId")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ContentBlockText(AcpModel):
+class ContentBlockText(AcpModel, kw_only=True):
     """Text content. May be plain text or formatted with Markdown."""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("type",)
-    type: Literal["text"] = Field(default="text", alias="type")
-    annotations: Annotations | None = None
+    type: Literal["text"] = "text"
+    annotations: Annotations | UnsetType | None = UNSET
     text: str
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ContentBlockImage(AcpModel):
+class ContentBlockImage(AcpModel, kw_only=True):
     """Images for visual context or analysis."""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("type",)
-    type: Literal["image"] = Field(default="image", alias="type")
-    annotations: Annotations | None = None
+    type: Literal["image"] = "image"
+    annotations: Annotations | UnsetType | None = UNSET
     data: str
-    mime_type: str = Field(alias="mimeType")
-    uri: str | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    mime_type: str = msgspec.field(name="mimeType")
+    uri: str | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ContentBlockAudio(AcpModel):
+class ContentBlockAudio(AcpModel, kw_only=True):
     """Audio data for transcription or analysis."""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("type",)
-    type: Literal["audio"] = Field(default="audio", alias="type")
-    annotations: Annotations | None = None
+    type: Literal["audio"] = "audio"
+    annotations: Annotations | UnsetType | None = UNSET
     data: str
-    mime_type: str = Field(alias="mimeType")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    mime_type: str = msgspec.field(name="mimeType")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ContentBlockResourceLink(AcpModel):
+class ContentBlockResourceLink(AcpModel, kw_only=True):
     """References to resources that the agent can access."""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("type",)
-    type: Literal["resource_link"] = Field(default="resource_link", alias="type")
-    annotations: Annotations | None = None
-    description: str | None = None
-    mime_type: str | None = Field(default=None, alias="mimeType")
+    type: Literal["resource_link"] = "resource_link"
+    annotations: Annotations | UnsetType | None = UNSET
+    description: str | UnsetType | None = UNSET
+    mime_type: str | UnsetType | None = msgspec.field(default=UNSET, name="mimeType")
     name: str
-    size: int | None = None
-    title: str | None = None
+    size: int | UnsetType | None = UNSET
+    title: str | UnsetType | None = UNSET
     uri: str
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ContentBlockResource(AcpModel):
+class ContentBlockResource(AcpModel, kw_only=True):
     """Complete resource contents embedded directly in the message."""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("type",)
-    type: Literal["resource"] = Field(default="resource", alias="type")
-    annotations: Annotations | None = None
+    type: Literal["resource"] = "resource"
+    annotations: Annotations | UnsetType | None = UNSET
     resource: EmbeddedResourceResource
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class Annotations(AcpModel):
+class Annotations(AcpModel, kw_only=True):
     """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
-    audience: list[Role] | None = None
-    last_modified: str | None = Field(default=None, alias="lastModified")
-    priority: float | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    audience: list[Role] | UnsetType | None = UNSET
+    last_modified: str | UnsetType | None = msgspec.field(default=UNSET, name="lastModified")
+    priority: float | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class TextResourceContents(AcpModel):
+class TextResourceContents(AcpModel, kw_only=True):
     """Text-based resource contents."""
 
-    mime_type: str | None = Field(default=None, alias="mimeType")
+    mime_type: str | UnsetType | None = msgspec.field(default=UNSET, name="mimeType")
     text: str
     uri: str
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class BlobResourceContents(AcpModel):
+class BlobResourceContents(AcpModel, kw_only=True):
     """Binary resource contents."""
 
     blob: str
-    mime_type: str | None = Field(default=None, alias="mimeType")
+    mime_type: str | UnsetType | None = msgspec.field(default=UNSET, name="mimeType")
     uri: str
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ToolCallLocation(AcpModel):
+class ToolCallLocation(AcpModel, kw_only=True):
     """A file location being accessed or modified by a tool."""
 
     path: str
-    line: int | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    line: int | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class PermissionOption(AcpModel):
+class PermissionOption(AcpModel, kw_only=True):
     """An option presented to the user when requesting permission."""
 
-    option_id: PermissionOptionId = Field(alias="optionId")
+    option_id: PermissionOptionId = msgspec.field(name="optionId")
     name: str
     kind: PermissionOptionKind
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class CreateTerminalRequest(AcpModel):
+class CreateTerminalRequest(AcpModel, kw_only=True):
     """Request to create a new terminal and execute a command."""
 
-    session_id: SessionId = Field(alias="sessionId")
+    session_id: SessionId = msgspec.field(name="sessionId")
     command: str
-    args: list[str] | None = None
-    env: list[EnvVariable] | None = None
-    cwd: str | None = None
-    output_byte_limit: int | None = Field(default=None, alias="outputByteLimit")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    args: list[str] | UnsetType | None = UNSET
+    env: list[EnvVariable] | UnsetType | None = UNSET
+    cwd: str | UnsetType | None = UNSET
+    output_byte_limit: int | UnsetType | None = msgspec.field(default=UNSET, name="outputByteLimit")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class EnvVariable(AcpModel):
+class EnvVariable(AcpModel, kw_only=True):
     """An environment variable to set when launching an MCP server."""
 
     name: str
     value: str
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class TerminalOutputRequest(AcpModel):
+class TerminalOutputRequest(AcpModel, kw_only=True):
     """Request to get the current output and status of a terminal."""
 
-    session_id: SessionId = Field(alias="sessionId")
-    terminal_id: TerminalId = Field(alias="terminalId")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    session_id: SessionId = msgspec.field(name="sessionId")
+    terminal_id: TerminalId = msgspec.field(name="terminalId")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ReleaseTerminalRequest(AcpModel):
+class ReleaseTerminalRequest(AcpModel, kw_only=True):
     """Request to release a terminal and free its resources."""
 
-    session_id: SessionId = Field(alias="sessionId")
-    terminal_id: TerminalId = Field(alias="terminalId")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    session_id: SessionId = msgspec.field(name="sessionId")
+    terminal_id: TerminalId = msgspec.field(name="terminalId")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class WaitForTerminalExitRequest(AcpModel):
+class WaitForTerminalExitRequest(AcpModel, kw_only=True):
     """Request to wait for a terminal command to exit."""
 
-    session_id: SessionId = Field(alias="sessionId")
-    terminal_id: TerminalId = Field(alias="terminalId")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    session_id: SessionId = msgspec.field(name="sessionId")
+    terminal_id: TerminalId = msgspec.field(name="terminalId")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class KillTerminalRequest(AcpModel):
+class KillTerminalRequest(AcpModel, kw_only=True):
     """Request to kill a terminal without releasing it."""
 
-    session_id: SessionId = Field(alias="sessionId")
-    terminal_id: TerminalId = Field(alias="terminalId")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    session_id: SessionId = msgspec.field(name="sessionId")
+    terminal_id: TerminalId = msgspec.field(name="terminalId")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class CreateElicitationRequestForm(AcpModel):
+class CreateElicitationRequestForm(AcpModel, kw_only=True):
     """Form-based elicitation where the client renders a form from the provided schema."""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("mode",)
-    mode: Literal["form"] = Field(default="form", alias="mode")
+    mode: Literal["form"] = "form"
     message: str
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
-    requested_schema: ElicitationSchema = Field(alias="requestedSchema")
-    session_id: SessionId | None = Field(default=None, alias="sessionId")
-    tool_call_id: ToolCallId | None = Field(default=None, alias="toolCallId")
-    request_id: RequestId | None = Field(default=None, alias="requestId")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+    requested_schema: ElicitationSchema = msgspec.field(name="requestedSchema")
+    session_id: SessionId | UnsetType | None = msgspec.field(default=UNSET, name="sessionId")
+    tool_call_id: ToolCallId | UnsetType | None = msgspec.field(default=UNSET, name="toolCallId")
+    request_id: RequestId | UnsetType | None = msgspec.field(default=UNSET, name="requestId")
 
 
-class CreateElicitationRequestUrl(AcpModel):
+class CreateElicitationRequestUrl(AcpModel, kw_only=True):
     """URL-based elicitation where the client directs the user to a URL."""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("mode",)
-    mode: Literal["url"] = Field(default="url", alias="mode")
+    mode: Literal["url"] = "url"
     message: str
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
-    elicitation_id: ElicitationId = Field(alias="elicitationId")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+    elicitation_id: ElicitationId = msgspec.field(name="elicitationId")
     url: str
-    session_id: SessionId | None = Field(default=None, alias="sessionId")
-    tool_call_id: ToolCallId | None = Field(default=None, alias="toolCallId")
-    request_id: RequestId | None = Field(default=None, alias="requestId")
+    session_id: SessionId | UnsetType | None = msgspec.field(default=UNSET, name="sessionId")
+    tool_call_id: ToolCallId | UnsetType | None = msgspec.field(default=UNSET, name="toolCallId")
+    request_id: RequestId | UnsetType | None = msgspec.field(default=UNSET, name="requestId")
 
 
-class CreateElicitationRequestOther(AcpModel):
+class CreateElicitationRequestOther(AcpModel, kw_only=True):
     """Custom or future elicitation mode."""
 
     message: str
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     mode: str
-    session_id: SessionId | None = Field(default=None, alias="sessionId")
-    tool_call_id: ToolCallId | None = Field(default=None, alias="toolCallId")
-    request_id: RequestId | None = Field(default=None, alias="requestId")
+    session_id: SessionId | UnsetType | None = msgspec.field(default=UNSET, name="sessionId")
+    tool_call_id: ToolCallId | UnsetType | None = msgspec.field(default=UNSET, name="toolCallId")
+    request_id: RequestId | UnsetType | None = msgspec.field(default=UNSET, name="requestId")
 
 
-class ElicitationSessionScope(AcpModel):
+class ElicitationSessionScope(AcpModel, kw_only=True):
     """**UNSTABLE**"""
 
-    session_id: SessionId = Field(alias="sessionId")
-    tool_call_id: ToolCallId | None = Field(default=None, alias="toolCallId")
+    session_id: SessionId = msgspec.field(name="sessionId")
+    tool_call_id: ToolCallId | UnsetType | None = msgspec.field(default=UNSET, name="toolCallId")
 
 
-class ElicitationRequestScope(AcpModel):
+class ElicitationRequestScope(AcpModel, kw_only=True):
     """**UNSTABLE**"""
 
-    request_id: RequestId = Field(alias="requestId")
+    request_id: RequestId = msgspec.field(name="requestId")
 
 
-class ElicitationSchema(AcpModel):
+class ElicitationSchema(AcpModel, kw_only=True):
     """Type-safe elicitation schema for requesting structured user input."""
 
-    type: ElicitationSchemaType | None = None
-    title: str | None = None
-    properties: dict[str, ElicitationPropertySchema] | None = None
-    required: list[str] | None = None
-    description: str | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    type: ElicitationSchemaType | UnsetType | None = UNSET
+    title: str | UnsetType | None = UNSET
+    properties: dict[str, ElicitationPropertySchema] | UnsetType | None = UNSET
+    required: list[str] | UnsetType | None = UNSET
+    description: str | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ElicitationPropertySchemaString(AcpModel):
+class ElicitationPropertySchemaString(AcpModel, kw_only=True):
     """String property (or single-select enum when `enum`/`oneOf` is set)."""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("type",)
-    type: Literal["string"] = Field(default="string", alias="type")
-    title: str | None = None
-    description: str | None = None
-    min_length: int | None = Field(default=None, alias="minLength")
-    max_length: int | None = Field(default=None, alias="maxLength")
-    pattern: str | None = None
-    format: StringFormat | None = None
-    default: str | None = None
-    enum: list[str] | None = None
-    one_of: list[EnumOption] | None = Field(default=None, alias="oneOf")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    type: Literal["string"] = "string"
+    title: str | UnsetType | None = UNSET
+    description: str | UnsetType | None = UNSET
+    min_length: int | UnsetType | None = msgspec.field(default=UNSET, name="minLength")
+    max_length: int | UnsetType | None = msgspec.field(default=UNSET, name="maxLength")
+    pattern: str | UnsetType | None = UNSET
+    format: StringFormat | UnsetType | None = UNSET
+    default: str | UnsetType | None = UNSET
+    enum: list[str] | UnsetType | None = UNSET
+    one_of: list[EnumOption] | UnsetType | None = msgspec.field(default=UNSET, name="oneOf")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ElicitationPropertySchemaNumber(AcpModel):
+class ElicitationPropertySchemaNumber(AcpModel, kw_only=True):
     """Number (floating-point) property."""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("type",)
-    type: Literal["number"] = Field(default="number", alias="type")
-    title: str | None = None
-    description: str | None = None
-    minimum: float | None = None
-    maximum: float | None = None
-    default: float | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    type: Literal["number"] = "number"
+    title: str | UnsetType | None = UNSET
+    description: str | UnsetType | None = UNSET
+    minimum: float | UnsetType | None = UNSET
+    maximum: float | UnsetType | None = UNSET
+    default: float | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ElicitationPropertySchemaInteger(AcpModel):
+class ElicitationPropertySchemaInteger(AcpModel, kw_only=True):
     """Integer property."""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("type",)
-    type: Literal["integer"] = Field(default="integer", alias="type")
-    title: str | None = None
-    description: str | None = None
-    minimum: int | None = None
-    maximum: int | None = None
-    default: int | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    type: Literal["integer"] = "integer"
+    title: str | UnsetType | None = UNSET
+    description: str | UnsetType | None = UNSET
+    minimum: int | UnsetType | None = UNSET
+    maximum: int | UnsetType | None = UNSET
+    default: int | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ElicitationPropertySchemaBoolean(AcpModel):
+class ElicitationPropertySchemaBoolean(AcpModel, kw_only=True):
     """Boolean property."""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("type",)
-    type: Literal["boolean"] = Field(default="boolean", alias="type")
-    title: str | None = None
-    description: str | None = None
-    default: bool | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    type: Literal["boolean"] = "boolean"
+    title: str | UnsetType | None = UNSET
+    description: str | UnsetType | None = UNSET
+    default: bool | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ElicitationPropertySchemaArray(AcpModel):
+class ElicitationPropertySchemaArray(AcpModel, kw_only=True):
     """Multi-select array property."""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("type",)
-    type: Literal["array"] = Field(default="array", alias="type")
-    title: str | None = None
-    description: str | None = None
-    min_items: int | None = Field(default=None, alias="minItems")
-    max_items: int | None = Field(default=None, alias="maxItems")
+    type: Literal["array"] = "array"
+    title: str | UnsetType | None = UNSET
+    description: str | UnsetType | None = UNSET
+    min_items: int | UnsetType | None = msgspec.field(default=UNSET, name="minItems")
+    max_items: int | UnsetType | None = msgspec.field(default=UNSET, name="maxItems")
     items: MultiSelectItems
-    default: list[str] | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    default: list[str] | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ElicitationPropertySchemaOther(AcpModel):
+class ElicitationPropertySchemaOther(AcpModel, kw_only=True):
     """Custom or future elicitation property schema."""
 
     type: str
 
 
-class EnumOption(AcpModel):
+class EnumOption(AcpModel, kw_only=True):
     """A titled enum option with a const value, human-readable title, and optional description."""
 
     const: str
     title: str
-    description: str | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    description: str | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class MultiSelectItemsString(AcpModel):
+class MultiSelectItemsString(AcpModel, kw_only=True):
     """Multi-select string items with plain string values."""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("type",)
-    type: Literal["string"] = Field(default="string", alias="type")
+    type: Literal["string"] = "string"
     enum: list[str]
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class MultiSelectItemsOther(AcpModel):
+class MultiSelectItemsOther(AcpModel, kw_only=True):
     """Custom or future typed multi-select items."""
 
     type: str
 
 
-class MultiSelectItemsTitled(AcpModel):
+class MultiSelectItemsTitled(AcpModel, kw_only=True):
     """Titled multi-select items with human-readable labels."""
 
-    any_of: list[EnumOption] = Field(alias="anyOf")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    any_of: list[EnumOption] = msgspec.field(name="anyOf")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ConnectMcpRequest(AcpModel):
+class ConnectMcpRequest(AcpModel, kw_only=True):
     """**UNSTABLE**"""
 
-    server_id: McpServerAcpId = Field(alias="serverId")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    server_id: McpServerAcpId = msgspec.field(name="serverId")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class MessageMcpRequest(AcpModel):
+class MessageMcpRequest(AcpModel, kw_only=True):
     """**UNSTABLE**"""
 
-    connection_id: McpConnectionId = Field(alias="connectionId")
+    connection_id: McpConnectionId = msgspec.field(name="connectionId")
     method: str
-    params: dict[str, Any] | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    params: dict[str, Any] | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class DisconnectMcpRequest(AcpModel):
+class DisconnectMcpRequest(AcpModel, kw_only=True):
     """**UNSTABLE**"""
 
-    connection_id: McpConnectionId = Field(alias="connectionId")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    connection_id: McpConnectionId = msgspec.field(name="connectionId")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class AgentResponseResult(AcpModel):
+class AgentResponseResult(AcpModel, kw_only=True):
     """A successful JSON-RPC response."""
 
     id: RequestId
-    result: (
-        InitializeResponse
-        | AuthenticateResponse
-        | ListProvidersResponse
-        | SetProviderResponse
-        | DisableProviderResponse
-        | LogoutResponse
-        | NewSessionResponse
-        | LoadSessionResponse
-        | ListSessionsResponse
-        | DeleteSessionResponse
-        | ForkSessionResponse
-        | ResumeSessionResponse
-        | CloseSessionResponse
-        | SetSessionModeResponse
-        | SetSessionConfigOptionResponse
-        | PromptResponse
-        | StartNesResponse
-        | SuggestNesResponse
-        | CloseNesResponse
-        | ExtResponse
-        | MessageMcpResponse
-    )
+    result: Any
 
 
-class AgentResponseError(AcpModel):
+class AgentResponseError(AcpModel, kw_only=True):
     """A failed JSON-RPC response."""
 
     id: RequestId
     error: Error
 
 
-class InitializeResponse(AcpModel):
+class InitializeResponse(AcpModel, kw_only=True):
     """Response to the `initialize` method."""
 
-    protocol_version: ProtocolVersion = Field(alias="protocolVersion")
-    agent_capabilities: AgentCapabilities | None = Field(default=None, alias="agentCapabilities")
-    auth_methods: list[AuthMethod] | None = Field(default=None, alias="authMethods")
-    agent_info: Implementation | None = Field(default=None, alias="agentInfo")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    protocol_version: ProtocolVersion = msgspec.field(name="protocolVersion")
+    agent_capabilities: AgentCapabilities | UnsetType | None = msgspec.field(default=UNSET, name="agentCapabilities")
+    auth_methods: list[AuthMethod] | UnsetType | None = msgspec.field(default=UNSET, name="authMethods")
+    agent_info: Implementation | UnsetType | None = msgspec.field(default=UNSET, name="agentInfo")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class AgentCapabilities(AcpModel):
+class AgentCapabilities(AcpModel, kw_only=True):
     """Capabilities supported by the agent."""
 
-    load_session: bool | None = Field(default=None, alias="loadSession")
-    prompt_capabilities: PromptCapabilities | None = Field(default=None, alias="promptCapabilities")
-    mcp_capabilities: McpCapabilities | None = Field(default=None, alias="mcpCapabilities")
-    session_capabilities: SessionCapabilities | None = Field(default=None, alias="sessionCapabilities")
-    auth: AgentAuthCapabilities | None = None
-    providers: ProvidersCapabilities | None = None
-    nes: NesCapabilities | None = None
-    position_encoding: PositionEncodingKind | None = Field(default=None, alias="positionEncoding")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    load_session: bool | UnsetType | None = msgspec.field(default=UNSET, name="loadSession")
+    prompt_capabilities: PromptCapabilities | UnsetType | None = msgspec.field(default=UNSET, name="promptCapabilities")
+    mcp_capabilities: McpCapabilities | UnsetType | None = msgspec.field(default=UNSET, name="mcpCapabilities")
+    session_capabilities: SessionCapabilities | UnsetType | None = msgspec.field(
+        default=UNSET, name="sessionCapabilities"
+    )
+    auth: AgentAuthCapabilities | UnsetType | None = UNSET
+    providers: ProvidersCapabilities | UnsetType | None = UNSET
+    nes: NesCapabilities | UnsetType | None = UNSET
+    position_encoding: PositionEncodingKind | UnsetType | None = msgspec.field(default=UNSET, name="positionEncoding")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class PromptCapabilities(AcpModel):
+class PromptCapabilities(AcpModel, kw_only=True):
     """Prompt capabilities supported by the agent in `session/prompt` requests."""
 
-    image: bool | None = None
-    audio: bool | None = None
-    embedded_context: bool | None = Field(default=None, alias="embeddedContext")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    image: bool | UnsetType | None = UNSET
+    audio: bool | UnsetType | None = UNSET
+    embedded_context: bool | UnsetType | None = msgspec.field(default=UNSET, name="embeddedContext")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class McpCapabilities(AcpModel):
+class McpCapabilities(AcpModel, kw_only=True):
     """MCP capabilities supported by the agent"""
 
-    http: bool | None = None
-    sse: bool | None = None
-    acp: bool | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    http: bool | UnsetType | None = UNSET
+    sse: bool | UnsetType | None = UNSET
+    acp: bool | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionCapabilities(AcpModel):
+class SessionCapabilities(AcpModel, kw_only=True):
     """Session capabilities supported by the agent."""
 
-    list_: SessionListCapabilities | None = Field(default=None, alias="list")
-    delete: SessionDeleteCapabilities | None = None
-    additional_directories: SessionAdditionalDirectoriesCapabilities | None = Field(
-        default=None, alias="additionalDirectories"
+    list_: SessionListCapabilities | UnsetType | None = msgspec.field(default=UNSET, name="list")
+    delete: SessionDeleteCapabilities | UnsetType | None = UNSET
+    additional_directories: SessionAdditionalDirectoriesCapabilities | UnsetType | None = msgspec.field(
+        default=UNSET, name="additionalDirectories"
     )
-    fork: SessionForkCapabilities | None = None
-    resume: SessionResumeCapabilities | None = None
-    close: SessionCloseCapabilities | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    fork: SessionForkCapabilities | UnsetType | None = UNSET
+    resume: SessionResumeCapabilities | UnsetType | None = UNSET
+    close: SessionCloseCapabilities | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionListCapabilities(AcpModel):
+class SessionListCapabilities(AcpModel, kw_only=True):
     """Capabilities for the `session/list` method."""
 
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionDeleteCapabilities(AcpModel):
+class SessionDeleteCapabilities(AcpModel, kw_only=True):
     """Capabilities for the `session/delete` method."""
 
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionAdditionalDirectoriesCapabilities(AcpModel):
+class SessionAdditionalDirectoriesCapabilities(AcpModel, kw_only=True):
     """Capabilities for additional session directories support."""
 
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionForkCapabilities(AcpModel):
+class SessionForkCapabilities(AcpModel, kw_only=True):
     """**UNSTABLE**"""
 
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionResumeCapabilities(AcpModel):
+class SessionResumeCapabilities(AcpModel, kw_only=True):
     """Capabilities for the `session/resume` method."""
 
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionCloseCapabilities(AcpModel):
+class SessionCloseCapabilities(AcpModel, kw_only=True):
     """Capabilities for the `session/close` method."""
 
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class AgentAuthCapabilities(AcpModel):
+class AgentAuthCapabilities(AcpModel, kw_only=True):
     """Authentication-related capabilities supported by the agent."""
 
-    logout: LogoutCapabilities | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    logout: LogoutCapabilities | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class LogoutCapabilities(AcpModel):
+class LogoutCapabilities(AcpModel, kw_only=True):
     """Logout capabilities supported by the agent."""
 
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ProvidersCapabilities(AcpModel):
+class ProvidersCapabilities(AcpModel, kw_only=True):
     """**UNSTABLE**"""
 
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesCapabilities(AcpModel):
+class NesCapabilities(AcpModel, kw_only=True):
     """NES capabilities advertised by the agent during initialization."""
 
-    events: NesEventCapabilities | None = None
-    context: NesContextCapabilities | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    events: NesEventCapabilities | UnsetType | None = UNSET
+    context: NesContextCapabilities | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesEventCapabilities(AcpModel):
+class NesEventCapabilities(AcpModel, kw_only=True):
     """Event capabilities the agent can consume."""
 
-    document: NesDocumentEventCapabilities | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    document: NesDocumentEventCapabilities | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesDocumentEventCapabilities(AcpModel):
+class NesDocumentEventCapabilities(AcpModel, kw_only=True):
     """Document event capabilities the agent wants to receive."""
 
-    did_open: NesDocumentDidOpenCapabilities | None = Field(default=None, alias="didOpen")
-    did_change: NesDocumentDidChangeCapabilities | None = Field(default=None, alias="didChange")
-    did_close: NesDocumentDidCloseCapabilities | None = Field(default=None, alias="didClose")
-    did_save: NesDocumentDidSaveCapabilities | None = Field(default=None, alias="didSave")
-    did_focus: NesDocumentDidFocusCapabilities | None = Field(default=None, alias="didFocus")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    did_open: NesDocumentDidOpenCapabilities | UnsetType | None = msgspec.field(default=UNSET, name="didOpen")
+    did_change: NesDocumentDidChangeCapabilities | UnsetType | None = msgspec.field(default=UNSET, name="didChange")
+    did_close: NesDocumentDidCloseCapabilities | UnsetType | None = msgspec.field(default=UNSET, name="didClose")
+    did_save: NesDocumentDidSaveCapabilities | UnsetType | None = msgspec.field(default=UNSET, name="didSave")
+    did_focus: NesDocumentDidFocusCapabilities | UnsetType | None = msgspec.field(default=UNSET, name="didFocus")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesDocumentDidOpenCapabilities(AcpModel):
+class NesDocumentDidOpenCapabilities(AcpModel, kw_only=True):
     """Marker for `document/didOpen` capability support."""
 
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesDocumentDidChangeCapabilities(AcpModel):
+class NesDocumentDidChangeCapabilities(AcpModel, kw_only=True):
     """Capabilities for `document/didChange` events."""
 
-    sync_kind: TextDocumentSyncKind = Field(alias="syncKind")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    sync_kind: TextDocumentSyncKind = msgspec.field(name="syncKind")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesDocumentDidCloseCapabilities(AcpModel):
+class NesDocumentDidCloseCapabilities(AcpModel, kw_only=True):
     """Marker for `document/didClose` capability support."""
 
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesDocumentDidSaveCapabilities(AcpModel):
+class NesDocumentDidSaveCapabilities(AcpModel, kw_only=True):
     """Marker for `document/didSave` capability support."""
 
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesDocumentDidFocusCapabilities(AcpModel):
+class NesDocumentDidFocusCapabilities(AcpModel, kw_only=True):
     """Marker for `document/didFocus` capability support."""
 
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesContextCapabilities(AcpModel):
+class NesContextCapabilities(AcpModel, kw_only=True):
     """Context capabilities the agent wants attached to each suggestion request."""
 
-    recent_files: NesRecentFilesCapabilities | None = Field(default=None, alias="recentFiles")
-    related_snippets: NesRelatedSnippetsCapabilities | None = Field(default=None, alias="relatedSnippets")
-    edit_history: NesEditHistoryCapabilities | None = Field(default=None, alias="editHistory")
-    user_actions: NesUserActionsCapabilities | None = Field(default=None, alias="userActions")
-    open_files: NesOpenFilesCapabilities | None = Field(default=None, alias="openFiles")
-    diagnostics: NesDiagnosticsCapabilities | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    recent_files: NesRecentFilesCapabilities | UnsetType | None = msgspec.field(default=UNSET, name="recentFiles")
+    related_snippets: NesRelatedSnippetsCapabilities | UnsetType | None = msgspec.field(
+        default=UNSET, name="relatedSnippets"
+    )
+    edit_history: NesEditHistoryCapabilities | UnsetType | None = msgspec.field(default=UNSET, name="editHistory")
+    user_actions: NesUserActionsCapabilities | UnsetType | None = msgspec.field(default=UNSET, name="userActions")
+    open_files: NesOpenFilesCapabilities | UnsetType | None = msgspec.field(default=UNSET, name="openFiles")
+    diagnostics: NesDiagnosticsCapabilities | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesRecentFilesCapabilities(AcpModel):
+class NesRecentFilesCapabilities(AcpModel, kw_only=True):
     """Capabilities for recent files context."""
 
-    max_count: int | None = Field(default=None, alias="maxCount")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    max_count: int | UnsetType | None = msgspec.field(default=UNSET, name="maxCount")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesRelatedSnippetsCapabilities(AcpModel):
+class NesRelatedSnippetsCapabilities(AcpModel, kw_only=True):
     """Capabilities for related snippets context."""
 
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesEditHistoryCapabilities(AcpModel):
+class NesEditHistoryCapabilities(AcpModel, kw_only=True):
     """Capabilities for edit history context."""
 
-    max_count: int | None = Field(default=None, alias="maxCount")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    max_count: int | UnsetType | None = msgspec.field(default=UNSET, name="maxCount")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesUserActionsCapabilities(AcpModel):
+class NesUserActionsCapabilities(AcpModel, kw_only=True):
     """Capabilities for user actions context."""
 
-    max_count: int | None = Field(default=None, alias="maxCount")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    max_count: int | UnsetType | None = msgspec.field(default=UNSET, name="maxCount")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesOpenFilesCapabilities(AcpModel):
+class NesOpenFilesCapabilities(AcpModel, kw_only=True):
     """Capabilities for open files context."""
 
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesDiagnosticsCapabilities(AcpModel):
+class NesDiagnosticsCapabilities(AcpModel, kw_only=True):
     """Capabilities for diagnostics context."""
 
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class AuthMethodEnvVar(AcpModel):
+class AuthMethodEnvVar(AcpModel, kw_only=True):
     """**UNSTABLE**"""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("type",)
-    type: Literal["env_var"] = Field(default="env_var", alias="type")
+    type: Literal["env_var"] = "env_var"
     id: AuthMethodId
     name: str
-    description: str | None = None
+    description: str | UnsetType | None = UNSET
     vars: list[AuthEnvVar]
-    link: str | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    link: str | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class AuthMethodTerminal(AcpModel):
+class AuthMethodTerminal(AcpModel, kw_only=True):
     """**UNSTABLE**"""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("type",)
-    type: Literal["terminal"] = Field(default="terminal", alias="type")
+    type: Literal["terminal"] = "terminal"
     id: AuthMethodId
     name: str
-    description: str | None = None
-    args: list[str] | None = None
-    env: dict[str, str] | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    description: str | UnsetType | None = UNSET
+    args: list[str] | UnsetType | None = UNSET
+    env: dict[str, str] | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class AuthMethodAgent(AcpModel):
+class AuthMethodAgent(AcpModel, kw_only=True):
     """Agent handles authentication itself."""
 
     id: AuthMethodId
     name: str
-    description: str | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    description: str | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class AuthEnvVar(AcpModel):
+class AuthEnvVar(AcpModel, kw_only=True):
     """**UNSTABLE**"""
 
     name: str
-    label: str | None = None
-    secret: bool | None = None
-    optional: bool | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    label: str | UnsetType | None = UNSET
+    secret: bool | UnsetType | None = UNSET
+    optional: bool | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class Implementation(AcpModel):
+class Implementation(AcpModel, kw_only=True):
     """Metadata about the implementation of the client or agent. Describes the name and version of an ACP implementation, with an optional title for UI representation."""
 
     name: str
-    title: str | None = None
+    title: str | UnsetType | None = UNSET
     version: str
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class AuthenticateResponse(AcpModel):
+class AuthenticateResponse(AcpModel, kw_only=True):
     """Response to the `authenticate` method."""
 
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ListProvidersResponse(AcpModel):
+class ListProvidersResponse(AcpModel, kw_only=True):
     """**UNSTABLE**"""
 
     providers: list[ProviderInfo]
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ProviderInfo(AcpModel):
+class ProviderInfo(AcpModel, kw_only=True):
     """**UNSTABLE**"""
 
-    provider_id: ProviderId = Field(alias="providerId")
+    provider_id: ProviderId = msgspec.field(name="providerId")
     supported: list[LlmProtocol]
     required: bool
-    current: ProviderCurrentConfig | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    current: ProviderCurrentConfig | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ProviderCurrentConfig(AcpModel):
+class ProviderCurrentConfig(AcpModel, kw_only=True):
     """**UNSTABLE**"""
 
-    api_type: LlmProtocol = Field(alias="apiType")
-    base_url: str = Field(alias="baseUrl")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    api_type: LlmProtocol = msgspec.field(name="apiType")
+    base_url: str = msgspec.field(name="baseUrl")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SetProviderResponse(AcpModel):
+class SetProviderResponse(AcpModel, kw_only=True):
     """**UNSTABLE**"""
 
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class DisableProviderResponse(AcpModel):
+class DisableProviderResponse(AcpModel, kw_only=True):
     """**UNSTABLE**"""
 
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class LogoutResponse(AcpModel):
+class LogoutResponse(AcpModel, kw_only=True):
     """Response to the `logout` method."""
 
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NewSessionResponse(AcpModel):
+class NewSessionResponse(AcpModel, kw_only=True):
     """Response from creating a new session."""
 
-    session_id: SessionId = Field(alias="sessionId")
-    modes: SessionModeState | None = None
-    config_options: list[SessionConfigOption] | None = Field(default=None, alias="configOptions")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    session_id: SessionId = msgspec.field(name="sessionId")
+    modes: SessionModeState | UnsetType | None = UNSET
+    config_options: list[SessionConfigOption] | UnsetType | None = msgspec.field(default=UNSET, name="configOptions")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionModeState(AcpModel):
+class SessionModeState(AcpModel, kw_only=True):
     """The set of modes and the one currently active."""
 
-    current_mode_id: SessionModeId = Field(alias="currentModeId")
-    available_modes: list[SessionMode] = Field(alias="availableModes")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    current_mode_id: SessionModeId = msgspec.field(name="currentModeId")
+    available_modes: list[SessionMode] = msgspec.field(name="availableModes")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionMode(AcpModel):
+class SessionMode(AcpModel, kw_only=True):
     """A mode the agent can operate in."""
 
     id: SessionModeId
     name: str
-    description: str | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    description: str | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionConfigOptionSelect(AcpModel):
+class SessionConfigOptionSelect(AcpModel, kw_only=True):
     """Single-value selector (dropdown)."""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("type",)
-    type: Literal["select"] = Field(default="select", alias="type")
+    type: Literal["select"] = "select"
     id: SessionConfigId
     name: str
-    description: str | None = None
-    category: SessionConfigOptionCategory | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
-    current_value: SessionConfigValueId = Field(alias="currentValue")
+    description: str | UnsetType | None = UNSET
+    category: SessionConfigOptionCategory | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+    current_value: SessionConfigValueId = msgspec.field(name="currentValue")
     options: SessionConfigSelectOptions
 
 
-class SessionConfigOptionBoolean(AcpModel):
+class SessionConfigOptionBoolean(AcpModel, kw_only=True):
     """Boolean on/off toggle."""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("type",)
-    type: Literal["boolean"] = Field(default="boolean", alias="type")
+    type: Literal["boolean"] = "boolean"
     id: SessionConfigId
     name: str
-    description: str | None = None
-    category: SessionConfigOptionCategory | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
-    current_value: bool = Field(alias="currentValue")
+    description: str | UnsetType | None = UNSET
+    category: SessionConfigOptionCategory | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+    current_value: bool = msgspec.field(name="currentValue")
 
 
-class SessionConfigSelectOption(AcpModel):
+class SessionConfigSelectOption(AcpModel, kw_only=True):
     """A possible value for a session configuration option."""
 
     value: SessionConfigValueId
     name: str
-    description: str | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    description: str | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionConfigSelectGroup(AcpModel):
+class SessionConfigSelectGroup(AcpModel, kw_only=True):
     """A group of possible values for a session configuration option."""
 
     group: SessionConfigGroupId
     name: str
     options: list[SessionConfigSelectOption]
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class LoadSessionResponse(AcpModel):
+class LoadSessionResponse(AcpModel, kw_only=True):
     """Response from loading an existing session."""
 
-    modes: SessionModeState | None = None
-    config_options: list[SessionConfigOption] | None = Field(default=None, alias="configOptions")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    modes: SessionModeState | UnsetType | None = UNSET
+    config_options: list[SessionConfigOption] | UnsetType | None = msgspec.field(default=UNSET, name="configOptions")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ListSessionsResponse(AcpModel):
+class ListSessionsResponse(AcpModel, kw_only=True):
     """Response from listing sessions."""
 
     sessions: list[SessionInfo]
-    next_cursor: str | None = Field(default=None, alias="nextCursor")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    next_cursor: str | UnsetType | None = msgspec.field(default=UNSET, name="nextCursor")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionInfo(AcpModel):
+class SessionInfo(AcpModel, kw_only=True):
     """Information about a session returned by session/list"""
 
-    session_id: SessionId = Field(alias="sessionId")
+    session_id: SessionId = msgspec.field(name="sessionId")
     cwd: str
-    additional_directories: list[str] | None = Field(default=None, alias="additionalDirectories")
-    title: str | None = None
-    updated_at: str | None = Field(default=None, alias="updatedAt")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    additional_directories: list[str] | UnsetType | None = msgspec.field(default=UNSET, name="additionalDirectories")
+    title: str | UnsetType | None = UNSET
+    updated_at: str | UnsetType | None = msgspec.field(default=UNSET, name="updatedAt")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class DeleteSessionResponse(AcpModel):
+class DeleteSessionResponse(AcpModel, kw_only=True):
     """Response from deleting a session."""
 
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ForkSessionResponse(AcpModel):
+class ForkSessionResponse(AcpModel, kw_only=True):
     """**UNSTABLE**"""
 
-    session_id: SessionId = Field(alias="sessionId")
-    modes: SessionModeState | None = None
-    config_options: list[SessionConfigOption] | None = Field(default=None, alias="configOptions")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    session_id: SessionId = msgspec.field(name="sessionId")
+    modes: SessionModeState | UnsetType | None = UNSET
+    config_options: list[SessionConfigOption] | UnsetType | None = msgspec.field(default=UNSET, name="configOptions")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ResumeSessionResponse(AcpModel):
+class ResumeSessionResponse(AcpModel, kw_only=True):
     """Response from resuming an existing session."""
 
-    modes: SessionModeState | None = None
-    config_options: list[SessionConfigOption] | None = Field(default=None, alias="configOptions")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    modes: SessionModeState | UnsetType | None = UNSET
+    config_options: list[SessionConfigOption] | UnsetType | None = msgspec.field(default=UNSET, name="configOptions")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class CloseSessionResponse(AcpModel):
+class CloseSessionResponse(AcpModel, kw_only=True):
     """Response from closing a session."""
 
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SetSessionModeResponse(AcpModel):
+class SetSessionModeResponse(AcpModel, kw_only=True):
     """Response to `session/set_mode` method."""
 
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SetSessionConfigOptionResponse(AcpModel):
+class SetSessionConfigOptionResponse(AcpModel, kw_only=True):
     """Response to `session/set_config_option` method."""
 
-    config_options: list[SessionConfigOption] = Field(alias="configOptions")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    config_options: list[SessionConfigOption] = msgspec.field(name="configOptions")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class PromptResponse(AcpModel):
+class PromptResponse(AcpModel, kw_only=True):
     """Response from processing a user prompt."""
 
-    stop_reason: StopReason = Field(alias="stopReason")
-    usage: Usage | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    stop_reason: StopReason = msgspec.field(name="stopReason")
+    usage: Usage | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class Usage(AcpModel):
+class Usage(AcpModel, kw_only=True):
     """**UNSTABLE**"""
 
-    total_tokens: int = Field(alias="totalTokens")
-    input_tokens: int = Field(alias="inputTokens")
-    output_tokens: int = Field(alias="outputTokens")
-    thought_tokens: int | None = Field(default=None, alias="thoughtTokens")
-    cached_read_tokens: int | None = Field(default=None, alias="cachedReadTokens")
-    cached_write_tokens: int | None = Field(default=None, alias="cachedWriteTokens")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    total_tokens: int = msgspec.field(name="totalTokens")
+    input_tokens: int = msgspec.field(name="inputTokens")
+    output_tokens: int = msgspec.field(name="outputTokens")
+    thought_tokens: int | UnsetType | None = msgspec.field(default=UNSET, name="thoughtTokens")
+    cached_read_tokens: int | UnsetType | None = msgspec.field(default=UNSET, name="cachedReadTokens")
+    cached_write_tokens: int | UnsetType | None = msgspec.field(default=UNSET, name="cachedWriteTokens")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class StartNesResponse(AcpModel):
+class StartNesResponse(AcpModel, kw_only=True):
     """Response to `nes/start`."""
 
-    session_id: SessionId = Field(alias="sessionId")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    session_id: SessionId = msgspec.field(name="sessionId")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SuggestNesResponse(AcpModel):
+class SuggestNesResponse(AcpModel, kw_only=True):
     """Response to `nes/suggest`."""
 
     suggestions: list[NesSuggestion]
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesSuggestionEdit(AcpModel):
+class NesSuggestionEdit(AcpModel, kw_only=True):
     """A text edit suggestion."""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("kind",)
-    kind: Literal["edit"] = Field(default="edit", alias="kind")
+    kind: Literal["edit"] = "edit"
     id: NesSuggestionId
     uri: str
     edits: list[NesTextEdit]
-    cursor_position: Position | None = Field(default=None, alias="cursorPosition")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    cursor_position: Position | UnsetType | None = msgspec.field(default=UNSET, name="cursorPosition")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesSuggestionJump(AcpModel):
+class NesSuggestionJump(AcpModel, kw_only=True):
     """A jump-to-location suggestion."""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("kind",)
-    kind: Literal["jump"] = Field(default="jump", alias="kind")
+    kind: Literal["jump"] = "jump"
     id: NesSuggestionId
     uri: str
     position: Position
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesSuggestionRename(AcpModel):
+class NesSuggestionRename(AcpModel, kw_only=True):
     """A rename symbol suggestion."""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("kind",)
-    kind: Literal["rename"] = Field(default="rename", alias="kind")
+    kind: Literal["rename"] = "rename"
     id: NesSuggestionId
     uri: str
     position: Position
-    new_name: str = Field(alias="newName")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    new_name: str = msgspec.field(name="newName")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesSuggestionSearchAndReplace(AcpModel):
+class NesSuggestionSearchAndReplace(AcpModel, kw_only=True):
     """A search-and-replace suggestion."""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("kind",)
-    kind: Literal["searchAndReplace"] = Field(default="searchAndReplace", alias="kind")
+    kind: Literal["searchAndReplace"] = "searchAndReplace"
     id: NesSuggestionId
     uri: str
     search: str
     replace: str
-    is_regex: bool | None = Field(default=None, alias="isRegex")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    is_regex: bool | UnsetType | None = msgspec.field(default=UNSET, name="isRegex")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesTextEdit(AcpModel):
+class NesTextEdit(AcpModel, kw_only=True):
     """A text edit within a suggestion."""
 
     range: Range
-    new_text: str = Field(alias="newText")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    new_text: str = msgspec.field(name="newText")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class Range(AcpModel):
+class Range(AcpModel, kw_only=True):
     """A range in a text document, expressed as start and end positions."""
 
     start: Position
     end: Position
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class Position(AcpModel):
+class Position(AcpModel, kw_only=True):
     """A zero-based position in a text document."""
 
     line: int
     character: int
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class CloseNesResponse(AcpModel):
+class CloseNesResponse(AcpModel, kw_only=True):
     """Response from closing an NES session."""
 
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class Error(AcpModel):
+class Error(AcpModel, kw_only=True):
     """JSON-RPC error object."""
 
     code: ErrorCode
     message: str
-    data: Any = None
+    data: Any = UNSET
 
 
-class AgentNotification(AcpModel):
+class AgentNotification(AcpModel, kw_only=True):
     """A JSON-RPC notification object."""
 
     method: str
-    params: SessionNotification | CompleteElicitationNotification | MessageMcpNotification | ExtNotification | None = (
-        None
-    )
+    params: Any = UNSET
 
 
-class SessionNotification(AcpModel):
+class SessionNotification(AcpModel, kw_only=True):
     """Notification containing a session update from the agent."""
 
-    session_id: SessionId = Field(alias="sessionId")
+    session_id: SessionId = msgspec.field(name="sessionId")
     update: SessionUpdate
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdateUserMessageChunk(AcpModel):
+class SessionUpdateUserMessageChunk(AcpModel, kw_only=True):
     """A chunk of the user's message being streamed."""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("session_update",)
-    session_update: Literal["user_message_chunk"] = Field(default="user_message_chunk", alias="sessionUpdate")
+    session_update: Literal["user_message_chunk"] = msgspec.field(default="user_message_chunk", name="sessionUpdate")
     content: ContentBlock
-    message_id: MessageId | None = Field(default=None, alias="messageId")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    message_id: MessageId | UnsetType | None = msgspec.field(default=UNSET, name="messageId")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdateAgentMessageChunk(AcpModel):
+class SessionUpdateAgentMessageChunk(AcpModel, kw_only=True):
     """A chunk of the agent's response being streamed."""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("session_update",)
-    session_update: Literal["agent_message_chunk"] = Field(default="agent_message_chunk", alias="sessionUpdate")
+    session_update: Literal["agent_message_chunk"] = msgspec.field(default="agent_message_chunk", name="sessionUpdate")
     content: ContentBlock
-    message_id: MessageId | None = Field(default=None, alias="messageId")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    message_id: MessageId | UnsetType | None = msgspec.field(default=UNSET, name="messageId")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdateAgentThoughtChunk(AcpModel):
+class SessionUpdateAgentThoughtChunk(AcpModel, kw_only=True):
     """A chunk of the agent's internal reasoning being streamed."""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("session_update",)
-    session_update: Literal["agent_thought_chunk"] = Field(default="agent_thought_chunk", alias="sessionUpdate")
+    session_update: Literal["agent_thought_chunk"] = msgspec.field(default="agent_thought_chunk", name="sessionUpdate")
     content: ContentBlock
-    message_id: MessageId | None = Field(default=None, alias="messageId")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    message_id: MessageId | UnsetType | None = msgspec.field(default=UNSET, name="messageId")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdateToolCall(AcpModel):
+class SessionUpdateToolCall(AcpModel, kw_only=True):
     """Notification that a new tool call has been initiated."""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("session_update",)
-    session_update: Literal["tool_call"] = Field(default="tool_call", alias="sessionUpdate")
-    tool_call_id: ToolCallId = Field(alias="toolCallId")
+    session_update: Literal["tool_call"] = msgspec.field(default="tool_call", name="sessionUpdate")
+    tool_call_id: ToolCallId = msgspec.field(name="toolCallId")
     title: str
-    name: str | None = None
-    kind: ToolKind | None = None
-    status: ToolCallStatus | None = None
-    content: list[ToolCallContent] | None = None
-    locations: list[ToolCallLocation] | None = None
-    raw_input: Any = Field(default=None, alias="rawInput")
-    raw_output: Any = Field(default=None, alias="rawOutput")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    name: str | UnsetType | None = UNSET
+    kind: ToolKind | UnsetType | None = UNSET
+    status: ToolCallStatus | UnsetType | None = UNSET
+    content: list[ToolCallContent] | UnsetType | None = UNSET
+    locations: list[ToolCallLocation] | UnsetType | None = UNSET
+    raw_input: Any = msgspec.field(default=UNSET, name="rawInput")
+    raw_output: Any = msgspec.field(default=UNSET, name="rawOutput")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdateToolCallUpdate(AcpModel):
+class SessionUpdateToolCallUpdate(AcpModel, kw_only=True):
     """Update on the status or results of a tool call."""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("session_update",)
-    session_update: Literal["tool_call_update"] = Field(default="tool_call_update", alias="sessionUpdate")
-    tool_call_id: ToolCallId = Field(alias="toolCallId")
-    kind: ToolKind | None = None
-    status: ToolCallStatus | None = None
-    title: str | None = None
-    name: str | None = None
-    content: list[ToolCallContent] | None = None
-    locations: list[ToolCallLocation] | None = None
-    raw_input: Any = Field(default=None, alias="rawInput")
-    raw_output: Any = Field(default=None, alias="rawOutput")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    session_update: Literal["tool_call_update"] = msgspec.field(default="tool_call_update", name="sessionUpdate")
+    tool_call_id: ToolCallId = msgspec.field(name="toolCallId")
+    kind: ToolKind | UnsetType | None = UNSET
+    status: ToolCallStatus | UnsetType | None = UNSET
+    title: str | UnsetType | None = UNSET
+    name: str | UnsetType | None = UNSET
+    content: list[ToolCallContent] | UnsetType | None = UNSET
+    locations: list[ToolCallLocation] | UnsetType | None = UNSET
+    raw_input: Any = msgspec.field(default=UNSET, name="rawInput")
+    raw_output: Any = msgspec.field(default=UNSET, name="rawOutput")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdatePlan(AcpModel):
+class SessionUpdatePlan(AcpModel, kw_only=True):
     """The agent's execution plan for complex tasks. See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/agent-plan)"""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("session_update",)
-    session_update: Literal["plan"] = Field(default="plan", alias="sessionUpdate")
+    session_update: Literal["plan"] = msgspec.field(default="plan", name="sessionUpdate")
     entries: list[PlanEntry]
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdatePlanUpdate(AcpModel):
+class SessionUpdatePlanUpdate(AcpModel, kw_only=True):
     """**UNSTABLE**"""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("session_update",)
-    session_update: Literal["plan_update"] = Field(default="plan_update", alias="sessionUpdate")
+    session_update: Literal["plan_update"] = msgspec.field(default="plan_update", name="sessionUpdate")
     plan: PlanUpdateContent
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdatePlanRemoved(AcpModel):
+class SessionUpdatePlanRemoved(AcpModel, kw_only=True):
     """**UNSTABLE**"""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("session_update",)
-    session_update: Literal["plan_removed"] = Field(default="plan_removed", alias="sessionUpdate")
-    plan_id: PlanId = Field(alias="planId")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    session_update: Literal["plan_removed"] = msgspec.field(default="plan_removed", name="sessionUpdate")
+    plan_id: PlanId = msgspec.field(name="planId")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdateAvailableCommandsUpdate(AcpModel):
+class SessionUpdateAvailableCommandsUpdate(AcpModel, kw_only=True):
     """Available commands are ready or have changed"""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("session_update",)
-    session_update: Literal["available_commands_update"] = Field(
-        default="available_commands_update", alias="sessionUpdate"
+    session_update: Literal["available_commands_update"] = msgspec.field(
+        default="available_commands_update", name="sessionUpdate"
     )
-    available_commands: list[AvailableCommand] = Field(alias="availableCommands")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    available_commands: list[AvailableCommand] = msgspec.field(name="availableCommands")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdateCurrentModeUpdate(AcpModel):
+class SessionUpdateCurrentModeUpdate(AcpModel, kw_only=True):
     """The current mode of the session has changed"""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("session_update",)
-    session_update: Literal["current_mode_update"] = Field(default="current_mode_update", alias="sessionUpdate")
-    current_mode_id: SessionModeId = Field(alias="currentModeId")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    session_update: Literal["current_mode_update"] = msgspec.field(default="current_mode_update", name="sessionUpdate")
+    current_mode_id: SessionModeId = msgspec.field(name="currentModeId")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdateConfigOptionUpdate(AcpModel):
+class SessionUpdateConfigOptionUpdate(AcpModel, kw_only=True):
     """Session configuration options have been updated."""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("session_update",)
-    session_update: Literal["config_option_update"] = Field(default="config_option_update", alias="sessionUpdate")
-    config_options: list[SessionConfigOption] = Field(alias="configOptions")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    session_update: Literal["config_option_update"] = msgspec.field(
+        default="config_option_update", name="sessionUpdate"
+    )
+    config_options: list[SessionConfigOption] = msgspec.field(name="configOptions")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdateSessionInfoUpdate(AcpModel):
+class SessionUpdateSessionInfoUpdate(AcpModel, kw_only=True):
     """Session metadata has been updated (title, timestamps, custom metadata)"""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("session_update",)
-    session_update: Literal["session_info_update"] = Field(default="session_info_update", alias="sessionUpdate")
-    title: str | None = None
-    updated_at: str | None = Field(default=None, alias="updatedAt")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    session_update: Literal["session_info_update"] = msgspec.field(default="session_info_update", name="sessionUpdate")
+    title: str | UnsetType | None = UNSET
+    updated_at: str | UnsetType | None = msgspec.field(default=UNSET, name="updatedAt")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdateUsageUpdate(AcpModel):
+class SessionUpdateUsageUpdate(AcpModel, kw_only=True):
     """Context window and cost update for the session."""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("session_update",)
-    session_update: Literal["usage_update"] = Field(default="usage_update", alias="sessionUpdate")
+    session_update: Literal["usage_update"] = msgspec.field(default="usage_update", name="sessionUpdate")
     used: int
     size: int
-    cost: Cost | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    cost: Cost | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class PlanEntry(AcpModel):
+class PlanEntry(AcpModel, kw_only=True):
     """A single entry in the execution plan."""
 
     content: str
     priority: PlanEntryPriority
     status: PlanEntryStatus
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class PlanUpdateContentItems(AcpModel):
+class PlanUpdateContentItems(AcpModel, kw_only=True):
     """Structured plan entries."""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("type",)
-    type: Literal["items"] = Field(default="items", alias="type")
-    plan_id: PlanId = Field(alias="planId")
+    type: Literal["items"] = "items"
+    plan_id: PlanId = msgspec.field(name="planId")
     entries: list[PlanEntry]
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class PlanUpdateContentFile(AcpModel):
+class PlanUpdateContentFile(AcpModel, kw_only=True):
     """A URI pointing to a file containing the plan."""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("type",)
-    type: Literal["file"] = Field(default="file", alias="type")
-    plan_id: PlanId = Field(alias="planId")
+    type: Literal["file"] = "file"
+    plan_id: PlanId = msgspec.field(name="planId")
     uri: str
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class PlanUpdateContentMarkdown(AcpModel):
+class PlanUpdateContentMarkdown(AcpModel, kw_only=True):
     """Raw markdown content for the plan."""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("type",)
-    type: Literal["markdown"] = Field(default="markdown", alias="type")
-    plan_id: PlanId = Field(alias="planId")
+    type: Literal["markdown"] = "markdown"
+    plan_id: PlanId = msgspec.field(name="planId")
     content: str
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class AvailableCommand(AcpModel):
+class AvailableCommand(AcpModel, kw_only=True):
     """Information about a command."""
 
     name: str
     description: str
-    input: AvailableCommandInput | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    input: AvailableCommandInput | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class UnstructuredCommandInput(AcpModel):
+class UnstructuredCommandInput(AcpModel, kw_only=True):
     """All text that was typed after the command name is provided as input."""
 
     hint: str
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class Cost(AcpModel):
+class Cost(AcpModel, kw_only=True):
     """Cost information for a session."""
 
     amount: float
     currency: str
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class CompleteElicitationNotification(AcpModel):
+class CompleteElicitationNotification(AcpModel, kw_only=True):
     """**UNSTABLE**"""
 
-    elicitation_id: ElicitationId = Field(alias="elicitationId")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    elicitation_id: ElicitationId = msgspec.field(name="elicitationId")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class MessageMcpNotification(AcpModel):
+class MessageMcpNotification(AcpModel, kw_only=True):
     """**UNSTABLE**"""
 
-    connection_id: McpConnectionId = Field(alias="connectionId")
+    connection_id: McpConnectionId = msgspec.field(name="connectionId")
     method: str
-    params: dict[str, Any] | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    params: dict[str, Any] | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ClientRequest(AcpModel):
+class ClientRequest(AcpModel, kw_only=True):
     """A JSON-RPC request object."""
 
     id: RequestId
     method: str
-    params: (
-        InitializeRequest
-        | AuthenticateRequest
-        | ListProvidersRequest
-        | SetProviderRequest
-        | DisableProviderRequest
-        | LogoutRequest
-        | NewSessionRequest
-        | LoadSessionRequest
-        | ListSessionsRequest
-        | DeleteSessionRequest
-        | ForkSessionRequest
-        | ResumeSessionRequest
-        | CloseSessionRequest
-        | SetSessionModeRequest
-        | SetSessionConfigOptionRequest
-        | PromptRequest
-        | StartNesRequest
-        | SuggestNesRequest
-        | CloseNesRequest
-        | MessageMcpRequest
-        | ExtRequest
-        | None
-    ) = None
+    params: Any = UNSET
 
 
-class InitializeRequest(AcpModel):
+class InitializeRequest(AcpModel, kw_only=True):
     """Request parameters for the initialize method."""
 
-    protocol_version: ProtocolVersion = Field(alias="protocolVersion")
-    client_capabilities: ClientCapabilities | None = Field(default=None, alias="clientCapabilities")
-    client_info: Implementation | None = Field(default=None, alias="clientInfo")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    protocol_version: ProtocolVersion = msgspec.field(name="protocolVersion")
+    client_capabilities: ClientCapabilities | UnsetType | None = msgspec.field(default=UNSET, name="clientCapabilities")
+    client_info: Implementation | UnsetType | None = msgspec.field(default=UNSET, name="clientInfo")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ClientCapabilities(AcpModel):
+class ClientCapabilities(AcpModel, kw_only=True):
     """Capabilities supported by the client."""
 
-    fs: FileSystemCapabilities | None = None
-    terminal: bool | None = None
-    session: ClientSessionCapabilities | None = None
-    plan: PlanCapabilities | None = None
-    auth: AuthCapabilities | None = None
-    elicitation: ElicitationCapabilities | None = None
-    nes: ClientNesCapabilities | None = None
-    position_encodings: list[PositionEncodingKind] | None = Field(default=None, alias="positionEncodings")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    fs: FileSystemCapabilities | UnsetType | None = UNSET
+    terminal: bool | UnsetType | None = UNSET
+    session: ClientSessionCapabilities | UnsetType | None = UNSET
+    plan: PlanCapabilities | UnsetType | None = UNSET
+    auth: AuthCapabilities | UnsetType | None = UNSET
+    elicitation: ElicitationCapabilities | UnsetType | None = UNSET
+    nes: ClientNesCapabilities | UnsetType | None = UNSET
+    position_encodings: list[PositionEncodingKind] | UnsetType | None = msgspec.field(
+        default=UNSET, name="positionEncodings"
+    )
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class FileSystemCapabilities(AcpModel):
+class FileSystemCapabilities(AcpModel, kw_only=True):
     """File system capabilities that a client may support."""
 
-    read_text_file: bool | None = Field(default=None, alias="readTextFile")
-    write_text_file: bool | None = Field(default=None, alias="writeTextFile")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    read_text_file: bool | UnsetType | None = msgspec.field(default=UNSET, name="readTextFile")
+    write_text_file: bool | UnsetType | None = msgspec.field(default=UNSET, name="writeTextFile")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ClientSessionCapabilities(AcpModel):
+class ClientSessionCapabilities(AcpModel, kw_only=True):
     """Session-related capabilities supported by the client."""
 
-    config_options: SessionConfigOptionsCapabilities | None = Field(default=None, alias="configOptions")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    config_options: SessionConfigOptionsCapabilities | UnsetType | None = msgspec.field(
+        default=UNSET, name="configOptions"
+    )
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionConfigOptionsCapabilities(AcpModel):
+class SessionConfigOptionsCapabilities(AcpModel, kw_only=True):
     """Session configuration option capabilities supported by the client."""
 
-    boolean: BooleanConfigOptionCapabilities | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    boolean: BooleanConfigOptionCapabilities | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class BooleanConfigOptionCapabilities(AcpModel):
+class BooleanConfigOptionCapabilities(AcpModel, kw_only=True):
     """Capabilities for boolean session configuration options."""
 
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class PlanCapabilities(AcpModel):
+class PlanCapabilities(AcpModel, kw_only=True):
     """**UNSTABLE**"""
 
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class AuthCapabilities(AcpModel):
+class AuthCapabilities(AcpModel, kw_only=True):
     """**UNSTABLE**"""
 
-    terminal: bool | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    terminal: bool | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ElicitationCapabilities(AcpModel):
+class ElicitationCapabilities(AcpModel, kw_only=True):
     """**UNSTABLE**"""
 
-    form: ElicitationFormCapabilities | None = None
-    url: ElicitationUrlCapabilities | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    form: ElicitationFormCapabilities | UnsetType | None = UNSET
+    url: ElicitationUrlCapabilities | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ElicitationFormCapabilities(AcpModel):
+class ElicitationFormCapabilities(AcpModel, kw_only=True):
     """**UNSTABLE**"""
 
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ElicitationUrlCapabilities(AcpModel):
+class ElicitationUrlCapabilities(AcpModel, kw_only=True):
     """**UNSTABLE**"""
 
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ClientNesCapabilities(AcpModel):
+class ClientNesCapabilities(AcpModel, kw_only=True):
     """NES capabilities advertised by the client during initialization."""
 
-    jump: NesJumpCapabilities | None = None
-    rename: NesRenameCapabilities | None = None
-    search_and_replace: NesSearchAndReplaceCapabilities | None = Field(default=None, alias="searchAndReplace")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    jump: NesJumpCapabilities | UnsetType | None = UNSET
+    rename: NesRenameCapabilities | UnsetType | None = UNSET
+    search_and_replace: NesSearchAndReplaceCapabilities | UnsetType | None = msgspec.field(
+        default=UNSET, name="searchAndReplace"
+    )
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesJumpCapabilities(AcpModel):
+class NesJumpCapabilities(AcpModel, kw_only=True):
     """Marker for jump suggestion support."""
 
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesRenameCapabilities(AcpModel):
+class NesRenameCapabilities(AcpModel, kw_only=True):
     """Marker for rename suggestion support."""
 
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesSearchAndReplaceCapabilities(AcpModel):
+class NesSearchAndReplaceCapabilities(AcpModel, kw_only=True):
     """Marker for search and replace suggestion support."""
 
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class AuthenticateRequest(AcpModel):
+class AuthenticateRequest(AcpModel, kw_only=True):
     """Request parameters for the authenticate method."""
 
-    method_id: AuthMethodId = Field(alias="methodId")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    method_id: AuthMethodId = msgspec.field(name="methodId")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ListProvidersRequest(AcpModel):
+class ListProvidersRequest(AcpModel, kw_only=True):
     """**UNSTABLE**"""
 
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SetProviderRequest(AcpModel):
+class SetProviderRequest(AcpModel, kw_only=True):
     """**UNSTABLE**"""
 
-    provider_id: ProviderId = Field(alias="providerId")
-    api_type: LlmProtocol = Field(alias="apiType")
-    base_url: str = Field(alias="baseUrl")
-    headers: dict[str, str] | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    provider_id: ProviderId = msgspec.field(name="providerId")
+    api_type: LlmProtocol = msgspec.field(name="apiType")
+    base_url: str = msgspec.field(name="baseUrl")
+    headers: dict[str, str] | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class DisableProviderRequest(AcpModel):
+class DisableProviderRequest(AcpModel, kw_only=True):
     """**UNSTABLE**"""
 
-    provider_id: ProviderId = Field(alias="providerId")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    provider_id: ProviderId = msgspec.field(name="providerId")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class LogoutRequest(AcpModel):
+class LogoutRequest(AcpModel, kw_only=True):
     """Request parameters for the logout method."""
 
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NewSessionRequest(AcpModel):
+class NewSessionRequest(AcpModel, kw_only=True):
     """Request parameters for creating a new session."""
 
     cwd: str
-    additional_directories: list[str] | None = Field(default=None, alias="additionalDirectories")
-    mcp_servers: list[McpServer] = Field(alias="mcpServers")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    additional_directories: list[str] | UnsetType | None = msgspec.field(default=UNSET, name="additionalDirectories")
+    mcp_servers: list[McpServer] = msgspec.field(name="mcpServers")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class McpServerHttp(AcpModel):
+class McpServerHttp(AcpModel, kw_only=True):
     """HTTP transport configuration"""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("type",)
-    type: Literal["http"] = Field(default="http", alias="type")
+    type: Literal["http"] = "http"
     name: str
     url: str
     headers: list[HttpHeader]
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class McpServerSse(AcpModel):
+class McpServerSse(AcpModel, kw_only=True):
     """SSE transport configuration"""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("type",)
-    type: Literal["sse"] = Field(default="sse", alias="type")
+    type: Literal["sse"] = "sse"
     name: str
     url: str
     headers: list[HttpHeader]
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class McpServerAcp(AcpModel):
+class McpServerAcp(AcpModel, kw_only=True):
     """**UNSTABLE**"""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("type",)
-    type: Literal["acp"] = Field(default="acp", alias="type")
+    type: Literal["acp"] = "acp"
     name: str
-    server_id: McpServerAcpId = Field(alias="serverId")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    server_id: McpServerAcpId = msgspec.field(name="serverId")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class McpServerStdio(AcpModel):
+class McpServerStdio(AcpModel, kw_only=True):
     """Stdio transport configuration"""
 
     name: str
     command: str
     args: list[str]
     env: list[EnvVariable]
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class HttpHeader(AcpModel):
+class HttpHeader(AcpModel, kw_only=True):
     """An HTTP header to set when making requests to the MCP server."""
 
     name: str
     value: str
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class LoadSessionRequest(AcpModel):
+class LoadSessionRequest(AcpModel, kw_only=True):
     """Request parameters for loading an existing session."""
 
-    mcp_servers: list[McpServer] = Field(alias="mcpServers")
+    mcp_servers: list[McpServer] = msgspec.field(name="mcpServers")
     cwd: str
-    additional_directories: list[str] | None = Field(default=None, alias="additionalDirectories")
-    session_id: SessionId = Field(alias="sessionId")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    additional_directories: list[str] | UnsetType | None = msgspec.field(default=UNSET, name="additionalDirectories")
+    session_id: SessionId = msgspec.field(name="sessionId")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ListSessionsRequest(AcpModel):
+class ListSessionsRequest(AcpModel, kw_only=True):
     """Request parameters for listing existing sessions."""
 
-    cwd: str | None = None
-    cursor: str | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    cwd: str | UnsetType | None = UNSET
+    cursor: str | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class DeleteSessionRequest(AcpModel):
+class DeleteSessionRequest(AcpModel, kw_only=True):
     """Request parameters for deleting an existing session from `session/list`."""
 
-    session_id: SessionId = Field(alias="sessionId")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    session_id: SessionId = msgspec.field(name="sessionId")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ForkSessionRequest(AcpModel):
+class ForkSessionRequest(AcpModel, kw_only=True):
     """**UNSTABLE**"""
 
-    session_id: SessionId = Field(alias="sessionId")
+    session_id: SessionId = msgspec.field(name="sessionId")
     cwd: str
-    additional_directories: list[str] | None = Field(default=None, alias="additionalDirectories")
-    mcp_servers: list[McpServer] | None = Field(default=None, alias="mcpServers")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    additional_directories: list[str] | UnsetType | None = msgspec.field(default=UNSET, name="additionalDirectories")
+    mcp_servers: list[McpServer] | UnsetType | None = msgspec.field(default=UNSET, name="mcpServers")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ResumeSessionRequest(AcpModel):
+class ResumeSessionRequest(AcpModel, kw_only=True):
     """Request parameters for resuming an existing session."""
 
-    session_id: SessionId = Field(alias="sessionId")
+    session_id: SessionId = msgspec.field(name="sessionId")
     cwd: str
-    additional_directories: list[str] | None = Field(default=None, alias="additionalDirectories")
-    mcp_servers: list[McpServer] | None = Field(default=None, alias="mcpServers")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    additional_directories: list[str] | UnsetType | None = msgspec.field(default=UNSET, name="additionalDirectories")
+    mcp_servers: list[McpServer] | UnsetType | None = msgspec.field(default=UNSET, name="mcpServers")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class CloseSessionRequest(AcpModel):
+class CloseSessionRequest(AcpModel, kw_only=True):
     """Request parameters for closing an active session."""
 
-    session_id: SessionId = Field(alias="sessionId")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    session_id: SessionId = msgspec.field(name="sessionId")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SetSessionModeRequest(AcpModel):
+class SetSessionModeRequest(AcpModel, kw_only=True):
     """Request parameters for setting a session mode."""
 
-    session_id: SessionId = Field(alias="sessionId")
-    mode_id: SessionModeId = Field(alias="modeId")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    session_id: SessionId = msgspec.field(name="sessionId")
+    mode_id: SessionModeId = msgspec.field(name="modeId")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SetSessionConfigOptionRequestBoolean(AcpModel):
+class SetSessionConfigOptionRequestBoolean(AcpModel, kw_only=True):
     """A boolean value (`type: "boolean"`)."""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("type",)
-    type: Literal["boolean"] = Field(default="boolean", alias="type")
-    session_id: SessionId = Field(alias="sessionId")
-    config_id: SessionConfigId = Field(alias="configId")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    type: Literal["boolean"] = "boolean"
+    session_id: SessionId = msgspec.field(name="sessionId")
+    config_id: SessionConfigId = msgspec.field(name="configId")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     value: bool
 
 
-class SetSessionConfigOptionRequestValueId(AcpModel):
+class SetSessionConfigOptionRequestValueId(AcpModel, kw_only=True):
     """A [`SessionConfigValueId`] string value."""
 
-    session_id: SessionId = Field(alias="sessionId")
-    config_id: SessionConfigId = Field(alias="configId")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    session_id: SessionId = msgspec.field(name="sessionId")
+    config_id: SessionConfigId = msgspec.field(name="configId")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     value: SessionConfigValueId
 
 
-class PromptRequest(AcpModel):
+class PromptRequest(AcpModel, kw_only=True):
     """Request parameters for sending a user prompt to the agent."""
 
-    session_id: SessionId = Field(alias="sessionId")
+    session_id: SessionId = msgspec.field(name="sessionId")
     prompt: list[ContentBlock]
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class StartNesRequest(AcpModel):
+class StartNesRequest(AcpModel, kw_only=True):
     """Request to start an NES session."""
 
-    workspace_uri: str | None = Field(default=None, alias="workspaceUri")
-    workspace_folders: list[WorkspaceFolder] | None = Field(default=None, alias="workspaceFolders")
-    repository: NesRepository | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    workspace_uri: str | UnsetType | None = msgspec.field(default=UNSET, name="workspaceUri")
+    workspace_folders: list[WorkspaceFolder] | UnsetType | None = msgspec.field(default=UNSET, name="workspaceFolders")
+    repository: NesRepository | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class WorkspaceFolder(AcpModel):
+class WorkspaceFolder(AcpModel, kw_only=True):
     """A workspace folder."""
 
     uri: str
     name: str
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesRepository(AcpModel):
+class NesRepository(AcpModel, kw_only=True):
     """Repository metadata for an NES session."""
 
     name: str
     owner: str
-    remote_url: str = Field(alias="remoteUrl")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    remote_url: str = msgspec.field(name="remoteUrl")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SuggestNesRequest(AcpModel):
+class SuggestNesRequest(AcpModel, kw_only=True):
     """Request for a code suggestion."""
 
-    session_id: SessionId = Field(alias="sessionId")
+    session_id: SessionId = msgspec.field(name="sessionId")
     uri: str
     version: int
     position: Position
-    selection: Range | None = None
-    trigger_kind: NesTriggerKind = Field(alias="triggerKind")
-    context: NesSuggestContext | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    selection: Range | UnsetType | None = UNSET
+    trigger_kind: NesTriggerKind = msgspec.field(name="triggerKind")
+    context: NesSuggestContext | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesSuggestContext(AcpModel):
+class NesSuggestContext(AcpModel, kw_only=True):
     """Context attached to a suggestion request."""
 
-    recent_files: list[NesRecentFile] | None = Field(default=None, alias="recentFiles")
-    related_snippets: list[NesRelatedSnippet] | None = Field(default=None, alias="relatedSnippets")
-    edit_history: list[NesEditHistoryEntry] | None = Field(default=None, alias="editHistory")
-    user_actions: list[NesUserAction] | None = Field(default=None, alias="userActions")
-    open_files: list[NesOpenFile] | None = Field(default=None, alias="openFiles")
-    diagnostics: list[NesDiagnostic] | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    recent_files: list[NesRecentFile] | UnsetType | None = msgspec.field(default=UNSET, name="recentFiles")
+    related_snippets: list[NesRelatedSnippet] | UnsetType | None = msgspec.field(default=UNSET, name="relatedSnippets")
+    edit_history: list[NesEditHistoryEntry] | UnsetType | None = msgspec.field(default=UNSET, name="editHistory")
+    user_actions: list[NesUserAction] | UnsetType | None = msgspec.field(default=UNSET, name="userActions")
+    open_files: list[NesOpenFile] | UnsetType | None = msgspec.field(default=UNSET, name="openFiles")
+    diagnostics: list[NesDiagnostic] | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesRecentFile(AcpModel):
+class NesRecentFile(AcpModel, kw_only=True):
     """A recently accessed file."""
 
     uri: str
-    language_id: str = Field(alias="languageId")
+    language_id: str = msgspec.field(name="languageId")
     text: str
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesRelatedSnippet(AcpModel):
+class NesRelatedSnippet(AcpModel, kw_only=True):
     """A related code snippet from a file."""
 
     uri: str
     excerpts: list[NesExcerpt]
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesExcerpt(AcpModel):
+class NesExcerpt(AcpModel, kw_only=True):
     """A code excerpt from a file."""
 
-    start_line: int = Field(alias="startLine")
-    end_line: int = Field(alias="endLine")
+    start_line: int = msgspec.field(name="startLine")
+    end_line: int = msgspec.field(name="endLine")
     text: str
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesEditHistoryEntry(AcpModel):
+class NesEditHistoryEntry(AcpModel, kw_only=True):
     """An entry in the edit history."""
 
     uri: str
     diff: str
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesUserAction(AcpModel):
+class NesUserAction(AcpModel, kw_only=True):
     """A user action (typing, cursor movement, etc.)."""
 
     action: str
     uri: str
     position: Position
-    timestamp_ms: int = Field(alias="timestampMs")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    timestamp_ms: int = msgspec.field(name="timestampMs")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesOpenFile(AcpModel):
+class NesOpenFile(AcpModel, kw_only=True):
     """An open file in the editor."""
 
     uri: str
-    language_id: str = Field(alias="languageId")
-    visible_range: Range | None = Field(default=None, alias="visibleRange")
-    last_focused_ms: int | None = Field(default=None, alias="lastFocusedMs")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    language_id: str = msgspec.field(name="languageId")
+    visible_range: Range | UnsetType | None = msgspec.field(default=UNSET, name="visibleRange")
+    last_focused_ms: int | UnsetType | None = msgspec.field(default=UNSET, name="lastFocusedMs")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesDiagnostic(AcpModel):
+class NesDiagnostic(AcpModel, kw_only=True):
     """A diagnostic (error, warning, etc.)."""
 
     uri: str
     range: Range
     severity: NesDiagnosticSeverity
     message: str
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class CloseNesRequest(AcpModel):
+class CloseNesRequest(AcpModel, kw_only=True):
     """Request to close an NES session."""
 
-    session_id: SessionId = Field(alias="sessionId")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    session_id: SessionId = msgspec.field(name="sessionId")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ClientResponseResult(AcpModel):
+class ClientResponseResult(AcpModel, kw_only=True):
     """A successful JSON-RPC response."""
 
     id: RequestId
-    result: (
-        WriteTextFileResponse
-        | ReadTextFileResponse
-        | RequestPermissionResponse
-        | CreateTerminalResponse
-        | TerminalOutputResponse
-        | ReleaseTerminalResponse
-        | WaitForTerminalExitResponse
-        | KillTerminalResponse
-        | CreateElicitationResponse
-        | ConnectMcpResponse
-        | DisconnectMcpResponse
-        | MessageMcpResponse
-        | ExtResponse
-    )
+    result: Any
 
 
-class ClientResponseError(AcpModel):
+class ClientResponseError(AcpModel, kw_only=True):
     """A failed JSON-RPC response."""
 
     id: RequestId
     error: Error
 
 
-class WriteTextFileResponse(AcpModel):
+class WriteTextFileResponse(AcpModel, kw_only=True):
     """Response to `fs/write_text_file`"""
 
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ReadTextFileResponse(AcpModel):
+class ReadTextFileResponse(AcpModel, kw_only=True):
     """Response containing the contents of a text file."""
 
     content: str
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class RequestPermissionResponse(AcpModel):
+class RequestPermissionResponse(AcpModel, kw_only=True):
     """Response to a permission request."""
 
     outcome: RequestPermissionOutcome
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class RequestPermissionOutcomeCancelled(AcpModel):
+class RequestPermissionOutcomeCancelled(AcpModel, kw_only=True):
     """The prompt turn was cancelled before the user responded."""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("outcome",)
-    outcome: Literal["cancelled"] = Field(default="cancelled", alias="outcome")
+    outcome: Literal["cancelled"] = "cancelled"
 
 
-class RequestPermissionOutcomeSelected(AcpModel):
+class RequestPermissionOutcomeSelected(AcpModel, kw_only=True):
     """The user selected one of the provided options."""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("outcome",)
-    outcome: Literal["selected"] = Field(default="selected", alias="outcome")
-    option_id: PermissionOptionId = Field(alias="optionId")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    outcome: Literal["selected"] = "selected"
+    option_id: PermissionOptionId = msgspec.field(name="optionId")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class CreateTerminalResponse(AcpModel):
+class CreateTerminalResponse(AcpModel, kw_only=True):
     """Response containing the ID of the created terminal."""
 
-    terminal_id: TerminalId = Field(alias="terminalId")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    terminal_id: TerminalId = msgspec.field(name="terminalId")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class TerminalOutputResponse(AcpModel):
+class TerminalOutputResponse(AcpModel, kw_only=True):
     """Response containing the terminal output and exit status."""
 
     output: str
     truncated: bool
-    exit_status: TerminalExitStatus | None = Field(default=None, alias="exitStatus")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    exit_status: TerminalExitStatus | UnsetType | None = msgspec.field(default=UNSET, name="exitStatus")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class TerminalExitStatus(AcpModel):
+class TerminalExitStatus(AcpModel, kw_only=True):
     """Exit status of a terminal command."""
 
-    exit_code: int | None = Field(default=None, alias="exitCode")
-    signal: str | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    exit_code: int | UnsetType | None = msgspec.field(default=UNSET, name="exitCode")
+    signal: str | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ReleaseTerminalResponse(AcpModel):
+class ReleaseTerminalResponse(AcpModel, kw_only=True):
     """Response to terminal/release method"""
 
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class WaitForTerminalExitResponse(AcpModel):
+class WaitForTerminalExitResponse(AcpModel, kw_only=True):
     """Response containing the exit status of a terminal command."""
 
-    exit_code: int | None = Field(default=None, alias="exitCode")
-    signal: str | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    exit_code: int | UnsetType | None = msgspec.field(default=UNSET, name="exitCode")
+    signal: str | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class KillTerminalResponse(AcpModel):
+class KillTerminalResponse(AcpModel, kw_only=True):
     """Response to `terminal/kill` method"""
 
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class CreateElicitationResponseAccept(AcpModel):
+class CreateElicitationResponseAccept(AcpModel, kw_only=True):
     """The user accepted and provided content."""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("action",)
-    action: Literal["accept"] = Field(default="accept", alias="action")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
-    content: dict[str, ElicitationContentValue] | None = None
+    action: Literal["accept"] = "accept"
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+    content: dict[str, ElicitationContentValue] | UnsetType | None = UNSET
 
 
-class CreateElicitationResponseDecline(AcpModel):
+class CreateElicitationResponseDecline(AcpModel, kw_only=True):
     """The user declined the elicitation."""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("action",)
-    action: Literal["decline"] = Field(default="decline", alias="action")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    action: Literal["decline"] = "decline"
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class CreateElicitationResponseCancel(AcpModel):
+class CreateElicitationResponseCancel(AcpModel, kw_only=True):
     """The elicitation was cancelled."""
 
-    tag_fields: ClassVar[tuple[str, ...]] = ("action",)
-    action: Literal["cancel"] = Field(default="cancel", alias="action")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    action: Literal["cancel"] = "cancel"
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class CreateElicitationResponseOther(AcpModel):
+class CreateElicitationResponseOther(AcpModel, kw_only=True):
     """Custom or future elicitation action."""
 
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     action: str
 
 
-class ConnectMcpResponse(AcpModel):
+class ConnectMcpResponse(AcpModel, kw_only=True):
     """**UNSTABLE**"""
 
-    connection_id: McpConnectionId = Field(alias="connectionId")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    connection_id: McpConnectionId = msgspec.field(name="connectionId")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class DisconnectMcpResponse(AcpModel):
+class DisconnectMcpResponse(AcpModel, kw_only=True):
     """**UNSTABLE**"""
 
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ClientNotification(AcpModel):
+class ClientNotification(AcpModel, kw_only=True):
     """A JSON-RPC notification object."""
 
     method: str
-    params: (
-        CancelNotification
-        | DidOpenDocumentNotification
-        | DidChangeDocumentNotification
-        | DidCloseDocumentNotification
-        | DidSaveDocumentNotification
-        | DidFocusDocumentNotification
-        | AcceptNesNotification
-        | RejectNesNotification
-        | MessageMcpNotification
-        | ExtNotification
-        | None
-    ) = None
+    params: Any = UNSET
 
 
-class CancelNotification(AcpModel):
+class CancelNotification(AcpModel, kw_only=True):
     """Notification to cancel ongoing operations for a session."""
 
-    session_id: SessionId = Field(alias="sessionId")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    session_id: SessionId = msgspec.field(name="sessionId")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class DidOpenDocumentNotification(AcpModel):
+class DidOpenDocumentNotification(AcpModel, kw_only=True):
     """Notification sent when a file is opened in the editor."""
 
-    session_id: SessionId = Field(alias="sessionId")
+    session_id: SessionId = msgspec.field(name="sessionId")
     uri: str
-    language_id: str = Field(alias="languageId")
+    language_id: str = msgspec.field(name="languageId")
     version: int
     text: str
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class DidChangeDocumentNotification(AcpModel):
+class DidChangeDocumentNotification(AcpModel, kw_only=True):
     """Notification sent when a file is edited."""
 
-    session_id: SessionId = Field(alias="sessionId")
+    session_id: SessionId = msgspec.field(name="sessionId")
     uri: str
     version: int
-    content_changes: list[TextDocumentContentChangeEvent] = Field(alias="contentChanges")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    content_changes: list[TextDocumentContentChangeEvent] = msgspec.field(name="contentChanges")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class TextDocumentContentChangeEvent(AcpModel):
+class TextDocumentContentChangeEvent(AcpModel, kw_only=True):
     """A content change event for a document."""
 
-    range: Range | None = None
+    range: Range | UnsetType | None = UNSET
     text: str
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class DidCloseDocumentNotification(AcpModel):
+class DidCloseDocumentNotification(AcpModel, kw_only=True):
     """Notification sent when a file is closed."""
 
-    session_id: SessionId = Field(alias="sessionId")
+    session_id: SessionId = msgspec.field(name="sessionId")
     uri: str
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class DidSaveDocumentNotification(AcpModel):
+class DidSaveDocumentNotification(AcpModel, kw_only=True):
     """Notification sent when a file is saved."""
 
-    session_id: SessionId = Field(alias="sessionId")
+    session_id: SessionId = msgspec.field(name="sessionId")
     uri: str
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class DidFocusDocumentNotification(AcpModel):
+class DidFocusDocumentNotification(AcpModel, kw_only=True):
     """Notification sent when a file becomes the active editor tab."""
 
-    session_id: SessionId = Field(alias="sessionId")
+    session_id: SessionId = msgspec.field(name="sessionId")
     uri: str
     version: int
     position: Position
-    visible_range: Range = Field(alias="visibleRange")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    visible_range: Range = msgspec.field(name="visibleRange")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class AcceptNesNotification(AcpModel):
+class AcceptNesNotification(AcpModel, kw_only=True):
     """Notification sent when a suggestion is accepted."""
 
-    session_id: SessionId = Field(alias="sessionId")
+    session_id: SessionId = msgspec.field(name="sessionId")
     id: NesSuggestionId
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class RejectNesNotification(AcpModel):
+class RejectNesNotification(AcpModel, kw_only=True):
     """Notification sent when a suggestion is rejected."""
 
-    session_id: SessionId = Field(alias="sessionId")
+    session_id: SessionId = msgspec.field(name="sessionId")
     id: NesSuggestionId
-    reason: NesRejectReason | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    reason: NesRejectReason | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class CancelRequestNotification(AcpModel):
+class CancelRequestNotification(AcpModel, kw_only=True):
     """Notification to cancel an ongoing request."""
 
-    request_id: RequestId = Field(alias="requestId")
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    request_id: RequestId = msgspec.field(name="requestId")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
 RequestId: TypeAlias = int | str | None
@@ -2021,170 +1896,289 @@ ToolKind: TypeAlias = Literal[
     "read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"
 ]
 ToolCallStatus: TypeAlias = Literal["pending", "in_progress", "completed", "failed"]
-ToolCallContent: TypeAlias = Annotated[
-    Annotated[ToolCallContentContent, Tag("content")]
-    | Annotated[ToolCallContentDiff, Tag("diff")]
-    | Annotated[ToolCallContentTerminal, Tag("terminal")],
-    Discriminator(tag_picker("type", "type", ("content", "diff", "terminal"), other=False, default=None)),
-]
-ContentBlock: TypeAlias = Annotated[
-    Annotated[ContentBlockText, Tag("text")]
-    | Annotated[ContentBlockImage, Tag("image")]
-    | Annotated[ContentBlockAudio, Tag("audio")]
-    | Annotated[ContentBlockResourceLink, Tag("resource_link")]
-    | Annotated[ContentBlockResource, Tag("resource")],
-    Discriminator(
-        tag_picker("type", "type", ("text", "image", "audio", "resource_link", "resource"), other=False, default=None)
-    ),
-]
+if TYPE_CHECKING:
+    ToolCallContent: TypeAlias = ToolCallContentContent | ToolCallContentDiff | ToolCallContentTerminal
+else:
+    ToolCallContent = tagged_union(
+        "ToolCallContent",
+        "type",
+        {"content": ToolCallContentContent, "diff": ToolCallContentDiff, "terminal": ToolCallContentTerminal},
+        other=None,
+        default=None,
+    )
+if TYPE_CHECKING:
+    ContentBlock: TypeAlias = (
+        ContentBlockText | ContentBlockImage | ContentBlockAudio | ContentBlockResourceLink | ContentBlockResource
+    )
+else:
+    ContentBlock = tagged_union(
+        "ContentBlock",
+        "type",
+        {
+            "text": ContentBlockText,
+            "image": ContentBlockImage,
+            "audio": ContentBlockAudio,
+            "resource_link": ContentBlockResourceLink,
+            "resource": ContentBlockResource,
+        },
+        other=None,
+        default=None,
+    )
 Role: TypeAlias = Literal["assistant", "user"]
-EmbeddedResourceResource: TypeAlias = TextResourceContents | BlobResourceContents
+if TYPE_CHECKING:
+    EmbeddedResourceResource: TypeAlias = TextResourceContents | BlobResourceContents
+else:
+    EmbeddedResourceResource = plain_union(
+        "EmbeddedResourceResource",
+        (
+            TextResourceContents,
+            BlobResourceContents,
+        ),
+    )
 TerminalId: TypeAlias = str
 PermissionOptionId: TypeAlias = str
 PermissionOptionKind: TypeAlias = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
-CreateElicitationRequest: TypeAlias = Annotated[
-    Annotated[CreateElicitationRequestForm, Tag("form")]
-    | Annotated[CreateElicitationRequestUrl, Tag("url")]
-    | Annotated[CreateElicitationRequestOther, Tag("~other")],
-    Discriminator(tag_picker("mode", "mode", ("form", "url"), other=True, default=None)),
-]
+if TYPE_CHECKING:
+    CreateElicitationRequest: TypeAlias = (
+        CreateElicitationRequestForm | CreateElicitationRequestUrl | CreateElicitationRequestOther
+    )
+else:
+    CreateElicitationRequest = tagged_union(
+        "CreateElicitationRequest",
+        "mode",
+        {"form": CreateElicitationRequestForm, "url": CreateElicitationRequestUrl},
+        other=CreateElicitationRequestOther,
+        default=None,
+    )
 ElicitationSchemaType: TypeAlias = Literal["object"]
-ElicitationPropertySchema: TypeAlias = Annotated[
-    Annotated[ElicitationPropertySchemaString, Tag("string")]
-    | Annotated[ElicitationPropertySchemaNumber, Tag("number")]
-    | Annotated[ElicitationPropertySchemaInteger, Tag("integer")]
-    | Annotated[ElicitationPropertySchemaBoolean, Tag("boolean")]
-    | Annotated[ElicitationPropertySchemaArray, Tag("array")]
-    | Annotated[ElicitationPropertySchemaOther, Tag("~other")],
-    Discriminator(
-        tag_picker("type", "type", ("string", "number", "integer", "boolean", "array"), other=True, default=None)
-    ),
-]
+if TYPE_CHECKING:
+    ElicitationPropertySchema: TypeAlias = (
+        ElicitationPropertySchemaString
+        | ElicitationPropertySchemaNumber
+        | ElicitationPropertySchemaInteger
+        | ElicitationPropertySchemaBoolean
+        | ElicitationPropertySchemaArray
+        | ElicitationPropertySchemaOther
+    )
+else:
+    ElicitationPropertySchema = tagged_union(
+        "ElicitationPropertySchema",
+        "type",
+        {
+            "string": ElicitationPropertySchemaString,
+            "number": ElicitationPropertySchemaNumber,
+            "integer": ElicitationPropertySchemaInteger,
+            "boolean": ElicitationPropertySchemaBoolean,
+            "array": ElicitationPropertySchemaArray,
+        },
+        other=ElicitationPropertySchemaOther,
+        default=None,
+    )
 StringFormat: TypeAlias = Literal["email", "uri", "date", "date-time"]
-MultiSelectItems: TypeAlias = Annotated[
-    Annotated[MultiSelectItemsString, Tag("string")]
-    | Annotated[MultiSelectItemsOther, Tag("~other")]
-    | Annotated[MultiSelectItemsTitled, Tag("~default")],
-    Discriminator(tag_picker("type", "type", ("string",), other=True, default="~default")),
-]
+if TYPE_CHECKING:
+    MultiSelectItems: TypeAlias = MultiSelectItemsString | MultiSelectItemsOther | MultiSelectItemsTitled
+else:
+    MultiSelectItems = tagged_union(
+        "MultiSelectItems",
+        "type",
+        {"string": MultiSelectItemsString},
+        other=MultiSelectItemsOther,
+        default=MultiSelectItemsTitled,
+    )
 ElicitationId: TypeAlias = str
 McpServerAcpId: TypeAlias = str
 McpConnectionId: TypeAlias = str
 ExtRequest: TypeAlias = Any
-AgentResponse: TypeAlias = AgentResponseResult | AgentResponseError
+if TYPE_CHECKING:
+    AgentResponse: TypeAlias = AgentResponseResult | AgentResponseError
+else:
+    AgentResponse = plain_union(
+        "AgentResponse",
+        (
+            AgentResponseResult,
+            AgentResponseError,
+        ),
+    )
 ProtocolVersion: TypeAlias = int
 TextDocumentSyncKind: TypeAlias = Literal["full", "incremental"]
 PositionEncodingKind: TypeAlias = Literal["utf-16", "utf-32", "utf-8"]
-AuthMethod: TypeAlias = Annotated[
-    Annotated[AuthMethodEnvVar, Tag("env_var")]
-    | Annotated[AuthMethodTerminal, Tag("terminal")]
-    | Annotated[AuthMethodAgent, Tag("~default")],
-    Discriminator(tag_picker("type", "type", ("env_var", "terminal"), other=False, default="~default")),
-]
+if TYPE_CHECKING:
+    AuthMethod: TypeAlias = AuthMethodEnvVar | AuthMethodTerminal | AuthMethodAgent
+else:
+    AuthMethod = tagged_union(
+        "AuthMethod",
+        "type",
+        {"env_var": AuthMethodEnvVar, "terminal": AuthMethodTerminal},
+        other=None,
+        default=AuthMethodAgent,
+    )
 AuthMethodId: TypeAlias = str
 ProviderId: TypeAlias = str
 LlmProtocol: TypeAlias = Literal["anthropic", "openai", "azure", "vertex", "bedrock"] | str
 SessionModeId: TypeAlias = str
-SessionConfigOption: TypeAlias = Annotated[
-    Annotated[SessionConfigOptionSelect, Tag("select")] | Annotated[SessionConfigOptionBoolean, Tag("boolean")],
-    Discriminator(tag_picker("type", "type", ("select", "boolean"), other=False, default=None)),
-]
+if TYPE_CHECKING:
+    SessionConfigOption: TypeAlias = SessionConfigOptionSelect | SessionConfigOptionBoolean
+else:
+    SessionConfigOption = tagged_union(
+        "SessionConfigOption",
+        "type",
+        {"select": SessionConfigOptionSelect, "boolean": SessionConfigOptionBoolean},
+        other=None,
+        default=None,
+    )
 SessionConfigId: TypeAlias = str
 SessionConfigOptionCategory: TypeAlias = Literal["mode", "model", "model_config", "thought_level"] | str
 SessionConfigValueId: TypeAlias = str
-SessionConfigSelectOptions: TypeAlias = list[SessionConfigSelectOption] | list[SessionConfigSelectGroup]
+if TYPE_CHECKING:
+    SessionConfigSelectOptions: TypeAlias = list[SessionConfigSelectOption] | list[SessionConfigSelectGroup]
+else:
+    SessionConfigSelectOptions = plain_union(
+        "SessionConfigSelectOptions",
+        (
+            list[SessionConfigSelectOption],
+            list[SessionConfigSelectGroup],
+        ),
+    )
 SessionConfigGroupId: TypeAlias = str
 StopReason: TypeAlias = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]
-NesSuggestion: TypeAlias = Annotated[
-    Annotated[NesSuggestionEdit, Tag("edit")]
-    | Annotated[NesSuggestionJump, Tag("jump")]
-    | Annotated[NesSuggestionRename, Tag("rename")]
-    | Annotated[NesSuggestionSearchAndReplace, Tag("searchAndReplace")],
-    Discriminator(
-        tag_picker("kind", "kind", ("edit", "jump", "rename", "searchAndReplace"), other=False, default=None)
-    ),
-]
+if TYPE_CHECKING:
+    NesSuggestion: TypeAlias = (
+        NesSuggestionEdit | NesSuggestionJump | NesSuggestionRename | NesSuggestionSearchAndReplace
+    )
+else:
+    NesSuggestion = tagged_union(
+        "NesSuggestion",
+        "kind",
+        {
+            "edit": NesSuggestionEdit,
+            "jump": NesSuggestionJump,
+            "rename": NesSuggestionRename,
+            "searchAndReplace": NesSuggestionSearchAndReplace,
+        },
+        other=None,
+        default=None,
+    )
 NesSuggestionId: TypeAlias = str
 ExtResponse: TypeAlias = Any
 MessageMcpResponse: TypeAlias = Any
 ErrorCode: TypeAlias = Literal[-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002] | int
-SessionUpdate: TypeAlias = Annotated[
-    Annotated[SessionUpdateUserMessageChunk, Tag("user_message_chunk")]
-    | Annotated[SessionUpdateAgentMessageChunk, Tag("agent_message_chunk")]
-    | Annotated[SessionUpdateAgentThoughtChunk, Tag("agent_thought_chunk")]
-    | Annotated[SessionUpdateToolCall, Tag("tool_call")]
-    | Annotated[SessionUpdateToolCallUpdate, Tag("tool_call_update")]
-    | Annotated[SessionUpdatePlan, Tag("plan")]
-    | Annotated[SessionUpdatePlanUpdate, Tag("plan_update")]
-    | Annotated[SessionUpdatePlanRemoved, Tag("plan_removed")]
-    | Annotated[SessionUpdateAvailableCommandsUpdate, Tag("available_commands_update")]
-    | Annotated[SessionUpdateCurrentModeUpdate, Tag("current_mode_update")]
-    | Annotated[SessionUpdateConfigOptionUpdate, Tag("config_option_update")]
-    | Annotated[SessionUpdateSessionInfoUpdate, Tag("session_info_update")]
-    | Annotated[SessionUpdateUsageUpdate, Tag("usage_update")],
-    Discriminator(
-        tag_picker(
-            "sessionUpdate",
-            "session_update",
-            (
-                "user_message_chunk",
-                "agent_message_chunk",
-                "agent_thought_chunk",
-                "tool_call",
-                "tool_call_update",
-                "plan",
-                "plan_update",
-                "plan_removed",
-                "available_commands_update",
-                "current_mode_update",
-                "config_option_update",
-                "session_info_update",
-                "usage_update",
-            ),
-            other=False,
-            default=None,
-        )
-    ),
-]
+if TYPE_CHECKING:
+    SessionUpdate: TypeAlias = (
+        SessionUpdateUserMessageChunk
+        | SessionUpdateAgentMessageChunk
+        | SessionUpdateAgentThoughtChunk
+        | SessionUpdateToolCall
+        | SessionUpdateToolCallUpdate
+        | SessionUpdatePlan
+        | SessionUpdatePlanUpdate
+        | SessionUpdatePlanRemoved
+        | SessionUpdateAvailableCommandsUpdate
+        | SessionUpdateCurrentModeUpdate
+        | SessionUpdateConfigOptionUpdate
+        | SessionUpdateSessionInfoUpdate
+        | SessionUpdateUsageUpdate
+    )
+else:
+    SessionUpdate = tagged_union(
+        "SessionUpdate",
+        "sessionUpdate",
+        {
+            "user_message_chunk": SessionUpdateUserMessageChunk,
+            "agent_message_chunk": SessionUpdateAgentMessageChunk,
+            "agent_thought_chunk": SessionUpdateAgentThoughtChunk,
+            "tool_call": SessionUpdateToolCall,
+            "tool_call_update": SessionUpdateToolCallUpdate,
+            "plan": SessionUpdatePlan,
+            "plan_update": SessionUpdatePlanUpdate,
+            "plan_removed": SessionUpdatePlanRemoved,
+            "available_commands_update": SessionUpdateAvailableCommandsUpdate,
+            "current_mode_update": SessionUpdateCurrentModeUpdate,
+            "config_option_update": SessionUpdateConfigOptionUpdate,
+            "session_info_update": SessionUpdateSessionInfoUpdate,
+            "usage_update": SessionUpdateUsageUpdate,
+        },
+        other=None,
+        default=None,
+    )
 MessageId: TypeAlias = str
 PlanEntryPriority: TypeAlias = Literal["high", "medium", "low"]
 PlanEntryStatus: TypeAlias = Literal["pending", "in_progress", "completed"]
-PlanUpdateContent: TypeAlias = Annotated[
-    Annotated[PlanUpdateContentItems, Tag("items")]
-    | Annotated[PlanUpdateContentFile, Tag("file")]
-    | Annotated[PlanUpdateContentMarkdown, Tag("markdown")],
-    Discriminator(tag_picker("type", "type", ("items", "file", "markdown"), other=False, default=None)),
-]
+if TYPE_CHECKING:
+    PlanUpdateContent: TypeAlias = PlanUpdateContentItems | PlanUpdateContentFile | PlanUpdateContentMarkdown
+else:
+    PlanUpdateContent = tagged_union(
+        "PlanUpdateContent",
+        "type",
+        {"items": PlanUpdateContentItems, "file": PlanUpdateContentFile, "markdown": PlanUpdateContentMarkdown},
+        other=None,
+        default=None,
+    )
 PlanId: TypeAlias = str
 AvailableCommandInput: TypeAlias = UnstructuredCommandInput
 ExtNotification: TypeAlias = Any
-McpServer: TypeAlias = Annotated[
-    Annotated[McpServerHttp, Tag("http")]
-    | Annotated[McpServerSse, Tag("sse")]
-    | Annotated[McpServerAcp, Tag("acp")]
-    | Annotated[McpServerStdio, Tag("~default")],
-    Discriminator(tag_picker("type", "type", ("http", "sse", "acp"), other=False, default="~default")),
-]
-SetSessionConfigOptionRequest: TypeAlias = Annotated[
-    Annotated[SetSessionConfigOptionRequestBoolean, Tag("boolean")]
-    | Annotated[SetSessionConfigOptionRequestValueId, Tag("~default")],
-    Discriminator(tag_picker("type", "type", ("boolean",), other=False, default="~default")),
-]
+if TYPE_CHECKING:
+    McpServer: TypeAlias = McpServerHttp | McpServerSse | McpServerAcp | McpServerStdio
+else:
+    McpServer = tagged_union(
+        "McpServer",
+        "type",
+        {"http": McpServerHttp, "sse": McpServerSse, "acp": McpServerAcp},
+        other=None,
+        default=McpServerStdio,
+    )
+if TYPE_CHECKING:
+    SetSessionConfigOptionRequest: TypeAlias = (
+        SetSessionConfigOptionRequestBoolean | SetSessionConfigOptionRequestValueId
+    )
+else:
+    SetSessionConfigOptionRequest = tagged_union(
+        "SetSessionConfigOptionRequest",
+        "type",
+        {"boolean": SetSessionConfigOptionRequestBoolean},
+        other=None,
+        default=SetSessionConfigOptionRequestValueId,
+    )
 NesTriggerKind: TypeAlias = Literal["automatic", "diagnostic", "manual"]
 NesDiagnosticSeverity: TypeAlias = Literal["error", "warning", "information", "hint"]
-ClientResponse: TypeAlias = ClientResponseResult | ClientResponseError
-RequestPermissionOutcome: TypeAlias = Annotated[
-    Annotated[RequestPermissionOutcomeCancelled, Tag("cancelled")]
-    | Annotated[RequestPermissionOutcomeSelected, Tag("selected")],
-    Discriminator(tag_picker("outcome", "outcome", ("cancelled", "selected"), other=False, default=None)),
-]
-CreateElicitationResponse: TypeAlias = Annotated[
-    Annotated[CreateElicitationResponseAccept, Tag("accept")]
-    | Annotated[CreateElicitationResponseDecline, Tag("decline")]
-    | Annotated[CreateElicitationResponseCancel, Tag("cancel")]
-    | Annotated[CreateElicitationResponseOther, Tag("~other")],
-    Discriminator(tag_picker("action", "action", ("accept", "decline", "cancel"), other=True, default=None)),
-]
+if TYPE_CHECKING:
+    ClientResponse: TypeAlias = ClientResponseResult | ClientResponseError
+else:
+    ClientResponse = plain_union(
+        "ClientResponse",
+        (
+            ClientResponseResult,
+            ClientResponseError,
+        ),
+    )
+if TYPE_CHECKING:
+    RequestPermissionOutcome: TypeAlias = RequestPermissionOutcomeCancelled | RequestPermissionOutcomeSelected
+else:
+    RequestPermissionOutcome = tagged_union(
+        "RequestPermissionOutcome",
+        "outcome",
+        {"cancelled": RequestPermissionOutcomeCancelled, "selected": RequestPermissionOutcomeSelected},
+        other=None,
+        default=None,
+    )
+if TYPE_CHECKING:
+    CreateElicitationResponse: TypeAlias = (
+        CreateElicitationResponseAccept
+        | CreateElicitationResponseDecline
+        | CreateElicitationResponseCancel
+        | CreateElicitationResponseOther
+    )
+else:
+    CreateElicitationResponse = tagged_union(
+        "CreateElicitationResponse",
+        "action",
+        {
+            "accept": CreateElicitationResponseAccept,
+            "decline": CreateElicitationResponseDecline,
+            "cancel": CreateElicitationResponseCancel,
+        },
+        other=CreateElicitationResponseOther,
+        default=None,
+    )
 ElicitationContentValue: TypeAlias = str | int | float | bool | list[str]
 NesRejectReason: TypeAlias = Literal["rejected", "ignored", "replaced", "cancelled"]
 
