@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
-from msgspec import ValidationError
+from msgspec import UNSET, ValidationError
 
 from omniagent.protocols.acp import methods, v1, v2
 
@@ -163,3 +163,50 @@ def test_method_tables_cover_both_versions_core_methods() -> None:
     assert "session/request_permission" in methods.V2.client_requests
     assert "fs/read_text_file" in methods.V1.client_requests and "fs/read_text_file" not in methods.V2.client_requests
     assert methods.V2.client_notifications["session/update"] is v2.UpdateSessionNotification
+
+
+def test_parsed_fields_tell_omitted_from_null() -> None:
+    """Three-state fields read back: UNSET when omitted, None when sent as null."""
+    update = methods.parse(v2.SessionUpdate, {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "title": None})
+    assert isinstance(update, v2.SessionUpdateToolCallUpdate)
+    assert update.title is None
+    assert update.status is UNSET
+
+
+def test_input_is_decoded_strictly() -> None:
+    """No coercion: a number as a string, or a string as a number, is off-schema."""
+    for bad in (
+        {"sessionUpdate": "usage_update", "used": "10", "size": 100},
+        {"sessionUpdate": "agent_message_chunk", "messageId": 7, "content": {"type": "text", "text": "x"}},
+        {"sessionUpdate": "state_update", "state": "running", "_meta": []},
+    ):
+        with pytest.raises(ValidationError):
+            methods.parse(v2.SessionUpdate, bad)
+
+
+def test_untagged_unions_take_the_member_that_fits() -> None:
+    """Plain unions: embedded text vs blob resources; select options as a flat list or as groups."""
+    text = methods.parse(v2.EmbeddedResourceResource, {"uri": "file:///a", "text": "x"})
+    blob = methods.parse(v2.EmbeddedResourceResource, {"uri": "file:///a", "blob": "eA=="})
+    assert isinstance(text, v2.TextResourceContents) and isinstance(blob, v2.BlobResourceContents)
+    option = {"type": "select", "configId": "model", "name": "Model", "currentValue": "a"}
+    flat = methods.parse(v2.SessionConfigOption, {**option, "options": [{"value": "a", "name": "A"}]})
+    groups = {**option, "options": [{"groupId": "g", "name": "G", "options": [{"value": "a", "name": "A"}]}]}
+    grouped = methods.parse(v2.SessionConfigOption, groups)
+    assert isinstance(flat, v2.SessionConfigOptionSelect) and isinstance(grouped, v2.SessionConfigOptionSelect)
+    assert isinstance(flat.options[0], v2.SessionConfigSelectOption)
+    assert isinstance(grouped.options[0], v2.SessionConfigSelectGroup)
+    assert grouped.dump() == groups
+    with pytest.raises(ValidationError):
+        methods.parse(v2.EmbeddedResourceResource, {"uri": "file:///a"})
+
+
+def test_unknown_fields_survive_dump_of_a_parsed_value_and_nested_unknown_variants_survive_anywhere() -> None:
+    """A parsed value dumps the JSON it was read from (claude-code-acp's `models` beside v1's `session/new` result);
+    an unknown variant keeps its JSON even inside a model built in Python."""
+    result = {"sessionId": "s", "models": {"currentModelId": "m", "availableModels": []}, "configOptions": []}
+    assert methods.parse(v1.NewSessionResponse, result).dump() == result
+    hologram = {"type": "hologram", "uri": "x:y", "depth": 3}
+    block = methods.parse(v2.ContentBlock, hologram)
+    update = v2.SessionUpdateAgentMessageChunk(message_id="m1", content=block)
+    assert update.dump() == {"sessionUpdate": "agent_message_chunk", "messageId": "m1", "content": hologram}
