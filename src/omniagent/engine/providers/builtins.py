@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from omniagent import __version__
-from omniagent.engine.providers.catalog_file import ProvidersFile
+from omniagent.engine.providers.catalog_file import parse_providers
 
 ANTHROPIC_DEFAULT_BASE = "https://api.anthropic.com/v1"
 OPENAI_DEFAULT_BASE = "https://api.openai.com/v1"
@@ -73,7 +73,7 @@ def _gemini(model_id: str, name: str, levels: list[str | None], bands: list[dict
     }
 
 
-BUILTIN_PROVIDERS = ProvidersFile.model_validate(
+BUILTIN_PROVIDERS = parse_providers(
     {
         "providers": [
             {

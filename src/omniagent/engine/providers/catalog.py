@@ -14,27 +14,32 @@ import os
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+import msgspec
 
 from omniagent.engine.providers.builtins import BUILTIN_PROVIDERS, KEY_ENV_ALIASES, env_base_urls
 from omniagent.engine.providers.catalog_file import (
     CatalogError,
+    FileProvider,
     KeySource,
     ModelEntry,
     ProviderEntry,
     load_providers_file,
 )
 from omniagent.engine.providers.credentials import CredentialStore, Secret, resolve_api_key
-from omniagent.engine.providers.neutral import Usage
-from omniagent.protocols.yuke.auth import AuthProvider
-from omniagent.protocols.yuke.catalog import (
-    CatalogListResultFull,
-    CatalogListResultUnchanged,
-    ModelCost,
-    ModelInfo,
-    ProviderInfo,
-    ProviderState,
-)
+
+# The yuke models are imported where a listing is built: `omniagent acp` answers `initialize` from the providers and
+# their states alone, before any wire model is needed (docs/performance.md).
+if TYPE_CHECKING:
+    from omniagent.engine.providers.neutral import Usage
+    from omniagent.protocols.yuke.auth import AuthProvider
+    from omniagent.protocols.yuke.catalog import (
+        CatalogListResultFull,
+        CatalogListResultUnchanged,
+        ModelInfo,
+        ProviderState,
+    )
 
 NO_REASONING = "off"  # the catalog name of the `null` reasoning level (reasoning disabled)
 DEFAULT_REASONING = "medium"  # preferred default level when a model offers it
@@ -131,6 +136,8 @@ class Catalog:
 
     def listing(self, since_rev: str | None = None) -> CatalogListResultFull | CatalogListResultUnchanged:
         """The `catalog.list` result: `unchanged` when `since_rev` is current, else the full listing."""
+        from omniagent.protocols.yuke.catalog import CatalogListResultUnchanged
+
         full = self._listing()
         if since_rev is not None and since_rev == full.catalog_rev:
             return CatalogListResultUnchanged(catalog_rev=full.catalog_rev)
@@ -154,6 +161,8 @@ class Catalog:
 
     def auth_of(self, provider: ProviderEntry) -> AuthProvider:
         """One provider's public credential state."""
+        from omniagent.protocols.yuke.auth import AuthProvider
+
         kind: Literal["api_key", "oauth"] | None = None
         if self.api_key(provider) is not None:
             kind = "api_key"
@@ -165,13 +174,17 @@ class Catalog:
         file = load_providers_file(self._config_dir)
         env_urls = env_base_urls(self._env)
         merged = {
-            p.id: p.model_copy(update={"base_url": env_urls.get(p.id, p.base_url)}) for p in BUILTIN_PROVIDERS.providers
+            p.id: msgspec.structs.replace(p, base_url=env_urls.get(p.id, p.base_url))
+            for p in BUILTIN_PROVIDERS.providers
         }
-        for entry in file.providers:
-            merged[entry.id] = _merge(merged[entry.id], entry) if entry.id in merged else entry
+        for given in file:
+            entry = given.entry
+            merged[entry.id] = _merge(merged[entry.id], given) if entry.id in merged else entry
         return tuple(merged.values())
 
     def _listing(self) -> CatalogListResultFull:
+        from omniagent.protocols.yuke.catalog import CatalogListResultFull, ProviderInfo
+
         providers = [ProviderInfo(id=p.id, name=p.name or p.id, state=self.state(p)) for p in self._providers]
         models = [_model_info(p, m) for p in self._providers for m in p.models or []]
         canonical = json.dumps(
@@ -227,6 +240,8 @@ def default_reasoning(model: ModelEntry) -> str:
 
 
 def _model_info(provider: ProviderEntry, model: ModelEntry) -> ModelInfo:
+    from omniagent.protocols.yuke.catalog import ModelCost, ModelInfo
+
     first = next((band for band in model.cost if band.min_prompt_tokens == 0), None)
     cost = ModelCost()
     if first is not None:
@@ -248,14 +263,15 @@ def _model_info(provider: ProviderEntry, model: ModelEntry) -> ModelInfo:
     )
 
 
-def _merge(builtin: ProviderEntry, override: ProviderEntry) -> ProviderEntry:
+def _merge(builtin: ProviderEntry, override: FileProvider) -> ProviderEntry:
     """Fields set in the file replace the built-in's; models merge by id (a file model replaces a built-in one)."""
-    update = {name: getattr(override, name) for name in override.model_fields_set if name != "models"}
-    if override.models is not None:
+    entry = override.entry
+    update = {name: getattr(entry, name) for name in override.given if name != "models"}
+    if entry.models is not None:
         models = {m.id: m for m in builtin.models or []}
-        models.update({m.id: m for m in override.models})
+        models.update({m.id: m for m in entry.models})
         update["models"] = list(models.values())
-    return builtin.model_copy(update=update)
+    return msgspec.structs.replace(builtin, **update)
 
 
 def load_catalog(config_dir: Path, credentials: CredentialStore, log: logging.Logger | None) -> Catalog:
