@@ -37,8 +37,8 @@ class VersionSpec:
     # v2: a `session/load` is a `session/resume` with `replayFrom: {type: "start"}`.
     load_via_resume: bool
 
-    # The models are imported on first use, not with this module: defining them is most of a face's start-up, and
-    # `omniagent acp` answers `initialize` from the method names alone.
+    # The models are imported on first use, not with this module: `omniagent acp` answers `initialize` from the
+    # method names alone, and defining both versions' Structs still costs ~10 ms.
     @property
     def models(self) -> ModuleType:
         """protocols.acp.v1 or .v2."""
