@@ -224,7 +224,7 @@ class Generator:
         fallback: Schema | None = None,
     ) -> None:
         doc = first_line(schema if schema.get("description") or fallback is None else fallback)
-        lines = [f"class {name}(AcpModel, kw_only=True):", f'    """{doc}"""', ""]
+        lines = [f"class {name}(AcpModel, frozen=True, kw_only=True):", f'    """{doc}"""', ""]
         for wire, value in tags:
             lines.append(f"    {snake(wire)}: Literal[{value!r}] = {self.default(wire, repr(value))}")
         tag_names = {wire for wire, _ in tags}
@@ -362,7 +362,9 @@ class Generator:
         return self.kinds({"anyOf": members}, seen)
 
     def alias_refs(self, code: str) -> set[str]:
-        return {word for word in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", code) if word in self.defs}
+        return {
+            word for word in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", code) if word in self.defs or word in self.aliases
+        }
 
     # --- output --------------------------------------------------------------------------------------------
 

@@ -10,8 +10,10 @@
   subclass of its marker, which is what msgspec checks the hook's answer against.
 - Preservation (acp.md §5.10: unknown variants and `_meta`): `_meta` is a field of every type; an `...Other` variant
   and the top value of `parse` keep the JSON they were read from, and `dump()` gives it back unchanged (unknown fields
-  included). A known variant nested in a parsed value keeps only its known fields if it is taken out of it and sent
-  inside a model built in Python: nothing does that (proxying sends what `dump()` of the parsed value gives).
+  included); models are frozen, so that JSON stays true. A known variant nested in a parsed value keeps only its
+  known fields if it is taken out of it and sent inside a model built in Python: nothing does that (proxying sends
+  what `dump()` of the parsed value gives). Keeping the JSON costs a reference; copying unknown fields into every
+  Struct would cost a second pass over each object msgspec has already converted.
 - Strict input: msgspec's strict conversion (no `"1"` for 1); unknown fields of known types are ignored, as ACP
   allows them.
 """
@@ -40,8 +42,9 @@ ValidationError = msgspec.ValidationError
 T = TypeVar("T")
 
 
-class AcpModel(msgspec.Struct, kw_only=True, dict=True, repr_omit_defaults=True):
-    """An ACP object. Build with Python names (keywords); `dump()` gives the wire JSON."""
+class AcpModel(msgspec.Struct, frozen=True, kw_only=True, dict=True, repr_omit_defaults=True):
+    """An ACP object. Build with Python names (keywords); `dump()` gives the wire JSON. `dict=True` gives a parsed
+    value somewhere to keep its JSON (`_raw`, never a wire field)."""
 
     def dump(self) -> dict[str, Any]:
         """The wire JSON: wire names, the fields that were set (an explicit None stays `null`); a parsed value's

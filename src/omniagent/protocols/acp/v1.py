@@ -14,7 +14,7 @@ from omniagent.protocols.acp._base import UNSET, AcpModel, UnsetType, plain_unio
 PROTOCOL_VERSION = 1
 
 
-class AgentRequest(AcpModel, kw_only=True):
+class AgentRequest(AcpModel, frozen=True, kw_only=True):
     """A JSON-RPC request object."""
 
     id: RequestId
@@ -22,7 +22,7 @@ class AgentRequest(AcpModel, kw_only=True):
     params: Any = UNSET
 
 
-class WriteTextFileRequest(AcpModel, kw_only=True):
+class WriteTextFileRequest(AcpModel, frozen=True, kw_only=True):
     """Request to write content to a text file."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
@@ -31,7 +31,7 @@ class WriteTextFileRequest(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ReadTextFileRequest(AcpModel, kw_only=True):
+class ReadTextFileRequest(AcpModel, frozen=True, kw_only=True):
     """Request to read content from a text file."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
@@ -41,7 +41,7 @@ class ReadTextFileRequest(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class RequestPermissionRequest(AcpModel, kw_only=True):
+class RequestPermissionRequest(AcpModel, frozen=True, kw_only=True):
     """Request for user permission to execute a tool call."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
@@ -50,7 +50,7 @@ class RequestPermissionRequest(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ToolCallUpdate(AcpModel, kw_only=True):
+class ToolCallUpdate(AcpModel, frozen=True, kw_only=True):
     """An update to an existing tool call."""
 
     tool_call_id: ToolCallId = msgspec.field(name="toolCallId")
@@ -65,7 +65,7 @@ class ToolCallUpdate(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ToolCallContentContent(AcpModel, kw_only=True):
+class ToolCallContentContent(AcpModel, frozen=True, kw_only=True):
     """Standard content block (text, images, resources)."""
 
     type: Literal["content"] = "content"
@@ -73,7 +73,7 @@ class ToolCallContentContent(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ToolCallContentDiff(AcpModel, kw_only=True):
+class ToolCallContentDiff(AcpModel, frozen=True, kw_only=True):
     """File modification shown as a diff."""
 
     type: Literal["diff"] = "diff"
@@ -83,7 +83,7 @@ class ToolCallContentDiff(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ToolCallContentTerminal(AcpModel, kw_only=True):
+class ToolCallContentTerminal(AcpModel, frozen=True, kw_only=True):
     """Embed a terminal created with `terminal/create` by its id."""
 
     type: Literal["terminal"] = "terminal"
@@ -91,7 +91,7 @@ class ToolCallContentTerminal(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ContentBlockText(AcpModel, kw_only=True):
+class ContentBlockText(AcpModel, frozen=True, kw_only=True):
     """Text content. May be plain text or formatted with Markdown."""
 
     type: Literal["text"] = "text"
@@ -100,7 +100,7 @@ class ContentBlockText(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ContentBlockImage(AcpModel, kw_only=True):
+class ContentBlockImage(AcpModel, frozen=True, kw_only=True):
     """Images for visual context or analysis."""
 
     type: Literal["image"] = "image"
@@ -111,7 +111,7 @@ class ContentBlockImage(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ContentBlockAudio(AcpModel, kw_only=True):
+class ContentBlockAudio(AcpModel, frozen=True, kw_only=True):
     """Audio data for transcription or analysis."""
 
     type: Literal["audio"] = "audio"
@@ -121,7 +121,7 @@ class ContentBlockAudio(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ContentBlockResourceLink(AcpModel, kw_only=True):
+class ContentBlockResourceLink(AcpModel, frozen=True, kw_only=True):
     """References to resources that the agent can access."""
 
     type: Literal["resource_link"] = "resource_link"
@@ -135,7 +135,7 @@ class ContentBlockResourceLink(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ContentBlockResource(AcpModel, kw_only=True):
+class ContentBlockResource(AcpModel, frozen=True, kw_only=True):
     """Complete resource contents embedded directly in the message."""
 
     type: Literal["resource"] = "resource"
@@ -144,7 +144,7 @@ class ContentBlockResource(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class Annotations(AcpModel, kw_only=True):
+class Annotations(AcpModel, frozen=True, kw_only=True):
     """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
     audience: list[Role] | UnsetType | None = UNSET
@@ -153,7 +153,7 @@ class Annotations(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class TextResourceContents(AcpModel, kw_only=True):
+class TextResourceContents(AcpModel, frozen=True, kw_only=True):
     """Text-based resource contents."""
 
     mime_type: str | UnsetType | None = msgspec.field(default=UNSET, name="mimeType")
@@ -162,7 +162,7 @@ class TextResourceContents(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class BlobResourceContents(AcpModel, kw_only=True):
+class BlobResourceContents(AcpModel, frozen=True, kw_only=True):
     """Binary resource contents."""
 
     blob: str
@@ -171,7 +171,7 @@ class BlobResourceContents(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ToolCallLocation(AcpModel, kw_only=True):
+class ToolCallLocation(AcpModel, frozen=True, kw_only=True):
     """A file location being accessed or modified by a tool."""
 
     path: str
@@ -179,7 +179,7 @@ class ToolCallLocation(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class PermissionOption(AcpModel, kw_only=True):
+class PermissionOption(AcpModel, frozen=True, kw_only=True):
     """An option presented to the user when requesting permission."""
 
     option_id: PermissionOptionId = msgspec.field(name="optionId")
@@ -188,7 +188,7 @@ class PermissionOption(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class CreateTerminalRequest(AcpModel, kw_only=True):
+class CreateTerminalRequest(AcpModel, frozen=True, kw_only=True):
     """Request to create a new terminal and execute a command."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
@@ -200,7 +200,7 @@ class CreateTerminalRequest(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class EnvVariable(AcpModel, kw_only=True):
+class EnvVariable(AcpModel, frozen=True, kw_only=True):
     """An environment variable to set when launching an MCP server."""
 
     name: str
@@ -208,7 +208,7 @@ class EnvVariable(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class TerminalOutputRequest(AcpModel, kw_only=True):
+class TerminalOutputRequest(AcpModel, frozen=True, kw_only=True):
     """Request to get the current output and status of a terminal."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
@@ -216,7 +216,7 @@ class TerminalOutputRequest(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ReleaseTerminalRequest(AcpModel, kw_only=True):
+class ReleaseTerminalRequest(AcpModel, frozen=True, kw_only=True):
     """Request to release a terminal and free its resources."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
@@ -224,7 +224,7 @@ class ReleaseTerminalRequest(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class WaitForTerminalExitRequest(AcpModel, kw_only=True):
+class WaitForTerminalExitRequest(AcpModel, frozen=True, kw_only=True):
     """Request to wait for a terminal command to exit."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
@@ -232,7 +232,7 @@ class WaitForTerminalExitRequest(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class KillTerminalRequest(AcpModel, kw_only=True):
+class KillTerminalRequest(AcpModel, frozen=True, kw_only=True):
     """Request to kill a terminal without releasing it."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
@@ -240,7 +240,7 @@ class KillTerminalRequest(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class CreateElicitationRequestForm(AcpModel, kw_only=True):
+class CreateElicitationRequestForm(AcpModel, frozen=True, kw_only=True):
     """Form-based elicitation where the client renders a form from the provided schema."""
 
     mode: Literal["form"] = "form"
@@ -252,7 +252,7 @@ class CreateElicitationRequestForm(AcpModel, kw_only=True):
     request_id: RequestId | UnsetType | None = msgspec.field(default=UNSET, name="requestId")
 
 
-class CreateElicitationRequestUrl(AcpModel, kw_only=True):
+class CreateElicitationRequestUrl(AcpModel, frozen=True, kw_only=True):
     """URL-based elicitation where the client directs the user to a URL."""
 
     mode: Literal["url"] = "url"
@@ -265,7 +265,7 @@ class CreateElicitationRequestUrl(AcpModel, kw_only=True):
     request_id: RequestId | UnsetType | None = msgspec.field(default=UNSET, name="requestId")
 
 
-class CreateElicitationRequestOther(AcpModel, kw_only=True):
+class CreateElicitationRequestOther(AcpModel, frozen=True, kw_only=True):
     """Custom or future elicitation mode."""
 
     message: str
@@ -276,20 +276,20 @@ class CreateElicitationRequestOther(AcpModel, kw_only=True):
     request_id: RequestId | UnsetType | None = msgspec.field(default=UNSET, name="requestId")
 
 
-class ElicitationSessionScope(AcpModel, kw_only=True):
+class ElicitationSessionScope(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     session_id: SessionId = msgspec.field(name="sessionId")
     tool_call_id: ToolCallId | UnsetType | None = msgspec.field(default=UNSET, name="toolCallId")
 
 
-class ElicitationRequestScope(AcpModel, kw_only=True):
+class ElicitationRequestScope(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     request_id: RequestId = msgspec.field(name="requestId")
 
 
-class ElicitationSchema(AcpModel, kw_only=True):
+class ElicitationSchema(AcpModel, frozen=True, kw_only=True):
     """Type-safe elicitation schema for requesting structured user input."""
 
     type: ElicitationSchemaType | UnsetType | None = UNSET
@@ -300,7 +300,7 @@ class ElicitationSchema(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ElicitationPropertySchemaString(AcpModel, kw_only=True):
+class ElicitationPropertySchemaString(AcpModel, frozen=True, kw_only=True):
     """String property (or single-select enum when `enum`/`oneOf` is set)."""
 
     type: Literal["string"] = "string"
@@ -316,7 +316,7 @@ class ElicitationPropertySchemaString(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ElicitationPropertySchemaNumber(AcpModel, kw_only=True):
+class ElicitationPropertySchemaNumber(AcpModel, frozen=True, kw_only=True):
     """Number (floating-point) property."""
 
     type: Literal["number"] = "number"
@@ -328,7 +328,7 @@ class ElicitationPropertySchemaNumber(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ElicitationPropertySchemaInteger(AcpModel, kw_only=True):
+class ElicitationPropertySchemaInteger(AcpModel, frozen=True, kw_only=True):
     """Integer property."""
 
     type: Literal["integer"] = "integer"
@@ -340,7 +340,7 @@ class ElicitationPropertySchemaInteger(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ElicitationPropertySchemaBoolean(AcpModel, kw_only=True):
+class ElicitationPropertySchemaBoolean(AcpModel, frozen=True, kw_only=True):
     """Boolean property."""
 
     type: Literal["boolean"] = "boolean"
@@ -350,7 +350,7 @@ class ElicitationPropertySchemaBoolean(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ElicitationPropertySchemaArray(AcpModel, kw_only=True):
+class ElicitationPropertySchemaArray(AcpModel, frozen=True, kw_only=True):
     """Multi-select array property."""
 
     type: Literal["array"] = "array"
@@ -363,13 +363,13 @@ class ElicitationPropertySchemaArray(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ElicitationPropertySchemaOther(AcpModel, kw_only=True):
+class ElicitationPropertySchemaOther(AcpModel, frozen=True, kw_only=True):
     """Custom or future elicitation property schema."""
 
     type: str
 
 
-class EnumOption(AcpModel, kw_only=True):
+class EnumOption(AcpModel, frozen=True, kw_only=True):
     """A titled enum option with a const value, human-readable title, and optional description."""
 
     const: str
@@ -378,7 +378,7 @@ class EnumOption(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class MultiSelectItemsString(AcpModel, kw_only=True):
+class MultiSelectItemsString(AcpModel, frozen=True, kw_only=True):
     """Multi-select string items with plain string values."""
 
     type: Literal["string"] = "string"
@@ -386,27 +386,27 @@ class MultiSelectItemsString(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class MultiSelectItemsOther(AcpModel, kw_only=True):
+class MultiSelectItemsOther(AcpModel, frozen=True, kw_only=True):
     """Custom or future typed multi-select items."""
 
     type: str
 
 
-class MultiSelectItemsTitled(AcpModel, kw_only=True):
+class MultiSelectItemsTitled(AcpModel, frozen=True, kw_only=True):
     """Titled multi-select items with human-readable labels."""
 
     any_of: list[EnumOption] = msgspec.field(name="anyOf")
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ConnectMcpRequest(AcpModel, kw_only=True):
+class ConnectMcpRequest(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     server_id: McpServerAcpId = msgspec.field(name="serverId")
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class MessageMcpRequest(AcpModel, kw_only=True):
+class MessageMcpRequest(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     connection_id: McpConnectionId = msgspec.field(name="connectionId")
@@ -415,28 +415,28 @@ class MessageMcpRequest(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class DisconnectMcpRequest(AcpModel, kw_only=True):
+class DisconnectMcpRequest(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     connection_id: McpConnectionId = msgspec.field(name="connectionId")
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class AgentResponseResult(AcpModel, kw_only=True):
+class AgentResponseResult(AcpModel, frozen=True, kw_only=True):
     """A successful JSON-RPC response."""
 
     id: RequestId
     result: Any
 
 
-class AgentResponseError(AcpModel, kw_only=True):
+class AgentResponseError(AcpModel, frozen=True, kw_only=True):
     """A failed JSON-RPC response."""
 
     id: RequestId
     error: Error
 
 
-class InitializeResponse(AcpModel, kw_only=True):
+class InitializeResponse(AcpModel, frozen=True, kw_only=True):
     """Response to the `initialize` method."""
 
     protocol_version: ProtocolVersion = msgspec.field(name="protocolVersion")
@@ -446,7 +446,7 @@ class InitializeResponse(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class AgentCapabilities(AcpModel, kw_only=True):
+class AgentCapabilities(AcpModel, frozen=True, kw_only=True):
     """Capabilities supported by the agent."""
 
     load_session: bool | UnsetType | None = msgspec.field(default=UNSET, name="loadSession")
@@ -462,7 +462,7 @@ class AgentCapabilities(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class PromptCapabilities(AcpModel, kw_only=True):
+class PromptCapabilities(AcpModel, frozen=True, kw_only=True):
     """Prompt capabilities supported by the agent in `session/prompt` requests."""
 
     image: bool | UnsetType | None = UNSET
@@ -471,7 +471,7 @@ class PromptCapabilities(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class McpCapabilities(AcpModel, kw_only=True):
+class McpCapabilities(AcpModel, frozen=True, kw_only=True):
     """MCP capabilities supported by the agent"""
 
     http: bool | UnsetType | None = UNSET
@@ -480,7 +480,7 @@ class McpCapabilities(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionCapabilities(AcpModel, kw_only=True):
+class SessionCapabilities(AcpModel, frozen=True, kw_only=True):
     """Session capabilities supported by the agent."""
 
     list_: SessionListCapabilities | UnsetType | None = msgspec.field(default=UNSET, name="list")
@@ -494,62 +494,62 @@ class SessionCapabilities(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionListCapabilities(AcpModel, kw_only=True):
+class SessionListCapabilities(AcpModel, frozen=True, kw_only=True):
     """Capabilities for the `session/list` method."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionDeleteCapabilities(AcpModel, kw_only=True):
+class SessionDeleteCapabilities(AcpModel, frozen=True, kw_only=True):
     """Capabilities for the `session/delete` method."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionAdditionalDirectoriesCapabilities(AcpModel, kw_only=True):
+class SessionAdditionalDirectoriesCapabilities(AcpModel, frozen=True, kw_only=True):
     """Capabilities for additional session directories support."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionForkCapabilities(AcpModel, kw_only=True):
+class SessionForkCapabilities(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionResumeCapabilities(AcpModel, kw_only=True):
+class SessionResumeCapabilities(AcpModel, frozen=True, kw_only=True):
     """Capabilities for the `session/resume` method."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionCloseCapabilities(AcpModel, kw_only=True):
+class SessionCloseCapabilities(AcpModel, frozen=True, kw_only=True):
     """Capabilities for the `session/close` method."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class AgentAuthCapabilities(AcpModel, kw_only=True):
+class AgentAuthCapabilities(AcpModel, frozen=True, kw_only=True):
     """Authentication-related capabilities supported by the agent."""
 
     logout: LogoutCapabilities | UnsetType | None = UNSET
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class LogoutCapabilities(AcpModel, kw_only=True):
+class LogoutCapabilities(AcpModel, frozen=True, kw_only=True):
     """Logout capabilities supported by the agent."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ProvidersCapabilities(AcpModel, kw_only=True):
+class ProvidersCapabilities(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesCapabilities(AcpModel, kw_only=True):
+class NesCapabilities(AcpModel, frozen=True, kw_only=True):
     """NES capabilities advertised by the agent during initialization."""
 
     events: NesEventCapabilities | UnsetType | None = UNSET
@@ -557,14 +557,14 @@ class NesCapabilities(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesEventCapabilities(AcpModel, kw_only=True):
+class NesEventCapabilities(AcpModel, frozen=True, kw_only=True):
     """Event capabilities the agent can consume."""
 
     document: NesDocumentEventCapabilities | UnsetType | None = UNSET
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesDocumentEventCapabilities(AcpModel, kw_only=True):
+class NesDocumentEventCapabilities(AcpModel, frozen=True, kw_only=True):
     """Document event capabilities the agent wants to receive."""
 
     did_open: NesDocumentDidOpenCapabilities | UnsetType | None = msgspec.field(default=UNSET, name="didOpen")
@@ -575,38 +575,38 @@ class NesDocumentEventCapabilities(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesDocumentDidOpenCapabilities(AcpModel, kw_only=True):
+class NesDocumentDidOpenCapabilities(AcpModel, frozen=True, kw_only=True):
     """Marker for `document/didOpen` capability support."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesDocumentDidChangeCapabilities(AcpModel, kw_only=True):
+class NesDocumentDidChangeCapabilities(AcpModel, frozen=True, kw_only=True):
     """Capabilities for `document/didChange` events."""
 
     sync_kind: TextDocumentSyncKind = msgspec.field(name="syncKind")
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesDocumentDidCloseCapabilities(AcpModel, kw_only=True):
+class NesDocumentDidCloseCapabilities(AcpModel, frozen=True, kw_only=True):
     """Marker for `document/didClose` capability support."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesDocumentDidSaveCapabilities(AcpModel, kw_only=True):
+class NesDocumentDidSaveCapabilities(AcpModel, frozen=True, kw_only=True):
     """Marker for `document/didSave` capability support."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesDocumentDidFocusCapabilities(AcpModel, kw_only=True):
+class NesDocumentDidFocusCapabilities(AcpModel, frozen=True, kw_only=True):
     """Marker for `document/didFocus` capability support."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesContextCapabilities(AcpModel, kw_only=True):
+class NesContextCapabilities(AcpModel, frozen=True, kw_only=True):
     """Context capabilities the agent wants attached to each suggestion request."""
 
     recent_files: NesRecentFilesCapabilities | UnsetType | None = msgspec.field(default=UNSET, name="recentFiles")
@@ -620,46 +620,46 @@ class NesContextCapabilities(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesRecentFilesCapabilities(AcpModel, kw_only=True):
+class NesRecentFilesCapabilities(AcpModel, frozen=True, kw_only=True):
     """Capabilities for recent files context."""
 
     max_count: int | UnsetType | None = msgspec.field(default=UNSET, name="maxCount")
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesRelatedSnippetsCapabilities(AcpModel, kw_only=True):
+class NesRelatedSnippetsCapabilities(AcpModel, frozen=True, kw_only=True):
     """Capabilities for related snippets context."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesEditHistoryCapabilities(AcpModel, kw_only=True):
+class NesEditHistoryCapabilities(AcpModel, frozen=True, kw_only=True):
     """Capabilities for edit history context."""
 
     max_count: int | UnsetType | None = msgspec.field(default=UNSET, name="maxCount")
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesUserActionsCapabilities(AcpModel, kw_only=True):
+class NesUserActionsCapabilities(AcpModel, frozen=True, kw_only=True):
     """Capabilities for user actions context."""
 
     max_count: int | UnsetType | None = msgspec.field(default=UNSET, name="maxCount")
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesOpenFilesCapabilities(AcpModel, kw_only=True):
+class NesOpenFilesCapabilities(AcpModel, frozen=True, kw_only=True):
     """Capabilities for open files context."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesDiagnosticsCapabilities(AcpModel, kw_only=True):
+class NesDiagnosticsCapabilities(AcpModel, frozen=True, kw_only=True):
     """Capabilities for diagnostics context."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class AuthMethodEnvVar(AcpModel, kw_only=True):
+class AuthMethodEnvVar(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     type: Literal["env_var"] = "env_var"
@@ -671,7 +671,7 @@ class AuthMethodEnvVar(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class AuthMethodTerminal(AcpModel, kw_only=True):
+class AuthMethodTerminal(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     type: Literal["terminal"] = "terminal"
@@ -683,7 +683,7 @@ class AuthMethodTerminal(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class AuthMethodAgent(AcpModel, kw_only=True):
+class AuthMethodAgent(AcpModel, frozen=True, kw_only=True):
     """Agent handles authentication itself."""
 
     id: AuthMethodId
@@ -692,7 +692,7 @@ class AuthMethodAgent(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class AuthEnvVar(AcpModel, kw_only=True):
+class AuthEnvVar(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     name: str
@@ -702,7 +702,7 @@ class AuthEnvVar(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class Implementation(AcpModel, kw_only=True):
+class Implementation(AcpModel, frozen=True, kw_only=True):
     """Metadata about the implementation of the client or agent. Describes the name and version of an ACP implementation, with an optional title for UI representation."""
 
     name: str
@@ -711,20 +711,20 @@ class Implementation(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class AuthenticateResponse(AcpModel, kw_only=True):
+class AuthenticateResponse(AcpModel, frozen=True, kw_only=True):
     """Response to the `authenticate` method."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ListProvidersResponse(AcpModel, kw_only=True):
+class ListProvidersResponse(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     providers: list[ProviderInfo]
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ProviderInfo(AcpModel, kw_only=True):
+class ProviderInfo(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     provider_id: ProviderId = msgspec.field(name="providerId")
@@ -734,7 +734,7 @@ class ProviderInfo(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ProviderCurrentConfig(AcpModel, kw_only=True):
+class ProviderCurrentConfig(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     api_type: LlmProtocol = msgspec.field(name="apiType")
@@ -742,25 +742,25 @@ class ProviderCurrentConfig(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SetProviderResponse(AcpModel, kw_only=True):
+class SetProviderResponse(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class DisableProviderResponse(AcpModel, kw_only=True):
+class DisableProviderResponse(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class LogoutResponse(AcpModel, kw_only=True):
+class LogoutResponse(AcpModel, frozen=True, kw_only=True):
     """Response to the `logout` method."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NewSessionResponse(AcpModel, kw_only=True):
+class NewSessionResponse(AcpModel, frozen=True, kw_only=True):
     """Response from creating a new session."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
@@ -769,7 +769,7 @@ class NewSessionResponse(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionModeState(AcpModel, kw_only=True):
+class SessionModeState(AcpModel, frozen=True, kw_only=True):
     """The set of modes and the one currently active."""
 
     current_mode_id: SessionModeId = msgspec.field(name="currentModeId")
@@ -777,7 +777,7 @@ class SessionModeState(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionMode(AcpModel, kw_only=True):
+class SessionMode(AcpModel, frozen=True, kw_only=True):
     """A mode the agent can operate in."""
 
     id: SessionModeId
@@ -786,7 +786,7 @@ class SessionMode(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionConfigOptionSelect(AcpModel, kw_only=True):
+class SessionConfigOptionSelect(AcpModel, frozen=True, kw_only=True):
     """Single-value selector (dropdown)."""
 
     type: Literal["select"] = "select"
@@ -799,7 +799,7 @@ class SessionConfigOptionSelect(AcpModel, kw_only=True):
     options: SessionConfigSelectOptions
 
 
-class SessionConfigOptionBoolean(AcpModel, kw_only=True):
+class SessionConfigOptionBoolean(AcpModel, frozen=True, kw_only=True):
     """Boolean on/off toggle."""
 
     type: Literal["boolean"] = "boolean"
@@ -811,7 +811,7 @@ class SessionConfigOptionBoolean(AcpModel, kw_only=True):
     current_value: bool = msgspec.field(name="currentValue")
 
 
-class SessionConfigSelectOption(AcpModel, kw_only=True):
+class SessionConfigSelectOption(AcpModel, frozen=True, kw_only=True):
     """A possible value for a session configuration option."""
 
     value: SessionConfigValueId
@@ -820,7 +820,7 @@ class SessionConfigSelectOption(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionConfigSelectGroup(AcpModel, kw_only=True):
+class SessionConfigSelectGroup(AcpModel, frozen=True, kw_only=True):
     """A group of possible values for a session configuration option."""
 
     group: SessionConfigGroupId
@@ -829,7 +829,7 @@ class SessionConfigSelectGroup(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class LoadSessionResponse(AcpModel, kw_only=True):
+class LoadSessionResponse(AcpModel, frozen=True, kw_only=True):
     """Response from loading an existing session."""
 
     modes: SessionModeState | UnsetType | None = UNSET
@@ -837,7 +837,7 @@ class LoadSessionResponse(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ListSessionsResponse(AcpModel, kw_only=True):
+class ListSessionsResponse(AcpModel, frozen=True, kw_only=True):
     """Response from listing sessions."""
 
     sessions: list[SessionInfo]
@@ -845,7 +845,7 @@ class ListSessionsResponse(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionInfo(AcpModel, kw_only=True):
+class SessionInfo(AcpModel, frozen=True, kw_only=True):
     """Information about a session returned by session/list"""
 
     session_id: SessionId = msgspec.field(name="sessionId")
@@ -856,13 +856,13 @@ class SessionInfo(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class DeleteSessionResponse(AcpModel, kw_only=True):
+class DeleteSessionResponse(AcpModel, frozen=True, kw_only=True):
     """Response from deleting a session."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ForkSessionResponse(AcpModel, kw_only=True):
+class ForkSessionResponse(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     session_id: SessionId = msgspec.field(name="sessionId")
@@ -871,7 +871,7 @@ class ForkSessionResponse(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ResumeSessionResponse(AcpModel, kw_only=True):
+class ResumeSessionResponse(AcpModel, frozen=True, kw_only=True):
     """Response from resuming an existing session."""
 
     modes: SessionModeState | UnsetType | None = UNSET
@@ -879,26 +879,26 @@ class ResumeSessionResponse(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class CloseSessionResponse(AcpModel, kw_only=True):
+class CloseSessionResponse(AcpModel, frozen=True, kw_only=True):
     """Response from closing a session."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SetSessionModeResponse(AcpModel, kw_only=True):
+class SetSessionModeResponse(AcpModel, frozen=True, kw_only=True):
     """Response to `session/set_mode` method."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SetSessionConfigOptionResponse(AcpModel, kw_only=True):
+class SetSessionConfigOptionResponse(AcpModel, frozen=True, kw_only=True):
     """Response to `session/set_config_option` method."""
 
     config_options: list[SessionConfigOption] = msgspec.field(name="configOptions")
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class PromptResponse(AcpModel, kw_only=True):
+class PromptResponse(AcpModel, frozen=True, kw_only=True):
     """Response from processing a user prompt."""
 
     stop_reason: StopReason = msgspec.field(name="stopReason")
@@ -906,7 +906,7 @@ class PromptResponse(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class Usage(AcpModel, kw_only=True):
+class Usage(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     total_tokens: int = msgspec.field(name="totalTokens")
@@ -918,21 +918,21 @@ class Usage(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class StartNesResponse(AcpModel, kw_only=True):
+class StartNesResponse(AcpModel, frozen=True, kw_only=True):
     """Response to `nes/start`."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SuggestNesResponse(AcpModel, kw_only=True):
+class SuggestNesResponse(AcpModel, frozen=True, kw_only=True):
     """Response to `nes/suggest`."""
 
     suggestions: list[NesSuggestion]
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesSuggestionEdit(AcpModel, kw_only=True):
+class NesSuggestionEdit(AcpModel, frozen=True, kw_only=True):
     """A text edit suggestion."""
 
     kind: Literal["edit"] = "edit"
@@ -943,7 +943,7 @@ class NesSuggestionEdit(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesSuggestionJump(AcpModel, kw_only=True):
+class NesSuggestionJump(AcpModel, frozen=True, kw_only=True):
     """A jump-to-location suggestion."""
 
     kind: Literal["jump"] = "jump"
@@ -953,7 +953,7 @@ class NesSuggestionJump(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesSuggestionRename(AcpModel, kw_only=True):
+class NesSuggestionRename(AcpModel, frozen=True, kw_only=True):
     """A rename symbol suggestion."""
 
     kind: Literal["rename"] = "rename"
@@ -964,7 +964,7 @@ class NesSuggestionRename(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesSuggestionSearchAndReplace(AcpModel, kw_only=True):
+class NesSuggestionSearchAndReplace(AcpModel, frozen=True, kw_only=True):
     """A search-and-replace suggestion."""
 
     kind: Literal["searchAndReplace"] = "searchAndReplace"
@@ -976,7 +976,7 @@ class NesSuggestionSearchAndReplace(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesTextEdit(AcpModel, kw_only=True):
+class NesTextEdit(AcpModel, frozen=True, kw_only=True):
     """A text edit within a suggestion."""
 
     range: Range
@@ -984,7 +984,7 @@ class NesTextEdit(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class Range(AcpModel, kw_only=True):
+class Range(AcpModel, frozen=True, kw_only=True):
     """A range in a text document, expressed as start and end positions."""
 
     start: Position
@@ -992,7 +992,7 @@ class Range(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class Position(AcpModel, kw_only=True):
+class Position(AcpModel, frozen=True, kw_only=True):
     """A zero-based position in a text document."""
 
     line: int
@@ -1000,13 +1000,13 @@ class Position(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class CloseNesResponse(AcpModel, kw_only=True):
+class CloseNesResponse(AcpModel, frozen=True, kw_only=True):
     """Response from closing an NES session."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class Error(AcpModel, kw_only=True):
+class Error(AcpModel, frozen=True, kw_only=True):
     """JSON-RPC error object."""
 
     code: ErrorCode
@@ -1014,14 +1014,14 @@ class Error(AcpModel, kw_only=True):
     data: Any = UNSET
 
 
-class AgentNotification(AcpModel, kw_only=True):
+class AgentNotification(AcpModel, frozen=True, kw_only=True):
     """A JSON-RPC notification object."""
 
     method: str
     params: Any = UNSET
 
 
-class SessionNotification(AcpModel, kw_only=True):
+class SessionNotification(AcpModel, frozen=True, kw_only=True):
     """Notification containing a session update from the agent."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
@@ -1029,7 +1029,7 @@ class SessionNotification(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdateUserMessageChunk(AcpModel, kw_only=True):
+class SessionUpdateUserMessageChunk(AcpModel, frozen=True, kw_only=True):
     """A chunk of the user's message being streamed."""
 
     session_update: Literal["user_message_chunk"] = msgspec.field(default="user_message_chunk", name="sessionUpdate")
@@ -1038,7 +1038,7 @@ class SessionUpdateUserMessageChunk(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdateAgentMessageChunk(AcpModel, kw_only=True):
+class SessionUpdateAgentMessageChunk(AcpModel, frozen=True, kw_only=True):
     """A chunk of the agent's response being streamed."""
 
     session_update: Literal["agent_message_chunk"] = msgspec.field(default="agent_message_chunk", name="sessionUpdate")
@@ -1047,7 +1047,7 @@ class SessionUpdateAgentMessageChunk(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdateAgentThoughtChunk(AcpModel, kw_only=True):
+class SessionUpdateAgentThoughtChunk(AcpModel, frozen=True, kw_only=True):
     """A chunk of the agent's internal reasoning being streamed."""
 
     session_update: Literal["agent_thought_chunk"] = msgspec.field(default="agent_thought_chunk", name="sessionUpdate")
@@ -1056,7 +1056,7 @@ class SessionUpdateAgentThoughtChunk(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdateToolCall(AcpModel, kw_only=True):
+class SessionUpdateToolCall(AcpModel, frozen=True, kw_only=True):
     """Notification that a new tool call has been initiated."""
 
     session_update: Literal["tool_call"] = msgspec.field(default="tool_call", name="sessionUpdate")
@@ -1072,7 +1072,7 @@ class SessionUpdateToolCall(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdateToolCallUpdate(AcpModel, kw_only=True):
+class SessionUpdateToolCallUpdate(AcpModel, frozen=True, kw_only=True):
     """Update on the status or results of a tool call."""
 
     session_update: Literal["tool_call_update"] = msgspec.field(default="tool_call_update", name="sessionUpdate")
@@ -1088,7 +1088,7 @@ class SessionUpdateToolCallUpdate(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdatePlan(AcpModel, kw_only=True):
+class SessionUpdatePlan(AcpModel, frozen=True, kw_only=True):
     """The agent's execution plan for complex tasks. See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/agent-plan)"""
 
     session_update: Literal["plan"] = msgspec.field(default="plan", name="sessionUpdate")
@@ -1096,7 +1096,7 @@ class SessionUpdatePlan(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdatePlanUpdate(AcpModel, kw_only=True):
+class SessionUpdatePlanUpdate(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     session_update: Literal["plan_update"] = msgspec.field(default="plan_update", name="sessionUpdate")
@@ -1104,7 +1104,7 @@ class SessionUpdatePlanUpdate(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdatePlanRemoved(AcpModel, kw_only=True):
+class SessionUpdatePlanRemoved(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     session_update: Literal["plan_removed"] = msgspec.field(default="plan_removed", name="sessionUpdate")
@@ -1112,7 +1112,7 @@ class SessionUpdatePlanRemoved(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdateAvailableCommandsUpdate(AcpModel, kw_only=True):
+class SessionUpdateAvailableCommandsUpdate(AcpModel, frozen=True, kw_only=True):
     """Available commands are ready or have changed"""
 
     session_update: Literal["available_commands_update"] = msgspec.field(
@@ -1122,7 +1122,7 @@ class SessionUpdateAvailableCommandsUpdate(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdateCurrentModeUpdate(AcpModel, kw_only=True):
+class SessionUpdateCurrentModeUpdate(AcpModel, frozen=True, kw_only=True):
     """The current mode of the session has changed"""
 
     session_update: Literal["current_mode_update"] = msgspec.field(default="current_mode_update", name="sessionUpdate")
@@ -1130,7 +1130,7 @@ class SessionUpdateCurrentModeUpdate(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdateConfigOptionUpdate(AcpModel, kw_only=True):
+class SessionUpdateConfigOptionUpdate(AcpModel, frozen=True, kw_only=True):
     """Session configuration options have been updated."""
 
     session_update: Literal["config_option_update"] = msgspec.field(
@@ -1140,7 +1140,7 @@ class SessionUpdateConfigOptionUpdate(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdateSessionInfoUpdate(AcpModel, kw_only=True):
+class SessionUpdateSessionInfoUpdate(AcpModel, frozen=True, kw_only=True):
     """Session metadata has been updated (title, timestamps, custom metadata)"""
 
     session_update: Literal["session_info_update"] = msgspec.field(default="session_info_update", name="sessionUpdate")
@@ -1149,7 +1149,7 @@ class SessionUpdateSessionInfoUpdate(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdateUsageUpdate(AcpModel, kw_only=True):
+class SessionUpdateUsageUpdate(AcpModel, frozen=True, kw_only=True):
     """Context window and cost update for the session."""
 
     session_update: Literal["usage_update"] = msgspec.field(default="usage_update", name="sessionUpdate")
@@ -1159,7 +1159,7 @@ class SessionUpdateUsageUpdate(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class PlanEntry(AcpModel, kw_only=True):
+class PlanEntry(AcpModel, frozen=True, kw_only=True):
     """A single entry in the execution plan."""
 
     content: str
@@ -1168,7 +1168,7 @@ class PlanEntry(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class PlanUpdateContentItems(AcpModel, kw_only=True):
+class PlanUpdateContentItems(AcpModel, frozen=True, kw_only=True):
     """Structured plan entries."""
 
     type: Literal["items"] = "items"
@@ -1177,7 +1177,7 @@ class PlanUpdateContentItems(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class PlanUpdateContentFile(AcpModel, kw_only=True):
+class PlanUpdateContentFile(AcpModel, frozen=True, kw_only=True):
     """A URI pointing to a file containing the plan."""
 
     type: Literal["file"] = "file"
@@ -1186,7 +1186,7 @@ class PlanUpdateContentFile(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class PlanUpdateContentMarkdown(AcpModel, kw_only=True):
+class PlanUpdateContentMarkdown(AcpModel, frozen=True, kw_only=True):
     """Raw markdown content for the plan."""
 
     type: Literal["markdown"] = "markdown"
@@ -1195,7 +1195,7 @@ class PlanUpdateContentMarkdown(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class AvailableCommand(AcpModel, kw_only=True):
+class AvailableCommand(AcpModel, frozen=True, kw_only=True):
     """Information about a command."""
 
     name: str
@@ -1204,14 +1204,14 @@ class AvailableCommand(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class UnstructuredCommandInput(AcpModel, kw_only=True):
+class UnstructuredCommandInput(AcpModel, frozen=True, kw_only=True):
     """All text that was typed after the command name is provided as input."""
 
     hint: str
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class Cost(AcpModel, kw_only=True):
+class Cost(AcpModel, frozen=True, kw_only=True):
     """Cost information for a session."""
 
     amount: float
@@ -1219,14 +1219,14 @@ class Cost(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class CompleteElicitationNotification(AcpModel, kw_only=True):
+class CompleteElicitationNotification(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     elicitation_id: ElicitationId = msgspec.field(name="elicitationId")
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class MessageMcpNotification(AcpModel, kw_only=True):
+class MessageMcpNotification(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     connection_id: McpConnectionId = msgspec.field(name="connectionId")
@@ -1235,7 +1235,7 @@ class MessageMcpNotification(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ClientRequest(AcpModel, kw_only=True):
+class ClientRequest(AcpModel, frozen=True, kw_only=True):
     """A JSON-RPC request object."""
 
     id: RequestId
@@ -1243,7 +1243,7 @@ class ClientRequest(AcpModel, kw_only=True):
     params: Any = UNSET
 
 
-class InitializeRequest(AcpModel, kw_only=True):
+class InitializeRequest(AcpModel, frozen=True, kw_only=True):
     """Request parameters for the initialize method."""
 
     protocol_version: ProtocolVersion = msgspec.field(name="protocolVersion")
@@ -1252,7 +1252,7 @@ class InitializeRequest(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ClientCapabilities(AcpModel, kw_only=True):
+class ClientCapabilities(AcpModel, frozen=True, kw_only=True):
     """Capabilities supported by the client."""
 
     fs: FileSystemCapabilities | UnsetType | None = UNSET
@@ -1268,7 +1268,7 @@ class ClientCapabilities(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class FileSystemCapabilities(AcpModel, kw_only=True):
+class FileSystemCapabilities(AcpModel, frozen=True, kw_only=True):
     """File system capabilities that a client may support."""
 
     read_text_file: bool | UnsetType | None = msgspec.field(default=UNSET, name="readTextFile")
@@ -1276,7 +1276,7 @@ class FileSystemCapabilities(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ClientSessionCapabilities(AcpModel, kw_only=True):
+class ClientSessionCapabilities(AcpModel, frozen=True, kw_only=True):
     """Session-related capabilities supported by the client."""
 
     config_options: SessionConfigOptionsCapabilities | UnsetType | None = msgspec.field(
@@ -1285,33 +1285,33 @@ class ClientSessionCapabilities(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionConfigOptionsCapabilities(AcpModel, kw_only=True):
+class SessionConfigOptionsCapabilities(AcpModel, frozen=True, kw_only=True):
     """Session configuration option capabilities supported by the client."""
 
     boolean: BooleanConfigOptionCapabilities | UnsetType | None = UNSET
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class BooleanConfigOptionCapabilities(AcpModel, kw_only=True):
+class BooleanConfigOptionCapabilities(AcpModel, frozen=True, kw_only=True):
     """Capabilities for boolean session configuration options."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class PlanCapabilities(AcpModel, kw_only=True):
+class PlanCapabilities(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class AuthCapabilities(AcpModel, kw_only=True):
+class AuthCapabilities(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     terminal: bool | UnsetType | None = UNSET
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ElicitationCapabilities(AcpModel, kw_only=True):
+class ElicitationCapabilities(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     form: ElicitationFormCapabilities | UnsetType | None = UNSET
@@ -1319,19 +1319,19 @@ class ElicitationCapabilities(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ElicitationFormCapabilities(AcpModel, kw_only=True):
+class ElicitationFormCapabilities(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ElicitationUrlCapabilities(AcpModel, kw_only=True):
+class ElicitationUrlCapabilities(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ClientNesCapabilities(AcpModel, kw_only=True):
+class ClientNesCapabilities(AcpModel, frozen=True, kw_only=True):
     """NES capabilities advertised by the client during initialization."""
 
     jump: NesJumpCapabilities | UnsetType | None = UNSET
@@ -1342,38 +1342,38 @@ class ClientNesCapabilities(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesJumpCapabilities(AcpModel, kw_only=True):
+class NesJumpCapabilities(AcpModel, frozen=True, kw_only=True):
     """Marker for jump suggestion support."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesRenameCapabilities(AcpModel, kw_only=True):
+class NesRenameCapabilities(AcpModel, frozen=True, kw_only=True):
     """Marker for rename suggestion support."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesSearchAndReplaceCapabilities(AcpModel, kw_only=True):
+class NesSearchAndReplaceCapabilities(AcpModel, frozen=True, kw_only=True):
     """Marker for search and replace suggestion support."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class AuthenticateRequest(AcpModel, kw_only=True):
+class AuthenticateRequest(AcpModel, frozen=True, kw_only=True):
     """Request parameters for the authenticate method."""
 
     method_id: AuthMethodId = msgspec.field(name="methodId")
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ListProvidersRequest(AcpModel, kw_only=True):
+class ListProvidersRequest(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SetProviderRequest(AcpModel, kw_only=True):
+class SetProviderRequest(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     provider_id: ProviderId = msgspec.field(name="providerId")
@@ -1383,20 +1383,20 @@ class SetProviderRequest(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class DisableProviderRequest(AcpModel, kw_only=True):
+class DisableProviderRequest(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     provider_id: ProviderId = msgspec.field(name="providerId")
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class LogoutRequest(AcpModel, kw_only=True):
+class LogoutRequest(AcpModel, frozen=True, kw_only=True):
     """Request parameters for the logout method."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NewSessionRequest(AcpModel, kw_only=True):
+class NewSessionRequest(AcpModel, frozen=True, kw_only=True):
     """Request parameters for creating a new session."""
 
     cwd: str
@@ -1405,7 +1405,7 @@ class NewSessionRequest(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class McpServerHttp(AcpModel, kw_only=True):
+class McpServerHttp(AcpModel, frozen=True, kw_only=True):
     """HTTP transport configuration"""
 
     type: Literal["http"] = "http"
@@ -1415,7 +1415,7 @@ class McpServerHttp(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class McpServerSse(AcpModel, kw_only=True):
+class McpServerSse(AcpModel, frozen=True, kw_only=True):
     """SSE transport configuration"""
 
     type: Literal["sse"] = "sse"
@@ -1425,7 +1425,7 @@ class McpServerSse(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class McpServerAcp(AcpModel, kw_only=True):
+class McpServerAcp(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     type: Literal["acp"] = "acp"
@@ -1434,7 +1434,7 @@ class McpServerAcp(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class McpServerStdio(AcpModel, kw_only=True):
+class McpServerStdio(AcpModel, frozen=True, kw_only=True):
     """Stdio transport configuration"""
 
     name: str
@@ -1444,7 +1444,7 @@ class McpServerStdio(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class HttpHeader(AcpModel, kw_only=True):
+class HttpHeader(AcpModel, frozen=True, kw_only=True):
     """An HTTP header to set when making requests to the MCP server."""
 
     name: str
@@ -1452,7 +1452,7 @@ class HttpHeader(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class LoadSessionRequest(AcpModel, kw_only=True):
+class LoadSessionRequest(AcpModel, frozen=True, kw_only=True):
     """Request parameters for loading an existing session."""
 
     mcp_servers: list[McpServer] = msgspec.field(name="mcpServers")
@@ -1462,7 +1462,7 @@ class LoadSessionRequest(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ListSessionsRequest(AcpModel, kw_only=True):
+class ListSessionsRequest(AcpModel, frozen=True, kw_only=True):
     """Request parameters for listing existing sessions."""
 
     cwd: str | UnsetType | None = UNSET
@@ -1470,14 +1470,14 @@ class ListSessionsRequest(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class DeleteSessionRequest(AcpModel, kw_only=True):
+class DeleteSessionRequest(AcpModel, frozen=True, kw_only=True):
     """Request parameters for deleting an existing session from `session/list`."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ForkSessionRequest(AcpModel, kw_only=True):
+class ForkSessionRequest(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     session_id: SessionId = msgspec.field(name="sessionId")
@@ -1487,7 +1487,7 @@ class ForkSessionRequest(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ResumeSessionRequest(AcpModel, kw_only=True):
+class ResumeSessionRequest(AcpModel, frozen=True, kw_only=True):
     """Request parameters for resuming an existing session."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
@@ -1497,14 +1497,14 @@ class ResumeSessionRequest(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class CloseSessionRequest(AcpModel, kw_only=True):
+class CloseSessionRequest(AcpModel, frozen=True, kw_only=True):
     """Request parameters for closing an active session."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SetSessionModeRequest(AcpModel, kw_only=True):
+class SetSessionModeRequest(AcpModel, frozen=True, kw_only=True):
     """Request parameters for setting a session mode."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
@@ -1512,7 +1512,7 @@ class SetSessionModeRequest(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SetSessionConfigOptionRequestBoolean(AcpModel, kw_only=True):
+class SetSessionConfigOptionRequestBoolean(AcpModel, frozen=True, kw_only=True):
     """A boolean value (`type: "boolean"`)."""
 
     type: Literal["boolean"] = "boolean"
@@ -1522,7 +1522,7 @@ class SetSessionConfigOptionRequestBoolean(AcpModel, kw_only=True):
     value: bool
 
 
-class SetSessionConfigOptionRequestValueId(AcpModel, kw_only=True):
+class SetSessionConfigOptionRequestValueId(AcpModel, frozen=True, kw_only=True):
     """A [`SessionConfigValueId`] string value."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
@@ -1531,7 +1531,7 @@ class SetSessionConfigOptionRequestValueId(AcpModel, kw_only=True):
     value: SessionConfigValueId
 
 
-class PromptRequest(AcpModel, kw_only=True):
+class PromptRequest(AcpModel, frozen=True, kw_only=True):
     """Request parameters for sending a user prompt to the agent."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
@@ -1539,7 +1539,7 @@ class PromptRequest(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class StartNesRequest(AcpModel, kw_only=True):
+class StartNesRequest(AcpModel, frozen=True, kw_only=True):
     """Request to start an NES session."""
 
     workspace_uri: str | UnsetType | None = msgspec.field(default=UNSET, name="workspaceUri")
@@ -1548,7 +1548,7 @@ class StartNesRequest(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class WorkspaceFolder(AcpModel, kw_only=True):
+class WorkspaceFolder(AcpModel, frozen=True, kw_only=True):
     """A workspace folder."""
 
     uri: str
@@ -1556,7 +1556,7 @@ class WorkspaceFolder(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesRepository(AcpModel, kw_only=True):
+class NesRepository(AcpModel, frozen=True, kw_only=True):
     """Repository metadata for an NES session."""
 
     name: str
@@ -1565,7 +1565,7 @@ class NesRepository(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SuggestNesRequest(AcpModel, kw_only=True):
+class SuggestNesRequest(AcpModel, frozen=True, kw_only=True):
     """Request for a code suggestion."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
@@ -1578,7 +1578,7 @@ class SuggestNesRequest(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesSuggestContext(AcpModel, kw_only=True):
+class NesSuggestContext(AcpModel, frozen=True, kw_only=True):
     """Context attached to a suggestion request."""
 
     recent_files: list[NesRecentFile] | UnsetType | None = msgspec.field(default=UNSET, name="recentFiles")
@@ -1590,7 +1590,7 @@ class NesSuggestContext(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesRecentFile(AcpModel, kw_only=True):
+class NesRecentFile(AcpModel, frozen=True, kw_only=True):
     """A recently accessed file."""
 
     uri: str
@@ -1599,7 +1599,7 @@ class NesRecentFile(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesRelatedSnippet(AcpModel, kw_only=True):
+class NesRelatedSnippet(AcpModel, frozen=True, kw_only=True):
     """A related code snippet from a file."""
 
     uri: str
@@ -1607,7 +1607,7 @@ class NesRelatedSnippet(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesExcerpt(AcpModel, kw_only=True):
+class NesExcerpt(AcpModel, frozen=True, kw_only=True):
     """A code excerpt from a file."""
 
     start_line: int = msgspec.field(name="startLine")
@@ -1616,7 +1616,7 @@ class NesExcerpt(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesEditHistoryEntry(AcpModel, kw_only=True):
+class NesEditHistoryEntry(AcpModel, frozen=True, kw_only=True):
     """An entry in the edit history."""
 
     uri: str
@@ -1624,7 +1624,7 @@ class NesEditHistoryEntry(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesUserAction(AcpModel, kw_only=True):
+class NesUserAction(AcpModel, frozen=True, kw_only=True):
     """A user action (typing, cursor movement, etc.)."""
 
     action: str
@@ -1634,7 +1634,7 @@ class NesUserAction(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesOpenFile(AcpModel, kw_only=True):
+class NesOpenFile(AcpModel, frozen=True, kw_only=True):
     """An open file in the editor."""
 
     uri: str
@@ -1644,7 +1644,7 @@ class NesOpenFile(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesDiagnostic(AcpModel, kw_only=True):
+class NesDiagnostic(AcpModel, frozen=True, kw_only=True):
     """A diagnostic (error, warning, etc.)."""
 
     uri: str
@@ -1654,54 +1654,54 @@ class NesDiagnostic(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class CloseNesRequest(AcpModel, kw_only=True):
+class CloseNesRequest(AcpModel, frozen=True, kw_only=True):
     """Request to close an NES session."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ClientResponseResult(AcpModel, kw_only=True):
+class ClientResponseResult(AcpModel, frozen=True, kw_only=True):
     """A successful JSON-RPC response."""
 
     id: RequestId
     result: Any
 
 
-class ClientResponseError(AcpModel, kw_only=True):
+class ClientResponseError(AcpModel, frozen=True, kw_only=True):
     """A failed JSON-RPC response."""
 
     id: RequestId
     error: Error
 
 
-class WriteTextFileResponse(AcpModel, kw_only=True):
+class WriteTextFileResponse(AcpModel, frozen=True, kw_only=True):
     """Response to `fs/write_text_file`"""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ReadTextFileResponse(AcpModel, kw_only=True):
+class ReadTextFileResponse(AcpModel, frozen=True, kw_only=True):
     """Response containing the contents of a text file."""
 
     content: str
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class RequestPermissionResponse(AcpModel, kw_only=True):
+class RequestPermissionResponse(AcpModel, frozen=True, kw_only=True):
     """Response to a permission request."""
 
     outcome: RequestPermissionOutcome
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class RequestPermissionOutcomeCancelled(AcpModel, kw_only=True):
+class RequestPermissionOutcomeCancelled(AcpModel, frozen=True, kw_only=True):
     """The prompt turn was cancelled before the user responded."""
 
     outcome: Literal["cancelled"] = "cancelled"
 
 
-class RequestPermissionOutcomeSelected(AcpModel, kw_only=True):
+class RequestPermissionOutcomeSelected(AcpModel, frozen=True, kw_only=True):
     """The user selected one of the provided options."""
 
     outcome: Literal["selected"] = "selected"
@@ -1709,14 +1709,14 @@ class RequestPermissionOutcomeSelected(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class CreateTerminalResponse(AcpModel, kw_only=True):
+class CreateTerminalResponse(AcpModel, frozen=True, kw_only=True):
     """Response containing the ID of the created terminal."""
 
     terminal_id: TerminalId = msgspec.field(name="terminalId")
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class TerminalOutputResponse(AcpModel, kw_only=True):
+class TerminalOutputResponse(AcpModel, frozen=True, kw_only=True):
     """Response containing the terminal output and exit status."""
 
     output: str
@@ -1725,7 +1725,7 @@ class TerminalOutputResponse(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class TerminalExitStatus(AcpModel, kw_only=True):
+class TerminalExitStatus(AcpModel, frozen=True, kw_only=True):
     """Exit status of a terminal command."""
 
     exit_code: int | UnsetType | None = msgspec.field(default=UNSET, name="exitCode")
@@ -1733,13 +1733,13 @@ class TerminalExitStatus(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ReleaseTerminalResponse(AcpModel, kw_only=True):
+class ReleaseTerminalResponse(AcpModel, frozen=True, kw_only=True):
     """Response to terminal/release method"""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class WaitForTerminalExitResponse(AcpModel, kw_only=True):
+class WaitForTerminalExitResponse(AcpModel, frozen=True, kw_only=True):
     """Response containing the exit status of a terminal command."""
 
     exit_code: int | UnsetType | None = msgspec.field(default=UNSET, name="exitCode")
@@ -1747,13 +1747,13 @@ class WaitForTerminalExitResponse(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class KillTerminalResponse(AcpModel, kw_only=True):
+class KillTerminalResponse(AcpModel, frozen=True, kw_only=True):
     """Response to `terminal/kill` method"""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class CreateElicitationResponseAccept(AcpModel, kw_only=True):
+class CreateElicitationResponseAccept(AcpModel, frozen=True, kw_only=True):
     """The user accepted and provided content."""
 
     action: Literal["accept"] = "accept"
@@ -1761,55 +1761,55 @@ class CreateElicitationResponseAccept(AcpModel, kw_only=True):
     content: dict[str, ElicitationContentValue] | UnsetType | None = UNSET
 
 
-class CreateElicitationResponseDecline(AcpModel, kw_only=True):
+class CreateElicitationResponseDecline(AcpModel, frozen=True, kw_only=True):
     """The user declined the elicitation."""
 
     action: Literal["decline"] = "decline"
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class CreateElicitationResponseCancel(AcpModel, kw_only=True):
+class CreateElicitationResponseCancel(AcpModel, frozen=True, kw_only=True):
     """The elicitation was cancelled."""
 
     action: Literal["cancel"] = "cancel"
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class CreateElicitationResponseOther(AcpModel, kw_only=True):
+class CreateElicitationResponseOther(AcpModel, frozen=True, kw_only=True):
     """Custom or future elicitation action."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     action: str
 
 
-class ConnectMcpResponse(AcpModel, kw_only=True):
+class ConnectMcpResponse(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     connection_id: McpConnectionId = msgspec.field(name="connectionId")
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class DisconnectMcpResponse(AcpModel, kw_only=True):
+class DisconnectMcpResponse(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ClientNotification(AcpModel, kw_only=True):
+class ClientNotification(AcpModel, frozen=True, kw_only=True):
     """A JSON-RPC notification object."""
 
     method: str
     params: Any = UNSET
 
 
-class CancelNotification(AcpModel, kw_only=True):
+class CancelNotification(AcpModel, frozen=True, kw_only=True):
     """Notification to cancel ongoing operations for a session."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class DidOpenDocumentNotification(AcpModel, kw_only=True):
+class DidOpenDocumentNotification(AcpModel, frozen=True, kw_only=True):
     """Notification sent when a file is opened in the editor."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
@@ -1820,7 +1820,7 @@ class DidOpenDocumentNotification(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class DidChangeDocumentNotification(AcpModel, kw_only=True):
+class DidChangeDocumentNotification(AcpModel, frozen=True, kw_only=True):
     """Notification sent when a file is edited."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
@@ -1830,7 +1830,7 @@ class DidChangeDocumentNotification(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class TextDocumentContentChangeEvent(AcpModel, kw_only=True):
+class TextDocumentContentChangeEvent(AcpModel, frozen=True, kw_only=True):
     """A content change event for a document."""
 
     range: Range | UnsetType | None = UNSET
@@ -1838,7 +1838,7 @@ class TextDocumentContentChangeEvent(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class DidCloseDocumentNotification(AcpModel, kw_only=True):
+class DidCloseDocumentNotification(AcpModel, frozen=True, kw_only=True):
     """Notification sent when a file is closed."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
@@ -1846,7 +1846,7 @@ class DidCloseDocumentNotification(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class DidSaveDocumentNotification(AcpModel, kw_only=True):
+class DidSaveDocumentNotification(AcpModel, frozen=True, kw_only=True):
     """Notification sent when a file is saved."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
@@ -1854,7 +1854,7 @@ class DidSaveDocumentNotification(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class DidFocusDocumentNotification(AcpModel, kw_only=True):
+class DidFocusDocumentNotification(AcpModel, frozen=True, kw_only=True):
     """Notification sent when a file becomes the active editor tab."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
@@ -1865,7 +1865,7 @@ class DidFocusDocumentNotification(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class AcceptNesNotification(AcpModel, kw_only=True):
+class AcceptNesNotification(AcpModel, frozen=True, kw_only=True):
     """Notification sent when a suggestion is accepted."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
@@ -1873,7 +1873,7 @@ class AcceptNesNotification(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class RejectNesNotification(AcpModel, kw_only=True):
+class RejectNesNotification(AcpModel, frozen=True, kw_only=True):
     """Notification sent when a suggestion is rejected."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
@@ -1882,7 +1882,7 @@ class RejectNesNotification(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class CancelRequestNotification(AcpModel, kw_only=True):
+class CancelRequestNotification(AcpModel, frozen=True, kw_only=True):
     """Notification to cancel an ongoing request."""
 
     request_id: RequestId = msgspec.field(name="requestId")

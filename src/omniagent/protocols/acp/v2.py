@@ -14,7 +14,7 @@ from omniagent.protocols.acp._base import UNSET, AcpModel, UnsetType, plain_unio
 PROTOCOL_VERSION = 2
 
 
-class AgentRequest(AcpModel, kw_only=True):
+class AgentRequest(AcpModel, frozen=True, kw_only=True):
     """A JSON-RPC request object."""
 
     id: RequestId
@@ -22,7 +22,7 @@ class AgentRequest(AcpModel, kw_only=True):
     params: Any = UNSET
 
 
-class RequestPermissionRequest(AcpModel, kw_only=True):
+class RequestPermissionRequest(AcpModel, frozen=True, kw_only=True):
     """Request for user permission to proceed with an operation."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
@@ -33,14 +33,14 @@ class RequestPermissionRequest(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class RequestPermissionSubjectToolCall(AcpModel, kw_only=True):
+class RequestPermissionSubjectToolCall(AcpModel, frozen=True, kw_only=True):
     """Permission is requested before executing a tool call."""
 
     type: Literal["tool_call"] = "tool_call"
     tool_call: ToolCallUpdate = msgspec.field(name="toolCall")
 
 
-class RequestPermissionSubjectCommand(AcpModel, kw_only=True):
+class RequestPermissionSubjectCommand(AcpModel, frozen=True, kw_only=True):
     """Permission is requested before running a command."""
 
     type: Literal["command"] = "command"
@@ -51,13 +51,13 @@ class RequestPermissionSubjectCommand(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class RequestPermissionSubjectOther(AcpModel, kw_only=True):
+class RequestPermissionSubjectOther(AcpModel, frozen=True, kw_only=True):
     """Custom or future permission subject."""
 
     type: str
 
 
-class ToolCallUpdate(AcpModel, kw_only=True):
+class ToolCallUpdate(AcpModel, frozen=True, kw_only=True):
     """Represents an upsert for a tool call that the language model has requested."""
 
     tool_call_id: ToolCallId = msgspec.field(name="toolCallId")
@@ -72,7 +72,7 @@ class ToolCallUpdate(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ToolCallContentContent(AcpModel, kw_only=True):
+class ToolCallContentContent(AcpModel, frozen=True, kw_only=True):
     """Standard content block (text, images, resources)."""
 
     type: Literal["content"] = "content"
@@ -80,7 +80,7 @@ class ToolCallContentContent(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ToolCallContentDiff(AcpModel, kw_only=True):
+class ToolCallContentDiff(AcpModel, frozen=True, kw_only=True):
     """File modification shown as a diff."""
 
     type: Literal["diff"] = "diff"
@@ -89,7 +89,7 @@ class ToolCallContentDiff(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ToolCallContentTerminal(AcpModel, kw_only=True):
+class ToolCallContentTerminal(AcpModel, frozen=True, kw_only=True):
     """A display-only reference to an agent-owned terminal."""
 
     type: Literal["terminal"] = "terminal"
@@ -97,13 +97,13 @@ class ToolCallContentTerminal(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ToolCallContentOther(AcpModel, kw_only=True):
+class ToolCallContentOther(AcpModel, frozen=True, kw_only=True):
     """Custom or future tool call content."""
 
     type: str
 
 
-class ContentBlockText(AcpModel, kw_only=True):
+class ContentBlockText(AcpModel, frozen=True, kw_only=True):
     """Text content. May be plain text or formatted with Markdown."""
 
     type: Literal["text"] = "text"
@@ -112,7 +112,7 @@ class ContentBlockText(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ContentBlockImage(AcpModel, kw_only=True):
+class ContentBlockImage(AcpModel, frozen=True, kw_only=True):
     """Images for visual context or analysis."""
 
     type: Literal["image"] = "image"
@@ -123,7 +123,7 @@ class ContentBlockImage(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ContentBlockAudio(AcpModel, kw_only=True):
+class ContentBlockAudio(AcpModel, frozen=True, kw_only=True):
     """Audio data for transcription or analysis."""
 
     type: Literal["audio"] = "audio"
@@ -133,7 +133,7 @@ class ContentBlockAudio(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ContentBlockResourceLink(AcpModel, kw_only=True):
+class ContentBlockResourceLink(AcpModel, frozen=True, kw_only=True):
     """References to resources that the agent can access."""
 
     type: Literal["resource_link"] = "resource_link"
@@ -148,7 +148,7 @@ class ContentBlockResourceLink(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ContentBlockResource(AcpModel, kw_only=True):
+class ContentBlockResource(AcpModel, frozen=True, kw_only=True):
     """Complete resource contents embedded directly in the message."""
 
     type: Literal["resource"] = "resource"
@@ -157,13 +157,13 @@ class ContentBlockResource(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ContentBlockOther(AcpModel, kw_only=True):
+class ContentBlockOther(AcpModel, frozen=True, kw_only=True):
     """Custom or future content block."""
 
     type: str
 
 
-class Annotations(AcpModel, kw_only=True):
+class Annotations(AcpModel, frozen=True, kw_only=True):
     """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
     audience: list[Role] | UnsetType | None = UNSET
@@ -172,7 +172,7 @@ class Annotations(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class Icon(AcpModel, kw_only=True):
+class Icon(AcpModel, frozen=True, kw_only=True):
     """An optionally-sized icon that can be displayed in a user interface."""
 
     src: str
@@ -181,7 +181,7 @@ class Icon(AcpModel, kw_only=True):
     theme: IconTheme | UnsetType | None = UNSET
 
 
-class TextResourceContents(AcpModel, kw_only=True):
+class TextResourceContents(AcpModel, frozen=True, kw_only=True):
     """Text-based resource contents."""
 
     text: str
@@ -190,7 +190,7 @@ class TextResourceContents(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class BlobResourceContents(AcpModel, kw_only=True):
+class BlobResourceContents(AcpModel, frozen=True, kw_only=True):
     """Binary resource contents."""
 
     blob: str
@@ -199,7 +199,7 @@ class BlobResourceContents(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class DiffChangeAdd(AcpModel, kw_only=True):
+class DiffChangeAdd(AcpModel, frozen=True, kw_only=True):
     """A file was added."""
 
     operation: Literal["add"] = "add"
@@ -209,7 +209,7 @@ class DiffChangeAdd(AcpModel, kw_only=True):
     path: AbsolutePath
 
 
-class DiffChangeDelete(AcpModel, kw_only=True):
+class DiffChangeDelete(AcpModel, frozen=True, kw_only=True):
     """A file was deleted."""
 
     operation: Literal["delete"] = "delete"
@@ -219,7 +219,7 @@ class DiffChangeDelete(AcpModel, kw_only=True):
     path: AbsolutePath
 
 
-class DiffChangeModify(AcpModel, kw_only=True):
+class DiffChangeModify(AcpModel, frozen=True, kw_only=True):
     """A file was modified in place."""
 
     operation: Literal["modify"] = "modify"
@@ -229,7 +229,7 @@ class DiffChangeModify(AcpModel, kw_only=True):
     path: AbsolutePath
 
 
-class DiffChangeMove(AcpModel, kw_only=True):
+class DiffChangeMove(AcpModel, frozen=True, kw_only=True):
     """A file was moved or renamed."""
 
     operation: Literal["move"] = "move"
@@ -240,7 +240,7 @@ class DiffChangeMove(AcpModel, kw_only=True):
     path: AbsolutePath
 
 
-class DiffChangeCopy(AcpModel, kw_only=True):
+class DiffChangeCopy(AcpModel, frozen=True, kw_only=True):
     """A file was copied."""
 
     operation: Literal["copy"] = "copy"
@@ -251,7 +251,7 @@ class DiffChangeCopy(AcpModel, kw_only=True):
     path: AbsolutePath
 
 
-class DiffChangeOther(AcpModel, kw_only=True):
+class DiffChangeOther(AcpModel, frozen=True, kw_only=True):
     """Custom or future file operation."""
 
     file_type: DiffFileType | UnsetType | None = msgspec.field(default=UNSET, name="fileType")
@@ -260,14 +260,14 @@ class DiffChangeOther(AcpModel, kw_only=True):
     operation: str
 
 
-class DiffPatch(AcpModel, kw_only=True):
+class DiffPatch(AcpModel, frozen=True, kw_only=True):
     """Renderable patch text and its format."""
 
     format: DiffPatchFormat
     text: str
 
 
-class ToolCallLocation(AcpModel, kw_only=True):
+class ToolCallLocation(AcpModel, frozen=True, kw_only=True):
     """A file location being accessed or modified by a tool."""
 
     path: AbsolutePath
@@ -275,7 +275,7 @@ class ToolCallLocation(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class PermissionOption(AcpModel, kw_only=True):
+class PermissionOption(AcpModel, frozen=True, kw_only=True):
     """An option presented to the user when requesting permission."""
 
     option_id: PermissionOptionId = msgspec.field(name="optionId")
@@ -284,7 +284,7 @@ class PermissionOption(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class CreateElicitationRequestForm(AcpModel, kw_only=True):
+class CreateElicitationRequestForm(AcpModel, frozen=True, kw_only=True):
     """Form-based elicitation where the client renders a form from the provided schema."""
 
     mode: Literal["form"] = "form"
@@ -296,7 +296,7 @@ class CreateElicitationRequestForm(AcpModel, kw_only=True):
     request_id: RequestId | UnsetType | None = msgspec.field(default=UNSET, name="requestId")
 
 
-class CreateElicitationRequestUrl(AcpModel, kw_only=True):
+class CreateElicitationRequestUrl(AcpModel, frozen=True, kw_only=True):
     """URL-based elicitation where the client directs the user to a URL."""
 
     mode: Literal["url"] = "url"
@@ -309,7 +309,7 @@ class CreateElicitationRequestUrl(AcpModel, kw_only=True):
     request_id: RequestId | UnsetType | None = msgspec.field(default=UNSET, name="requestId")
 
 
-class CreateElicitationRequestOther(AcpModel, kw_only=True):
+class CreateElicitationRequestOther(AcpModel, frozen=True, kw_only=True):
     """Custom or future elicitation mode."""
 
     message: str
@@ -320,20 +320,20 @@ class CreateElicitationRequestOther(AcpModel, kw_only=True):
     request_id: RequestId | UnsetType | None = msgspec.field(default=UNSET, name="requestId")
 
 
-class ElicitationSessionScope(AcpModel, kw_only=True):
+class ElicitationSessionScope(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     session_id: SessionId = msgspec.field(name="sessionId")
     tool_call_id: ToolCallId | UnsetType | None = msgspec.field(default=UNSET, name="toolCallId")
 
 
-class ElicitationRequestScope(AcpModel, kw_only=True):
+class ElicitationRequestScope(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     request_id: RequestId = msgspec.field(name="requestId")
 
 
-class ElicitationSchema(AcpModel, kw_only=True):
+class ElicitationSchema(AcpModel, frozen=True, kw_only=True):
     """Type-safe elicitation schema for requesting structured user input."""
 
     type: ElicitationSchemaType | UnsetType | None = UNSET
@@ -344,7 +344,7 @@ class ElicitationSchema(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ElicitationPropertySchemaString(AcpModel, kw_only=True):
+class ElicitationPropertySchemaString(AcpModel, frozen=True, kw_only=True):
     """String property (or single-select enum when `enum`/`oneOf` is set)."""
 
     type: Literal["string"] = "string"
@@ -360,7 +360,7 @@ class ElicitationPropertySchemaString(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ElicitationPropertySchemaNumber(AcpModel, kw_only=True):
+class ElicitationPropertySchemaNumber(AcpModel, frozen=True, kw_only=True):
     """Number (floating-point) property."""
 
     type: Literal["number"] = "number"
@@ -372,7 +372,7 @@ class ElicitationPropertySchemaNumber(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ElicitationPropertySchemaInteger(AcpModel, kw_only=True):
+class ElicitationPropertySchemaInteger(AcpModel, frozen=True, kw_only=True):
     """Integer property."""
 
     type: Literal["integer"] = "integer"
@@ -384,7 +384,7 @@ class ElicitationPropertySchemaInteger(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ElicitationPropertySchemaBoolean(AcpModel, kw_only=True):
+class ElicitationPropertySchemaBoolean(AcpModel, frozen=True, kw_only=True):
     """Boolean property."""
 
     type: Literal["boolean"] = "boolean"
@@ -394,7 +394,7 @@ class ElicitationPropertySchemaBoolean(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ElicitationPropertySchemaArray(AcpModel, kw_only=True):
+class ElicitationPropertySchemaArray(AcpModel, frozen=True, kw_only=True):
     """Multi-select array property."""
 
     type: Literal["array"] = "array"
@@ -407,13 +407,13 @@ class ElicitationPropertySchemaArray(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ElicitationPropertySchemaOther(AcpModel, kw_only=True):
+class ElicitationPropertySchemaOther(AcpModel, frozen=True, kw_only=True):
     """Custom or future elicitation property schema."""
 
     type: str
 
 
-class EnumOption(AcpModel, kw_only=True):
+class EnumOption(AcpModel, frozen=True, kw_only=True):
     """A titled enum option with a const value, human-readable title, and optional description."""
 
     const: str
@@ -422,7 +422,7 @@ class EnumOption(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class MultiSelectItemsString(AcpModel, kw_only=True):
+class MultiSelectItemsString(AcpModel, frozen=True, kw_only=True):
     """Multi-select string items with plain string values."""
 
     type: Literal["string"] = "string"
@@ -430,27 +430,27 @@ class MultiSelectItemsString(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class MultiSelectItemsOther(AcpModel, kw_only=True):
+class MultiSelectItemsOther(AcpModel, frozen=True, kw_only=True):
     """Custom or future typed multi-select items."""
 
     type: str
 
 
-class MultiSelectItemsTitled(AcpModel, kw_only=True):
+class MultiSelectItemsTitled(AcpModel, frozen=True, kw_only=True):
     """Titled multi-select items with human-readable labels."""
 
     any_of: list[EnumOption] = msgspec.field(name="anyOf")
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ConnectMcpRequest(AcpModel, kw_only=True):
+class ConnectMcpRequest(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     server_id: McpServerAcpId = msgspec.field(name="serverId")
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class MessageMcpRequest(AcpModel, kw_only=True):
+class MessageMcpRequest(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     connection_id: McpConnectionId = msgspec.field(name="connectionId")
@@ -459,28 +459,28 @@ class MessageMcpRequest(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class DisconnectMcpRequest(AcpModel, kw_only=True):
+class DisconnectMcpRequest(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     connection_id: McpConnectionId = msgspec.field(name="connectionId")
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class AgentResponseResult(AcpModel, kw_only=True):
+class AgentResponseResult(AcpModel, frozen=True, kw_only=True):
     """A successful JSON-RPC response."""
 
     id: RequestId
     result: Any
 
 
-class AgentResponseError(AcpModel, kw_only=True):
+class AgentResponseError(AcpModel, frozen=True, kw_only=True):
     """A failed JSON-RPC response."""
 
     id: RequestId
     error: Error
 
 
-class InitializeResponse(AcpModel, kw_only=True):
+class InitializeResponse(AcpModel, frozen=True, kw_only=True):
     """Response to the `initialize` method."""
 
     protocol_version: ProtocolVersion = msgspec.field(name="protocolVersion")
@@ -490,7 +490,7 @@ class InitializeResponse(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class Implementation(AcpModel, kw_only=True):
+class Implementation(AcpModel, frozen=True, kw_only=True):
     """Metadata about the implementation of the client or agent. Describes the name and version of an ACP implementation, with an optional title for UI representation."""
 
     name: str
@@ -499,7 +499,7 @@ class Implementation(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class AgentCapabilities(AcpModel, kw_only=True):
+class AgentCapabilities(AcpModel, frozen=True, kw_only=True):
     """Capabilities supported by the agent."""
 
     session: SessionCapabilities | UnsetType | None = UNSET
@@ -510,7 +510,7 @@ class AgentCapabilities(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionCapabilities(AcpModel, kw_only=True):
+class SessionCapabilities(AcpModel, frozen=True, kw_only=True):
     """Session capabilities supported by the agent."""
 
     prompt: PromptCapabilities | UnsetType | None = UNSET
@@ -523,7 +523,7 @@ class SessionCapabilities(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class PromptCapabilities(AcpModel, kw_only=True):
+class PromptCapabilities(AcpModel, frozen=True, kw_only=True):
     """Prompt capabilities supported by the agent in `session/prompt` requests."""
 
     image: PromptImageCapabilities | UnsetType | None = UNSET
@@ -534,25 +534,25 @@ class PromptCapabilities(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class PromptImageCapabilities(AcpModel, kw_only=True):
+class PromptImageCapabilities(AcpModel, frozen=True, kw_only=True):
     """Capabilities for image content in prompt requests."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class PromptAudioCapabilities(AcpModel, kw_only=True):
+class PromptAudioCapabilities(AcpModel, frozen=True, kw_only=True):
     """Capabilities for audio content in prompt requests."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class PromptEmbeddedContextCapabilities(AcpModel, kw_only=True):
+class PromptEmbeddedContextCapabilities(AcpModel, frozen=True, kw_only=True):
     """Capabilities for embedded context in prompt requests."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class McpCapabilities(AcpModel, kw_only=True):
+class McpCapabilities(AcpModel, frozen=True, kw_only=True):
     """MCP capabilities supported by the agent for session lifecycle requests."""
 
     stdio: McpStdioCapabilities | UnsetType | None = UNSET
@@ -561,55 +561,55 @@ class McpCapabilities(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class McpStdioCapabilities(AcpModel, kw_only=True):
+class McpStdioCapabilities(AcpModel, frozen=True, kw_only=True):
     """Capabilities for stdio MCP server transports."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class McpHttpCapabilities(AcpModel, kw_only=True):
+class McpHttpCapabilities(AcpModel, frozen=True, kw_only=True):
     """Capabilities for HTTP MCP server transports."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class McpAcpCapabilities(AcpModel, kw_only=True):
+class McpAcpCapabilities(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionDeleteCapabilities(AcpModel, kw_only=True):
+class SessionDeleteCapabilities(AcpModel, frozen=True, kw_only=True):
     """Capabilities for the `session/delete` method."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionAdditionalDirectoriesCapabilities(AcpModel, kw_only=True):
+class SessionAdditionalDirectoriesCapabilities(AcpModel, frozen=True, kw_only=True):
     """Capabilities for additional session directories support."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionForkCapabilities(AcpModel, kw_only=True):
+class SessionForkCapabilities(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class AgentAuthCapabilities(AcpModel, kw_only=True):
+class AgentAuthCapabilities(AcpModel, frozen=True, kw_only=True):
     """Authentication-related extension capabilities supported by the agent."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ProvidersCapabilities(AcpModel, kw_only=True):
+class ProvidersCapabilities(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesCapabilities(AcpModel, kw_only=True):
+class NesCapabilities(AcpModel, frozen=True, kw_only=True):
     """NES capabilities advertised by the agent during initialization."""
 
     events: NesEventCapabilities | UnsetType | None = UNSET
@@ -617,14 +617,14 @@ class NesCapabilities(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesEventCapabilities(AcpModel, kw_only=True):
+class NesEventCapabilities(AcpModel, frozen=True, kw_only=True):
     """Event capabilities the agent can consume."""
 
     document: NesDocumentEventCapabilities | UnsetType | None = UNSET
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesDocumentEventCapabilities(AcpModel, kw_only=True):
+class NesDocumentEventCapabilities(AcpModel, frozen=True, kw_only=True):
     """Document event capabilities the agent wants to receive."""
 
     did_open: NesDocumentDidOpenCapabilities | UnsetType | None = msgspec.field(default=UNSET, name="didOpen")
@@ -635,38 +635,38 @@ class NesDocumentEventCapabilities(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesDocumentDidOpenCapabilities(AcpModel, kw_only=True):
+class NesDocumentDidOpenCapabilities(AcpModel, frozen=True, kw_only=True):
     """Marker for `document/didOpen` capability support."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesDocumentDidChangeCapabilities(AcpModel, kw_only=True):
+class NesDocumentDidChangeCapabilities(AcpModel, frozen=True, kw_only=True):
     """Capabilities for `document/didChange` events."""
 
     sync_kind: TextDocumentSyncKind = msgspec.field(name="syncKind")
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesDocumentDidCloseCapabilities(AcpModel, kw_only=True):
+class NesDocumentDidCloseCapabilities(AcpModel, frozen=True, kw_only=True):
     """Marker for `document/didClose` capability support."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesDocumentDidSaveCapabilities(AcpModel, kw_only=True):
+class NesDocumentDidSaveCapabilities(AcpModel, frozen=True, kw_only=True):
     """Marker for `document/didSave` capability support."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesDocumentDidFocusCapabilities(AcpModel, kw_only=True):
+class NesDocumentDidFocusCapabilities(AcpModel, frozen=True, kw_only=True):
     """Marker for `document/didFocus` capability support."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesContextCapabilities(AcpModel, kw_only=True):
+class NesContextCapabilities(AcpModel, frozen=True, kw_only=True):
     """Context capabilities the agent wants attached to each suggestion request."""
 
     recent_files: NesRecentFilesCapabilities | UnsetType | None = msgspec.field(default=UNSET, name="recentFiles")
@@ -680,46 +680,46 @@ class NesContextCapabilities(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesRecentFilesCapabilities(AcpModel, kw_only=True):
+class NesRecentFilesCapabilities(AcpModel, frozen=True, kw_only=True):
     """Capabilities for recent files context."""
 
     max_count: int | UnsetType | None = msgspec.field(default=UNSET, name="maxCount")
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesRelatedSnippetsCapabilities(AcpModel, kw_only=True):
+class NesRelatedSnippetsCapabilities(AcpModel, frozen=True, kw_only=True):
     """Capabilities for related snippets context."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesEditHistoryCapabilities(AcpModel, kw_only=True):
+class NesEditHistoryCapabilities(AcpModel, frozen=True, kw_only=True):
     """Capabilities for edit history context."""
 
     max_count: int | UnsetType | None = msgspec.field(default=UNSET, name="maxCount")
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesUserActionsCapabilities(AcpModel, kw_only=True):
+class NesUserActionsCapabilities(AcpModel, frozen=True, kw_only=True):
     """Capabilities for user actions context."""
 
     max_count: int | UnsetType | None = msgspec.field(default=UNSET, name="maxCount")
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesOpenFilesCapabilities(AcpModel, kw_only=True):
+class NesOpenFilesCapabilities(AcpModel, frozen=True, kw_only=True):
     """Capabilities for open files context."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesDiagnosticsCapabilities(AcpModel, kw_only=True):
+class NesDiagnosticsCapabilities(AcpModel, frozen=True, kw_only=True):
     """Capabilities for diagnostics context."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class AuthMethodEnvVar(AcpModel, kw_only=True):
+class AuthMethodEnvVar(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     type: Literal["env_var"] = "env_var"
@@ -731,7 +731,7 @@ class AuthMethodEnvVar(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class AuthMethodTerminal(AcpModel, kw_only=True):
+class AuthMethodTerminal(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     type: Literal["terminal"] = "terminal"
@@ -743,7 +743,7 @@ class AuthMethodTerminal(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class AuthMethodAgent(AcpModel, kw_only=True):
+class AuthMethodAgent(AcpModel, frozen=True, kw_only=True):
     """Agent handles authentication itself."""
 
     type: Literal["agent"] = "agent"
@@ -753,7 +753,7 @@ class AuthMethodAgent(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class AuthMethodOther(AcpModel, kw_only=True):
+class AuthMethodOther(AcpModel, frozen=True, kw_only=True):
     """Custom or future authentication method."""
 
     type: str
@@ -763,7 +763,7 @@ class AuthMethodOther(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class AuthEnvVar(AcpModel, kw_only=True):
+class AuthEnvVar(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     name: str
@@ -773,7 +773,7 @@ class AuthEnvVar(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class EnvVariable(AcpModel, kw_only=True):
+class EnvVariable(AcpModel, frozen=True, kw_only=True):
     """An environment variable to set when launching an MCP server."""
 
     name: str
@@ -781,20 +781,20 @@ class EnvVariable(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class LoginAuthResponse(AcpModel, kw_only=True):
+class LoginAuthResponse(AcpModel, frozen=True, kw_only=True):
     """Response to the `auth/login` method."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ListProvidersResponse(AcpModel, kw_only=True):
+class ListProvidersResponse(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     providers: list[ProviderInfo]
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ProviderInfo(AcpModel, kw_only=True):
+class ProviderInfo(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     provider_id: ProviderId = msgspec.field(name="providerId")
@@ -804,7 +804,7 @@ class ProviderInfo(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ProviderCurrentConfig(AcpModel, kw_only=True):
+class ProviderCurrentConfig(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     api_type: LlmProtocol = msgspec.field(name="apiType")
@@ -812,25 +812,25 @@ class ProviderCurrentConfig(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SetProviderResponse(AcpModel, kw_only=True):
+class SetProviderResponse(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class DisableProviderResponse(AcpModel, kw_only=True):
+class DisableProviderResponse(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class LogoutAuthResponse(AcpModel, kw_only=True):
+class LogoutAuthResponse(AcpModel, frozen=True, kw_only=True):
     """Response to the `auth/logout` method."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NewSessionResponse(AcpModel, kw_only=True):
+class NewSessionResponse(AcpModel, frozen=True, kw_only=True):
     """Response from creating a new session."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
@@ -838,7 +838,7 @@ class NewSessionResponse(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionConfigOptionSelect(AcpModel, kw_only=True):
+class SessionConfigOptionSelect(AcpModel, frozen=True, kw_only=True):
     """Single-value selector (dropdown)."""
 
     type: Literal["select"] = "select"
@@ -851,7 +851,7 @@ class SessionConfigOptionSelect(AcpModel, kw_only=True):
     options: SessionConfigSelectOptions
 
 
-class SessionConfigOptionBoolean(AcpModel, kw_only=True):
+class SessionConfigOptionBoolean(AcpModel, frozen=True, kw_only=True):
     """Boolean on/off toggle."""
 
     type: Literal["boolean"] = "boolean"
@@ -863,7 +863,7 @@ class SessionConfigOptionBoolean(AcpModel, kw_only=True):
     current_value: bool = msgspec.field(name="currentValue")
 
 
-class SessionConfigOptionOther(AcpModel, kw_only=True):
+class SessionConfigOptionOther(AcpModel, frozen=True, kw_only=True):
     """Custom or future session configuration option payload."""
 
     config_id: SessionConfigId = msgspec.field(name="configId")
@@ -874,7 +874,7 @@ class SessionConfigOptionOther(AcpModel, kw_only=True):
     type: str
 
 
-class SessionConfigSelectOption(AcpModel, kw_only=True):
+class SessionConfigSelectOption(AcpModel, frozen=True, kw_only=True):
     """A possible value for a session configuration option."""
 
     value: SessionConfigValueId
@@ -883,7 +883,7 @@ class SessionConfigSelectOption(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionConfigSelectGroup(AcpModel, kw_only=True):
+class SessionConfigSelectGroup(AcpModel, frozen=True, kw_only=True):
     """A group of possible values for a session configuration option."""
 
     group_id: SessionConfigGroupId = msgspec.field(name="groupId")
@@ -892,7 +892,7 @@ class SessionConfigSelectGroup(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ListSessionsResponse(AcpModel, kw_only=True):
+class ListSessionsResponse(AcpModel, frozen=True, kw_only=True):
     """Response from listing sessions."""
 
     sessions: list[SessionInfo]
@@ -900,7 +900,7 @@ class ListSessionsResponse(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionInfo(AcpModel, kw_only=True):
+class SessionInfo(AcpModel, frozen=True, kw_only=True):
     """Information about a session returned by session/list"""
 
     session_id: SessionId = msgspec.field(name="sessionId")
@@ -913,13 +913,13 @@ class SessionInfo(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class DeleteSessionResponse(AcpModel, kw_only=True):
+class DeleteSessionResponse(AcpModel, frozen=True, kw_only=True):
     """Response from deleting a session."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ForkSessionResponse(AcpModel, kw_only=True):
+class ForkSessionResponse(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     session_id: SessionId = msgspec.field(name="sessionId")
@@ -927,47 +927,47 @@ class ForkSessionResponse(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ResumeSessionResponse(AcpModel, kw_only=True):
+class ResumeSessionResponse(AcpModel, frozen=True, kw_only=True):
     """Response from resuming an existing session."""
 
     config_options: list[SessionConfigOption] | UnsetType | None = msgspec.field(default=UNSET, name="configOptions")
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class CloseSessionResponse(AcpModel, kw_only=True):
+class CloseSessionResponse(AcpModel, frozen=True, kw_only=True):
     """Response from closing a session."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SetSessionConfigOptionResponse(AcpModel, kw_only=True):
+class SetSessionConfigOptionResponse(AcpModel, frozen=True, kw_only=True):
     """Response to `session/set_config_option` method."""
 
     config_options: list[SessionConfigOption] = msgspec.field(name="configOptions")
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class PromptResponse(AcpModel, kw_only=True):
+class PromptResponse(AcpModel, frozen=True, kw_only=True):
     """Response acknowledging that a user prompt was accepted."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class StartNesResponse(AcpModel, kw_only=True):
+class StartNesResponse(AcpModel, frozen=True, kw_only=True):
     """Response to `nes/start`."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SuggestNesResponse(AcpModel, kw_only=True):
+class SuggestNesResponse(AcpModel, frozen=True, kw_only=True):
     """Response to `nes/suggest`."""
 
     suggestions: list[NesSuggestion]
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesSuggestionEdit(AcpModel, kw_only=True):
+class NesSuggestionEdit(AcpModel, frozen=True, kw_only=True):
     """A text edit suggestion."""
 
     kind: Literal["edit"] = "edit"
@@ -978,7 +978,7 @@ class NesSuggestionEdit(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesSuggestionJump(AcpModel, kw_only=True):
+class NesSuggestionJump(AcpModel, frozen=True, kw_only=True):
     """A jump-to-location suggestion."""
 
     kind: Literal["jump"] = "jump"
@@ -988,7 +988,7 @@ class NesSuggestionJump(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesSuggestionRename(AcpModel, kw_only=True):
+class NesSuggestionRename(AcpModel, frozen=True, kw_only=True):
     """A rename symbol suggestion."""
 
     kind: Literal["rename"] = "rename"
@@ -999,7 +999,7 @@ class NesSuggestionRename(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesSuggestionSearchAndReplace(AcpModel, kw_only=True):
+class NesSuggestionSearchAndReplace(AcpModel, frozen=True, kw_only=True):
     """A search-and-replace suggestion."""
 
     kind: Literal["searchAndReplace"] = "searchAndReplace"
@@ -1011,14 +1011,14 @@ class NesSuggestionSearchAndReplace(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesSuggestionOther(AcpModel, kw_only=True):
+class NesSuggestionOther(AcpModel, frozen=True, kw_only=True):
     """Custom or future NES suggestion."""
 
     kind: str
     suggestion_id: NesSuggestionId = msgspec.field(name="suggestionId")
 
 
-class NesTextEdit(AcpModel, kw_only=True):
+class NesTextEdit(AcpModel, frozen=True, kw_only=True):
     """A text edit within a suggestion."""
 
     range: Range
@@ -1026,7 +1026,7 @@ class NesTextEdit(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class Range(AcpModel, kw_only=True):
+class Range(AcpModel, frozen=True, kw_only=True):
     """A range in a text document, expressed as start and end positions."""
 
     start: Position
@@ -1034,7 +1034,7 @@ class Range(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class Position(AcpModel, kw_only=True):
+class Position(AcpModel, frozen=True, kw_only=True):
     """A zero-based position in a text document."""
 
     line: int
@@ -1042,13 +1042,13 @@ class Position(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class CloseNesResponse(AcpModel, kw_only=True):
+class CloseNesResponse(AcpModel, frozen=True, kw_only=True):
     """Response from closing an NES session."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class Error(AcpModel, kw_only=True):
+class Error(AcpModel, frozen=True, kw_only=True):
     """JSON-RPC error object."""
 
     code: ErrorCode
@@ -1056,14 +1056,14 @@ class Error(AcpModel, kw_only=True):
     data: Any = UNSET
 
 
-class AgentNotification(AcpModel, kw_only=True):
+class AgentNotification(AcpModel, frozen=True, kw_only=True):
     """A JSON-RPC notification object."""
 
     method: str
     params: Any = UNSET
 
 
-class UpdateSessionNotification(AcpModel, kw_only=True):
+class UpdateSessionNotification(AcpModel, frozen=True, kw_only=True):
     """Notification containing a session update from the agent."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
@@ -1071,7 +1071,7 @@ class UpdateSessionNotification(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdateUserMessageChunk(AcpModel, kw_only=True):
+class SessionUpdateUserMessageChunk(AcpModel, frozen=True, kw_only=True):
     """A chunk of the user's message being streamed."""
 
     session_update: Literal["user_message_chunk"] = msgspec.field(default="user_message_chunk", name="sessionUpdate")
@@ -1080,7 +1080,7 @@ class SessionUpdateUserMessageChunk(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdateUserMessage(AcpModel, kw_only=True):
+class SessionUpdateUserMessage(AcpModel, frozen=True, kw_only=True):
     """A user message has been created or updated."""
 
     session_update: Literal["user_message"] = msgspec.field(default="user_message", name="sessionUpdate")
@@ -1089,7 +1089,7 @@ class SessionUpdateUserMessage(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdateAgentMessageChunk(AcpModel, kw_only=True):
+class SessionUpdateAgentMessageChunk(AcpModel, frozen=True, kw_only=True):
     """A chunk of the agent's response being streamed."""
 
     session_update: Literal["agent_message_chunk"] = msgspec.field(default="agent_message_chunk", name="sessionUpdate")
@@ -1098,7 +1098,7 @@ class SessionUpdateAgentMessageChunk(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdateAgentMessage(AcpModel, kw_only=True):
+class SessionUpdateAgentMessage(AcpModel, frozen=True, kw_only=True):
     """An agent message has been created or updated."""
 
     session_update: Literal["agent_message"] = msgspec.field(default="agent_message", name="sessionUpdate")
@@ -1107,7 +1107,7 @@ class SessionUpdateAgentMessage(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdateAgentThoughtChunk(AcpModel, kw_only=True):
+class SessionUpdateAgentThoughtChunk(AcpModel, frozen=True, kw_only=True):
     """A chunk of the agent's internal reasoning being streamed."""
 
     session_update: Literal["agent_thought_chunk"] = msgspec.field(default="agent_thought_chunk", name="sessionUpdate")
@@ -1116,7 +1116,7 @@ class SessionUpdateAgentThoughtChunk(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdateAgentThought(AcpModel, kw_only=True):
+class SessionUpdateAgentThought(AcpModel, frozen=True, kw_only=True):
     """An agent thought or reasoning message has been created or updated."""
 
     session_update: Literal["agent_thought"] = msgspec.field(default="agent_thought", name="sessionUpdate")
@@ -1125,7 +1125,7 @@ class SessionUpdateAgentThought(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdateStateUpdateRunning(AcpModel, kw_only=True):
+class SessionUpdateStateUpdateRunning(AcpModel, frozen=True, kw_only=True):
     """Foreground work is in progress."""
 
     session_update: Literal["state_update"] = msgspec.field(default="state_update", name="sessionUpdate")
@@ -1133,7 +1133,7 @@ class SessionUpdateStateUpdateRunning(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdateStateUpdateIdle(AcpModel, kw_only=True):
+class SessionUpdateStateUpdateIdle(AcpModel, frozen=True, kw_only=True):
     """The agent is ready to process a new prompt."""
 
     session_update: Literal["state_update"] = msgspec.field(default="state_update", name="sessionUpdate")
@@ -1143,7 +1143,7 @@ class SessionUpdateStateUpdateIdle(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdateStateUpdateRequiresAction(AcpModel, kw_only=True):
+class SessionUpdateStateUpdateRequiresAction(AcpModel, frozen=True, kw_only=True):
     """Foreground work is blocked on user action."""
 
     session_update: Literal["state_update"] = msgspec.field(default="state_update", name="sessionUpdate")
@@ -1151,14 +1151,14 @@ class SessionUpdateStateUpdateRequiresAction(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdateStateUpdateOther(AcpModel, kw_only=True):
+class SessionUpdateStateUpdateOther(AcpModel, frozen=True, kw_only=True):
     """Custom or future session state."""
 
     session_update: Literal["state_update"] = msgspec.field(default="state_update", name="sessionUpdate")
     state: str
 
 
-class SessionUpdateToolCallContentChunk(AcpModel, kw_only=True):
+class SessionUpdateToolCallContentChunk(AcpModel, frozen=True, kw_only=True):
     """A chunk of tool-call content being streamed."""
 
     session_update: Literal["tool_call_content_chunk"] = msgspec.field(
@@ -1169,7 +1169,7 @@ class SessionUpdateToolCallContentChunk(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdateToolCallUpdate(AcpModel, kw_only=True):
+class SessionUpdateToolCallUpdate(AcpModel, frozen=True, kw_only=True):
     """A tool call has been created or updated."""
 
     session_update: Literal["tool_call_update"] = msgspec.field(default="tool_call_update", name="sessionUpdate")
@@ -1185,7 +1185,7 @@ class SessionUpdateToolCallUpdate(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdateTerminalUpdate(AcpModel, kw_only=True):
+class SessionUpdateTerminalUpdate(AcpModel, frozen=True, kw_only=True):
     """An agent-owned terminal has been created or updated."""
 
     session_update: Literal["terminal_update"] = msgspec.field(default="terminal_update", name="sessionUpdate")
@@ -1197,7 +1197,7 @@ class SessionUpdateTerminalUpdate(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdateTerminalOutputChunk(AcpModel, kw_only=True):
+class SessionUpdateTerminalOutputChunk(AcpModel, frozen=True, kw_only=True):
     """A chunk of bytes appended to an agent-owned terminal's output."""
 
     session_update: Literal["terminal_output_chunk"] = msgspec.field(
@@ -1208,7 +1208,7 @@ class SessionUpdateTerminalOutputChunk(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdatePlanUpdate(AcpModel, kw_only=True):
+class SessionUpdatePlanUpdate(AcpModel, frozen=True, kw_only=True):
     """A content update for a plan identified by ID. See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v2/draft/agent-plan)"""
 
     session_update: Literal["plan_update"] = msgspec.field(default="plan_update", name="sessionUpdate")
@@ -1216,7 +1216,7 @@ class SessionUpdatePlanUpdate(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdatePlanRemoved(AcpModel, kw_only=True):
+class SessionUpdatePlanRemoved(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     session_update: Literal["plan_removed"] = msgspec.field(default="plan_removed", name="sessionUpdate")
@@ -1224,7 +1224,7 @@ class SessionUpdatePlanRemoved(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdateAvailableCommandsUpdate(AcpModel, kw_only=True):
+class SessionUpdateAvailableCommandsUpdate(AcpModel, frozen=True, kw_only=True):
     """Available commands are ready or have changed"""
 
     session_update: Literal["available_commands_update"] = msgspec.field(
@@ -1234,7 +1234,7 @@ class SessionUpdateAvailableCommandsUpdate(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdateConfigOptionUpdate(AcpModel, kw_only=True):
+class SessionUpdateConfigOptionUpdate(AcpModel, frozen=True, kw_only=True):
     """Session configuration options have been updated."""
 
     session_update: Literal["config_option_update"] = msgspec.field(
@@ -1244,7 +1244,7 @@ class SessionUpdateConfigOptionUpdate(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdateSessionInfoUpdate(AcpModel, kw_only=True):
+class SessionUpdateSessionInfoUpdate(AcpModel, frozen=True, kw_only=True):
     """Session metadata has been updated (title, timestamps, custom metadata)"""
 
     session_update: Literal["session_info_update"] = msgspec.field(default="session_info_update", name="sessionUpdate")
@@ -1253,7 +1253,7 @@ class SessionUpdateSessionInfoUpdate(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdateUsageUpdate(AcpModel, kw_only=True):
+class SessionUpdateUsageUpdate(AcpModel, frozen=True, kw_only=True):
     """Context window and cost update for the session."""
 
     session_update: Literal["usage_update"] = msgspec.field(default="usage_update", name="sessionUpdate")
@@ -1263,13 +1263,13 @@ class SessionUpdateUsageUpdate(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdateOther(AcpModel, kw_only=True):
+class SessionUpdateOther(AcpModel, frozen=True, kw_only=True):
     """Custom or future session update."""
 
     session_update: str = msgspec.field(name="sessionUpdate")
 
 
-class Usage(AcpModel, kw_only=True):
+class Usage(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     total_tokens: int = msgspec.field(name="totalTokens")
@@ -1281,14 +1281,14 @@ class Usage(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class TerminalOutput(AcpModel, kw_only=True):
+class TerminalOutput(AcpModel, frozen=True, kw_only=True):
     """An authoritative replacement snapshot of terminal output bytes."""
 
     data: str
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class TerminalExitStatus(AcpModel, kw_only=True):
+class TerminalExitStatus(AcpModel, frozen=True, kw_only=True):
     """Exit information for an agent-owned terminal."""
 
     exit_code: int | UnsetType | None = msgspec.field(default=UNSET, name="exitCode")
@@ -1296,7 +1296,7 @@ class TerminalExitStatus(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class PlanUpdateContentItems(AcpModel, kw_only=True):
+class PlanUpdateContentItems(AcpModel, frozen=True, kw_only=True):
     """Structured plan entries."""
 
     type: Literal["items"] = "items"
@@ -1305,7 +1305,7 @@ class PlanUpdateContentItems(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class PlanUpdateContentFile(AcpModel, kw_only=True):
+class PlanUpdateContentFile(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     type: Literal["file"] = "file"
@@ -1314,7 +1314,7 @@ class PlanUpdateContentFile(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class PlanUpdateContentMarkdown(AcpModel, kw_only=True):
+class PlanUpdateContentMarkdown(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     type: Literal["markdown"] = "markdown"
@@ -1323,14 +1323,14 @@ class PlanUpdateContentMarkdown(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class PlanUpdateContentOther(AcpModel, kw_only=True):
+class PlanUpdateContentOther(AcpModel, frozen=True, kw_only=True):
     """Custom or future plan update content."""
 
     type: str
     plan_id: PlanId = msgspec.field(name="planId")
 
 
-class PlanEntry(AcpModel, kw_only=True):
+class PlanEntry(AcpModel, frozen=True, kw_only=True):
     """A single entry in the execution plan."""
 
     content: str
@@ -1339,7 +1339,7 @@ class PlanEntry(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class AvailableCommand(AcpModel, kw_only=True):
+class AvailableCommand(AcpModel, frozen=True, kw_only=True):
     """Information about a command."""
 
     name: str
@@ -1348,7 +1348,7 @@ class AvailableCommand(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class AvailableCommandInputText(AcpModel, kw_only=True):
+class AvailableCommandInputText(AcpModel, frozen=True, kw_only=True):
     """All text that was typed after the command name is provided as input."""
 
     type: Literal["text"] = "text"
@@ -1356,13 +1356,13 @@ class AvailableCommandInputText(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class AvailableCommandInputOther(AcpModel, kw_only=True):
+class AvailableCommandInputOther(AcpModel, frozen=True, kw_only=True):
     """Custom or future command input specification."""
 
     type: str
 
 
-class Cost(AcpModel, kw_only=True):
+class Cost(AcpModel, frozen=True, kw_only=True):
     """Cost information for a session."""
 
     amount: float
@@ -1370,14 +1370,14 @@ class Cost(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class CompleteElicitationNotification(AcpModel, kw_only=True):
+class CompleteElicitationNotification(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     elicitation_id: ElicitationId = msgspec.field(name="elicitationId")
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class MessageMcpNotification(AcpModel, kw_only=True):
+class MessageMcpNotification(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     connection_id: McpConnectionId = msgspec.field(name="connectionId")
@@ -1386,7 +1386,7 @@ class MessageMcpNotification(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ClientRequest(AcpModel, kw_only=True):
+class ClientRequest(AcpModel, frozen=True, kw_only=True):
     """A JSON-RPC request object."""
 
     id: RequestId
@@ -1394,7 +1394,7 @@ class ClientRequest(AcpModel, kw_only=True):
     params: Any = UNSET
 
 
-class InitializeRequest(AcpModel, kw_only=True):
+class InitializeRequest(AcpModel, frozen=True, kw_only=True):
     """Request parameters for the initialize method."""
 
     protocol_version: ProtocolVersion = msgspec.field(name="protocolVersion")
@@ -1403,7 +1403,7 @@ class InitializeRequest(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ClientCapabilities(AcpModel, kw_only=True):
+class ClientCapabilities(AcpModel, frozen=True, kw_only=True):
     """Capabilities supported by the client."""
 
     auth: AuthCapabilities | UnsetType | None = UNSET
@@ -1415,20 +1415,20 @@ class ClientCapabilities(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class AuthCapabilities(AcpModel, kw_only=True):
+class AuthCapabilities(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     terminal: TerminalAuthCapabilities | UnsetType | None = UNSET
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class TerminalAuthCapabilities(AcpModel, kw_only=True):
+class TerminalAuthCapabilities(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ElicitationCapabilities(AcpModel, kw_only=True):
+class ElicitationCapabilities(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     form: ElicitationFormCapabilities | UnsetType | None = UNSET
@@ -1436,19 +1436,19 @@ class ElicitationCapabilities(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ElicitationFormCapabilities(AcpModel, kw_only=True):
+class ElicitationFormCapabilities(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ElicitationUrlCapabilities(AcpModel, kw_only=True):
+class ElicitationUrlCapabilities(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ClientNesCapabilities(AcpModel, kw_only=True):
+class ClientNesCapabilities(AcpModel, frozen=True, kw_only=True):
     """NES capabilities advertised by the client during initialization."""
 
     jump: NesJumpCapabilities | UnsetType | None = UNSET
@@ -1459,38 +1459,38 @@ class ClientNesCapabilities(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesJumpCapabilities(AcpModel, kw_only=True):
+class NesJumpCapabilities(AcpModel, frozen=True, kw_only=True):
     """Marker for jump suggestion support."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesRenameCapabilities(AcpModel, kw_only=True):
+class NesRenameCapabilities(AcpModel, frozen=True, kw_only=True):
     """Marker for rename suggestion support."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesSearchAndReplaceCapabilities(AcpModel, kw_only=True):
+class NesSearchAndReplaceCapabilities(AcpModel, frozen=True, kw_only=True):
     """Marker for search and replace suggestion support."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class LoginAuthRequest(AcpModel, kw_only=True):
+class LoginAuthRequest(AcpModel, frozen=True, kw_only=True):
     """Request parameters for the `auth/login` method."""
 
     method_id: AuthMethodId = msgspec.field(name="methodId")
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ListProvidersRequest(AcpModel, kw_only=True):
+class ListProvidersRequest(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SetProviderRequest(AcpModel, kw_only=True):
+class SetProviderRequest(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     provider_id: ProviderId = msgspec.field(name="providerId")
@@ -1500,20 +1500,20 @@ class SetProviderRequest(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class DisableProviderRequest(AcpModel, kw_only=True):
+class DisableProviderRequest(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     provider_id: ProviderId = msgspec.field(name="providerId")
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class LogoutAuthRequest(AcpModel, kw_only=True):
+class LogoutAuthRequest(AcpModel, frozen=True, kw_only=True):
     """Request parameters for the `auth/logout` method."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NewSessionRequest(AcpModel, kw_only=True):
+class NewSessionRequest(AcpModel, frozen=True, kw_only=True):
     """Request parameters for creating a new session."""
 
     cwd: AbsolutePath
@@ -1524,7 +1524,7 @@ class NewSessionRequest(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class McpServerHttp(AcpModel, kw_only=True):
+class McpServerHttp(AcpModel, frozen=True, kw_only=True):
     """HTTP transport configuration"""
 
     type: Literal["http"] = "http"
@@ -1534,7 +1534,7 @@ class McpServerHttp(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class McpServerAcp(AcpModel, kw_only=True):
+class McpServerAcp(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     type: Literal["acp"] = "acp"
@@ -1543,7 +1543,7 @@ class McpServerAcp(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class McpServerStdio(AcpModel, kw_only=True):
+class McpServerStdio(AcpModel, frozen=True, kw_only=True):
     """Stdio transport configuration"""
 
     type: Literal["stdio"] = "stdio"
@@ -1554,13 +1554,13 @@ class McpServerStdio(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class McpServerOther(AcpModel, kw_only=True):
+class McpServerOther(AcpModel, frozen=True, kw_only=True):
     """Custom or future MCP server transport configuration."""
 
     type: str
 
 
-class HttpHeader(AcpModel, kw_only=True):
+class HttpHeader(AcpModel, frozen=True, kw_only=True):
     """An HTTP header to set when making requests to the MCP server."""
 
     name: str
@@ -1568,7 +1568,7 @@ class HttpHeader(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ListSessionsRequest(AcpModel, kw_only=True):
+class ListSessionsRequest(AcpModel, frozen=True, kw_only=True):
     """Request parameters for listing existing sessions."""
 
     cwd: AbsolutePath | UnsetType | None = UNSET
@@ -1576,14 +1576,14 @@ class ListSessionsRequest(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class DeleteSessionRequest(AcpModel, kw_only=True):
+class DeleteSessionRequest(AcpModel, frozen=True, kw_only=True):
     """Request parameters for deleting an existing session from `session/list`."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ForkSessionRequest(AcpModel, kw_only=True):
+class ForkSessionRequest(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     session_id: SessionId = msgspec.field(name="sessionId")
@@ -1595,7 +1595,7 @@ class ForkSessionRequest(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ResumeSessionRequest(AcpModel, kw_only=True):
+class ResumeSessionRequest(AcpModel, frozen=True, kw_only=True):
     """Request parameters for resuming an existing session."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
@@ -1608,28 +1608,28 @@ class ResumeSessionRequest(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ReplayFromStart(AcpModel, kw_only=True):
+class ReplayFromStart(AcpModel, frozen=True, kw_only=True):
     """Replay the whole conversation from its first replayable entry."""
 
     type: Literal["start"] = "start"
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ReplayFromOther(AcpModel, kw_only=True):
+class ReplayFromOther(AcpModel, frozen=True, kw_only=True):
     """Custom or future replay cursor."""
 
     type: str
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class CloseSessionRequest(AcpModel, kw_only=True):
+class CloseSessionRequest(AcpModel, frozen=True, kw_only=True):
     """Request parameters for closing an active session."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SetSessionConfigOptionRequestId(AcpModel, kw_only=True):
+class SetSessionConfigOptionRequestId(AcpModel, frozen=True, kw_only=True):
     """A [`SessionConfigValueId`] string value (`type: "id"`)."""
 
     type: Literal["id"] = "id"
@@ -1639,7 +1639,7 @@ class SetSessionConfigOptionRequestId(AcpModel, kw_only=True):
     value: SessionConfigValueId
 
 
-class SetSessionConfigOptionRequestBoolean(AcpModel, kw_only=True):
+class SetSessionConfigOptionRequestBoolean(AcpModel, frozen=True, kw_only=True):
     """A boolean value (`type: "boolean"`)."""
 
     type: Literal["boolean"] = "boolean"
@@ -1649,7 +1649,7 @@ class SetSessionConfigOptionRequestBoolean(AcpModel, kw_only=True):
     value: bool
 
 
-class SetSessionConfigOptionRequestOther(AcpModel, kw_only=True):
+class SetSessionConfigOptionRequestOther(AcpModel, frozen=True, kw_only=True):
     """Custom or future session configuration option value payload."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
@@ -1659,7 +1659,7 @@ class SetSessionConfigOptionRequestOther(AcpModel, kw_only=True):
     value: Any
 
 
-class PromptRequest(AcpModel, kw_only=True):
+class PromptRequest(AcpModel, frozen=True, kw_only=True):
     """Request parameters for sending a user prompt to the agent."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
@@ -1667,7 +1667,7 @@ class PromptRequest(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class StartNesRequest(AcpModel, kw_only=True):
+class StartNesRequest(AcpModel, frozen=True, kw_only=True):
     """Request to start an NES session."""
 
     workspace_uri: str | UnsetType | None = msgspec.field(default=UNSET, name="workspaceUri")
@@ -1676,7 +1676,7 @@ class StartNesRequest(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class WorkspaceFolder(AcpModel, kw_only=True):
+class WorkspaceFolder(AcpModel, frozen=True, kw_only=True):
     """A workspace folder."""
 
     uri: str
@@ -1684,7 +1684,7 @@ class WorkspaceFolder(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesRepository(AcpModel, kw_only=True):
+class NesRepository(AcpModel, frozen=True, kw_only=True):
     """Repository metadata for an NES session."""
 
     name: str
@@ -1693,7 +1693,7 @@ class NesRepository(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SuggestNesRequest(AcpModel, kw_only=True):
+class SuggestNesRequest(AcpModel, frozen=True, kw_only=True):
     """Request for a code suggestion."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
@@ -1706,7 +1706,7 @@ class SuggestNesRequest(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesSuggestContext(AcpModel, kw_only=True):
+class NesSuggestContext(AcpModel, frozen=True, kw_only=True):
     """Context attached to a suggestion request."""
 
     recent_files: list[NesRecentFile] | UnsetType | None = msgspec.field(default=UNSET, name="recentFiles")
@@ -1718,7 +1718,7 @@ class NesSuggestContext(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesRecentFile(AcpModel, kw_only=True):
+class NesRecentFile(AcpModel, frozen=True, kw_only=True):
     """A recently accessed file."""
 
     uri: str
@@ -1727,7 +1727,7 @@ class NesRecentFile(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesRelatedSnippet(AcpModel, kw_only=True):
+class NesRelatedSnippet(AcpModel, frozen=True, kw_only=True):
     """A related code snippet from a file."""
 
     uri: str
@@ -1735,7 +1735,7 @@ class NesRelatedSnippet(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesExcerpt(AcpModel, kw_only=True):
+class NesExcerpt(AcpModel, frozen=True, kw_only=True):
     """A code excerpt from a file."""
 
     start_line: int = msgspec.field(name="startLine")
@@ -1744,7 +1744,7 @@ class NesExcerpt(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesEditHistoryEntry(AcpModel, kw_only=True):
+class NesEditHistoryEntry(AcpModel, frozen=True, kw_only=True):
     """An entry in the edit history."""
 
     uri: str
@@ -1752,7 +1752,7 @@ class NesEditHistoryEntry(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesUserAction(AcpModel, kw_only=True):
+class NesUserAction(AcpModel, frozen=True, kw_only=True):
     """A user action (typing, cursor movement, etc.)."""
 
     action: str
@@ -1762,7 +1762,7 @@ class NesUserAction(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesOpenFile(AcpModel, kw_only=True):
+class NesOpenFile(AcpModel, frozen=True, kw_only=True):
     """An open file in the editor."""
 
     uri: str
@@ -1772,7 +1772,7 @@ class NesOpenFile(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesDiagnostic(AcpModel, kw_only=True):
+class NesDiagnostic(AcpModel, frozen=True, kw_only=True):
     """A diagnostic (error, warning, etc.)."""
 
     uri: str
@@ -1782,41 +1782,41 @@ class NesDiagnostic(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class CloseNesRequest(AcpModel, kw_only=True):
+class CloseNesRequest(AcpModel, frozen=True, kw_only=True):
     """Request to close an NES session."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ClientResponseResult(AcpModel, kw_only=True):
+class ClientResponseResult(AcpModel, frozen=True, kw_only=True):
     """A successful JSON-RPC response."""
 
     id: RequestId
     result: Any
 
 
-class ClientResponseError(AcpModel, kw_only=True):
+class ClientResponseError(AcpModel, frozen=True, kw_only=True):
     """A failed JSON-RPC response."""
 
     id: RequestId
     error: Error
 
 
-class RequestPermissionResponse(AcpModel, kw_only=True):
+class RequestPermissionResponse(AcpModel, frozen=True, kw_only=True):
     """Response to a permission request."""
 
     outcome: RequestPermissionOutcome
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class RequestPermissionOutcomeCancelled(AcpModel, kw_only=True):
+class RequestPermissionOutcomeCancelled(AcpModel, frozen=True, kw_only=True):
     """Active session work was cancelled before the user responded."""
 
     outcome: Literal["cancelled"] = "cancelled"
 
 
-class RequestPermissionOutcomeSelected(AcpModel, kw_only=True):
+class RequestPermissionOutcomeSelected(AcpModel, frozen=True, kw_only=True):
     """The user selected one of the provided options."""
 
     outcome: Literal["selected"] = "selected"
@@ -1824,13 +1824,13 @@ class RequestPermissionOutcomeSelected(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class RequestPermissionOutcomeOther(AcpModel, kw_only=True):
+class RequestPermissionOutcomeOther(AcpModel, frozen=True, kw_only=True):
     """Custom or future permission outcome."""
 
     outcome: str
 
 
-class CreateElicitationResponseAccept(AcpModel, kw_only=True):
+class CreateElicitationResponseAccept(AcpModel, frozen=True, kw_only=True):
     """The user accepted and provided content."""
 
     action: Literal["accept"] = "accept"
@@ -1838,55 +1838,55 @@ class CreateElicitationResponseAccept(AcpModel, kw_only=True):
     content: dict[str, ElicitationContentValue] | UnsetType | None = UNSET
 
 
-class CreateElicitationResponseDecline(AcpModel, kw_only=True):
+class CreateElicitationResponseDecline(AcpModel, frozen=True, kw_only=True):
     """The user declined the elicitation."""
 
     action: Literal["decline"] = "decline"
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class CreateElicitationResponseCancel(AcpModel, kw_only=True):
+class CreateElicitationResponseCancel(AcpModel, frozen=True, kw_only=True):
     """The elicitation was cancelled."""
 
     action: Literal["cancel"] = "cancel"
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class CreateElicitationResponseOther(AcpModel, kw_only=True):
+class CreateElicitationResponseOther(AcpModel, frozen=True, kw_only=True):
     """Custom or future elicitation action."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     action: str
 
 
-class ConnectMcpResponse(AcpModel, kw_only=True):
+class ConnectMcpResponse(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     connection_id: McpConnectionId = msgspec.field(name="connectionId")
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class DisconnectMcpResponse(AcpModel, kw_only=True):
+class DisconnectMcpResponse(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ClientNotification(AcpModel, kw_only=True):
+class ClientNotification(AcpModel, frozen=True, kw_only=True):
     """A JSON-RPC notification object."""
 
     method: str
     params: Any = UNSET
 
 
-class CancelSessionNotification(AcpModel, kw_only=True):
+class CancelSessionNotification(AcpModel, frozen=True, kw_only=True):
     """Notification to cancel ongoing operations for a session."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class DidOpenDocumentNotification(AcpModel, kw_only=True):
+class DidOpenDocumentNotification(AcpModel, frozen=True, kw_only=True):
     """Notification sent when a file is opened in the editor."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
@@ -1897,7 +1897,7 @@ class DidOpenDocumentNotification(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class DidChangeDocumentNotification(AcpModel, kw_only=True):
+class DidChangeDocumentNotification(AcpModel, frozen=True, kw_only=True):
     """Notification sent when a file is edited."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
@@ -1907,7 +1907,7 @@ class DidChangeDocumentNotification(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class TextDocumentContentChangeEvent(AcpModel, kw_only=True):
+class TextDocumentContentChangeEvent(AcpModel, frozen=True, kw_only=True):
     """A content change event for a document."""
 
     range: Range | UnsetType | None = UNSET
@@ -1915,7 +1915,7 @@ class TextDocumentContentChangeEvent(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class DidCloseDocumentNotification(AcpModel, kw_only=True):
+class DidCloseDocumentNotification(AcpModel, frozen=True, kw_only=True):
     """Notification sent when a file is closed."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
@@ -1923,7 +1923,7 @@ class DidCloseDocumentNotification(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class DidSaveDocumentNotification(AcpModel, kw_only=True):
+class DidSaveDocumentNotification(AcpModel, frozen=True, kw_only=True):
     """Notification sent when a file is saved."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
@@ -1931,7 +1931,7 @@ class DidSaveDocumentNotification(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class DidFocusDocumentNotification(AcpModel, kw_only=True):
+class DidFocusDocumentNotification(AcpModel, frozen=True, kw_only=True):
     """Notification sent when a file becomes the active editor tab."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
@@ -1942,7 +1942,7 @@ class DidFocusDocumentNotification(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class AcceptNesNotification(AcpModel, kw_only=True):
+class AcceptNesNotification(AcpModel, frozen=True, kw_only=True):
     """Notification sent when a suggestion is accepted."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
@@ -1950,7 +1950,7 @@ class AcceptNesNotification(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class RejectNesNotification(AcpModel, kw_only=True):
+class RejectNesNotification(AcpModel, frozen=True, kw_only=True):
     """Notification sent when a suggestion is rejected."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
@@ -1959,14 +1959,14 @@ class RejectNesNotification(AcpModel, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ProtocolLevelNotification(AcpModel, kw_only=True):
+class ProtocolLevelNotification(AcpModel, frozen=True, kw_only=True):
     """A JSON-RPC notification object."""
 
     method: str
     params: CancelRequestNotification | UnsetType | None = UNSET
 
 
-class CancelRequestNotification(AcpModel, kw_only=True):
+class CancelRequestNotification(AcpModel, frozen=True, kw_only=True):
     """Notification to cancel an ongoing request."""
 
     request_id: RequestId = msgspec.field(name="requestId")
