@@ -21,8 +21,8 @@
 from __future__ import annotations
 
 import abc
-from collections.abc import Iterable, Mapping
-from typing import Any, ClassVar, TypeVar, get_origin
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, cast, get_origin
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -39,7 +39,6 @@ __all__ = [
 ]
 
 ValidationError = msgspec.ValidationError
-T = TypeVar("T")
 
 
 class AcpModel(msgspec.Struct, frozen=True, kw_only=True, dict=True, repr_omit_defaults=True):
@@ -104,11 +103,14 @@ class UnionMarker(abc.ABC):
         """The member `raw` converts to. Raises ValueError / msgspec.ValidationError when none fits."""
 
 
-def _register(marker: type[UnionMarker], members: Iterable[Any]) -> None:
+def _marker(name: str, members: tuple[Any, ...], decode: Callable[[type[UnionMarker], Any], Any]) -> type[UnionMarker]:
+    """A marker class whose virtual subclasses are its members (a generic member by its origin: `list`)."""
+    marker = cast("type[UnionMarker]", type(name, (UnionMarker,), {"members": members, "decode": classmethod(decode)}))
     for member in members:
         origin = get_origin(member) or member
         if isinstance(origin, type):
             marker.register(origin)
+    return marker
 
 
 def tagged_union(
@@ -141,10 +143,7 @@ def tagged_union(
             return msgspec.convert(raw, default, dec_hook=decode_hook)
         raise ValueError(f"unknown {name} `{tag}`: {value!r}")
 
-    members = (*variants.values(), *(m for m in (other, default) if m is not None))
-    marker = type(name, (UnionMarker,), {"members": members, "decode": classmethod(decode)})
-    _register(marker, members)
-    return marker
+    return _marker(name, (*variants.values(), *(m for m in (other, default) if m is not None)), decode)
 
 
 def plain_union(name: str, members: tuple[Any, ...]) -> type[UnionMarker]:
@@ -166,9 +165,7 @@ def plain_union(name: str, members: tuple[Any, ...]) -> type[UnionMarker]:
             raise ValueError(f"no {name} variant fits")
         return best[1]
 
-    marker = type(name, (UnionMarker,), {"members": members, "decode": classmethod(decode)})
-    _register(marker, members)
-    return marker
+    return _marker(name, members, decode)
 
 
 def _known(member: Any, raw: Any) -> int:
