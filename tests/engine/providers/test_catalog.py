@@ -137,6 +137,38 @@ def test_unknown_field_is_rejected_naming_the_field_but_never_its_value(tmp_path
     assert "apikey" in str(caught.value) and "sk-leaked-value" not in str(caught.value)
 
 
+def test_an_off_list_value_is_refused_without_echoing_it_and_literal_keys_stay_out_of_reprs(tmp_path: Path) -> None:
+    """§10.6: a value outside an enum may be a pasted key, so the error names the place only; reprs hide keys."""
+    write_providers(tmp_path / "config", {"providers": [{"id": "x", "endpoints": [{"protocol": "sk-pasted-here"}]}]})
+    with pytest.raises(CatalogError) as caught:
+        make(tmp_path)
+    assert "protocol" in str(caught.value) and "sk-pasted-here" not in str(caught.value)
+    literal = {"source": {"literal": "sk-literal-key"}}
+    entry = {
+        "id": "x",
+        "api_key": "sk-flat-key",
+        "auth": {"api_key": literal},
+        "headers": [{"name": "h", "value": "sk-h"}],
+    }
+    write_providers(tmp_path / "config", {"providers": [entry]})
+    shown = repr(make(tmp_path).providers)
+    assert "sk-literal-key" not in shown and "sk-flat-key" not in shown and "sk-h" not in shown
+    (tmp_path / "config" / PROVIDERS_FILE).write_text("{not json")
+    with pytest.raises(CatalogError):
+        make(tmp_path)
+
+
+def test_an_explicit_null_in_providers_json_replaces_the_builtin_field(tmp_path: Path) -> None:
+    """Only the fields given replace a built-in's, `null` included: `auth: null` makes Anthropic keyless."""
+    write_providers(tmp_path / "config", {"providers": [{"id": "anthropic", "auth": None}]})
+    assert states(make(tmp_path))["anthropic"] == "ready"
+    write_providers(tmp_path / "config", {"providers": [{"id": "anthropic", "name": "Mine"}]})
+    catalog = make(tmp_path)
+    assert states(catalog)["anthropic"] == "needs_credential"
+    anthropic = catalog.provider("anthropic")
+    assert anthropic is not None and anthropic.name == "Mine" and anthropic.models
+
+
 def test_providers_json_readable_by_others_or_symlinked_is_refused(tmp_path: Path) -> None:
     """§10.6: file mode 0600 and not a symlink."""
     write_providers(tmp_path / "config", {"providers": []}, mode=0o644)
