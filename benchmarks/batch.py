@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import statistics
 import sys
@@ -22,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from omniagent.batch import Task, run
+from omniagent.batch import Task, parse_task, run
 from omniagent.protocols.sidecar.commands import PermissionAnswer
 from omniagent.protocols.sidecar.events import PermissionAsk, PermissionChoice, RequestOpened, TurnEnded
 from omniagent.runtime.runtime import Runtime
@@ -43,8 +44,15 @@ def _scenario(count: int) -> Scenario:
 
 def _tasks(count: int) -> list[Task]:
     return [
-        Task.model_validate(
-            {"id": f"t{i:03d}", "prompt": f"MARK-{i:03d}", "agent": "omniagent", "permissions": {"allow": ["write"]}}
+        parse_task(
+            json.dumps(
+                {
+                    "id": f"t{i:03d}",
+                    "prompt": f"MARK-{i:03d}",
+                    "agent": "omniagent",
+                    "permissions": {"allow": ["write"]},
+                }
+            )
         )
         for i in range(count)
     ]

@@ -3,7 +3,6 @@
 from typing import Any
 
 import pytest
-from pydantic import TypeAdapter, ValidationError
 
 from omniagent.protocols.sidecar.agents import (
     AgentDetails,
@@ -11,15 +10,17 @@ from omniagent.protocols.sidecar.agents import (
     Authenticated,
     Capabilities,
     Capability,
+    ConfigChoice,
     ConfigOption,
     InstallationSource,
     OtherAuth,
     SelectKind,
     SessionConfiguration,
     SessionInfo,
+    SessionStatus,
     ordered_features,
 )
-from omniagent.protocols.sidecar.base import SystemTime
+from omniagent.protocols.sidecar.base import SystemTime, ValidationError, convert, dump
 from omniagent.protocols.sidecar.commands import Command, PermissionAnswer, QuestionsAnswer, SendAnswer
 from omniagent.protocols.sidecar.events import (
     Cancelled,
@@ -47,9 +48,6 @@ from omniagent.protocols.sidecar.events import (
 )
 from tests.sidecar_schema import validate
 
-KIND = TypeAdapter(EventKind)
-COMMAND = TypeAdapter(Command)
-
 
 def _install(**extra: Any) -> AgentInstallation:
     return AgentInstallation(id="mock", name="Mock", executable_path="mock", source=InstallationSource.PINNED, **extra)
@@ -76,14 +74,14 @@ def _event(kind: Any) -> Event:
             TurnEnded(stop=Completed(), background=["bg"]),
             {"TurnEnded": {"stop": {"Completed": {"source": "Protocol"}}, "background": ["bg"]}},
         ),
-        (StatusChanged(status="Working"), {"StatusChanged": "Working"}),
+        (StatusChanged(status=SessionStatus.WORKING), {"StatusChanged": "Working"}),
         (TextDelta(message_id="m1", text="hi"), {"TextDelta": {"message_id": "m1", "text": "hi"}}),
     ],
 )
 def test_event_kinds_encode_as_serde_externally_tagged_enums(kind: Any, wire: Any) -> None:
     """anyagent §8.3: unit variants are bare strings, data variants single-key objects."""
-    assert KIND.dump_python(kind, mode="json") == wire
-    assert KIND.validate_python(wire) == kind
+    assert dump(kind) == wire
+    assert convert(wire, EventKind) == kind
     validate("EventKind", wire)
 
 
@@ -91,7 +89,9 @@ def test_absent_optionals_are_null_except_upgrade_and_acp_args() -> None:
     """anyagent §8.3: optionals serialize as null; `upgrade` and `acp_args` are omitted when absent."""
     tool = ToolUpdate(id="tool-1", kind=Execute(), title="cargo test", status=ToolStatus.PENDING)
     wire = _event(
-        RequestOpened(request=PermissionAsk(request=PermissionRequest(id="r1", tool=tool, options=["AllowOnce"])))
+        RequestOpened(
+            request=PermissionAsk(request=PermissionRequest(id="r1", tool=tool, options=[PermissionChoice.ALLOW_ONCE]))
+        )
     ).dump()
     permission = wire["kind"]["RequestOpened"]["Permission"]
     assert permission["detail"] is None
@@ -116,7 +116,7 @@ def test_session_info_round_trips_and_validates() -> None:
                 ConfigOption(
                     id="model",
                     name="Model",
-                    kind=SelectKind(choices=[{"value": "sonnet", "label": "Sonnet"}]),
+                    kind=SelectKind(choices=[ConfigChoice(value="sonnet", label="Sonnet")]),
                     current="sonnet",
                     live=True,
                 )
@@ -129,7 +129,7 @@ def test_session_info_round_trips_and_validates() -> None:
     assert wire["details"]["capabilities"]["features"] == ["Images", "Steer"]
     assert wire["details"]["auth"] == {"Authenticated": {"kind": {"Other": "corp"}, "account": None}}
     assert wire["status"] == "Idle"
-    assert SessionInfo.model_validate(wire) == info
+    assert convert(wire, SessionInfo) == info
 
 
 def test_tool_kinds_and_inputs_use_their_tagged_forms() -> None:
@@ -149,13 +149,15 @@ def test_tool_kinds_and_inputs_use_their_tagged_forms() -> None:
 
 def test_commands_parse_by_cmd_and_ignore_unknown_fields() -> None:
     """anyagent §4: fields sit next to `cmd`; unknown extra fields are ignored."""
-    frame = COMMAND.validate_python(
-        {"id": 4, "cmd": "answer", "session": "s1", "request": "r1", "answer": {"Permission": "AllowOnce"}, "x": 1}
+    frame = convert(
+        {"id": 4, "cmd": "answer", "session": "s1", "request": "r1", "answer": {"Permission": "AllowOnce"}, "x": 1},
+        Command,
     )
     assert isinstance(frame, SendAnswer)
     assert frame.answer == PermissionAnswer(choice=PermissionChoice.ALLOW_ONCE)
-    question = COMMAND.validate_python(
-        {"id": 5, "cmd": "answer", "session": "s1", "request": "r1", "answer": {"Question": [{"Text": "t"}]}}
+    question = convert(
+        {"id": 5, "cmd": "answer", "session": "s1", "request": "r1", "answer": {"Question": [{"Text": "t"}]}},
+        Command,
     )
     assert isinstance(question, SendAnswer) and isinstance(question.answer, QuestionsAnswer)
 
@@ -172,4 +174,4 @@ def test_commands_parse_by_cmd_and_ignore_unknown_fields() -> None:
 def test_invalid_frames_are_rejected(frame: dict[str, Any]) -> None:
     """anyagent §4/§17: `turns:0`, unknown cmd, negative id and unknown choices are BadFrame."""
     with pytest.raises(ValidationError):
-        COMMAND.validate_python(frame)
+        convert(frame, Command)

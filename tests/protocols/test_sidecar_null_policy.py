@@ -3,6 +3,8 @@ written as `null`, never left out, except the fields the wire omits (`AgentInsta
 anyagent §8.3; docs/sidecar.md "absent optional fields are `null`, not omitted").
 
 The models are found by walking the package, so a model added later is checked too (or fails to find its shape).
+`ErrorBody`'s own fields (`detail`, `login`, …) are the open part of its schema (`additionalProperties`): each is
+written only by the error kinds that carry it, so they default to `UNSET` (left out) instead of `None`.
 """
 
 from __future__ import annotations
@@ -15,13 +17,12 @@ from collections.abc import Iterator, Mapping
 from functools import cache
 from typing import Any
 
+import msgspec
 import pytest
-from pydantic.fields import FieldInfo
+from msgspec.structs import FieldInfo
 
 import omniagent.protocols.sidecar as sidecar
-from omniagent.protocols._model import WireModel
-from omniagent.protocols.sidecar._tagged import Newtype, Variant
-from omniagent.protocols.sidecar.base import SidecarModel, omitted_when_none
+from omniagent.protocols.sidecar.base import Newtype, SidecarModel, Variant
 from tests.sidecar_schema import SPEC
 
 # The only fields the wire omits when absent (anyagent §8.3).
@@ -30,14 +31,14 @@ OMITTED = {("AgentInstallation", "upgrade"), ("AgentInstallation", "acp_args")}
 NOT_SHAPES = {"SidecarModel", "Variant", "Newtype", "_Command", "OpenOptions"}
 
 
-def classes() -> Iterator[type[WireModel]]:
+def classes() -> Iterator[type[SidecarModel]]:
     """Every wire model class defined in the sidecar package."""
     for module_info in pkgutil.iter_modules(sidecar.__path__):
         module = importlib.import_module(f"{sidecar.__name__}.{module_info.name}")
         for name, value in vars(module).items():
             if (
                 inspect.isclass(value)
-                and issubclass(value, SidecarModel | Variant)
+                and issubclass(value, SidecarModel)
                 and value.__module__ == module.__name__
                 and name not in NOT_SHAPES
             ):
@@ -46,15 +47,15 @@ def classes() -> Iterator[type[WireModel]]:
 
 # The models with fields of their own (a newtype carries one payload: its payload's model is checked instead).
 MODELS = sorted(
-    (model for model in classes() if model.model_fields and not issubclass(model, Newtype)),
+    (model for model in classes() if model.__struct_fields__ and not issubclass(model, Newtype)),
     key=lambda model: model.__name__,
 )
 # Payload model → the tags of the newtypes carrying it (`CommandSpec` is the body of ToolInput's `Command`).
 CARRIED = {
-    field.annotation: newtype.TAG
+    field.type: newtype.TAG
     for newtype in classes()
     if issubclass(newtype, Newtype)
-    for field in newtype.model_fields.values()
+    for field in msgspec.structs.fields(newtype)
 }
 
 
@@ -67,7 +68,7 @@ def _arms(schema: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [arm for key in ("oneOf", "anyOf") for arm in schema.get(key, []) if isinstance(arm, Mapping)]
 
 
-def shapes(model: type[WireModel]) -> list[Mapping[str, Any]]:
+def shapes(model: type[SidecarModel]) -> list[Mapping[str, Any]]:
     """The schema objects `model` can be: its own definition, the body of its tagged arm, its command or line."""
     found: list[Mapping[str, Any]] = []
     own = definitions().get(model.__name__)
@@ -83,25 +84,32 @@ def shapes(model: type[WireModel]) -> list[Mapping[str, Any]]:
             if command is not None and _command(model) == command:
                 found.append({**arm, "properties": {**definition["properties"], **properties}})
     if not found and model.__name__.endswith("Line"):
-        wanted = {field.alias or name for name, field in model.model_fields.items()}
+        wanted = set(_aliases(model).values())
         found = [arm for arm in _arms(definitions()["Line"]) if set(arm.get("properties", {})) == wanted]
     if not found and model.__name__ == "InlineAcp":  # an arm of the untagged `AgentRef`
         found = [arm for arm in _arms(definitions()["AgentRef"]) if "properties" in arm]
     return found
 
 
-def _command(model: type[WireModel]) -> str | None:
-    field = model.model_fields.get("cmd")
-    args = getattr(field.annotation, "__args__", ()) if field is not None else ()
-    return str(args[0]) if args else None
+def _command(model: type[SidecarModel]) -> str | None:
+    config = model.__struct_config__
+    return str(config.tag) if config.tag_field == "cmd" else None
 
 
-def _aliases(model: type[WireModel]) -> dict[str, str]:
-    return {name: field.alias or name for name, field in model.model_fields.items()}
+def _aliases(model: type[SidecarModel]) -> dict[str, str]:
+    """Field name → wire name, with the tag field of a tagged struct (a command's `cmd`)."""
+    aliases = {field.name: field.encode_name for field in msgspec.structs.fields(model)}
+    tag_field = model.__struct_config__.tag_field
+    return aliases | {tag_field: tag_field} if tag_field is not None else aliases
 
 
 def _optional(field: FieldInfo) -> bool:
-    return not field.is_required()
+    return not field.required
+
+
+def _open(field: FieldInfo) -> bool:
+    """A field of the schema's open part (`additionalProperties`): written only when set."""
+    return field.default is msgspec.UNSET
 
 
 def test_the_walk_finds_the_models_of_every_module() -> None:
@@ -111,11 +119,14 @@ def test_the_walk_finds_the_models_of_every_module() -> None:
 
 
 @pytest.mark.parametrize("model", MODELS, ids=lambda model: model.__name__)
-def test_the_model_has_exactly_the_schemas_fields(model: type[WireModel]) -> None:
-    """Every property the schema gives the shape is a field of the model, and the model adds none."""
+def test_the_model_has_exactly_the_schemas_fields(model: type[SidecarModel]) -> None:
+    """Every property the schema gives the shape is a field of the model, and the model adds none but fields of
+    the shape's open part."""
     candidates = shapes(model)
     assert candidates, f"{model.__name__} matches no shape of the schema"
-    fields = set(_aliases(model).values())
+    open_fields = {field.encode_name for field in msgspec.structs.fields(model) if _open(field)}
+    assert not open_fields or all(shape.get("additionalProperties") is True for shape in candidates)
+    fields = set(_aliases(model).values()) - open_fields
     assert any(set(shape["properties"]) == fields for shape in candidates), (
         f"{model.__name__} fields {sorted(fields)} vs schema {[sorted(s['properties']) for s in candidates]}"
     )
@@ -123,23 +134,20 @@ def test_the_model_has_exactly_the_schemas_fields(model: type[WireModel]) -> Non
 
 @pytest.mark.parametrize("model", MODELS, ids=lambda model: model.__name__)
 def test_absent_optionals_are_written_as_null_and_only_the_two_exceptions_are_omitted(
-    model: type[WireModel],
+    model: type[SidecarModel],
 ) -> None:
     """An instance with every optional field left at its default writes each of them: `null` where the default
     is None. Only the fields the wire omits are left out."""
-    optional = {name for name, field in model.model_fields.items() if _optional(field)}
-    instance = model.model_construct()
-    body = instance.model_dump(mode="json", by_alias=True, include=optional, warnings=False)
-    if isinstance(instance, Variant):
-        body = body[model.TAG]
-    for name in sorted(optional):
-        field = model.model_fields[name]
-        alias = field.alias or name
-        if (model.__name__, name) in OMITTED:
-            assert field.exclude_if is omitted_when_none
-            assert alias not in body
+    fields = msgspec.structs.fields(model)
+    required = {field.name: None for field in fields if not _optional(field)}  # not validated, and not looked at
+    body = msgspec.to_builtins(model(**required))  # a variant's body: its tag is put around this
+    for field in fields:
+        if not _optional(field) or _open(field):
             continue
-        assert field.exclude_if is None, f"{model.__name__}.{name} is omitted when absent"
-        assert alias in body, f"{model.__name__}.{name} is left out when absent"
+        if (model.__name__, field.name) in OMITTED:
+            assert model.__struct_config__.omit_defaults
+            assert field.encode_name not in body
+            continue
+        assert field.encode_name in body, f"{model.__name__}.{field.name} is left out when absent"
         if field.default is None:
-            assert body[alias] is None
+            assert body[field.encode_name] is None

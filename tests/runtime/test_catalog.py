@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from pydantic import TypeAdapter
-
-from omniagent.protocols.sidecar.agents import EnvVarLogin, LoginMethod, TerminalLogin
+from omniagent.protocols.sidecar.agents import EnvVarLogin, TerminalLogin
+from omniagent.protocols.sidecar.base import dump
 from omniagent.runtime.catalog import PROFILES, ConnectionKind, login_methods, profile
 from tests.sidecar_schema import validate
 
@@ -107,7 +106,7 @@ def test_login_methods_are_the_login_command_then_one_env_var_per_api_key() -> N
         ),
         EnvVarLogin(name="ANTHROPIC_API_KEY"),
     ]
-    encoded = TypeAdapter(list[LoginMethod]).dump_python(methods, mode="json")
+    encoded = [dump(method) for method in methods]
     assert encoded[1] == {"EnvVar": {"name": "ANTHROPIC_API_KEY"}}
     for value in encoded:
         validate("LoginMethod", value)

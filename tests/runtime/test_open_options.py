@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from omniagent.protocols.sidecar.base import convert
 from omniagent.protocols.sidecar.commands import Open, PermissionMode
 from omniagent.protocols.sidecar.commands import OpenOptions as WireOpenOptions
 from omniagent.runtime.driver import ConnectRequest
@@ -14,7 +15,7 @@ from omniagent.runtime.runtime import Runtime
 
 def test_the_wire_and_the_runtime_name_the_same_open_options() -> None:
     """A new wire option that the runtime does not take (or the reverse) fails here, not in a user's session."""
-    wire = set(WireOpenOptions.model_fields) - {"agent", "dir"}
+    wire = set(WireOpenOptions.__struct_fields__) - {"id", "agent", "dir"}
     assert wire == set(option_names())
 
 
@@ -24,7 +25,7 @@ def test_every_adapter_request_carries_the_open_options() -> None:
 
 
 def test_a_sidecar_open_without_a_permission_mode_asks() -> None:
-    command = Open.model_validate({"id": 1, "cmd": "open", "agent": "mock", "dir": ".", "fork": "t", "fork_at": "m2"})
+    command = convert({"id": 1, "cmd": "open", "agent": "mock", "dir": ".", "fork": "t", "fork_at": "m2"}, Open)
     options = OpenOptions.from_wire(command)
     assert (options.fork, options.fork_at, options.permission_mode) == ("t", "m2", PermissionMode.ASK)
 

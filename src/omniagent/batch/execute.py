@@ -19,6 +19,7 @@ from omniagent.batch import policy, workspace
 from omniagent.batch.results import Status, TaskResult, Timings, Usage
 from omniagent.batch.tasks import Task
 from omniagent.errors import OmniagentError
+from omniagent.protocols.sidecar.base import dump
 from omniagent.protocols.sidecar.commands import Started
 from omniagent.protocols.sidecar.events import (
     Cancelled,
@@ -107,7 +108,7 @@ async def run_one(runtime: Runtime, spec: RunSpec, on_event: EventSink, stop: as
         task=task.id,
         agent=spec.agent,
         status=_status(turn),
-        stop=turn.stop.model_dump(mode="json") if turn.stop is not None else None,
+        stop=dump(turn.stop) if turn.stop is not None else None,
         error=turn.error,
         text=text,
         usage=turn.usage,

@@ -157,7 +157,7 @@ class RayBackend:
                     on_event(value)
                 else:
                     body, diff = value
-                    return TaskResult.model_validate_json(body).model_copy(update={"diff": diff})
+                    return TaskResult.from_json(body, diff=diff)
         except ray.exceptions.TaskCancelledError:
             pass
         except ray.exceptions.RayTaskError as error:  # our code failed on the worker: this run's failure
@@ -257,4 +257,4 @@ def _run_in_thread(spec: RunSpec, items: queue.Queue[tuple[str, Any]], control: 
     except BaseException as error:  # reported to the driver as the task's failure, not lost in the worker log
         items.put(("error", f"{type(error).__name__}: {error}"))
         return
-    items.put(("result", (result.model_dump_json(), result.diff)))
+    items.put(("result", (result.to_json(), result.diff)))

@@ -19,7 +19,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+import msgspec
 
 from omniagent.errors import OmniagentError
 
@@ -34,44 +34,54 @@ class Status(StrEnum):
     INTERRUPTED = "interrupted"  # the batch was stopped (Ctrl-C) or the worker was lost; never written
 
 
-class Usage(BaseModel):
+class Usage(msgspec.Struct, frozen=True, kw_only=True):
     """Tokens and cost as the agent reported them (its last context usage), where it reports them."""
 
-    model_config = ConfigDict(frozen=True)
     context_tokens: int | None = None
     cost_usd: float | None = None
 
 
-class Timings(BaseModel):
-    model_config = ConfigDict(frozen=True)
-    started_at: float = Field(description="Unix time the workspace preparation began")
+class Timings(msgspec.Struct, frozen=True, kw_only=True):
+    started_at: float  # Unix time the workspace preparation began
     open_seconds: float = 0.0  # preparing the workspace and opening the session
     turn_seconds: float = 0.0  # prompt sent → turn ended
     total_seconds: float = 0.0
 
 
-class TaskResult(BaseModel):
+class TaskResult(msgspec.Struct, frozen=True, kw_only=True):
     """One finished (or interrupted) run of one task by one agent."""
 
-    model_config = ConfigDict(frozen=True)
     task: str
     agent: str
     status: Status
-    stop: Any = Field(default=None, description="the TurnEnded stop reason as sidecar JSON, when the turn ended")
+    stop: Any = None  # the TurnEnded stop reason as sidecar JSON, when the turn ended
     error: str | None = None
     text: str = ""
-    usage: Usage = Field(default_factory=Usage)
+    usage: Usage = msgspec.field(default_factory=Usage)
     timings: Timings
     tool_calls: int = 0
     events: int = 0
-    changed_files: list[str] = Field(default_factory=list)
+    changed_files: list[str] = []
     attempt: int = 1
     where: str = "local"  # "local", or "ray:<node ip>"
-    diff: str = Field(default="", exclude=True)  # in diff.patch, not in the JSON line
+    diff: str = ""  # in diff.patch, not in the JSON (`to_json`)
 
     @property
     def key(self) -> tuple[str, str]:
         return (self.task, self.agent)
+
+    def to_json(self, *, indent: int = 0) -> str:
+        """The result as JSON, without the diff."""
+        fields = msgspec.structs.asdict(self)
+        del fields["diff"]
+        encoded = msgspec.json.encode(fields)
+        return (msgspec.json.format(encoded, indent=indent) if indent else encoded).decode()
+
+    @classmethod
+    def from_json(cls, text: str | bytes, *, diff: str = "") -> TaskResult:
+        """A result from its JSON (`to_json`), with its diff. Raises `msgspec.DecodeError`."""
+        result = msgspec.json.decode(text, type=cls)
+        return msgspec.structs.replace(result, diff=diff) if diff else result
 
 
 def run_dir(out: Path, task: str, agent: str) -> Path:
@@ -107,8 +117,8 @@ class ResultsFile:
             if not line.strip():
                 continue
             try:
-                result = TaskResult.model_validate_json(line)
-            except ValidationError:
+                result = TaskResult.from_json(line)
+            except msgspec.DecodeError:
                 raise ResultsFileError(
                     f"{self.path}:{number}: not a batch result; fix or remove the line (or use another --out)"
                 ) from None
@@ -118,7 +128,7 @@ class ResultsFile:
     def append(self, result: TaskResult) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.path.open("a", encoding="utf-8") as file:
-            file.write(result.model_dump_json() + "\n")
+            file.write(result.to_json() + "\n")
             file.flush()
             os.fsync(file.fileno())
 
@@ -145,5 +155,5 @@ def write_outputs(out: Path, result: TaskResult) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "diff.patch").write_text(result.diff, encoding="utf-8")
     (directory / "final.txt").write_text(result.text, encoding="utf-8")
-    (directory / "result.json").write_text(result.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    (directory / "result.json").write_text(result.to_json(indent=2) + "\n", encoding="utf-8")
     ResultsFile(out).append(result)

@@ -7,68 +7,84 @@ and how its permission requests are answered.
 
 from __future__ import annotations
 
+import abc
 import json
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+import msgspec
+from msgspec import Meta
 
 from omniagent.errors import OmniagentError
+from omniagent.protocols.sidecar.base import describe
 
-TASK_ID = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"  # safe as a directory name on every system
+# Safe as a directory name on every system. `(?!\n)` because `$` alone also matches before a final newline.
+TASK_ID = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}(?!\n)$"
 SCHEMA_FILE = Path(__file__).with_name("task.schema.json")
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class _Model(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Task file objects: unknown fields are errors (a typo must not be ignored)."""
 
 
-class CopyWorkspace(_Model):
+class CopyWorkspace(_Model, frozen=True):
     """A local directory, copied whole into the task's own workspace."""
 
-    copy_from: str = Field(alias="copy", description="the directory to copy (relative: to the task file)")
+    copy_from: Annotated[str, Meta(description="the directory to copy (relative: to the task file)")] = msgspec.field(
+        name="copy"
+    )
 
 
-class GitWorkspace(_Model):
+class GitWorkspace(_Model, frozen=True):
     """A git repository, checked out at `commit` into a worktree of the task's own (detached HEAD)."""
 
-    git: str = Field(description="a local repository (relative: to the task file)")
-    commit: str = Field(default="HEAD", description="a commit, tag or branch")
+    git: Annotated[str, Meta(description="a local repository (relative: to the task file)")]
+    commit: Annotated[str, Meta(description="a commit, tag or branch")] = "HEAD"
 
 
-class AllowTools(_Model):
+class AllowTools(_Model, frozen=True):
     """Allow the tools named here (a tool's name or kind, e.g. `write`, `edit`, `execute`), deny the rest."""
 
-    allow: list[str] = Field(min_length=1)
+    allow: Annotated[list[str], Meta(min_length=1)]
 
 
+class _Workspace(abc.ABC):  # noqa: B024 (a union's runtime type: nothing to implement)
+    """The workspace union as msgspec sees it: it decodes no union of two untagged structs, so its decode hook
+    picks the arm by key (`git`, else `copy`)."""
+
+
+_Workspace.register(CopyWorkspace)
+_Workspace.register(GitWorkspace)
 Permissions = Literal["deny", "auto"] | AllowTools
-Workspace = CopyWorkspace | GitWorkspace
+if TYPE_CHECKING:
+    Workspace = CopyWorkspace | GitWorkspace
+else:
+    Workspace = _Workspace
 
 
-class Resources(_Model):
+class Resources(_Model, frozen=True):
     """What one task needs from a Ray worker (ignored when running locally)."""
 
-    num_cpus: float = Field(default=1.0, ge=0)
-    num_gpus: float = Field(default=0.0, ge=0)
-    memory: int | None = Field(default=None, ge=0, description="bytes")
-    custom: dict[str, float] = Field(default_factory=dict, description="custom Ray resources")
+    num_cpus: Annotated[float, Meta(ge=0)] = 1.0
+    num_gpus: Annotated[float, Meta(ge=0)] = 0.0
+    memory: Annotated[int, Meta(ge=0, description="bytes")] | None = None
+    custom: Annotated[dict[str, float], Meta(description="custom Ray resources")] = {}
 
 
-class Task(_Model):
+class Task(_Model, frozen=True):
     """One line of the task file."""
 
-    id: Annotated[str, Field(pattern=TASK_ID, description="unique in the file; names its output directory")]
-    prompt: Annotated[str, Field(min_length=1)]
-    agent: str | list[str] | None = Field(default=None, description="an agent id, or several to compare")
-    workspace: Workspace | None = Field(default=None, description="absent: an empty directory")
+    id: Annotated[str, Meta(pattern=TASK_ID, description="unique in the file; names its output directory")]
+    prompt: Annotated[str, Meta(min_length=1)]
+    agent: Annotated[str | list[str], Meta(description="an agent id, or several to compare")] | None = None
+    workspace: Annotated[Workspace, Meta(description="absent: an empty directory")] | None = None
     model: str | None = None
     mode: str | None = None
-    config: dict[str, str | bool] = Field(default_factory=dict, description="more session config options")
-    time_limit: float | None = Field(default=None, gt=0, description="seconds before the turn is cancelled")
-    max_turns: int | None = Field(default=None, ge=1, description="the most tool calls the agent may make")
+    config: Annotated[dict[str, str | bool], Meta(description="more session config options")] = {}
+    time_limit: Annotated[float, Meta(gt=0, description="seconds before the turn is cancelled")] | None = None
+    max_turns: Annotated[int, Meta(ge=1, description="the most tool calls the agent may make")] | None = None
     permissions: Permissions = "deny"
-    resources: Resources = Field(default_factory=Resources)
+    resources: Resources = msgspec.field(default_factory=Resources)
 
     def agents(self) -> list[str]:
         """The agents this task names (none: the batch's `--agent` list decides)."""
@@ -84,6 +100,16 @@ class Task(_Model):
         if self.mode is not None:
             options["mode"] = self.mode
         return options
+
+
+def _decode_hook(type_: type, value: Any) -> Any:
+    if type_ is _Workspace:
+        arm = GitWorkspace if isinstance(value, dict) and "git" in value else CopyWorkspace
+        try:
+            return msgspec.convert(value, arm)
+        except msgspec.ValidationError as error:
+            raise ValueError(str(error)) from None  # msgspec then adds where: `$.workspace`
+    raise NotImplementedError
 
 
 class TaskFileError(OmniagentError):
@@ -121,28 +147,36 @@ def parse_task(line: str, *, where: str = "task") -> Task:
     except json.JSONDecodeError as error:
         raise TaskFileError(f"{where}: not JSON: {error.msg} (column {error.colno})") from None
     try:
-        return Task.model_validate(value)
-    except ValidationError as error:
-        first = error.errors()[0]
-        field = ".".join(str(part) for part in first["loc"]) or "the line"
-        raise TaskFileError(f"{where}: {field}: {first['msg']}") from None
+        return msgspec.convert(value, Task, dec_hook=_decode_hook)
+    except msgspec.ValidationError as error:
+        raise TaskFileError(f"{where}: {describe(error, top='the line')}") from None
 
 
 def absolute_paths(task: Task, base: Path) -> Task:
     """The task with its workspace source resolved against `base` (the task file's directory)."""
     source = task.workspace
     if isinstance(source, CopyWorkspace):
-        resolved: Workspace = CopyWorkspace.model_validate({"copy": str((base / source.copy_from).resolve())})
+        resolved: Workspace = CopyWorkspace(copy_from=str((base / source.copy_from).resolve()))
     elif isinstance(source, GitWorkspace):
         resolved = GitWorkspace(git=str((base / source.git).resolve()), commit=source.commit)
     else:
         return task
-    return task.model_copy(update={"workspace": resolved})
+    return msgspec.structs.replace(task, workspace=resolved)
 
 
 def task_schema() -> dict[str, Any]:
     """The JSON Schema of one task line (what `task.schema.json` holds)."""
-    schema = Task.model_json_schema(by_alias=True)
+
+    def workspace_schema(type_: type) -> dict[str, Any]:
+        if type_ is _Workspace:
+            return {"anyOf": [{"$ref": f"#/$defs/{arm.__name__}"} for arm in (CopyWorkspace, GitWorkspace)]}
+        raise NotImplementedError
+
+    (_, _, _), components = msgspec.json.schema_components(
+        [Task, CopyWorkspace, GitWorkspace], schema_hook=workspace_schema, ref_template="#/$defs/{name}"
+    )
+    schema: dict[str, Any] = components.pop("Task")
+    schema["$defs"] = components
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "omniagent batch task"
     return schema

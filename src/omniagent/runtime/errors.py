@@ -62,7 +62,7 @@ class AuthRequired(AgentError):
         self.rejected = rejected
 
     def fields(self) -> dict[str, Any]:
-        return {"login": [method.model_dump(mode="json") for method in self.login]}
+        return {"login": self.login}
 
 
 class HandshakeTimeout(AgentError):

@@ -33,6 +33,7 @@ from omniagent.protocols.sidecar.agents import (
     SessionInfo,
     Unauthenticated,
 )
+from omniagent.protocols.sidecar.base import dump
 from omniagent.protocols.sidecar.commands import (
     AgentRef,
     ChoicesAnswer,
@@ -48,6 +49,7 @@ from omniagent.protocols.sidecar.events import (
     PermissionChoice,
     QuestionAsk,
     RequestOpened,
+    StopReason,
     TextDelta,
     ToolUpdated,
     TurnEnded,
@@ -382,8 +384,8 @@ def _absolute(directory: str | os.PathLike[str]) -> Path:
     return Path(os.path.abspath(directory))
 
 
-def _describe(stop: Any) -> str:
-    value = stop.model_dump(mode="json")
+def _describe(stop: StopReason) -> str:
+    value = dump(stop)
     return value if isinstance(value, str) else next(iter(value))
 
 

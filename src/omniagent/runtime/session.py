@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from msgspec.structs import replace
+
 from omniagent.protocols.sidecar.agents import ConfigValue, SessionInfo, SessionStatus
 from omniagent.protocols.sidecar.commands import Answer, Delivery, RollbackScope
 from omniagent.runtime.driver import PromptInput
@@ -60,7 +62,7 @@ class Session:
     def info(self) -> SessionInfo:
         """The latest snapshot (status included); still answers after close."""
         if self._loop.finished:
-            return self._loop.info.model_copy(update={"status": SessionStatus.IDLE})
+            return replace(self._loop.info, status=SessionStatus.IDLE)
         return self._loop.info
 
     async def prompt(self, text: str, attachments: Sequence[str] = ()) -> Delivery:

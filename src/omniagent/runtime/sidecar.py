@@ -20,12 +20,10 @@ import json
 import logging
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
-
 from omniagent import __version__
 from omniagent.logs import configure
 from omniagent.protocols.sidecar import PROTOCOL_VERSION
-from omniagent.protocols.sidecar.base import SidecarModel
+from omniagent.protocols.sidecar.base import SidecarModel, ValidationError, convert, describe
 from omniagent.protocols.sidecar.commands import (
     Cancel,
     Close,
@@ -68,7 +66,6 @@ log = logging.getLogger("omniagent.serve")
 
 # Lines the writer may hold before event forwarders wait for the reader (a slow reader then makes sessions lag).
 WRITER_BACKLOG = 256
-_COMMAND = TypeAdapter(Command)
 _U64 = 2**64
 
 
@@ -140,13 +137,13 @@ class Sidecar:
             return
         frame_id = _frame_id(value)
         if frame_id is None:
-            # Checked before the models: pydantic's lax ints would take "7", 7.0 or true as id 7 (§4: BadFrame).
+            # Checked before the command: a bad frame's error keeps its id only when that id is a u64 (§5).
             self._send_error(None, _bad_frame(_why_no_id(value)))
             return
         try:
-            command = _COMMAND.validate_python(value)
+            command: Command = convert(value, Command)
         except ValidationError as exc:
-            self._send_error(frame_id, _bad_frame(_first_error(exc)))
+            self._send_error(frame_id, _bad_frame(describe(exc)))
             return
         reply: SidecarModel
         try:
@@ -251,7 +248,7 @@ def _encode(line: SidecarModel) -> bytes:
     try:
         return line.encode()
     except ValueError:
-        text = json.dumps(line.model_dump(mode="json"), separators=(",", ":"), ensure_ascii=False)
+        text = json.dumps(line.dump(), separators=(",", ":"), ensure_ascii=False)
         return text.encode("utf-8", "replace")
 
 
@@ -265,9 +262,3 @@ def _why_no_id(value: Any) -> str:
 
 def _bad_frame(detail: str) -> ErrorBody:
     return ErrorBody(kind=ErrorKind.BAD_FRAME.value, message=f"not a command: {detail}", detail=detail)
-
-
-def _first_error(exc: ValidationError) -> str:
-    error = exc.errors(include_url=False, include_input=False)[0]
-    where = ".".join(str(part) for part in error["loc"])
-    return f"{where}: {error['msg']}" if where else str(error["msg"])

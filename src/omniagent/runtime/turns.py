@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from msgspec.structs import replace
+
 from omniagent.protocols.sidecar.agents import (
     Capability,
     ConfigValue,
@@ -564,13 +566,12 @@ class SessionLoop:
 
     def _apply_info(self, info: d.DriverInfo) -> None:
         self.driver_info = info
-        updated = self.info.model_copy(
-            update={
-                "details": info.details,
-                "configuration": info.configuration,
-                "resume_token": info.resume_token,
-                "title": info.title,
-            }
+        updated = replace(
+            self.info,
+            details=info.details,
+            configuration=info.configuration,
+            resume_token=info.resume_token,
+            title=info.title,
         )
         if updated != self.info:
             self.info = updated
@@ -647,7 +648,7 @@ class SessionLoop:
             status = SessionStatus.IDLE
         if status is not self._status:
             self._status = status
-            self.info = self.info.model_copy(update={"status": status})
+            self.info = replace(self.info, status=status)
             self._emit(StatusChanged(status=status), None)
 
     def _diagnostic(self, level: DiagnosticLevel, message: str) -> None:

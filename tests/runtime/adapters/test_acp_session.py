@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from pydantic import TypeAdapter
 
 from omniagent.protocols.sidecar.agents import (
     AgentInstallation,
@@ -20,7 +19,7 @@ from omniagent.protocols.sidecar.agents import (
     McpTransport,
     TerminalLogin,
 )
-from omniagent.protocols.sidecar.base import DiagnosticLevel
+from omniagent.protocols.sidecar.base import DiagnosticLevel, convert
 from omniagent.protocols.sidecar.commands import AcpSpec, Command, HttpMcp, InlineAcp, McpServer, Open, StdioMcp
 from omniagent.protocols.sidecar.events import (
     ContextUsage,
@@ -216,7 +215,7 @@ async def test_an_inline_acp_agent_from_the_sidecar_open_command_runs_a_turn(tmp
         "agent": {"acp": {"name": "my-agent", "path": sys.executable, "args": [str(AGENT), "--max-version", "1"]}},
         "dir": str(tmp_path),
     }
-    command = TypeAdapter(Command).validate_python(frame)
+    command = convert(frame, Command)
     assert isinstance(command, Open)
     async with asyncio.timeout(WAIT), Runtime(timing=TIMING) as runtime:
         session = await runtime.open(command.agent, command.dir)

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
+from omniagent.protocols.sidecar.base import convert
 from omniagent.protocols.sidecar.events import Event, StatusChanged
 from omniagent.runtime.adapters.mock import MockScript
 from omniagent.runtime.runtime import Runtime
@@ -61,7 +62,7 @@ def question(request_id: str = "q", **fields: Any) -> dict[str, Any]:
 @asynccontextmanager
 async def mock_session(script: dict[str, Any], **open_options: Any) -> AsyncIterator[tuple[Runtime, Session]]:
     """A Runtime playing `script` and one open session on it."""
-    async with asyncio.timeout(WAIT * 4), Runtime(mock=MockScript.model_validate(script), timing=TIMING) as runtime:
+    async with asyncio.timeout(WAIT * 4), Runtime(mock=convert(script, MockScript), timing=TIMING) as runtime:
         session = await runtime.open("mock", ".", **open_options)
         yield runtime, session
 

@@ -88,5 +88,5 @@ async def test_login_loss_fails_the_turn_then_the_stream_raises_auth_required() 
             async with asyncio.timeout(WAIT):
                 async for event in session.events:
                     seen.append(event)
-        assert lost.value.body().model_dump()["login"] == [{"EnvVar": {"name": "ANTHROPIC_API_KEY"}}]
+        assert lost.value.body().dump()["login"] == [{"EnvVar": {"name": "ANTHROPIC_API_KEY"}}]
         assert TurnEnded(stop=Failed(message="agent needs login")) in [e.kind for e in seen]

@@ -5,7 +5,7 @@ import asyncio
 import pytest
 
 from omniagent.protocols.sidecar.commands import Started
-from omniagent.protocols.sidecar.events import FromPrompt, RequestOpened, TextDelta, TurnEnded, TurnStarted
+from omniagent.protocols.sidecar.events import Cancelled, FromPrompt, RequestOpened, TextDelta, TurnEnded, TurnStarted
 from omniagent.runtime.errors import SessionClosed
 from omniagent.runtime.session import Session
 from tests.runtime.conformance.harness import (
@@ -33,7 +33,7 @@ async def test_cancel_closes_open_requests_first_then_the_turn_ends_cancelled_th
         events += without_status(await one_turn(session))
         events += without_status(await one_turn(session))
         assert tags(events)[:5] == ["TurnStarted", "RequestOpened", "RequestClosed", "TurnEnded", "TurnStarted"]
-        assert events[3].kind == TurnEnded(stop="Cancelled")
+        assert events[3].kind == TurnEnded(stop=Cancelled())
         assert events[4].kind == TurnStarted(origin=FromPrompt(prompt_id="p2"))
 
 
@@ -44,7 +44,7 @@ async def test_cancel_with_clear_queue_drops_queued_prompts_and_ids_keep_countin
         await session.prompt("second")
         await session.cancel(clear_queue=True)
         ended = await one_turn(session)
-        assert ended[-1].kind == TurnEnded(stop="Cancelled")
+        assert ended[-1].kind == TurnEnded(stop=Cancelled())
         delivery = await session.prompt("third")
         assert delivery.prompt_id == "p3"
         assert delivery.kind == Started(turn_id="t2")
@@ -54,7 +54,7 @@ async def cancelled_at_once(session: Session) -> None:
     """Cancel the running turn: it ends Cancelled by the mock itself, without the loop's grace warning."""
     await session.cancel()
     events = await one_turn(session)
-    assert events[-1].kind == TurnEnded(stop="Cancelled")
+    assert events[-1].kind == TurnEnded(stop=Cancelled())
     assert "Diagnostic" not in tags(events)
 
 
@@ -96,7 +96,7 @@ async def test_cancel_returns_promptly_while_many_events_are_unread() -> None:
         async with asyncio.timeout(1):
             await session.cancel()
         events = await one_turn(session)
-        assert events[-1].kind == TurnEnded(stop="Cancelled")
+        assert events[-1].kind == TurnEnded(stop=Cancelled())
         sequences = [e.sequence for e in events]
         assert sequences == sorted(sequences) and len(set(sequences)) == len(sequences)
 
@@ -108,7 +108,7 @@ async def test_an_adapter_that_never_ends_a_cancelled_turn_gets_it_ended_after_t
         await collect(session, is_kind(TurnStarted))
         await session.cancel()
         events = await one_turn(session)
-        assert events[-1].kind == TurnEnded(stop="Cancelled")
+        assert events[-1].kind == TurnEnded(stop=Cancelled())
         assert "Diagnostic" in tags(events)
 
 
@@ -120,7 +120,7 @@ async def test_close_mid_turn_ends_requests_and_the_turn_cancelled_then_the_stre
         await session.close()
         rest = await collect_all(session)
         assert tags(rest)[-4:] == ["MessageEnded", "RequestClosed", "TurnEnded", "StatusChanged"]
-        assert rest[-2].kind == TurnEnded(stop="Cancelled")
+        assert rest[-2].kind == TurnEnded(stop=Cancelled())
         assert session.closed
 
 

@@ -2,6 +2,7 @@
 
 import pytest
 
+from omniagent.protocols.sidecar.base import convert
 from omniagent.protocols.sidecar.commands import RollbackScope
 from omniagent.protocols.sidecar.events import ContextCompacted, FromAgent, SessionUpdated, TurnEnded, TurnStarted
 from omniagent.runtime.adapters.mock import MockScript, load_script
@@ -15,7 +16,7 @@ from omniagent.runtime.errors import (
 from omniagent.runtime.runtime import Runtime
 from tests.runtime.conformance.harness import END, TIMING, collect, is_kind, mock_session, one_turn, tags, text
 
-CONFIGURE = load_script("configure").model_dump(mode="json")
+CONFIGURE = load_script("configure").dump()
 
 
 async def test_live_configure_is_confirmed_by_session_updated() -> None:
@@ -47,7 +48,7 @@ async def test_configure_is_validated_before_the_wire(option: str, value: str | 
 
 async def test_creation_options_are_checked_and_applied_at_open() -> None:
     """anyagent §4: `configure` at open = creation-time options; a refusal is InvalidConfiguration."""
-    async with Runtime(mock=MockScript.model_validate(CONFIGURE), timing=TIMING) as runtime:
+    async with Runtime(mock=convert(CONFIGURE, MockScript), timing=TIMING) as runtime:
         session = await runtime.open("mock", ".", configure={"model": "opus"})
         assert session.info().configuration.options == {"model": "opus"}
         with pytest.raises(InvalidConfiguration):
@@ -78,7 +79,7 @@ async def test_compact_without_the_capability_is_unsupported() -> None:
 
 async def test_session_ids_are_process_global_and_turn_ids_per_session() -> None:
     """anyagent §4/§9.1: sessions s1, s2…; each session counts its own t1 and p1."""
-    async with Runtime(mock=MockScript.model_validate({"turns": [[END]]}), timing=TIMING) as runtime:
+    async with Runtime(mock=convert({"turns": [[END]]}, MockScript), timing=TIMING) as runtime:
         first = await runtime.open("mock", ".")
         second = await runtime.open("mock", ".")
         assert (first.id, second.id) == ("s1", "s2")
@@ -88,14 +89,14 @@ async def test_session_ids_are_process_global_and_turn_ids_per_session() -> None
 async def test_generate_returns_the_turns_text() -> None:
     """anyagent §10: a new session, one prompt, the top-level text until TurnEnded Completed."""
     script = {"turns": [[text("A short "), text("title"), END]]}
-    async with Runtime(mock=MockScript.model_validate(script), timing=TIMING) as runtime:
+    async with Runtime(mock=convert(script, MockScript), timing=TIMING) as runtime:
         assert await runtime.generate("mock", ".", "name this") == "A short title"
 
 
 async def test_generate_declines_permissions_and_fails_when_the_agent_uses_a_tool() -> None:
     """anyagent §10: RequestOpened is declined (DenyOnce); any ToolUpdated → ProtocolFailed."""
     tool_use = {"Emit": {"ToolUpdated": {"id": "t", "kind": "Read", "title": "read", "status": "Running"}}}
-    async with Runtime(mock=MockScript.model_validate({"turns": [[tool_use, END]]}), timing=TIMING) as runtime:
+    async with Runtime(mock=convert({"turns": [[tool_use, END]]}, MockScript), timing=TIMING) as runtime:
         with pytest.raises(ProtocolFailed) as caught:
             await runtime.generate("mock", ".", "x")
         assert caught.value.detail == "generate: the agent attempted to use a tool"
@@ -106,7 +107,7 @@ async def test_generate_declines_permissions_and_fails_when_the_agent_uses_a_too
 async def test_generate_reports_a_turn_that_did_not_complete() -> None:
     """anyagent §10: another stop → ProtocolFailed "generate: turn ended with …"."""
     script = {"turns": [[text("no"), {"End": "Refused"}]]}
-    async with Runtime(mock=MockScript.model_validate(script), timing=TIMING) as runtime:
+    async with Runtime(mock=convert(script, MockScript), timing=TIMING) as runtime:
         with pytest.raises(ProtocolFailed) as caught:
             await runtime.generate("mock", ".", "x")
         assert caught.value.detail == "generate: turn ended with Refused"
@@ -114,8 +115,8 @@ async def test_generate_reports_a_turn_that_did_not_complete() -> None:
 
 async def test_unknown_agents_are_not_installed_and_catalog_agents_without_an_adapter_fail_clearly() -> None:
     """anyagent §4/§5: NotInstalled{agent}; a catalog agent whose wire has no adapter → ProtocolFailed."""
-    async with Runtime(mock=MockScript.model_validate({}), timing=TIMING) as runtime:
+    async with Runtime(mock=convert({}, MockScript), timing=TIMING) as runtime:
         with pytest.raises(NotInstalled) as caught:
             await runtime.open("nope", ".")
-        assert caught.value.body().model_dump()["agent"] == "nope"
+        assert caught.value.body().dump()["agent"] == "nope"
         assert tags([]) == []

@@ -2,6 +2,7 @@
 
 from omniagent.protocols.sidecar.commands import PermissionAnswer, Queued, Started
 from omniagent.protocols.sidecar.events import (
+    Completed,
     DiagnosticEvent,
     FromAgent,
     FromPrompt,
@@ -129,7 +130,7 @@ async def test_bookkeeping_after_the_turn_is_not_a_turn_and_background_lists_run
     async with mock_session(script) as (_, session):
         await session.prompt("go")
         events = await one_turn(session)
-        assert events[-1].kind == TurnEnded(stop={"Completed": {"source": "Protocol"}}, background=["bg", "zz"])
+        assert events[-1].kind == TurnEnded(stop=Completed(), background=["bg", "zz"])
         late = await collect(session, is_kind(ToolUpdated))
         assert late[-1].turn_info is None
 

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-from pydantic import Field
+from msgspec import Meta
 
-from omniagent.protocols.sidecar._tagged import Newtype, Variant, tagged
-from omniagent.protocols.sidecar.base import Diagnostic, SidecarModel, SystemTime, omitted_when_none
+from omniagent.protocols.sidecar.base import Diagnostic, Newtype, SidecarModel, SystemTime, Variant, tagged
 
 
 class InstallationSource(StrEnum):
@@ -29,13 +28,15 @@ class MissingAgent(SidecarModel):
     install_hint: str
 
 
-class AgentInstallation(SidecarModel):
+class AgentInstallation(SidecarModel, omit_defaults=True):
+    """The wire omits `upgrade` and `acp_args` when absent (the only optionals it omits)."""
+
     id: str
     name: str
     executable_path: str
     source: InstallationSource
-    upgrade: MissingAgent | None = Field(default=None, exclude_if=omitted_when_none)
-    acp_args: list[str] | None = Field(default=None, exclude_if=omitted_when_none)
+    upgrade: MissingAgent | None = None
+    acp_args: list[str] | None = None
 
 
 class DiscoveryReport(SidecarModel):
@@ -64,9 +65,11 @@ class OtherAuth(Newtype):
     name: str
 
 
-AuthKind = Annotated[
-    Subscription | ApiKey | CloudProvider | OtherAuth, tagged(Subscription, ApiKey, CloudProvider, OtherAuth)
-]
+_AUTH_KINDS = Subscription | ApiKey | CloudProvider | OtherAuth
+if TYPE_CHECKING:
+    AuthKind = _AUTH_KINDS
+else:
+    AuthKind = tagged("AuthKind", _AUTH_KINDS)
 
 
 class AccountInfo(SidecarModel):
@@ -79,7 +82,7 @@ class TerminalLogin(Variant):
 
     TAG = "Terminal"
     command: list[str]
-    env: dict[str, str] = Field(default_factory=dict)
+    env: dict[str, str] = {}
     description: str
 
 
@@ -90,7 +93,11 @@ class EnvVarLogin(Variant):
     name: str
 
 
-LoginMethod = Annotated[TerminalLogin | EnvVarLogin, tagged(TerminalLogin, EnvVarLogin)]
+_LOGIN_METHODS = TerminalLogin | EnvVarLogin
+if TYPE_CHECKING:
+    LoginMethod = _LOGIN_METHODS
+else:
+    LoginMethod = tagged("LoginMethod", _LOGIN_METHODS)
 
 
 class AuthUnknown(Variant):
@@ -108,9 +115,11 @@ class Unauthenticated(Variant):
     login: list[LoginMethod]
 
 
-AuthStatus = Annotated[
-    AuthUnknown | Authenticated | Unauthenticated, tagged(AuthUnknown, Authenticated, Unauthenticated)
-]
+_AUTH_STATUSES = AuthUnknown | Authenticated | Unauthenticated
+if TYPE_CHECKING:
+    AuthStatus = _AUTH_STATUSES
+else:
+    AuthStatus = tagged("AuthStatus", _AUTH_STATUSES)
 
 
 # --- capabilities and configuration ------------------------------------------------------------------------
@@ -150,8 +159,8 @@ class McpTransport(StrEnum):
 
 
 class Capabilities(SidecarModel):
-    features: list[Capability] = Field(default_factory=list)
-    mcp_transports: list[McpTransport] = Field(default_factory=list)
+    features: list[Capability] = []
+    mcp_transports: list[McpTransport] = []
 
     def has(self, feature: Capability) -> bool:
         return feature in self.features
@@ -175,7 +184,11 @@ class SelectKind(Variant):
     choices: list[ConfigChoice]
 
 
-ConfigKind = Annotated[BooleanKind | SelectKind, tagged(BooleanKind, SelectKind)]
+_CONFIG_KINDS = BooleanKind | SelectKind
+if TYPE_CHECKING:
+    ConfigKind = _CONFIG_KINDS
+else:
+    ConfigKind = tagged("ConfigKind", _CONFIG_KINDS)
 
 
 class ConfigOption(SidecarModel):
@@ -197,12 +210,12 @@ class AgentDetails(SidecarModel):
     version: str | None = None
     auth: AuthStatus
     capabilities: Capabilities
-    config_options: list[ConfigOption] = Field(default_factory=list)
-    commands: list[SlashCommand] = Field(default_factory=list)
+    config_options: list[ConfigOption] = []
+    commands: list[SlashCommand] = []
 
 
 class SessionConfiguration(SidecarModel):
-    options: dict[str, ConfigValue] = Field(default_factory=dict)
+    options: dict[str, ConfigValue] = {}
 
 
 class SessionStatus(StrEnum):
@@ -226,7 +239,7 @@ class SessionInfo(SidecarModel):
 
 class UsageWindow(SidecarModel):
     label: str
-    used_percent: int = Field(ge=0, le=255)
+    used_percent: Annotated[int, Meta(ge=0, le=255)]
     resets_at: SystemTime | None = None
 
 

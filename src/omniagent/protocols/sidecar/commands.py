@@ -1,18 +1,18 @@
 """Input frames: `{"id": <u64>, "cmd": "<snake_case>", …fields}`, one model per command.
 
-Unknown extra fields are ignored (anyagent §4). Parse failures are the sidecar's `BadFrame`.
+`cmd` is msgspec's tag field: `convert(frame, Command)` picks the command by it. Unknown extra fields are ignored
+(anyagent §4). Parse failures are the sidecar's `BadFrame`.
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated
 
-from pydantic import Field
+from msgspec import Meta
 
-from omniagent.protocols.sidecar._tagged import Newtype, Variant, tagged
 from omniagent.protocols.sidecar.agents import ConfigValue
-from omniagent.protocols.sidecar.base import SidecarModel
+from omniagent.protocols.sidecar.base import U64, Newtype, SidecarModel, Variant, tagged
 from omniagent.protocols.sidecar.events import PermissionChoice
 
 
@@ -21,7 +21,7 @@ class AcpSpec(SidecarModel):
 
     name: str
     path: str
-    args: list[str] = Field(default_factory=list)
+    args: list[str] = []
 
 
 class InlineAcp(SidecarModel):
@@ -55,7 +55,11 @@ class SseMcp(Variant):
     headers: dict[str, str]
 
 
-McpConnection = Annotated[StdioMcp | HttpMcp | SseMcp, tagged(StdioMcp, HttpMcp, SseMcp)]
+_MCP_CONNECTIONS = StdioMcp | HttpMcp | SseMcp
+if TYPE_CHECKING:
+    McpConnection = _MCP_CONNECTIONS
+else:
+    McpConnection = tagged("McpConnection", _MCP_CONNECTIONS)
 
 
 class McpServer(SidecarModel):
@@ -73,7 +77,11 @@ class TextAnswer(Newtype):
     text: str
 
 
-QuestionAnswer = Annotated[ChoicesAnswer | TextAnswer, tagged(ChoicesAnswer, TextAnswer)]
+_QUESTION_ANSWERS = ChoicesAnswer | TextAnswer
+if TYPE_CHECKING:
+    QuestionAnswer = _QUESTION_ANSWERS
+else:
+    QuestionAnswer = tagged("QuestionAnswer", _QUESTION_ANSWERS)
 
 
 class PermissionAnswer(Newtype):
@@ -86,7 +94,11 @@ class QuestionsAnswer(Newtype):
     answers: list[QuestionAnswer]
 
 
-Answer = Annotated[PermissionAnswer | QuestionsAnswer, tagged(PermissionAnswer, QuestionsAnswer)]
+_ANSWERS = PermissionAnswer | QuestionsAnswer
+if TYPE_CHECKING:
+    Answer = _ANSWERS
+else:
+    Answer = tagged("Answer", _ANSWERS)
 
 
 class RollbackScope(StrEnum):
@@ -94,8 +106,17 @@ class RollbackScope(StrEnum):
     CONVERSATION_AND_FILES = "ConversationAndFiles"
 
 
-class OpenOptions(SidecarModel):
-    """The session options shared by `open` and `generate`."""
+class _Command(SidecarModel, tag_field="cmd"):
+    id: U64
+
+    @property
+    def cmd(self) -> str:
+        """The command's name on the wire."""
+        return str(type(self).__struct_config__.tag)
+
+
+class OpenOptions(_Command):
+    """The session options shared by `open` and `generate` (the base of both)."""
 
     agent: AgentRef
     dir: str
@@ -103,93 +124,77 @@ class OpenOptions(SidecarModel):
     fork: str | None = None
     fork_at: str | None = None
     permission_mode: PermissionMode | None = None
-    mcp_servers: list[McpServer] = Field(default_factory=list)
-    configure: dict[str, ConfigValue] = Field(default_factory=dict)
+    mcp_servers: list[McpServer] = []
+    configure: dict[str, ConfigValue] = {}
 
 
-class _Command(SidecarModel):
-    id: int = Field(ge=0, lt=2**64)
+class Discover(_Command, tag="discover"):
+    pass
 
 
-class Discover(_Command):
-    cmd: Literal["discover"]
-
-
-class Probe(_Command):
-    cmd: Literal["probe"]
+class Probe(_Command, tag="probe"):
     agent: AgentRef
 
 
-class GetPlanUsage(_Command):
-    cmd: Literal["plan_usage"]
+class GetPlanUsage(_Command, tag="plan_usage"):
     agent: AgentRef
 
 
-class Generate(_Command, OpenOptions):
-    cmd: Literal["generate"]
+class Generate(OpenOptions, tag="generate"):
     prompt: str
 
 
-class Open(_Command, OpenOptions):
-    cmd: Literal["open"]
+class Open(OpenOptions, tag="open"):
+    pass
 
 
-class SendPrompt(_Command):
-    cmd: Literal["prompt"]
+class SendPrompt(_Command, tag="prompt"):
     session: str
     text: str
-    attachments: list[str] = Field(default_factory=list)
+    attachments: list[str] = []
 
 
-class Dequeue(_Command):
-    cmd: Literal["dequeue"]
+class Dequeue(_Command, tag="dequeue"):
     session: str
     prompt: str
 
 
-class SendAnswer(_Command):
-    cmd: Literal["answer"]
+class SendAnswer(_Command, tag="answer"):
     session: str
     request: str
     answer: Answer
 
 
-class Configure(_Command):
-    cmd: Literal["configure"]
+class Configure(_Command, tag="configure"):
     session: str
     option: str
     value: ConfigValue
 
 
-class Rollback(_Command):
-    cmd: Literal["rollback"]
+class Rollback(_Command, tag="rollback"):
     session: str
-    turns: int = Field(ge=1, lt=2**32)
+    turns: Annotated[int, Meta(ge=1, le=2**32 - 1)]
     scope: RollbackScope
 
 
-class Compact(_Command):
-    cmd: Literal["compact"]
+class Compact(_Command, tag="compact"):
     session: str
 
 
-class Cancel(_Command):
-    cmd: Literal["cancel"]
+class Cancel(_Command, tag="cancel"):
     session: str
     clear_queue: bool = False
 
 
-class Info(_Command):
-    cmd: Literal["info"]
+class Info(_Command, tag="info"):
     session: str
 
 
-class Close(_Command):
-    cmd: Literal["close"]
+class Close(_Command, tag="close"):
     session: str
 
 
-Command = Annotated[
+Command = (
     Discover
     | Probe
     | GetPlanUsage
@@ -203,9 +208,8 @@ Command = Annotated[
     | Compact
     | Cancel
     | Info
-    | Close,
-    Field(discriminator="cmd"),
-]
+    | Close
+)
 
 SessionCommand = SendPrompt | Dequeue | SendAnswer | Configure | Rollback | Compact | Cancel | Info | Close
 
@@ -231,10 +235,14 @@ class Queued(Variant):
     """The prompt waits; `position` prompts are ahead of it."""
 
     TAG = "Queued"
-    position: int = Field(ge=0)
+    position: U64
 
 
-DeliveryKind = Annotated[Started | Steered | Queued, tagged(Started, Steered, Queued)]
+_DELIVERY_KINDS = Started | Steered | Queued
+if TYPE_CHECKING:
+    DeliveryKind = _DELIVERY_KINDS
+else:
+    DeliveryKind = tagged("DeliveryKind", _DELIVERY_KINDS)
 
 
 class Delivery(SidecarModel):

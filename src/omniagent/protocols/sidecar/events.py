@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+import typing
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import Field
+import msgspec
 
-from omniagent.protocols.sidecar._tagged import Newtype, Variant, tagged
 from omniagent.protocols.sidecar.agents import PlanUsage, SessionInfo, SessionStatus
-from omniagent.protocols.sidecar.base import Diagnostic, SidecarModel, SystemTime
+from omniagent.protocols.sidecar.base import U64, Diagnostic, Newtype, SidecarModel, SystemTime, Variant, tagged
 
 # --- tools -------------------------------------------------------------------------------------------------
 
@@ -60,10 +60,11 @@ class Mcp(Variant):
     tool: str
 
 
-_TOOL_KINDS = (Read, Edit, Delete, Move, Search, Execute, Fetch, Think, OtherTool, Mcp, Subagent)
-ToolKind = Annotated[
-    Read | Edit | Delete | Move | Search | Execute | Fetch | Think | OtherTool | Mcp | Subagent, tagged(*_TOOL_KINDS)
-]
+_TOOL_KINDS = Read | Edit | Delete | Move | Search | Execute | Fetch | Think | OtherTool | Mcp | Subagent
+if TYPE_CHECKING:
+    ToolKind = _TOOL_KINDS
+else:
+    ToolKind = tagged("ToolKind", _TOOL_KINDS)
 
 
 class ToolStatus(StrEnum):
@@ -118,10 +119,11 @@ class TextInput(Newtype):
     text: str
 
 
-_TOOL_INPUTS = (NoInput, PathInput, CommandInput, PatternInput, UrlInput, QueryInput, TextInput)
-ToolInput = Annotated[
-    NoInput | PathInput | CommandInput | PatternInput | UrlInput | QueryInput | TextInput, tagged(*_TOOL_INPUTS)
-]
+_TOOL_INPUTS = NoInput | PathInput | CommandInput | PatternInput | UrlInput | QueryInput | TextInput
+if TYPE_CHECKING:
+    ToolInput = _TOOL_INPUTS
+else:
+    ToolInput = tagged("ToolInput", _TOOL_INPUTS)
 
 
 class FileDiff(SidecarModel):
@@ -142,10 +144,10 @@ class ToolUpdate(SidecarModel):
     kind: ToolKind
     title: str
     status: ToolStatus
-    input: ToolInput = Field(default_factory=NoInput)
+    input: ToolInput = msgspec.field(default_factory=NoInput)
     output: str | None = None
-    diffs: list[FileDiff] = Field(default_factory=list)
-    locations: list[str] = Field(default_factory=list)
+    diffs: list[FileDiff] = []
+    locations: list[str] = []
     raw: RawTool | None = None
 
 
@@ -190,7 +192,7 @@ class Question(SidecarModel):
     id: str
     text: str
     header: str | None = None
-    choices: list[Choice] = Field(default_factory=list)
+    choices: list[Choice] = []
     multi_select: bool = False
     allows_free_text: bool = False
 
@@ -210,7 +212,11 @@ class QuestionAsk(Newtype):
     request: QuestionRequest
 
 
-Request = Annotated[PermissionAsk | QuestionAsk, tagged(PermissionAsk, QuestionAsk)]
+_REQUESTS = PermissionAsk | QuestionAsk
+if TYPE_CHECKING:
+    Request = _REQUESTS
+else:
+    Request = tagged("Request", _REQUESTS)
 
 
 # --- turn origin and stop ----------------------------------------------------------------------------------
@@ -225,7 +231,11 @@ class FromAgent(Variant):
     TAG = "Agent"
 
 
-TurnOrigin = Annotated[FromPrompt | FromAgent, tagged(FromPrompt, FromAgent)]
+_TURN_ORIGINS = FromPrompt | FromAgent
+if TYPE_CHECKING:
+    TurnOrigin = _TURN_ORIGINS
+else:
+    TurnOrigin = tagged("TurnOrigin", _TURN_ORIGINS)
 
 
 class CompletionSource(StrEnum):
@@ -251,7 +261,11 @@ class Failed(Variant):
     message: str
 
 
-StopReason = Annotated[Cancelled | Refused | Completed | Failed, tagged(Cancelled, Refused, Completed, Failed)]
+_STOP_REASONS = Cancelled | Refused | Completed | Failed
+if TYPE_CHECKING:
+    StopReason = _STOP_REASONS
+else:
+    StopReason = tagged("StopReason", _STOP_REASONS)
 
 
 # --- event kinds -------------------------------------------------------------------------------------------
@@ -323,8 +337,8 @@ class StatusChanged(Newtype):
 
 class ContextUsage(Variant):
     TAG = "ContextUsage"
-    used_tokens: int = Field(ge=0)
-    window_tokens: int | None = Field(default=None, ge=0)
+    used_tokens: U64
+    window_tokens: U64 | None = None
     cost_usd: float | None = None
 
 
@@ -345,30 +359,10 @@ class DiagnosticEvent(Newtype):
 class TurnEnded(Variant):
     TAG = "TurnEnded"
     stop: StopReason
-    background: list[str] = Field(default_factory=list)
+    background: list[str] = []
 
 
-EVENT_KINDS: tuple[type[Variant], ...] = (
-    TurnStarted,
-    TextDelta,
-    ReasoningDelta,
-    UserMessage,
-    MessageEnded,
-    ToolUpdated,
-    ToolOutputDelta,
-    PlanUpdated,
-    RequestOpened,
-    RequestClosed,
-    SessionUpdated,
-    StatusChanged,
-    ContextUsage,
-    ContextCompacted,
-    PlanUsageUpdated,
-    DiagnosticEvent,
-    TurnEnded,
-)
-
-EventKind = Annotated[
+_EVENT_KINDS = (
     TurnStarted
     | TextDelta
     | ReasoningDelta
@@ -385,9 +379,13 @@ EventKind = Annotated[
     | ContextCompacted
     | PlanUsageUpdated
     | DiagnosticEvent
-    | TurnEnded,
-    tagged(*EVENT_KINDS),
-]
+    | TurnEnded
+)
+EVENT_KINDS: tuple[type[Variant], ...] = typing.get_args(_EVENT_KINDS)
+if TYPE_CHECKING:
+    EventKind = _EVENT_KINDS
+else:
+    EventKind = tagged("EventKind", _EVENT_KINDS)
 
 
 class TurnContext(SidecarModel):
@@ -398,9 +396,9 @@ class TurnContext(SidecarModel):
 class Event(SidecarModel):
     """One engine event. `sequence` starts at 1 and is gap-free per session across every kind."""
 
-    sequence: int = Field(ge=0)
+    sequence: U64
     occurred_at: SystemTime
     session_id: str
     turn_info: TurnContext | None
     kind: EventKind
-    extensions: dict[str, Any] = Field(default_factory=dict)
+    extensions: dict[str, Any] = {}

@@ -5,8 +5,9 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-from pydantic import ConfigDict, Field
+from msgspec import UNSET, UnsetType
 
+from omniagent.protocols.sidecar.agents import LoginMethod
 from omniagent.protocols.sidecar.base import SidecarModel
 from omniagent.protocols.sidecar.events import Event
 
@@ -31,12 +32,16 @@ class ErrorKind(StrEnum):
 
 
 class ErrorBody(SidecarModel):
-    """`{"kind", "message", …variant fields}`; every extra field is kept."""
-
-    model_config = ConfigDict(extra="allow")
+    """`{"kind", "message", …variant fields}`: each kind's own fields (see `ErrorKind`), left out when unset."""
 
     kind: str
     message: str
+    agent: str | UnsetType = UNSET
+    detail: str | UnsetType = UNSET
+    login: list[LoginMethod] | UnsetType = UNSET
+    status: str | UnsetType = UNSET
+    stderr: str | UnsetType = UNSET
+    session: str | UnsetType = UNSET
 
 
 class Hello(SidecarModel):
@@ -68,4 +73,4 @@ class SessionErrorLine(SidecarModel):
 
 
 class ClosedLine(SidecarModel):
-    closed: str = Field()
+    closed: str

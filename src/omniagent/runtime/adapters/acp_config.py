@@ -16,6 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from msgspec import structs
+
 from omniagent.protocols.sidecar.agents import (
     AgentDetails,
     AuthUnknown,
@@ -193,13 +195,13 @@ class SessionState:
     def apply_mode(self, mode_id: str) -> bool:
         if self.mode is None or self.mode.current == mode_id:
             return False
-        self.mode = self.mode.model_copy(update={"current": mode_id})
+        self.mode = structs.replace(self.mode, current=mode_id)
         return True
 
     def apply_model(self, model_id: str) -> bool:
         if self.model is None or self.model.current == model_id:
             return False
-        self.model = self.model.model_copy(update={"current": model_id})
+        self.model = structs.replace(self.model, current=model_id)
         return True
 
     def apply_config_options(self, raw: Sequence[Any]) -> bool:
@@ -216,7 +218,7 @@ class SessionState:
         changed = False
         for index, candidate in enumerate(self.wire_options):
             if candidate.id == option and candidate.current != value:
-                self.wire_options[index] = candidate.model_copy(update={"current": value})
+                self.wire_options[index] = structs.replace(candidate, current=value)
                 changed = True
         return changed
 

@@ -17,12 +17,12 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from msgspec import Meta, ValidationError
+from msgspec.structs import replace
 
 from omniagent.errors import OmniagentError
-from omniagent.protocols.sidecar._tagged import Newtype, tagged
 from omniagent.protocols.sidecar.agents import (
     AgentDetails,
     AgentInstallation,
@@ -37,6 +37,7 @@ from omniagent.protocols.sidecar.agents import (
     SessionConfiguration,
     ordered_features,
 )
+from omniagent.protocols.sidecar.base import Newtype, SidecarModel, Variant, convert, describe, tagged
 from omniagent.protocols.sidecar.events import Cancelled, Completed, ContextCompacted, EventKind, StopReason
 from omniagent.runtime import driver as d
 from omniagent.runtime.errors import InvalidConfiguration
@@ -48,8 +49,16 @@ DIED_STATUS = "9"
 DIED_STDERR = "mock died"
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class AwaitAnswerStep(Variant):
+    TAG = "AwaitAnswer"
+
+
+class DieStep(Variant):
+    TAG = "Die"
+
+
+class LoseAuthStep(Variant):
+    TAG = "LoseAuth"
 
 
 class EmitStep(Newtype):
@@ -64,12 +73,12 @@ class EndStep(Newtype):
 
 class SleepStep(Newtype):
     TAG = "Sleep"
-    ms: int = Field(ge=0)
+    ms: Annotated[int, Meta(ge=0)]
 
 
-class RepeatSpec(_Strict):
-    times: int = Field(ge=0)
-    steps: list[Any]
+class RepeatSpec(SidecarModel, forbid_unknown_fields=True):
+    times: Annotated[int, Meta(ge=0)]
+    steps: list[Step]
 
 
 class RepeatStep(Newtype):
@@ -77,13 +86,17 @@ class RepeatStep(Newtype):
     spec: RepeatSpec
 
 
-_STEP_DECODER = tagged(EmitStep, EndStep, SleepStep, RepeatStep)
+_STEPS = AwaitAnswerStep | DieStep | LoseAuthStep | EmitStep | EndStep | SleepStep | RepeatStep
+if TYPE_CHECKING:
+    Step = _STEPS
+else:
+    Step = tagged("Step", _STEPS)
 
 
-class MockScript(_Strict):
+class MockScript(SidecarModel, forbid_unknown_fields=True):
     """A mock agent's behaviour, as data."""
 
-    turns: list[list[Any]] = Field(default_factory=list)
+    turns: list[list[Step]] = []
     steer: bool = False
     steer_rejects: bool = False
     steer_ack: bool = True
@@ -91,23 +104,11 @@ class MockScript(_Strict):
     ignore_cancel: bool = False  # our addition: an agent that never ends a cancelled turn
     deterministic: bool = True
     deterministic_agent: bool = True
-    buffer: int = Field(default=d.ADAPTER_EVENT_BUFFER, ge=1)
+    buffer: Annotated[int, Meta(ge=1)] = d.ADAPTER_EVENT_BUFFER
     stale_before_ack: EventKind | None = None
     compact: bool = False
     permissions: bool = True
-    options: list[ConfigOption] = Field(default_factory=list)
-
-    def model_post_init(self, context: Any) -> None:
-        self.turns = [[_decode_step(step) for step in turn] for turn in self.turns]
-
-
-def _decode_step(value: Any) -> Any:
-    if value in ("AwaitAnswer", "Die", "LoseAuth"):
-        return value
-    step = _STEP_DECODER.decode(value)
-    if isinstance(step, RepeatStep):
-        step.spec.steps = [_decode_step(inner) for inner in step.spec.steps]
-    return step
+    options: list[ConfigOption] = []
 
 
 class MockScriptError(OmniagentError, ValueError):
@@ -127,9 +128,14 @@ def load_script(source: str) -> MockScript:
     except OSError as exc:
         raise MockScriptError(f"no mock script at {source}") from exc
     try:
-        return MockScript.model_validate(json.loads(text))
-    except (ValueError, ValidationError) as exc:
+        # The stdlib reads lone surrogate escapes (a script may emit text with no UTF-8 form); msgspec refuses them.
+        value = json.loads(text)
+    except ValueError as exc:
         raise MockScriptError(f"invalid mock script {source}: {exc}") from exc
+    try:
+        return convert(value, MockScript)
+    except ValidationError as exc:
+        raise MockScriptError(f"invalid mock script {source}: {describe(exc)}") from exc
 
 
 def mock_installation() -> AgentInstallation:
@@ -240,17 +246,17 @@ class _MockDriver:
             return not self._script.ignore_close
         return False
 
-    async def _play(self, steps: list[Any]) -> None:
+    async def _play(self, steps: list[Step]) -> None:
         for step in steps:
-            if step == "AwaitAnswer":
+            if isinstance(step, AwaitAnswerStep):
                 self._answered.clear()
                 await self._answered.wait()
-            elif step == "Die":
+            elif isinstance(step, DieStep):
                 self._dead = True
                 await self._events.send(d.Exited(DIED_STATUS, DIED_STDERR))
                 self._events.close()
                 return
-            elif step == "LoseAuth":
+            elif isinstance(step, LoseAuthStep):
                 await self._events.send(d.AuthLost([EnvVarLogin(name="ANTHROPIC_API_KEY")]))
             elif isinstance(step, EmitStep):
                 await self._events.send(d.AdapterEvent(step.kind))
@@ -276,7 +282,7 @@ class _MockDriver:
             features.add(Capability.STEER)
         if self._script.compact:
             features.add(Capability.COMPACT)
-        options = [opt.model_copy(update={"current": self._options.get(opt.id)}) for opt in self._script.options]
+        options = [replace(opt, current=self._options.get(opt.id)) for opt in self._script.options]
         details = AgentDetails(
             version="mock",
             auth=Authenticated(kind=ApiKey()),
