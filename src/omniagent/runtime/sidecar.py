@@ -23,7 +23,7 @@ from typing import Any
 from omniagent import __version__
 from omniagent.logs import configure
 from omniagent.protocols.sidecar import PROTOCOL_VERSION
-from omniagent.protocols.sidecar.base import SidecarModel, ValidationError, convert, describe
+from omniagent.protocols.sidecar.base import ENCODER, SidecarModel, ValidationError, convert, describe, wire
 from omniagent.protocols.sidecar.commands import (
     Cancel,
     Close,
@@ -42,6 +42,7 @@ from omniagent.protocols.sidecar.commands import (
     SendPrompt,
     SessionCommand,
 )
+from omniagent.protocols.sidecar.events import Event
 from omniagent.protocols.sidecar.lines import (
     ClosedLine,
     ErrorBody,
@@ -59,7 +60,7 @@ from omniagent.runtime.runtime import Runtime
 from omniagent.runtime.session import Session
 from omniagent.wire.decode import BadJson, decode_line
 from omniagent.wire.errors import LineTooLarge
-from omniagent.wire.jsonl import MAX_LINE_BYTES, ByteSink, LineWriter, read_lines
+from omniagent.wire.jsonl import MAX_LINE_BYTES, ByteSink, LineWriter, dumps, read_lines
 from omniagent.wire.stdio import open_stdio
 
 log = logging.getLogger("omniagent.serve")
@@ -205,14 +206,14 @@ class Sidecar:
         raise AssertionError(f"unhandled command {command!r}")
 
     async def _forward(self, session: Session) -> None:
+        writer = self._writer
         try:
-            async for event in session.events:
-                if self._writer.failed is not None:
+            async for events in session.events.batches():
+                if writer.failed is not None:
                     continue  # nobody reads us any more: drain so the session can end
-                # Spliced by hand: `EventLine.model_construct(...)` cost a quarter of the forwarder per event.
-                self._writer.send_nowait(b'{"event":' + _encode(event) + b"}")
-                if self._writer.backlog >= WRITER_BACKLOG:
-                    await self._writer.wait_backlog_below(WRITER_BACKLOG // 2)
+                writer.send_many([_event_line(event) for event in events])
+                if writer.backlog >= WRITER_BACKLOG:
+                    await writer.wait_backlog_below(WRITER_BACKLOG // 2)
         except AgentError as error:
             self._send(SessionErrorLine(session=session.id, error=error.body()))
         except Exception:
@@ -247,9 +248,16 @@ def _encode(line: SidecarModel) -> bytes:
     in place of those characters instead of failing the command or the session's stream."""
     try:
         return line.encode()
-    except ValueError:
-        text = json.dumps(line.dump(), separators=(",", ":"), ensure_ascii=False)
-        return text.encode("utf-8", "replace")
+    except UnicodeEncodeError:
+        return dumps(line.dump())
+
+
+def _event_line(event: Event) -> bytes:
+    """`{"event":…}`, encoded once (the hot path: no line model around the event)."""
+    try:
+        return ENCODER.encode({"event": wire(event)})
+    except UnicodeEncodeError:
+        return dumps({"event": event.dump()})
 
 
 def _why_no_id(value: Any) -> str:

@@ -81,6 +81,23 @@ class EventStream:
             self._ready.clear()
             await self._ready.wait()
 
+    async def batches(self) -> AsyncIterator[list[Event]]:
+        """The same events as iterating, as lists of every event buffered when the consumer comes to read: a
+        consumer that keeps up gets small lists, one that was busy takes its whole backlog at once."""
+        while True:
+            if self._items:
+                self._read.set()
+                batch = list(self._items)
+                self._items.clear()
+                yield batch
+                continue
+            if self._ended:
+                if self._error is not None:
+                    raise self._error
+                return
+            self._ready.clear()
+            await self._ready.wait()
+
     async def wait_unread(self, count: int) -> None:
         """Wait until at least `count` events are buffered unread, or the stream ended."""
         while len(self._items) < count and not self._ended:

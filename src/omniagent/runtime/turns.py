@@ -14,6 +14,7 @@ from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
+from time import time_ns
 from typing import Any
 
 from msgspec.structs import replace
@@ -92,11 +93,15 @@ CONSUMER_PAUSE_AT = 768
 CONSUMER_RESUME_AT = 256
 CONSUMER_GRACE = 1.0
 
+# Kinds by exact type (arms are never subclassed): a set lookup per event instead of isinstance against a tuple of
+# struct classes, which is slow for each class that does not match.
 # Engine-owned kinds: an adapter that sends one has it dropped with a warning (anyagent §9.4).
-_ENGINE_OWNED = (TurnStarted, TurnEnded, RequestClosed, SessionUpdated, StatusChanged)
+_ENGINE_OWNED = frozenset({TurnStarted, TurnEnded, RequestClosed, SessionUpdated, StatusChanged})
 # What belongs to a turn: dropped before the adapter acknowledges a new turn (stale frames of the old one).
-_TURN_CONTENT = (TextDelta, ReasoningDelta, UserMessage, MessageEnded, ToolUpdated, ToolOutputDelta, PlanUpdated,
-                 RequestOpened)  # fmt: skip
+_TURN_CONTENT = frozenset({TextDelta, ReasoningDelta, UserMessage, MessageEnded, ToolUpdated, ToolOutputDelta,
+                           PlanUpdated, RequestOpened})  # fmt: skip
+# Content that opens an agent-originated turn while idle (anyagent §9.4; a ToolUpdated only while active).
+_OPENS_TURN = frozenset({TextDelta, ReasoningDelta, UserMessage, RequestOpened})
 _EMPTY: Mapping[str, Any] = {}
 
 
@@ -125,10 +130,10 @@ class Turn:
     running_tools: set[str] = field(default_factory=set)
     open_messages: dict[str, None] = field(default_factory=dict)  # insertion-ordered set
     cancel_deadline: float | None = None
+    context: TurnContext = field(init=False)  # the events' `turn_info` outside tools (frozen, so shared)
 
-    @property
-    def context(self) -> TurnContext:
-        return TurnContext(id=self.id)
+    def __post_init__(self) -> None:
+        self.context = TurnContext(self.id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -494,23 +499,27 @@ class SessionLoop:
 
     def _on_adapter_event(self, event: d.AdapterEvent) -> None:
         kind = event.kind
-        if isinstance(kind, _ENGINE_OWNED):
+        cls = type(kind)
+        if cls in _ENGINE_OWNED:
             self._diagnostic(DiagnosticLevel.WARNING, f"adapter sent engine-owned event {kind.TAG}; dropped")
             return
         if self._phase is Phase.CLOSING:
-            if not isinstance(kind, _TURN_CONTENT):
+            if cls not in _TURN_CONTENT:
                 self._emit(kind, None, event.extensions)
             return
+        opens = _opens_turn(kind)
         if self._phase is Phase.IDLE:
-            if not _opens_turn(kind):
+            if not opens:
                 self._emit(kind, None, event.extensions)
                 return
             self._start_turn(FromAgent(), None)
         turn = self._turn
         assert turn is not None
-        if turn.awaiting_ack and isinstance(kind, _TURN_CONTENT):
+        if turn.awaiting_ack and cls in _TURN_CONTENT:
             return  # a stale frame of the previous turn
-        if isinstance(kind, RequestOpened):
+        if isinstance(kind, TextDelta | ReasoningDelta):  # first: by far the most frequent
+            turn.open_messages[kind.message_id] = None
+        elif isinstance(kind, RequestOpened):
             if self._auto_approves(kind.request):
                 self._send(
                     d.AnswerRequest(kind.request.request.id, PermissionAnswer(choice=PermissionChoice.ALLOW_ONCE))
@@ -522,12 +531,11 @@ class SessionLoop:
                 turn.running_tools.add(kind.tool.id)
             else:
                 turn.running_tools.discard(kind.tool.id)
-        elif isinstance(kind, TextDelta | ReasoningDelta):
-            turn.open_messages[kind.message_id] = None
         elif isinstance(kind, MessageEnded):
             turn.open_messages.pop(kind.message_id, None)
-        self._emit(kind, TurnContext(id=turn.id, parent_tool_id=event.parent_tool_id), event.extensions)
-        if _opens_turn(kind) or isinstance(kind, ToolUpdated):
+        parent = event.parent_tool_id
+        self._emit(kind, turn.context if parent is None else TurnContext(turn.id, parent), event.extensions)
+        if opens or cls is ToolUpdated:
             self._arm_quiet()
 
     def _on_turn_stopped(self, stop: StopReason) -> None:
@@ -658,13 +666,15 @@ class SessionLoop:
         if self.stream.lagged or self.stream.ended:
             return
         self._sequence += 1
+        # Built once, positionally (half the cost of keywords); the forwarder encodes it as it is.
+        secs, nanos = divmod(time_ns(), 1_000_000_000)
         event = Event(
-            sequence=self._sequence,
-            occurred_at=SystemTime.now(),
-            session_id=self.info.id,
-            turn_info=turn,
-            kind=kind,
-            extensions=dict(sorted(extensions.items())) if extensions else {},
+            self._sequence,
+            SystemTime(secs, nanos),
+            self.info.id,
+            turn,
+            kind,
+            dict(sorted(extensions.items())) if extensions else {},
         )
         if not self.stream.offer(event):
             # The consumer is gone (anyagent G6): stop delivering and close the session, without an error.
@@ -685,6 +695,6 @@ class SessionLoop:
 
 def _opens_turn(kind: EventKind) -> bool:
     """anyagent §9.4: content while idle opens an agent-originated turn."""
-    if isinstance(kind, ToolUpdated):
-        return kind.tool.status.active
-    return isinstance(kind, TextDelta | ReasoningDelta | UserMessage | RequestOpened)
+    if type(kind) in _OPENS_TURN:
+        return True
+    return isinstance(kind, ToolUpdated) and kind.tool.status.active

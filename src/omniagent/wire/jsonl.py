@@ -81,14 +81,18 @@ class ByteSink(Protocol):
 class LineWriter:
     """One writer task for one output stream.
 
-    `send_nowait` enqueues a line and never blocks (the queue is unbounded: callers that can flood, like event
-    forwarders, bound themselves upstream). `wait_flushed` waits until everything sent so far is written.
-    If the sink fails, `failed` is set and later sends raise `PeerClosed`.
+    `send_nowait` (and `send_many`) queue lines and never block (the queue is unbounded: callers that can flood,
+    like event forwarders, bound themselves upstream). Lines queued while the writer task waits for its turn go out
+    together: one write and one drain per loop tick, however many lines. `wait_flushed` waits until everything sent
+    so far is written. If the sink fails, `failed` is set and later sends raise `PeerClosed`.
     """
 
     def __init__(self, sink: ByteSink, *, on_error: Callable[[BaseException], None] | None = None) -> None:
         self._sink = sink
-        self._queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        # Lines waiting for the writer; an entry may hold several lines already joined by newlines (`send_many`).
+        self._pending: list[bytes] = []
+        self._ready = asyncio.Event()
+        self._closing = False
         self._task: asyncio.Task[None] | None = None
         self._on_error = on_error
         self.failed: BaseException | None = None
@@ -110,7 +114,17 @@ class LineWriter:
         if self.failed is not None:
             raise PeerClosed("output stream is closed") from self.failed
         self._sent += 1
-        self._queue.put_nowait(line)
+        self._pending.append(line)
+        self._ready.set()
+
+    def send_many(self, lines: list[bytes]) -> None:
+        """Queue several lines (each without newline) for writing, in order."""
+        if self.failed is not None:
+            raise PeerClosed("output stream is closed") from self.failed
+        if lines:
+            self._sent += len(lines)
+            self._pending.append(b"\n".join(lines))
+            self._ready.set()
 
     @property
     def backlog(self) -> int:
@@ -134,7 +148,8 @@ class LineWriter:
         """Write what is queued, then stop the writer task."""
         if self._task is None:
             return
-        self._queue.put_nowait(None)
+        self._closing = True
+        self._ready.set()
         try:
             await self._task
         finally:
@@ -142,22 +157,21 @@ class LineWriter:
 
     async def _run(self) -> None:
         while True:
-            first = await self._queue.get()
-            batch = [first]
-            # Take every line already waiting so a flood costs one write and one drain per batch.
-            while not self._queue.empty() and len(batch) < 4096:
-                batch.append(self._queue.get_nowait())
-            stop = None in batch
-            lines = [line for line in batch if line is not None]
-            if lines and self.failed is None:
+            if not self._pending:
+                if self._closing:
+                    return
+                self._ready.clear()
+                await self._ready.wait()
+                continue
+            # Everything sent and not yet written is in this batch (only this task counts lines as written).
+            batch, self._pending, count = self._pending, [], self._sent - self._written
+            if self.failed is None:
                 try:
-                    self._sink.write(b"\n".join(lines) + b"\n")
+                    self._sink.write(b"\n".join(batch) + b"\n")
                     await self._sink.drain()
                 except (OSError, ConnectionError, RuntimeError) as exc:
                     self.failed = exc
                     if self._on_error is not None:
                         self._on_error(exc)
-            self._written += len(lines)
+            self._written += count
             self._progress.set()
-            if stop:
-                return

@@ -280,16 +280,15 @@ def _union(checks: tuple[tuple[type, _Wire], ...]) -> _Wire:
 # --- scalars shared by the models ----------------------------------------------------------------------------
 
 
-class SystemTime(SidecarModel, gc=False):
-    """A wall-clock instant as serde encodes `std::time::SystemTime`."""
+class SystemTime(SidecarModel, kw_only=False, gc=False):
+    """A wall-clock instant as serde encodes `std::time::SystemTime`. Positional too: one is made per event."""
 
     secs_since_epoch: U64
     nanos_since_epoch: Annotated[int, Meta(ge=0, lt=1_000_000_000)]
 
     @classmethod
     def now(cls) -> SystemTime:
-        secs, nanos = divmod(time.time_ns(), 1_000_000_000)
-        return cls(secs_since_epoch=secs, nanos_since_epoch=nanos)
+        return cls(*divmod(time.time_ns(), 1_000_000_000))
 
 
 class DiagnosticLevel(StrEnum):

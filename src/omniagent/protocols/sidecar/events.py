@@ -388,13 +388,16 @@ else:
     EventKind = tagged("EventKind", _EVENT_KINDS)
 
 
-class TurnContext(SidecarModel):
+class TurnContext(SidecarModel, kw_only=False, frozen=True, gc=False):  # type: ignore[misc]  # msgspec allows it
+    """Frozen: one is shared by the events of a turn."""
+
     id: str
     parent_tool_id: str | None = None
 
 
-class Event(SidecarModel):
-    """One engine event. `sequence` starts at 1 and is gap-free per session across every kind."""
+class Event(SidecarModel, kw_only=False, gc=False):
+    """One engine event. `sequence` starts at 1 and is gap-free per session across every kind. Positional too: the
+    session loop makes one per event."""
 
     sequence: U64
     occurred_at: SystemTime
