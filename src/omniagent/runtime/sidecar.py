@@ -1,4 +1,4 @@
-"""`omniagent serve`: the anyagent sidecar wire on stdin/stdout. Each command line → one Runtime/Session call.
+"""`omniagent serve`: the anyagent sidecar wire on stdin/stdout.
 
     ← {"hello":{"protocol":1,"anyagent":"0.1.0"}}
     → {"id":1,"cmd":"open","agent":"mock","dir":"."}
@@ -9,65 +9,32 @@
     ← {"session":"s1","error":{"kind":"ProcessExited",…}}     (agent death only)
     ← {"closed":"s1"}                                         (exactly once per opened session)
 
-Commands run concurrently (replies may come out of order; one session's commands apply in arrival order).
-One writer task owns stdout; logs go to stderr. Nothing here decides a turn rule.
+Start-up is lazy (docs/performance.md): the hello is written from this module's imports alone (asyncio, the line
+writer, the stdlib `json`); the runtime, the sidecar models and the commands (`sidecar_commands`) are imported when
+the first line arrives, so an app that only waits for the hello never pays for them. `--mock` loads its script
+(and with it the models) before the hello: a bad script is refused up front, with nothing on stdout.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-from typing import Any
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
 from omniagent import __version__
 from omniagent.logs import configure
 from omniagent.protocols.sidecar import PROTOCOL_VERSION
-from omniagent.protocols.sidecar.base import ENCODER, SidecarModel, ValidationError, convert, describe, wire
-from omniagent.protocols.sidecar.commands import (
-    Cancel,
-    Close,
-    Command,
-    Compact,
-    Configure,
-    Dequeue,
-    Discover,
-    Generate,
-    GetPlanUsage,
-    Info,
-    Open,
-    Probe,
-    Rollback,
-    SendAnswer,
-    SendPrompt,
-    SessionCommand,
-)
-from omniagent.protocols.sidecar.events import Event
-from omniagent.protocols.sidecar.lines import (
-    ClosedLine,
-    ErrorBody,
-    ErrorKind,
-    ErrorLine,
-    Hello,
-    HelloLine,
-    ReplyLine,
-    SessionErrorLine,
-)
-from omniagent.runtime.adapters.mock import MockScript, MockScriptError, load_script
-from omniagent.runtime.errors import AgentError, ProtocolFailed, UnknownSession
-from omniagent.runtime.options import OpenOptions
-from omniagent.runtime.runtime import Runtime
-from omniagent.runtime.session import Session
-from omniagent.wire.decode import BadJson, decode_line
 from omniagent.wire.errors import LineTooLarge
-from omniagent.wire.jsonl import MAX_LINE_BYTES, ByteSink, LineWriter, dumps, read_lines
+from omniagent.wire.jsonl import MAX_LINE_BYTES, LineWriter, dumps, read_lines
 from omniagent.wire.stdio import open_stdio
+
+if TYPE_CHECKING:
+    from omniagent.runtime.adapters.mock import MockScript
 
 log = logging.getLogger("omniagent.serve")
 
-# Lines the writer may hold before event forwarders wait for the reader (a slow reader then makes sessions lag).
-WRITER_BACKLOG = 256
-_U64 = 2**64
+HELLO = dumps({"hello": {"protocol": PROTOCOL_VERSION, "anyagent": __version__}})
 
 
 def run_sidecar(*, mock: str | None) -> int:
@@ -75,6 +42,8 @@ def run_sidecar(*, mock: str | None) -> int:
     configure("serve")
     script: MockScript | None = None
     if mock is not None:
+        from omniagent.runtime.adapters.mock import MockScriptError, load_script
+
         try:
             script = load_script(mock)
         except MockScriptError as exc:
@@ -84,189 +53,47 @@ def run_sidecar(*, mock: str | None) -> int:
 
 
 async def _main(script: MockScript | None) -> int:
-    async with open_stdio(limit=MAX_LINE_BYTES) as (reader, sink), Runtime(mock=script) as runtime:
-        return await Sidecar(runtime, sink).serve(reader)
+    broken = asyncio.Event()
 
-
-class Sidecar:
-    """Serves one Runtime over one pair of streams."""
-
-    def __init__(self, runtime: Runtime, sink: ByteSink) -> None:
-        self._runtime = runtime
-        self._writer = LineWriter(sink, on_error=self._on_broken_output)
-        self._broken = asyncio.Event()
-        self._eof = False
-        self._forwarders: set[asyncio.Task[None]] = set()
-        # Sessions this wire opened (closed ones kept, §4). The runtime also holds probe/generate throwaways,
-        # which an app never opened: their ids must answer UnknownSession.
-        self._sessions: dict[str, Session] = {}
-
-    async def serve(self, reader: asyncio.StreamReader) -> int:
-        """Answer command lines until EOF, then close every session and wait for every `closed`."""
-        async with self._writer:
-            async with asyncio.TaskGroup() as commands:
-                self._send(HelloLine(hello=Hello(protocol=PROTOCOL_VERSION, anyagent=__version__)))
-                reading = asyncio.ensure_future(self._read(reader, commands))
-                broken = asyncio.ensure_future(self._broken.wait())
-                await asyncio.wait({reading, broken}, return_when=asyncio.FIRST_COMPLETED)
-                reading.cancel()
-                broken.cancel()
-                self._eof = True
-                await self._close_all()
-            # Every command has replied; sessions opened meanwhile were closed by their own `open` handler. The
-            # writer must outlive the forwarders: a reader that is behind is still owed buffered events and `closed`.
-            await asyncio.gather(*self._forwarders)
-        return 1 if self._writer.failed is not None else 0
-
-    async def _read(self, reader: asyncio.StreamReader, commands: asyncio.TaskGroup) -> None:
-        async for line in read_lines(reader):
-            if isinstance(line, LineTooLarge):
-                self._send_error(None, _bad_frame(str(line)))
-                continue
-            commands.create_task(self._dispatch(line))
-
-    async def _close_all(self) -> None:
-        await self._runtime.aclose()
-
-    # --- one command ---------------------------------------------------------------------------------------
-
-    async def _dispatch(self, line: bytes) -> None:
-        try:
-            value = decode_line(line)
-        except BadJson as exc:
-            self._send_error(None, _bad_frame(f"invalid JSON: {exc.reason}"))
-            return
-        frame_id = _frame_id(value)
-        if frame_id is None:
-            # Checked before the command: a bad frame's error keeps its id only when that id is a u64 (§5).
-            self._send_error(None, _bad_frame(_why_no_id(value)))
-            return
-        try:
-            command: Command = convert(value, Command)
-        except ValidationError as exc:
-            self._send_error(frame_id, _bad_frame(describe(exc)))
-            return
-        reply: SidecarModel
-        try:
-            if isinstance(command, Open):
-                await self._open(command)
-                return
-            reply = ReplyLine(id=command.id, ok=await self._run(command))
-        except AgentError as error:
-            reply = ErrorLine(id=command.id, error=error.body())
-        except Exception:
-            log.exception("command %s failed", command.cmd)
-            reply = ErrorLine(id=command.id, error=ProtocolFailed("internal error").body())
-        self._send(reply)
-
-    async def _open(self, command: Open) -> None:
-        session = await self._runtime.open(command.agent, command.dir, OpenOptions.from_wire(command))
-        self._sessions[session.id] = session
-        self._send(ReplyLine(id=command.id, ok=session.info().dump()))
-        # G1: forwarding starts only after the `open` reply is queued on the writer.
-        self._forwarders.add(asyncio.ensure_future(self._forward(session)))
-        if self._eof:
-            # G5: an open that finished after EOF is closed at once; its `closed` still appears.
-            await self._runtime.aclose()
-
-    async def _run(self, command: Any) -> Any:
-        runtime = self._runtime
-        if isinstance(command, Discover):
-            return (await runtime.discover()).dump()
-        if isinstance(command, Probe):
-            return (await runtime.probe(command.agent)).dump()
-        if isinstance(command, GetPlanUsage):
-            return (await runtime.plan_usage(command.agent)).dump()
-        if isinstance(command, Generate):
-            return await runtime.generate(command.agent, command.dir, command.prompt, OpenOptions.from_wire(command))
-        return await self._run_session_command(command)
-
-    async def _run_session_command(self, command: SessionCommand) -> Any:
-        session = self._sessions.get(command.session)
-        if session is None:
-            raise UnknownSession(command.session)
-        if isinstance(command, Info):
-            return session.info().dump()
-        if isinstance(command, SendPrompt):
-            return (await session.prompt(command.text, command.attachments)).dump()
-        if isinstance(command, Dequeue):
-            return await session.dequeue(command.prompt)
-        if isinstance(command, SendAnswer):
-            return await session.answer(command.request, command.answer)
-        if isinstance(command, Configure):
-            return await session.configure(command.option, command.value)
-        if isinstance(command, Rollback):
-            return await session.rollback(command.turns, command.scope)
-        if isinstance(command, Compact):
-            return await session.compact()
-        if isinstance(command, Cancel):
-            return await session.cancel(command.clear_queue)
-        if isinstance(command, Close):
-            return await session.close()
-        raise AssertionError(f"unhandled command {command!r}")
-
-    async def _forward(self, session: Session) -> None:
-        writer = self._writer
-        try:
-            async for events in session.events.batches():
-                if writer.failed is not None:
-                    continue  # nobody reads us any more: drain so the session can end
-                writer.send_many([_event_line(event) for event in events])
-                if writer.backlog >= WRITER_BACKLOG:
-                    await writer.wait_backlog_below(WRITER_BACKLOG // 2)
-        except AgentError as error:
-            self._send(SessionErrorLine(session=session.id, error=error.body()))
-        except Exception:
-            log.exception("session %s: forwarding failed", session.id)
-        self._send(ClosedLine(closed=session.id))
-
-    # --- output --------------------------------------------------------------------------------------------
-
-    def _send(self, line: SidecarModel) -> None:
-        if self._writer.failed is None:
-            self._writer.send_nowait(_encode(line))
-
-    def _send_error(self, frame_id: int | None, body: ErrorBody) -> None:
-        self._send(ErrorLine(id=frame_id, error=body))
-
-    def _on_broken_output(self, exc: BaseException) -> None:
+    def on_broken_output(exc: BaseException) -> None:
         log.error("stdout is broken (%s); shutting down", type(exc).__name__)
-        self._broken.set()
+        broken.set()
+
+    async with (
+        open_stdio(limit=MAX_LINE_BYTES) as (reader, sink),
+        LineWriter(sink, on_error=on_broken_output) as writer,
+    ):
+        writer.send_nowait(HELLO)
+        lines = read_lines(reader)
+        first = await _first_line(lines, broken)
+        if first is not None:
+            from omniagent.runtime.runtime import Runtime
+            from omniagent.runtime.sidecar_commands import Sidecar
+
+            async with Runtime(mock=script) as runtime:
+                await Sidecar(runtime, writer, broken).serve(_after(first, lines))
+    return 1 if writer.failed is not None else 0
 
 
-def _frame_id(value: Any) -> int | None:
-    """The id a bad frame carried, when it is a u64 (anyagent §5: otherwise the error says `id: null`)."""
-    if isinstance(value, dict):
-        frame_id = value.get("id")
-        if isinstance(frame_id, int) and not isinstance(frame_id, bool) and 0 <= frame_id < _U64:
-            return frame_id
-    return None
+async def _first_line(lines: AsyncIterator[bytes | LineTooLarge], broken: asyncio.Event) -> bytes | LineTooLarge | None:
+    """The app's first line; None when stdin ends first or stdout breaks (nothing to serve either way)."""
+
+    async def read() -> bytes | LineTooLarge | None:
+        return await anext(lines, None)
+
+    reading = asyncio.ensure_future(read())
+    waiting = asyncio.ensure_future(broken.wait())
+    await asyncio.wait({reading, waiting}, return_when=asyncio.FIRST_COMPLETED)
+    waiting.cancel()
+    if not reading.done():
+        reading.cancel()
+        return None
+    return reading.result()
 
 
-def _encode(line: SidecarModel) -> bytes:
-    """The line's JSON; a string with no UTF-8 form (a path with undecodable bytes, as surrogate escapes) gets `?`
-    in place of those characters instead of failing the command or the session's stream."""
-    try:
-        return line.encode()
-    except UnicodeEncodeError:
-        return dumps(line.dump())
-
-
-def _event_line(event: Event) -> bytes:
-    """`{"event":…}`, encoded once (the hot path: no line model around the event)."""
-    try:
-        return ENCODER.encode({"event": wire(event)})
-    except UnicodeEncodeError:
-        return dumps({"event": event.dump()})
-
-
-def _why_no_id(value: Any) -> str:
-    if not isinstance(value, dict):
-        return f"expected a JSON object, got {type(value).__name__}"
-    if "id" not in value:
-        return "missing field `id`"
-    return f"id must be an integer from 0 to 2^64-1, got {json.dumps(value['id'])[:40]}"
-
-
-def _bad_frame(detail: str) -> ErrorBody:
-    return ErrorBody(kind=ErrorKind.BAD_FRAME.value, message=f"not a command: {detail}", detail=detail)
+async def _after(
+    first: bytes | LineTooLarge, rest: AsyncIterator[bytes | LineTooLarge]
+) -> AsyncIterator[bytes | LineTooLarge]:
+    yield first
+    async for line in rest:
+        yield line

@@ -1,13 +1,14 @@
 """Our own stdin and stdout as asyncio streams (with an explicit size limit), for `serve`, `rpc` and `acp`.
 
-Pipes, sockets and terminals use asyncio's pipe transports. A regular file (`omniagent serve < frames.jsonl`)
-cannot be watched by the event loop, so it is read and written by a helper thread instead.
+Pipes, sockets and terminals use asyncio's pipe transports. A regular file (`omniagent serve < frames.jsonl`) or a
+device the event loop cannot watch (`< /dev/null`: epoll refuses it) is read and written by a helper thread instead.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import stat
 import sys
 import threading
 from collections.abc import AsyncIterator
@@ -47,16 +48,24 @@ def _feed_from_thread(loop: asyncio.AbstractEventLoop, reader: asyncio.StreamRea
     loop.call_soon_threadsafe(reader.feed_eof)
 
 
+def _watchable(fd: int) -> bool:
+    """Whether the event loop can wait for `fd` to be readable: a pipe, a socket or a terminal. asyncio's read pipe
+    also takes any other character device, but fails to register one epoll refuses, in a callback, and then the
+    reader never hears of EOF."""
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
+
+
 @asynccontextmanager
 async def open_stdio(*, limit: int) -> AsyncIterator[tuple[asyncio.StreamReader, ByteSink]]:
     """Open stdin for reading and stdout for writing as asyncio streams."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=limit)
     stdin_fd, stdout_fd = sys.stdin.fileno(), sys.stdout.fileno()
-    try:
+    if _watchable(stdin_fd):
         stdin = os.fdopen(stdin_fd, "rb", 0, closefd=False)
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
-    except ValueError:
+    else:
         threading.Thread(target=_feed_from_thread, args=(loop, reader, stdin_fd), daemon=True).start()
     sink: ByteSink
     try:
