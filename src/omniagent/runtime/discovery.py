@@ -20,7 +20,6 @@ never when `OMNIAGENT_NO_LOGIN_SHELL` or `ANYAGENT_NO_LOGIN_SHELL` is set.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import signal
@@ -93,6 +92,8 @@ async def discover_async(
     profiles: Sequence[AgentProfile] = PROFILES,
 ) -> DiscoveryReport:
     """`discover` on a worker thread, so the file-system walk and the login shell never block the event loop."""
+    import asyncio  # here: `omniagent agents` runs `discover` without an event loop, and need not import asyncio
+
     return await asyncio.to_thread(discover, env=env, pinned=pinned, profiles=profiles)
 
 
