@@ -70,33 +70,30 @@ class EventStream:
         return self._iterate()
 
     async def _iterate(self) -> AsyncIterator[Event]:
-        while True:
-            while self._items:
-                self._read.set()
-                yield self._items.popleft()
-            if self._ended:
-                if self._error is not None:
-                    raise self._error
-                return
-            self._ready.clear()
-            await self._ready.wait()
+        while self._items or await self._more():
+            self._read.set()
+            yield self._items.popleft()
 
     async def batches(self) -> AsyncIterator[list[Event]]:
         """The same events as iterating, as lists of every event buffered when the consumer comes to read: a
         consumer that keeps up gets small lists, one that was busy takes its whole backlog at once."""
-        while True:
-            if self._items:
-                self._read.set()
-                batch = list(self._items)
-                self._items.clear()
-                yield batch
-                continue
+        while self._items or await self._more():
+            self._read.set()
+            batch = list(self._items)
+            self._items.clear()
+            yield batch
+
+    async def _more(self) -> bool:
+        """Wait for events: True once some are buffered, False when the stream ended without more (raising the
+        error it ended with, if any)."""
+        while not self._items:
             if self._ended:
                 if self._error is not None:
                     raise self._error
-                return
+                return False
             self._ready.clear()
             await self._ready.wait()
+        return True
 
     async def wait_unread(self, count: int) -> None:
         """Wait until at least `count` events are buffered unread, or the stream ended."""

@@ -7,13 +7,15 @@ msgspec cannot do by itself is serde's externally tagged enum, so this module ad
   `TAG`; a `Newtype` has one field whose value is the whole payload, `{TAG: value}`; otherwise it is a struct
   variant, `{TAG: {fields…}}`;
 - `tagged(name, A | B | …)` makes the union's runtime type: an abstract class the arms are registered under, which
-  msgspec hands to `convert`'s hook for decoding. Type checkers see the plain union instead (each union is declared
-  twice, under `if TYPE_CHECKING`), so fields are typed by their arms everywhere but in msgspec's eyes.
+  msgspec hands to `convert`'s hook for decoding. Type checkers are shown the plain union instead (`if
+  TYPE_CHECKING: Union = _ARMS` / `else: Union = tagged("Union", _ARMS)`), so a field is typed by its arms
+  everywhere but in msgspec's eyes.
 
-Encoding (`dump`, `encode`): a struct with no tagged value anywhere below it is encoded by msgspec as it is; one with
-tagged values is copied with those fields replaced by their wire form (`structs.replace`, so field order and the
-null policy stay msgspec's), by a per-class plan worked out once from the field types. Decoding (`convert`) is
-strict: no coercion (`"7"` is not an int), unknown fields ignored, tags checked against the union's arms.
+Encoding (`dump`, `SidecarModel.encode`, `wire`): a struct with no tagged value anywhere below it is encoded by
+msgspec as it is; one with tagged values is copied with those fields replaced by their wire form (`structs.replace`,
+so field order and the null policy stay msgspec's), by a per-class plan worked out once from the field types.
+Decoding (`convert`) is strict: no coercion (`"7"` is not an int), unknown fields ignored, tags checked against the
+union's arms.
 
 Null policy: every field is written, an absent optional as `null` (serde's default); a class whose absent optionals
 the wire omits says `omit_defaults=True` (only `AgentInstallation`).
@@ -35,7 +37,6 @@ from msgspec.structs import replace
 
 __all__ = [
     "ENCODER",
-    "U32",
     "U64",
     "Diagnostic",
     "DiagnosticLevel",
@@ -48,14 +49,12 @@ __all__ = [
     "convert",
     "describe",
     "dump",
-    "encode",
     "tagged",
     "wire",
 ]
 
 T = TypeVar("T")
 U64 = Annotated[int, Meta(ge=0)]
-U32 = Annotated[int, Meta(ge=0, le=2**32 - 1)]
 # One encoder for every line: msgspec encoders keep an internal buffer, so reusing one avoids reallocating it.
 ENCODER = msgspec.json.Encoder()
 
@@ -188,11 +187,6 @@ def wire(value: Struct) -> Any:
 def dump(value: Any) -> Any:
     """The JSON value of a model or a tagged arm (dicts, lists, strings, numbers)."""
     return msgspec.to_builtins(wire(value) if isinstance(value, Struct) else value)
-
-
-def encode(value: Any) -> bytes:
-    """Compact JSON of a model, a tagged arm, or a JSON value holding models."""
-    return ENCODER.encode(wire(value) if isinstance(value, Struct) else value)
 
 
 def _plan(cls: type[Struct]) -> _Wire | None:
