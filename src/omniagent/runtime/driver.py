@@ -31,7 +31,6 @@ from omniagent.protocols.sidecar.commands import Answer, RollbackScope
 from omniagent.protocols.sidecar.events import EventKind, StopReason
 from omniagent.runtime.options import OpenOptions
 
-_NO_EXTENSIONS: Mapping[str, Any] = MappingProxyType({})
 # An adapter's event buffer toward the loop; a full buffer makes the adapter wait (its wire then waits too).
 ADAPTER_EVENT_BUFFER = 64
 # How long an agent may take to launch and finish its handshake.
@@ -108,6 +107,9 @@ DriverCommand = StartTurn | Steer | AnswerRequest | Configure | Rollback | Compa
 
 
 # --- what an adapter tells the loop -------------------------------------------------------------------------
+
+# The extensions of every event that has none: one shared read-only mapping instead of a new dict per event.
+_NO_EXTENSIONS: Mapping[str, Any] = MappingProxyType({})
 
 
 class AdapterEvent(msgspec.Struct, frozen=True, gc=False):
