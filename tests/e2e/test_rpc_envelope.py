@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from omniagent.engine.engine import Engine, EngineConfig
 from omniagent.protocols.yuke.envelope import ErrorCode
+from omniagent.protocols.yuke.methods import METHODS
 from tests.engine.rpc_harness import RpcProcess
 
 
@@ -82,10 +84,12 @@ async def test_jsonrpc_member_is_accepted_and_never_sent(tmp_path: Path) -> None
     assert await rpc.close() == 0
 
 
-async def test_methods_in_the_protocol_but_not_served_answer_not_implemented(tmp_path: Path) -> None:
-    """yuke §6: a method of the protocol the engine does not serve answers -31022 (after its params decoded)."""
+async def test_every_method_of_the_protocol_is_served(tmp_path: Path) -> None:
+    """yuke §6: the engine serves every method of the protocol (none answers -31022 not_implemented); the
+    agents.* methods answer over the wire too (an absent agents.json reads as `{}`)."""
+    async with Engine.open(EngineConfig(data_dir=tmp_path, config_dir=tmp_path)) as engine:
+        assert [method for method in METHODS if not engine.serves(method)] == []
     rpc = await RpcProcess.start(tmp_path)
-    sid = "0" * 32
-    assert await rpc.call_error("agents.get") == ErrorCode.NOT_IMPLEMENTED
-    assert await rpc.call_error("agents.set_model", {"session_id": sid}) == ErrorCode.BAD_REQUEST
+    assert (await rpc.call("agents.get"))["config"] == {"models": {}}
+    assert await rpc.call_error("agents.set_model", {"session_id": "0" * 32}) == ErrorCode.BAD_REQUEST
     assert await rpc.close() == 0

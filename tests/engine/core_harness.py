@@ -12,9 +12,12 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from omniagent.engine.agentsfile import AgentsFile
 from omniagent.engine.broadcast import Broadcaster
+from omniagent.engine.children import Children
 from omniagent.engine.inputs import Inputs
 from omniagent.engine.interactions import Interactions
+from omniagent.engine.limits import ChildLimits
 from omniagent.engine.live import LiveSessions
 from omniagent.engine.permissions import Permissions
 from omniagent.engine.questions import Questions
@@ -93,7 +96,9 @@ async def open_parts(tmp_path: Path, llm: FakeLLMServer) -> AsyncIterator[Parts]
             sandboxes = Sandboxes(data, config)
             deps = RunDeps(store, live, routes, default_tools(), permissions, questions, sandboxes, 1.0, ToolLimits())
             inputs = Inputs(store, live, tasks, deps)
-            sessions = Sessions(store, live, routes, inputs, Skills.none())
+            skills = Skills.none()
+            children = Children(store, live, routes, inputs, skills, AgentsFile(config, routes), ChildLimits())
+            sessions = Sessions(store, live, routes, inputs, skills, children)
             parts = Parts(store, live, permissions, inputs, sessions, workspace)
             broadcaster.subscribe(parts.record)
             try:

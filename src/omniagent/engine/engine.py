@@ -2,8 +2,8 @@
 
 What it is: the composition root of the agent engine and its method table (yuke method name → handler).
 What it is not: a wire. `rpc.py` turns lines into handler calls; the handlers live in `sessions.py`
-(+ `fork.py`), `inputs.py` and `accounts.py`; one run's rules live in `runs.py`. No other engine module takes
-the `Engine`: each part gets what it uses.
+(+ `fork.py`, `children.py`), `inputs.py`, `agents.py` and `accounts.py`; one run's rules live in `runs.py`. No
+other engine module takes the `Engine`: each part gets what it uses.
 """
 
 from __future__ import annotations
@@ -19,10 +19,14 @@ from typing import Any
 
 from omniagent import __version__
 from omniagent.engine.accounts import Accounts
+from omniagent.engine.agents import Agents
+from omniagent.engine.agentsfile import AgentsFile
 from omniagent.engine.broadcast import Broadcaster
+from omniagent.engine.children import Children
 from omniagent.engine.errors import EngineError
 from omniagent.engine.inputs import Inputs
 from omniagent.engine.interactions import Interactions
+from omniagent.engine.limits import ChildLimits
 from omniagent.engine.live import ActiveRun, LiveSessions
 from omniagent.engine.permissions import SET_MODE_METHOD, PermissionModeResult, Permissions, SetPermissionModeParams
 from omniagent.engine.questions import Questions
@@ -35,7 +39,7 @@ from omniagent.engine.skills import SKILLS_LIST_METHOD, Skills, SkillsListParams
 from omniagent.engine.store import Store
 from omniagent.engine.store import queries as q
 from omniagent.engine.store.ownership import DEFAULT_LEASE_SECONDS
-from omniagent.engine.tools import ToolLimits, default_tools
+from omniagent.engine.tools import ToolLimits, ToolRegistry, agent_tools, default_tools
 from omniagent.protocols.yuke.base import Empty, YukeModel
 from omniagent.protocols.yuke.content import SkillsListResult
 from omniagent.protocols.yuke.envelope import PROTOCOL_VERSION, ErrorCode
@@ -56,7 +60,8 @@ class EngineConfig:
 
     `retry_scale` multiplies every retry wait (1.0 in production; tests shrink the documented schedule with
     OMNIAGENT_RETRY_SCALE so five attempts do not take 7.5 s). `lease_seconds`: see `store/ownership.py`.
-    `tool_limits` bounds every tool call (OMNIAGENT_SEARCH_TIMEOUT sets its search deadline).
+    `tool_limits` bounds every tool call (OMNIAGENT_SEARCH_TIMEOUT sets its search deadline). `child_limits`
+    bound child sessions (OMNIAGENT_CHILD_MAX_*).
     """
 
     data_dir: Path
@@ -65,15 +70,17 @@ class EngineConfig:
     # Seconds this process's run-ownership lease lasts without renewal (store/ownership.py; OMNIAGENT_LEASE_SECONDS).
     lease_seconds: float = DEFAULT_LEASE_SECONDS
     tool_limits: ToolLimits = field(default_factory=ToolLimits)
+    child_limits: ChildLimits = field(default_factory=ChildLimits)
 
 
 class Engine:
     """The engine for one process: the composition root. Open with `async with Engine.open(config) as engine`.
 
     Each part is built here with exactly what it uses, and is public for the faces (`acp`, the runtime's engine
-    adapter) to call directly: `sessions`, `inputs`, `accounts`, `interactions` (every open ask: `permissions`
-    and `questions`), `sandboxes`, `routes`, `live` (live state, locks and the broadcaster). `handle()` is the
-    one error boundary of the yuke method table; `serves(method)` tells a face whether a method is served.
+    adapter) to call directly: `sessions`, `inputs`, `children`, `agents`, `accounts`, `interactions` (every
+    open ask: `permissions` and `questions`), `sandboxes`, `routes`, `live` (live state, locks and the
+    broadcaster). `handle()` is the one error boundary of the yuke method table; `serves(method)` tells a face
+    whether a method is served.
     """
 
     def __init__(self, config: EngineConfig, store: Store, routes: Routes, tasks: asyncio.TaskGroup) -> None:
@@ -91,7 +98,7 @@ class Engine:
         self.live.on_removed(self.questions.secrets.forget)
         self.live.on_removed(self.sandboxes.forget)
         self.live.on_removed(self.skills.forget)
-        self.tools = default_tools()
+        self.tools = ToolRegistry([*default_tools(), *agent_tools()])
         deps = RunDeps(
             store=store,
             sessions=self.live,
@@ -103,9 +110,14 @@ class Engine:
             retry_scale=config.retry_scale,
             tool_limits=config.tool_limits,
             skills=self.skills,
+            child_limits=config.child_limits,
         )
         self.inputs = Inputs(store, self.live, tasks, deps)
-        self.sessions = Sessions(store, self.live, routes, self.inputs, self.skills)
+        agents_file = AgentsFile(config.config_dir, routes)
+        limits, inherit = config.child_limits, self._inherit
+        self.children = Children(store, self.live, routes, self.inputs, self.skills, agents_file, limits, inherit)
+        self.sessions = Sessions(store, self.live, routes, self.inputs, self.skills, self.children)
+        self.agents = Agents(agents_file, store, self.live, self.sessions)
         self.accounts = Accounts(routes, self.broadcaster)
         self._handlers: dict[str, Handler] = self._handler_table()
         # Engine extensions to the yuke method table (docs/engine.md): method → params model.
@@ -136,8 +148,12 @@ class Engine:
             await store.aclose()
 
     def _handler_table(self) -> dict[str, Handler]:
-        s, i, a = self.sessions, self.inputs, self.accounts
+        s, i, a, g = self.sessions, self.inputs, self.accounts, self.agents
         table: dict[str, Handler] = {
+            "agents.get": g.get,
+            "agents.update": g.update,
+            "agents.resolve": g.resolve,
+            "agents.set_model": g.set_model,
             "initialize": self._initialize,
             "session.list": s.list_,
             "session.get": s.get,
@@ -177,6 +193,14 @@ class Engine:
         if handler is None:
             raise EngineError(ErrorCode.NOT_IMPLEMENTED, "this method is not implemented")
         return await handler(params)
+
+    def _inherit(self, child: str, parent: str) -> None:
+        """A new child runs with its parent's permission mode and exec sandbox settings (not its "always" answers)."""
+        self.permissions.set_mode(child, self.permissions.mode(parent))
+        s = self.sandboxes.settings(parent)
+        self.sandboxes.update(
+            SetSandboxParams(session_id=child, mode=s.mode, network=s.network, ask_unsandboxed=s.ask_unsandboxed)
+        )
 
     async def _set_permission_mode(self, params: SetPermissionModeParams) -> PermissionModeResult:
         if await self.store.read(q.get_session, params.session_id) is None:

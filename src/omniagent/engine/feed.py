@@ -44,6 +44,8 @@ _KINDS: dict[str, ToolKind] = {
     "fetch": "fetch",
 }
 _FILE_TOOLS = frozenset({"read", "write", "edit"})
+SPAWN_TOOL = "spawn_agent"  # the agent tool whose call starts a child session (engine/tools/agents.py)
+_AGENT_TITLES = {SPAWN_TOOL: "Agent", "send_agent_input": "Message agent", "stop_agent": "Stop agent"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,8 +78,11 @@ def read_tool_call(message_id: int, part_id: int, name: str, arguments: str) -> 
     pattern = found if name == "search" and isinstance(found, str) else None
     url = args.get("url") if name == "fetch" and isinstance(args.get("url"), str) else None
     question = args.get("question") if name == "ask_user" else None
+    child = args.get("name") if name in _AGENT_TITLES and isinstance(args.get("name"), str) else None
     if isinstance(question, str) and question:
         title = question
+    elif child is not None:
+        title = f"{_AGENT_TITLES[name]} {child}"
     elif command is not None:
         title = command
     elif path is not None:

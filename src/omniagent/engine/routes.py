@@ -111,6 +111,19 @@ class Routes:
             raise EngineError(ErrorCode.UNSUPPORTED_REASONING, "the model does not support this reasoning level")
         return model, reasoning
 
+    def choose_ready(self, model: str, reasoning: str | None) -> tuple[str, str]:
+        """`choose`, for a model that must run unattended (an agents.json slot): its provider ready now, its
+        model able to call tools; raises unsupported_model / auth_required / unsupported_reasoning."""
+        model, reasoning = self.choose(model, reasoning)
+        found = self.catalog.model(model)
+        assert found is not None  # choose knew it
+        provider, entry = found
+        if self.catalog.state(provider) != "ready":
+            raise EngineError(ErrorCode.AUTH_REQUIRED, "the model's provider is not ready: it needs a key or a route")
+        if not entry.flags.supports_tools:
+            raise EngineError(ErrorCode.UNSUPPORTED_MODEL, "the model cannot call tools")
+        return model, reasoning
+
     def open_provider(self, selector: str, reasoning: str) -> tuple[ModelRoute, n.Provider]:
         """The route and a provider client for one run (sharing the engine's connection pool).
 

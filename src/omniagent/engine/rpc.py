@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from omniagent.engine.engine import Engine, EngineConfig
 from omniagent.engine.errors import EngineError
 from omniagent.engine.faceconfig import MAX_LINE_BYTES, STDIN_LIMIT, engine_dirs
+from omniagent.engine.limits import ChildLimits
 from omniagent.engine.store.ownership import lease_from_env
 from omniagent.engine.tools import ToolLimits
 from omniagent.engine.tools.context import SEARCH_TIMEOUT
@@ -57,6 +58,7 @@ def engine_config(data_dir: Path | None) -> EngineConfig:
         retry_scale=scale,
         lease_seconds=lease_from_env(),
         tool_limits=limits,
+        child_limits=ChildLimits.from_env(),
     )
 
 

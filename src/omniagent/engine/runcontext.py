@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
+from omniagent.engine.limits import ChildLimits
 from omniagent.engine.live import ActiveRun, LiveSessions
 from omniagent.engine.permissions import Permissions
 from omniagent.engine.providers import neutral as n
@@ -20,13 +21,16 @@ from omniagent.engine.sandboxes import Sandboxes
 from omniagent.engine.secret_answers import Scrubber
 from omniagent.engine.skills import Skills
 from omniagent.engine.store import Store
-from omniagent.engine.tools import ToolContext, ToolLimits, ToolRegistry
+from omniagent.engine.tools import AgentControl, ToolContext, ToolLimits, ToolRegistry
 from omniagent.protocols.yuke.activity import ActivityState
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.messages import TokenUsage
 from omniagent.protocols.yuke.sessions import Session
 
 T = TypeVar("T")
+
+# The agent tools' capability at one tool site (session, message, part): `children.Children.control`.
+AgentControls = Callable[[str, int, int], AgentControl]
 
 
 class Sink(Protocol):
@@ -86,8 +90,8 @@ class RunContext(Protocol):
         """Whether an exec call must be asked for because it would run unsandboxed."""
 
     def tool_context(self, root: str, on_output: Callable[[str], None], message_id: int, part_id: int) -> ToolContext:
-        """The context the tool call (`message_id`, `part_id`) runs in: its checkpoints and questions belong to
-        that call (raises OSError when the workspace is not available)."""
+        """The context the tool call (`message_id`, `part_id`) runs in: its checkpoints, questions and children
+        belong to that call (raises OSError when the workspace is not available)."""
 
     def scrubber(self) -> Scrubber:
         """What masks the session's secret answers in tool output (secret_answers.py)."""
@@ -107,3 +111,4 @@ class RunDeps:
     retry_scale: float
     tool_limits: ToolLimits
     skills: Skills = field(default_factory=Skills.none)
+    child_limits: ChildLimits = field(default_factory=ChildLimits)

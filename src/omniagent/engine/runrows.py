@@ -3,7 +3,8 @@ run, reserve a compaction behind the active run, drop or recover a reserved one.
 
 Each function runs inside one store transaction (`Store.write`) held under the session's lock by `inputs.Inputs`;
 each returns the durable broadcasts it journaled, which the caller emits after the commit. Opening a run first
-settles a run left open by a process that is gone (`orphans.settle_open_run`).
+settles a run left open by a process that is gone (`orphans.settle_open_run`). A child session's turn opens only
+while its tree has fewer than `limit` active children (docs/engine.md "Child sessions"); else its input waits.
 """
 
 from __future__ import annotations
@@ -11,19 +12,20 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Literal
 
-from pydantic import TypeAdapter
-
-from omniagent.engine import orphans
+from omniagent.engine import inbox, orphans, reports
+from omniagent.engine.inbox import QUEUED
 from omniagent.engine.journal import Broadcast, now_ms, record
 from omniagent.engine.live import ActiveRun
 from omniagent.engine.orphans import RunOwnedElsewhere
 from omniagent.engine.store import queries as q
+from omniagent.engine.store import trees
 from omniagent.engine.store.ownership import Ownership
 from omniagent.engine.transcript import title_of
 from omniagent.protocols.yuke.content import ContentPart, ContentText, SkillRef
-from omniagent.protocols.yuke.inputs import InputCanceledData, InputQueuedData, QueuedInput
+from omniagent.protocols.yuke.inputs import InputCanceledData, InputQueuedData, InputSource
 from omniagent.protocols.yuke.messages import CreatedTime, MessageCommittedData, UserMessage
 from omniagent.protocols.yuke.runs import (
     RunCanceledTiming,
@@ -33,79 +35,99 @@ from omniagent.protocols.yuke.runs import (
     RunOutcomeCanceled,
     RunStartedData,
 )
-from omniagent.protocols.yuke.sessions import Session
+from omniagent.protocols.yuke.sessions import ChildCapacity, OriginChild, Session
 
-MAX_QUEUED = 128  # queued inputs per session (yuke limit)
+__all__ = ["QUEUED", "NewInput", "Opened", "Queued"]
 
-QUEUED = TypeAdapter(QueuedInput)
-_SKILL_KEY = "skill"  # a queued skill input's SkillRef, in its pending row beside the QueuedInput fields
+# One input a client or the engine sends: its content, its source when the engine sends it, the skill it runs.
+NewInput = tuple[list[ContentPart], InputSource | None, SkillRef | None]
 
-# What opening a turn answers: the broadcasts, the id of the input that opened it, the fresh summary, the run.
-OpenedRun = tuple[list[Broadcast], int, Session, ActiveRun]
+
+@dataclass(frozen=True, slots=True)
+class Queued:
+    """An input queued behind a run: its `input.queued`, why it waits, the tree's capacity (for a child), and
+    what settling an orphan's run journaled first."""
+
+    data: InputQueuedData
+    reason: Literal["session_busy", "concurrency_limit"]
+    capacity: ChildCapacity | None = None
+    before: list[Broadcast] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Opened:
+    """A turn that opened: its broadcasts, the id of the input that opened it, the fresh summary, the run, and
+    the tree's capacity with this run counted (for a child)."""
+
+    broadcasts: list[Broadcast]
+    input_id: int
+    session: Session
+    run: ActiveRun
+    capacity: ChildCapacity | None = None
 
 
 def queue_input(
-    conn: sqlite3.Connection, session_id: str, content: list[ContentPart], skill: SkillRef | None = None
-) -> InputQueuedData | str:
-    """Queue one input behind the active run: its `input.queued`, or "unknown" / "full". The skill a skill input
-    ran is kept beside the queued item (yuke's QueuedInput has no field for it) for its user message."""
-    if q.get_session(conn, session_id) is None:
+    conn: sqlite3.Connection, session_id: str, new: NewInput, limit: int
+) -> Queued | Literal["unknown", "full"]:
+    """Queue one input behind the active run (`session_busy`), or say why not."""
+    rec = q.get_session(conn, session_id)
+    if rec is None:
         return "unknown"
-    if q.count_pending(conn, session_id) >= MAX_QUEUED:
-        return "full"
-    input_id = q.bump_counter(conn, session_id, "input_id_high")
-    item = QueuedInput(input_id=input_id, content=content, queued_at_ms=now_ms())
-    data = record(
-        conn, session_id, "input.queued", lambda seq: InputQueuedData(session_id=session_id, seq=seq, input=item)
-    )
-    stored = item.dump() | ({_SKILL_KEY: skill.dump()} if skill is not None else {})
-    q.insert_pending(conn, session_id, input_id, data.seq, json.dumps(stored))
-    return data
+    return _queue(conn, rec.session, new, "session_busy", limit, [])
 
 
-def cancel_inputs(conn: sqlite3.Connection, session_id: str, ids: list[int] | None) -> list[InputCanceledData] | None:
-    """Drop the queued inputs `ids` (all of them when None); None for an unknown session."""
+def cancel_inputs(
+    conn: sqlite3.Connection, session_id: str, ids: list[int] | None
+) -> tuple[list[InputCanceledData], list[Broadcast]] | Literal["protected"] | None:
+    """Drop the queued inputs `ids` (all that may be canceled when None): their `input.canceled`, then the notice
+    queued into the parent when some were its instructions. None for an unknown session; "protected" when an
+    id names a report or notice the engine queued (those cannot be canceled)."""
     if q.get_session(conn, session_id) is None:
         return None
+    waiting = {item.input_id: item for item, _ in inbox.queued(conn, session_id)}
     if ids is None:
-        ids = [QUEUED.validate_json(p).input_id for p in q.list_pending(conn, session_id)]
-    out = []
+        ids = [i for i, item in waiting.items() if not _protected(item.source)]
+    elif any(i in waiting and _protected(waiting[i].source) for i in ids):
+        return "protected"
+    out, dropped = [], []
     for input_id in ids:
         if q.delete_pending(conn, session_id, input_id):
             out.append(record(conn, session_id, "input.canceled", _canceled(session_id, input_id)))
-    return out
+            dropped.append(waiting[input_id])
+    notice = reports.instructions_canceled(conn, session_id, dropped)
+    return out, [] if notice is None else [notice]
 
 
 def open_input_run(
-    conn: sqlite3.Connection,
-    ownership: Ownership,
-    session_id: str,
-    content: list[ContentPart] | None,
-    skill: SkillRef | None = None,
-) -> OpenedRun | InputQueuedData | str | None:
-    """Commit the queued inputs (then `content`, from `skill` when a skill input) as user messages and open a turn
-    run.
+    conn: sqlite3.Connection, ownership: Ownership, session_id: str, new: NewInput | None, limit: int
+) -> Opened | Queued | Literal["full"] | None:
+    """Commit the queued inputs (then `new`) as user messages and open a turn run.
 
-    When another live process runs the session, `content` is queued instead (as `queue_input` answers; with no
-    content nothing happens and the answer is None). None for an unknown session.
+    `new` is queued instead when another live process runs the session (`session_busy`) or when the session is
+    a child whose tree already has `limit` active children (`concurrency_limit`). With no `new`, nothing happens
+    then, nor when nothing is queued: the answer is None, as for an unknown session.
     """
-    if q.get_session(conn, session_id) is None:
+    rec = q.get_session(conn, session_id)
+    if rec is None:
         return None
-    out: list[Broadcast] = []
     try:
-        orphan_done = orphans.settle_open_run(conn, ownership, session_id)
+        out: list[Broadcast] = orphans.settle_open_run(conn, ownership, session_id)
     except RunOwnedElsewhere:
-        return None if content is None else queue_input(conn, session_id, content, skill)
-    if orphan_done is not None:
-        out.append(("run.done", orphan_done))
+        return None if new is None else _queue(conn, rec.session, new, "session_busy", limit, [])
+    capacity = _capacity(conn, rec.session, limit)
+    if capacity is not None and capacity.active >= capacity.limit:
+        return None if new is None else _queue(conn, rec.session, new, "concurrency_limit", limit, out)
     now = now_ms()
-    inputs = [_pending(payload) for payload in q.list_pending(conn, session_id)]
-    for input_id, _, _ in inputs:
+    inputs = [(item.input_id, item.content, item.source, ran) for item, ran in inbox.queued(conn, session_id)]
+    if new is None and not inputs:
+        return None
+    for input_id, _, _, _ in inputs:
         q.delete_pending(conn, session_id, input_id)
-    if content is not None:
-        inputs.append((q.bump_counter(conn, session_id, "input_id_high"), content, skill))
-    for input_id, parts, ran in inputs:
+    if new is not None:
+        inputs.append((q.bump_counter(conn, session_id, "input_id_high"), *new))
+    for input_id, parts, source, ran in inputs:
         message = UserMessage(
+            source=source,
             id=q.bump_counter(conn, session_id, "message_id_high"),
             content=parts,
             input_id=input_id,
@@ -117,21 +139,15 @@ def open_input_run(
         q.note_message(conn, session_id, None, title_of(text) or None, now)
         committed = record(conn, session_id, "message.committed", _committed(session_id, message))
         out.append(("message.committed", committed))
-    rec = q.get_session(conn, session_id)
-    assert rec is not None
+    fresh = q.get_session(conn, session_id)
+    assert fresh is not None
     run_id = q.bump_counter(conn, session_id, "run_id_high")
-    q.insert_run(conn, session_id, run_id, "turn", rec.session.config_rev, now)
-    started, run = _start(conn, rec.session, run_id, "turn", None, now)
+    q.insert_run(conn, session_id, run_id, "turn", fresh.session.config_rev, now)
+    started, run = _start(conn, fresh.session, run_id, "turn", None, now)
     out.append(("run.started", started))
     fresh = q.get_session(conn, session_id)
     assert fresh is not None
-    return out, inputs[-1][0], fresh.session, run
-
-
-def _pending(payload: str) -> tuple[int, list[ContentPart], SkillRef | None]:
-    item = QUEUED.validate_json(payload)
-    skill = json.loads(payload).get(_SKILL_KEY)
-    return item.input_id, item.content, SkillRef.model_validate(skill) if skill is not None else None
+    return Opened(out, inputs[-1][0], fresh.session, run, _capacity(conn, fresh.session, limit))
 
 
 def open_compaction(
@@ -144,7 +160,7 @@ def open_compaction(
     """
     if q.get_session(conn, sid) is None:
         return None
-    orphans.settle_open_run(conn, ownership, sid)
+    orphans.settle_open_run(conn, ownership, sid)  # journaled; a client reads it in the log
     rec = q.get_session(conn, sid)
     if rec is None:
         return None
@@ -210,6 +226,31 @@ def _start(
     )
     config = RunConfig(config_rev=s.config_rev, model=s.model, reasoning=s.reasoning)
     return started, ActiveRun(run_id=run_id, kind=kind, config=config, started_at_ms=now)
+
+
+def _queue(
+    conn: sqlite3.Connection,
+    s: Session,
+    new: NewInput,
+    reason: Literal["session_busy", "concurrency_limit"],
+    limit: int,
+    before: list[Broadcast],
+) -> Queued | Literal["full"]:
+    data = inbox.enqueue(conn, s.id, *new)
+    if data is None:
+        return "full"
+    return Queued(data, reason, _capacity(conn, s, limit), before)
+
+
+def _capacity(conn: sqlite3.Connection, s: Session, limit: int) -> ChildCapacity | None:
+    """The tree's active children against its limit, for a child session (None for a root or a fork)."""
+    if not isinstance(s.origin, OriginChild):
+        return None
+    return ChildCapacity(active=trees.active_below(conn, trees.tree_root(conn, s.id)), limit=limit)
+
+
+def _protected(source: InputSource | None) -> bool:
+    return source is not None and source.type in inbox.PROTECTED_SOURCES
 
 
 def _canceled(session_id: str, input_id: int) -> Callable[[int], InputCanceledData]:

@@ -4,7 +4,8 @@ The run rules live here only: the retry loop over `providers.retry.next_delay` (
 retry-after as a floor, never once content has streamed, `retrying` activity while waiting), `max_rounds`,
 cancel (commit the partial draft with `finish: canceled`, or discard an empty one), usage and cost per message,
 and when to compact: a compaction run does one compaction step; a turn compacts (reason `auto`) before a round whose
-projected context would not fit the model's window (`compaction.needs_compaction`).
+projected context would not fit the model's window (`compaction.needs_compaction`). A round in which a child was
+spawned is the turn's last (finish `tool_calls`: it ends on its tool round): the child's report starts the next.
 """
 
 from __future__ import annotations
@@ -27,11 +28,11 @@ from omniagent.engine.providers import neutral as n
 from omniagent.engine.providers.retry import MAX_ATTEMPTS, next_delay
 from omniagent.engine.providers.routes import RouteError
 from omniagent.engine.routes import ModelRoute
-from omniagent.engine.runcontext import RunDeps, Sink
+from omniagent.engine.runcontext import AgentControls, RunDeps, Sink
 from omniagent.engine.secret_answers import Scrubber
-from omniagent.engine.store import Store, checkpoints
+from omniagent.engine.store import Store, checkpoints, trees
 from omniagent.engine.store import queries as q
-from omniagent.engine.tools import ToolContext, ToolRegistry
+from omniagent.engine.tools import AGENT_TOOL_NAMES, ToolContext, ToolRegistry
 from omniagent.engine.tools.context import Answer, FileImage, Question
 from omniagent.engine.transcript import ROOT_AGENT, parse_message, tokens_of
 from omniagent.errors import OmniagentError
@@ -74,11 +75,20 @@ class RoundFailed(OmniagentError):
 class RunExecutor:
     """Executes one run of one session; the `RunContext` its draft, tool calls and compaction work through."""
 
-    def __init__(self, deps: RunDeps, live: LiveSession, run: ActiveRun, session: Session) -> None:
+    def __init__(
+        self,
+        deps: RunDeps,
+        live: LiveSession,
+        run: ActiveRun,
+        session: Session,
+        agents: AgentControls | None = None,
+    ) -> None:
         self._deps = deps
         self._live = live
         self._run = run
         self._session = session
+        self._agents = agents
+        self._agent = session.agent or ROOT_AGENT
         self._rounds = 0
         self._auto_compact = True  # off once an automatic compaction could not help in this run
         self._system = ""  # the system prompt and tools of this run's requests, set when it starts
@@ -100,13 +110,17 @@ class RunExecutor:
             return self._interrupted_outcome()
 
     async def _frame(self) -> None:
-        """The system prompt and tools every request of this run carries: the session's, with its skills."""
+        """The system prompt and tools every request of this run carries: the session's, with its skills (and the
+        agent tools unless the session is at the depth limit)."""
         record_ = await self._deps.store.read(q.get_session, self._live.session_id)
         assert record_ is not None
         root = record_.session.root
         catalog = await self._deps.skills.catalog(record_.session.id, root)
         self._system = skillprompt.system_prompt(conversation.system_prompt_of(record_.system_prompt, root), catalog)
         self._tools = skillprompt.tools_for(self._deps.tools, catalog)
+        depth = await self._deps.store.read(trees.depth, record_.session.id)
+        if self._agents is None or depth >= self._deps.child_limits.max_depth:
+            self._tools = self._tools.without(AGENT_TOOL_NAMES)
 
     async def _rounds_loop(self, route: ModelRoute, provider: n.Provider) -> RunOutcome:
         store, sid = self._deps.store, self._live.session_id
@@ -132,7 +146,7 @@ class RunExecutor:
                 cache_key=sid,
             )
             message_id = await store.write(q.bump_counter, sid, "message_id_high")
-            draft = Draft(self, message_id, ROOT_AGENT)
+            draft = Draft(self, message_id, self._agent)
             self._set(self._running())
             try:
                 await self.attempts(provider, request, draft, self._running)
@@ -143,9 +157,10 @@ class RunExecutor:
                 await self._finish_draft(draft, route, "error", failed.error)
                 return RunOutcomeFailed(code=failed.error.code.value, message=failed.error.message)
             tools = draft.tool_parts()
+            spawned = False
             if tools:
                 try:
-                    await toolrun.run_tools(self, draft, record_.session.root, tools)
+                    spawned = await toolrun.run_tools(self, draft, record_.session.root, tools)
                 except Interrupted:
                     await self._finish_draft(draft, route, "canceled", None)
                     raise
@@ -153,6 +168,8 @@ class RunExecutor:
             message = await self._finish_draft(draft, route, finish, None)
             if message is not None:
                 transcript.append(message)
+            if spawned:
+                return RunOutcomeTurn(finish="tool_calls", rounds=self._rounds)
             if not (finish == "tool_calls" and tools):
                 return RunOutcomeTurn(finish=finish, rounds=self._rounds)
             if max_rounds is not None and self._rounds >= max_rounds:
@@ -306,6 +323,7 @@ class RunExecutor:
             before_change=before_change,
             ask=ask,
             private_network=deps.sandboxes.settings(sid).fetch_private,
+            agents=self._agents(sid, message_id, part_id) if self._agents is not None else None,
         )
 
     def scrubber(self) -> Scrubber:
@@ -326,7 +344,7 @@ class RunExecutor:
             id=draft.message_id,
             run_id=self._run.run_id,
             config_rev=self._run.config.config_rev,
-            agent=ROOT_AGENT,
+            agent=self._agent,
             content=[draft.wire_part(i) for i in range(len(draft.parts)) if draft.parts[i].added],
             finish=finish,
             tokens=tokens,

@@ -13,6 +13,7 @@ import sqlite3
 from pathlib import Path
 
 from omniagent.engine import fork, rewind
+from omniagent.engine.children import Children
 from omniagent.engine.errors import EngineError
 from omniagent.engine.inputs import Inputs
 from omniagent.engine.journal import now_ms, record
@@ -21,10 +22,10 @@ from omniagent.engine.routes import Routes
 from omniagent.engine.skills import Skills
 from omniagent.engine.store import Store
 from omniagent.engine.store import queries as q
-from omniagent.engine.transcript import ROOT_AGENT, new_session_id, parse_message
+from omniagent.engine.transcript import ROOT_AGENT, new_session, new_session_id, parse_message, resolve_placeholders
 from omniagent.protocols.yuke.base import Empty
 from omniagent.protocols.yuke.envelope import ErrorCode
-from omniagent.protocols.yuke.messages import Message, TokenUsage
+from omniagent.protocols.yuke.messages import Message
 from omniagent.protocols.yuke.runs import ConfigChangedData, RunConfig
 from omniagent.protocols.yuke.sessions import (
     CreateSession,
@@ -53,20 +54,25 @@ HISTORY_DEFAULT, HISTORY_MAX = 50, 500  # session.history page size (§1 limits)
 
 class Sessions:
     """The session methods of one engine, built with what they use: the store, the live sessions, the model
-    routes, input admission (for `initial_input`) and the sessions' skills (discovered when a session starts)."""
+    routes, input admission (for `initial_input`), the sessions' skills (discovered when a session starts) and the
+    child machinery (for `child`)."""
 
-    def __init__(self, store: Store, live: LiveSessions, routes: Routes, inputs: Inputs, skills: Skills) -> None:
+    def __init__(
+        self, store: Store, live: LiveSessions, routes: Routes, inputs: Inputs, skills: Skills, children: Children
+    ) -> None:
         self._store = store
         self._live = live
         self._routes = routes
         self._inputs = inputs
         self._skills = skills
+        self._children = children
 
     async def create(self, params: CreateSession) -> SessionResult:
-        """session.create: validate the workspace and model, store the session and its first config."""
-        if params.child is not None:
-            raise EngineError(ErrorCode.NOT_IMPLEMENTED, "child sessions are not implemented")
+        """session.create: validate the workspace and model, store the session and its first config (a child
+        session: `children.Children.create`)."""
         root = canonical_workspace(params.workspace_path)
+        if params.child is not None:
+            return await self._children.create(params, root)
         model, reasoning = self._routes.choose(params.model, params.reasoning)
         session_id = new_session_id()
         await self._skills.catalog(session_id, root)  # the session starts: its skills are the ones found now
@@ -76,24 +82,10 @@ class Sessions:
             except EngineError:
                 self._skills.forget(session_id)
                 raise
-        now = now_ms()
-        session = Session(
-            id=session_id,
-            root=root,
-            profile=params.profile or DEFAULT_PROFILE,
-            model=model,
-            reasoning=reasoning,
-            config_rev=0,
-            max_rounds=params.max_rounds,
-            title="",
-            message_count=0,
-            usage_total=TokenUsage(),
-            created_at_ms=now,
-            updated_at_ms=now,
-            origin=OriginRoot(),
-            agent=ROOT_AGENT,
-        )
-        system_prompt = _resolve_placeholders(params.system_prompt, root, session.id)
+        profile = params.profile or DEFAULT_PROFILE
+        origin, agent = OriginRoot(), ROOT_AGENT
+        session = new_session(session_id, root, profile, model, reasoning, params.max_rounds, origin, agent)
+        system_prompt = resolve_placeholders(params.system_prompt, root, session.id, ROOT_AGENT)
 
         def txn(conn: sqlite3.Connection) -> None:
             q.insert_session(conn, session, system_prompt)
@@ -153,6 +145,11 @@ class Sessions:
             p.reasoning if p.reasoning is not None else (None if p.model is not None else s.reasoning),
         )
         max_rounds = p.max_rounds if p.max_rounds is not None else s.max_rounds
+        return SessionResult(session=await self.set_config(s, model, reasoning, max_rounds))
+
+    async def set_config(self, s: Session, model: str, reasoning: str, max_rounds: int | None) -> Session:
+        """Append the session's next RunConfig revision (checked by the caller); emits `config.changed` and the
+        new summary. Returns the summary."""
 
         def txn(conn: sqlite3.Connection) -> tuple[Session, ConfigChangedData]:
             rev = s.config_rev + 1
@@ -173,7 +170,7 @@ class Sessions:
         session, changed = await self._store.write(txn)
         self._live.emit("config.changed", changed)
         self._live.summary_changed(session)
-        return SessionResult(session=session)
+        return session
 
     async def remove(self, params: SessionRemoveParams) -> Empty:
         """session.remove: refuse a busy session or one with children (unless cascading)."""
@@ -295,24 +292,6 @@ def canonical_workspace(path: str) -> str:
     if not resolved.is_dir():
         raise EngineError.bad_request("the workspace does not exist or is not a directory")
     return str(resolved)
-
-
-def _resolve_placeholders(prompt: str | None, root: str, session_id: str) -> str | None:
-    if prompt is None:
-        return None
-    values = {"workspace": root, "session_id": session_id, "agent_name": ROOT_AGENT}
-    out, i = [], 0
-    while (start := prompt.find("${", i)) >= 0:
-        end = prompt.find("}", start)
-        if end < 0:
-            break
-        name = prompt[start + 2 : end]
-        if name not in values:
-            raise EngineError.bad_request("the system prompt names an unknown placeholder")
-        out += [prompt[i:start], values[name]]
-        i = end + 1
-    out.append(prompt[i:])
-    return "".join(out)
 
 
 def _encode_cursor(selector: str, updated_at_ms: int, session_id: str) -> str:

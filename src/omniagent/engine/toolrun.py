@@ -24,9 +24,11 @@ from omniagent.protocols.yuke.messages import PartDelta, ToolStateChangedData
 from omniagent.protocols.yuke.tools import ToolState, ToolStateCanceled, ToolStateError, ToolStateRunning
 
 
-async def run_tools(ctx: RunContext, draft: Draft, root: str, part_ids: list[int]) -> None:
-    """Run the tool parts `part_ids` of `draft` one after another. Raises `Interrupted` when the run stops."""
+async def run_tools(ctx: RunContext, draft: Draft, root: str, part_ids: list[int]) -> bool:
+    """Run the tool parts `part_ids` of `draft` one after another; whether a call that succeeded asks the run to
+    end after this round (a spawned child). Raises `Interrupted` when the run stops."""
     run = ctx.run
+    ends_turn = False
     for part_id in part_ids:
         buf = draft.parts[part_id]
         ctx.set_activity(
@@ -59,8 +61,10 @@ async def run_tools(ctx: RunContext, draft: Draft, root: str, part_ids: list[int
         result = scrubber.result(result)
         if result.plan is not None:
             ctx.emit(PLAN_UPDATED, plan_updated(ctx.session_id, draft.message_id, part_id, result.plan))
+        ends_turn |= result.ends_turn and not result.is_error
         _set_state(ctx, draft, part_id, terminal_state(result, now_ms() - started))
     ctx.set_activity(ActivityRunning(run_id=run.run_id, started_at_ms=now_ms()))
+    return ends_turn
 
 
 class _Output:

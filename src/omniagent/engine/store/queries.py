@@ -354,6 +354,15 @@ def set_transcript_summary(
     )
 
 
+def assistant_payloads_of_run(conn: sqlite3.Connection, session_id: str, run_id: int) -> list[str]:
+    """The assistant messages one run committed, newest first."""
+    rows = conn.execute(
+        "SELECT payload FROM messages WHERE session_id = ? AND run_id = ? AND role = 'assistant' ORDER BY id DESC",
+        (session_id, run_id),
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
 def all_messages(conn: sqlite3.Connection, session_id: str) -> list[str]:
     rows = conn.execute("SELECT payload FROM messages WHERE session_id = ? ORDER BY id", (session_id,)).fetchall()
     return [r[0] for r in rows]

@@ -26,8 +26,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Protocol, runtime_checkable
 
 from omniagent.engine.providers.neutral import ToolSpec
+from omniagent.engine.tools.agents import AGENT_TOOL_NAMES, agent_tools
 from omniagent.engine.tools.ask import AskUserTool
-from omniagent.engine.tools.context import OutputSink, ToolContext, ToolError, ToolLimits, ToolResult
+from omniagent.engine.tools.context import AgentControl, OutputSink, ToolContext, ToolError, ToolLimits, ToolResult
 from omniagent.engine.tools.edit import EditTool
 from omniagent.engine.tools.exec import ExecTool
 from omniagent.engine.tools.fetch import FetchTool
@@ -49,6 +50,8 @@ from omniagent.engine.tools.workspace import resolve_in_workspace
 from omniagent.engine.tools.write import WriteTool
 
 __all__ = [
+    "AGENT_TOOL_NAMES",
+    "AgentControl",
     "AskUserTool",
     "DiffFile",
     "DiffHunk",
@@ -73,6 +76,7 @@ __all__ = [
     "ToolResult",
     "View",
     "WriteTool",
+    "agent_tools",
     "default_tools",
     "resolve_in_workspace",
 ]
@@ -118,6 +122,10 @@ class ToolRegistry:
 
     def __len__(self) -> int:
         return len(self._tools)
+
+    def without(self, names: frozenset[str]) -> ToolRegistry:
+        """The same tools but those named in `names` (a session that may not use them)."""
+        return ToolRegistry(t for t in self if t.name not in names)
 
     def get(self, name: str) -> Tool | None:
         """The tool called `name`, or None."""

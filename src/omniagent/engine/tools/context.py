@@ -6,7 +6,7 @@ import errno
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 from omniagent.engine.tools.sandbox import SandboxPolicy
 from omniagent.engine.tools.views import View
@@ -14,6 +14,8 @@ from omniagent.errors import OmniagentError
 
 __all__ = [
     "ABSENT",
+    "AgentControl",
+    "AgentSlot",
     "Answer",
     "Answered",
     "Asker",
@@ -64,6 +66,7 @@ FETCH_MAX_BYTES = 2 * 1024 * 1024
 FETCH_TEXT_CAP = 64 * 1024
 
 OutputSink = Callable[[str], None]
+AgentSlot = Literal["small", "medium"]  # the agents.json model slots
 
 
 def _discard(_text: str) -> None:
@@ -164,6 +167,23 @@ class ToolLimits:
     fetch_text_cap: int = FETCH_TEXT_CAP
 
 
+class AgentControl(Protocol):
+    """What the agent tools may do, bound to one parent session and one tool call site. Each returns the result
+    the model reads (an error result for a refusal) and never raises but for cancellation."""
+
+    async def spawn(self, name: str, task: str, slot: AgentSlot | None) -> ToolResult:
+        """Create the child `name` and give it `task` (on the agents.json `slot` model, else the parent's)."""
+        ...
+
+    async def send(self, name: str, message: str) -> ToolResult:
+        """Send a follow-up instruction to the child `name` (it starts, or waits behind the child's run)."""
+        ...
+
+    async def stop(self, name: str) -> ToolResult:
+        """Cancel the child's run and the instructions waiting for it."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class ToolContext:
     """The world one tool call sees.
@@ -174,6 +194,8 @@ class ToolContext:
     `before_change` is awaited with a file's image before a tool changes it (the session's checkpoint); `ask`
     puts a question to the user and waits for the answer (`ask_user`).
     `private_network`: `fetch` may connect to loopback and private addresses (off: public addresses only).
+    `agents` is what the agent tools (`agents.py`) may do from this call's site, when the session may have
+    children.
     """
 
     root: Path
@@ -183,6 +205,7 @@ class ToolContext:
     before_change: BeforeChange = _no_checkpoint
     ask: Asker = _cannot_ask
     private_network: bool = False
+    agents: AgentControl | None = None
 
     @classmethod
     def for_workspace(
@@ -195,6 +218,7 @@ class ToolContext:
         before_change: BeforeChange = _no_checkpoint,
         ask: Asker = _cannot_ask,
         private_network: bool = False,
+        agents: AgentControl | None = None,
     ) -> ToolContext:
         """A context rooted at the canonical form of `root`.
 
@@ -213,6 +237,7 @@ class ToolContext:
             before_change=before_change,
             ask=ask,
             private_network=private_network,
+            agents=agents,
         )
 
 
@@ -235,13 +260,15 @@ class ToolResult:
 
     `output` is the text the model sees (also yuke's `completed.output` / `error.error`). `is_error` picks the
     `error` tool state. `views` are the rendering hints for the state's `view` list. `plan` is the session's new
-    plan when the call replaced it (the `plan` tool), which the run loop broadcasts.
+    plan when the call replaced it (the `plan` tool), which the run loop broadcasts. `ends_turn` asks the run to
+    end once this round's tool calls are done (a spawned child reports later, as a new input).
     """
 
     output: str
     is_error: bool = False
     views: tuple[View, ...] = ()
     plan: tuple[PlanEntry, ...] | None = None
+    ends_turn: bool = False
 
     @classmethod
     def error(cls, message: str, views: tuple[View, ...] = ()) -> ToolResult:
