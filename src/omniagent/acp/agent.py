@@ -11,7 +11,8 @@ go out as `elicitation/create` forms when the client advertised them, else the t
 so (a secret question always does: forms must not ask for secrets); a failed run ends a v1 prompt with
 a -32603 error naming the failure, and a v2 turn with the failure as agent text and `end_turn`; `session/fork`
 (v1 and v2, unstable) copies the whole committed conversation into a new engine session working in the request's
-`cwd` (engine `session.fork`).
+`cwd` (engine `session.fork`). A prompt's turn lasts until the session's tree of child sessions has settled (the
+children's reports start the session's next runs inside it); cancel stops the whole tree, and delete removes it.
 """
 
 from __future__ import annotations
@@ -40,7 +41,6 @@ from omniagent.protocols.yuke.sessions import (
     CreateSession,
     SendInputStarted,
     Session,
-    SessionCancelRunParams,
     SessionForkParams,
     SessionGetParams,
     SessionListParams,
@@ -204,21 +204,17 @@ class AcpAgent:
 
     async def _close(self, params: dict[str, Any]) -> dict[str, Any]:
         session = await self._session(params.get("sessionId"))
-        if self._engine.live.is_busy(session.id):
-            await self._engine.inputs.cancel_run(SessionCancelRunParams(session_id=session.id))
+        if not await self._engine.children.settled(session.id):
+            await self._engine.children.stop_tree(session.id)
         self.relay.close(session.id)
         return {}
 
     async def _delete(self, params: dict[str, Any]) -> dict[str, Any]:
         session = await self._session(params.get("sessionId"))
-        live = self._engine.live.find(session.id)
-        if live is not None and live.run is not None:
-            done = self.relay.run_done(session.id, live.run.run_id)
-            await self._engine.inputs.cancel_run(SessionCancelRunParams(session_id=session.id))
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(done), DELETE_WAIT)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._engine.children.stop_tree(session.id), DELETE_WAIT)
         self.relay.close(session.id)
-        await self._engine.sessions.remove(SessionRemoveParams(session_id=session.id))
+        await self._engine.sessions.remove(SessionRemoveParams(session_id=session.id, cascade_children=True))
         return {}
 
     async def _list(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -284,6 +280,7 @@ class AcpAgent:
             raise RpcError(INVALID_REQUEST, "a turn is already running in this session")
         relay, sid = self.relay, session.id
         relay.open(session)
+        relay.begin_turn(sid)
         v2 = relay.shapes.state_updates
         skill = await self._skill_command(session, parts)
         if v2:
@@ -300,14 +297,15 @@ class AcpAgent:
             return {}
         try:
             data = await asyncio.shield(done)
+            await self._engine.children.wait_settled(sid)  # the children's reports continue the turn
         except asyncio.CancelledError:
-            # The client cancelled the request or went away: stop the turn too.
-            await self._engine.inputs.cancel_run(SessionCancelRunParams(session_id=sid))
+            # The client cancelled the request or went away: stop the turn (and its children) too.
+            await self._engine.children.stop_tree(sid)
             raise
-        outcome = data.outcome
-        if isinstance(outcome, RunOutcomeFailed) and outcome.code != "max_rounds":
-            raise RpcError(INTERNAL_ERROR, f"the turn failed ({outcome.code}): {outcome.message}")
-        return {"stopReason": t.stop_reason(outcome)}
+        stop, last = relay.turn_stop_reason(sid), (relay.last_done(sid) or data).outcome
+        if stop != "cancelled" and isinstance(last, RunOutcomeFailed) and last.code != "max_rounds":
+            raise RpcError(INTERNAL_ERROR, f"the turn failed ({last.code}): {last.message}")
+        return {"stopReason": stop}
 
     async def _skill_command(self, session: Session, parts: list[ContentPart]) -> InputSkill | None:
         """A prompt that is one `/name arguments` text naming one of the session's skills runs that skill."""
@@ -317,8 +315,9 @@ class AcpAgent:
         return InputSkill(skill=ref) if ref is not None else None
 
     async def cancel(self, params: Any) -> None:
-        """The version's cancel notification: stop the session's run, if any."""
+        """The version's cancel notification: stop the session's run and its children's, if any."""
         session_id = params.get("sessionId") if isinstance(params, dict) else None
         if isinstance(session_id, str) and _SESSION_ID.match(session_id):
+            self.relay.cancel(session_id)
             with contextlib.suppress(EngineError):
-                await self._engine.inputs.cancel_run(SessionCancelRunParams(session_id=session_id))
+                await self._engine.children.stop_tree(session_id)

@@ -11,15 +11,22 @@ What it is not: the shapes (`acp/translate.py`) or the method handlers (`acp/age
 v2 ordering (acp.md §5): the prompt response `{}` must precede the turn's first update, yet the engine emits the
 user message and `run.started` before `send` returns. So a v2 prompt *holds* its session's updates and releases
 them with `loop.call_soon` from inside the handler: that callback runs after the peer has queued the response.
+
+Child sessions (docs/acp.md "Child agents"): a `spawn_agent` call is shown as one tool call that stays
+`in_progress` while its child works; the child's steps and newest text are that call's content, its run's end
+completes (or fails) it, and the child's permission asks are asked on the open session, naming that call. A
+grandchild's progress shows on its parent's call. A turn ends (v2 `idle`) only once the session's tree has settled
+(`Children.wait_settled`): the reports the children send start the session's next runs inside the same turn.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from omniagent.acp import translate as t
@@ -33,6 +40,8 @@ from omniagent.engine.feed import (
     InteractionOpened,
     PlanChanged,
     QuestionOpened,
+    RunEnded,
+    RunStarted,
     SessionFeed,
     ToolCall,
     ToolChanged,
@@ -46,10 +55,18 @@ from omniagent.protocols.yuke.messages import (
     AssistantMessage,
     CompactionMessage,
     Message,
+    TextPart,
     UserMessage,
 )
-from omniagent.protocols.yuke.runs import RunDoneData, RunOutcomeFailed, RunStartedData
-from omniagent.protocols.yuke.sessions import Session, SessionSummaryChangedData
+from omniagent.protocols.yuke.runs import (
+    RunDoneData,
+    RunOutcomeCanceled,
+    RunOutcomeFailed,
+    RunOutcomeTurn,
+    RunStartedData,
+)
+from omniagent.protocols.yuke.sessions import OriginChild, Session, SessionSummaryChangedData
+from omniagent.protocols.yuke.tools import ToolStateCompleted
 from omniagent.wire.errors import PeerClosed
 from omniagent.wire.jsonrpc import Peer
 
@@ -77,6 +94,31 @@ class OpenSession:
     feed: SessionFeed
     run_id: int | None = None
     held: list[dict[str, Any]] | None = None
+    last_done: RunDoneData | None = None  # the newest run.done: the turn's stop reason once the tree settles
+    ended: int = 0  # run ends so far: only the newest one's wait for the tree may end the turn
+    canceled: bool = False  # the client canceled the turn: it ends `cancelled`, whatever run ended last
+
+
+@dataclass(slots=True)
+class AgentCall:
+    """A `spawn_agent` call of an open session and what its child (and the child's own children) did so far."""
+
+    session_id: str  # the open session the call belongs to
+    message_id: int  # the call's tool site
+    part_id: int
+    name: str
+    child_id: str  # the child the call started (its own children share the call, not its status)
+    steps: list[str] = field(default_factory=list)
+    text: str = ""
+    status: str = "in_progress"
+
+    @property
+    def tool_call_id(self) -> str:
+        return t.tool_call_id(self.message_id, self.part_id)
+
+    def content(self) -> str:
+        lines = [f"Agent {self.name}"] + [f"- {step}" for step in self.steps]
+        return "\n".join(lines) + (f"\n\n{self.text}" if self.text else "")
 
 
 class Relay:
@@ -90,6 +132,8 @@ class Relay:
         self._elicits = elicits  # the client advertised elicitation forms
         self.sessions: dict[str, OpenSession] = {}
         self._runs: dict[tuple[str, int], asyncio.Future[RunDoneData]] = {}
+        self._children: dict[str, tuple[AgentCall, SessionFeed]] = {}  # child session → its call and feed
+        self._calls: dict[tuple[str, str], AgentCall] = {}  # (open session, tool call id) → agent call
 
     # Sessions and turns ---------------------------------------------------------------------------------------
 
@@ -117,6 +161,10 @@ class Relay:
     def hold(self, session_id: str) -> None:
         """Buffer this session's updates until `release_soon` (v2 prompt ordering; see the module doc)."""
         self.sessions[session_id].held = []
+
+    def begin_turn(self, session_id: str) -> None:
+        """A prompt starts the session's turn (a cancel of an earlier turn no longer counts)."""
+        self.sessions[session_id].canceled = False
 
     def release_soon(self, session_id: str) -> None:
         asyncio.get_running_loop().call_soon(self._release, session_id)
@@ -150,10 +198,19 @@ class Relay:
 
     def _route(self, name: str, data: YukeModel) -> None:
         session_id = getattr(data, "session_id", None)
+        if isinstance(session_id, str) and session_id in self._children:
+            if name == "session.removed":
+                agent, _ = self._children.pop(session_id)
+                if agent.child_id == session_id:
+                    self._calls.pop((agent.session_id, agent.tool_call_id), None)
+            else:
+                self._child(session_id, name, data)
+            return
         open_ = self.sessions.get(session_id) if isinstance(session_id, str) else None
         if name == "session.summary_changed":
             assert isinstance(data, SessionSummaryChangedData)
             self._summary(data.session)
+            self._adopt(data.session)
         elif name == "run.started":
             assert isinstance(data, RunStartedData)
             self.run_done(data.session_id, data.run_id)
@@ -179,6 +236,10 @@ class Relay:
         elif isinstance(item, ToolOpened):
             self.send(sid, t.tool_opened(self.shapes, open_.root, item.call))
         elif isinstance(item, ToolChanged):
+            agent = self._calls.get((sid, t.tool_call_id(item.call.message_id, item.call.part_id)))
+            if agent is not None and isinstance(item.state, ToolStateCompleted):
+                self._agent_update(agent)  # the receipt: the call goes on while its child works
+                return
             update = t.tool_state(self.shapes, open_.root, item.call, item.state)
             if update:
                 self.send(sid, update)
@@ -204,16 +265,109 @@ class Relay:
         if open_ is not None:
             open_.feed.read("run.done", data)  # the run's parts are final now
         if open_ is not None and open_.run_id == data.run_id:
-            open_.run_id = None
+            open_.run_id, open_.last_done = None, data
+            open_.ended += 1
             if self.shapes.state_updates:
                 if isinstance(data.outcome, RunOutcomeFailed) and data.outcome.code != "max_rounds":
                     # v2 has no error stop reason in our schema: say what failed as agent text, then end the turn.
                     text = f"The turn failed ({data.outcome.code}): {data.outcome.message}"
                     self.send(open_.session_id, t.chunk("agent_message_chunk", f"r{data.run_id}.error", text))
-                self.send(open_.session_id, t.state_update("idle", t.stop_reason(data.outcome)))
+                self._spawn(self._idle_when_settled(open_, open_.ended))
         future = self._runs.pop((data.session_id, data.run_id), None)
         if future is not None and not future.done():
             future.set_result(data)
+
+    async def _idle_when_settled(self, open_: OpenSession, ended: int) -> None:
+        """v2: end the turn once the session's tree has settled, unless another run of it started meanwhile."""
+        await self._engine.children.wait_settled(open_.session_id)
+        if open_.ended == ended and open_.run_id is None and open_.last_done is not None:
+            self.send(open_.session_id, t.state_update("idle", self.turn_stop_reason(open_.session_id)))
+
+    def cancel(self, session_id: str) -> None:
+        """The client canceled the session's turn: it ends `cancelled`."""
+        open_ = self.sessions.get(session_id)
+        if open_ is not None:
+            open_.canceled = True
+
+    def last_done(self, session_id: str) -> RunDoneData | None:
+        """The newest `run.done` of an open session."""
+        open_ = self.sessions.get(session_id)
+        return open_.last_done if open_ is not None else None
+
+    def turn_stop_reason(self, session_id: str) -> str:
+        """How the session's turn ended: `cancelled` when the client canceled it, else its newest run's end."""
+        open_ = self.sessions.get(session_id)
+        if open_ is None or open_.canceled or open_.last_done is None:
+            return "cancelled"
+        return t.stop_reason(open_.last_done.outcome)
+
+    # Child sessions ---------------------------------------------------------------------------------------------
+
+    def _adopt(self, session: Session) -> None:
+        """Follow a new child of an open session (or of a followed child) on its parent's `spawn_agent` call."""
+        origin = session.origin
+        if session.id in self._children or not isinstance(origin, OriginChild):
+            return
+        if origin.parent_id in self._children:
+            agent = self._children[origin.parent_id][0]
+        elif origin.parent_id in self.sessions:
+            agent = AgentCall(
+                origin.parent_id, origin.parent_message_id, origin.parent_part_id, session.name or "", session.id
+            )
+            self._calls[(agent.session_id, agent.tool_call_id)] = agent
+        else:
+            return
+        self._children[session.id] = (agent, SessionFeed(session.id, self._engine.interactions.get))
+
+    def _child(self, child_id: str, name: str, data: YukeModel) -> None:
+        agent, feed = self._children[child_id]
+        open_ = self.sessions.get(agent.session_id)
+        if open_ is None:
+            return
+        for item in feed.read(name, data):
+            if isinstance(item, ToolOpened):
+                agent.steps.append(item.call.title)
+            elif isinstance(item, Committed) and isinstance(item.message, AssistantMessage):
+                text = "".join(p.text for p in item.message.content if isinstance(p, TextPart)).strip()
+                agent.text = text or agent.text
+            elif isinstance(item, RunStarted) and child_id == agent.child_id:
+                agent.status = "in_progress"
+            elif isinstance(item, RunEnded) and child_id == agent.child_id:
+                agent.status = self._status(item.data)
+            elif isinstance(item, InteractionOpened | QuestionOpened):
+                # Asked on the open session, naming the spawn call (the client never saw the child's calls).
+                call = dataclasses.replace(
+                    item.call,
+                    message_id=agent.message_id,
+                    part_id=agent.part_id,
+                    title=f"{agent.name}: {item.call.title}",
+                )
+                if isinstance(item, InteractionOpened):
+                    self._spawn(self._ask(open_, item.interaction, call))
+                else:
+                    self._question(open_, item.question, call)
+                continue
+            else:
+                continue
+            self._agent_update(agent)
+
+    def _status(self, data: RunDoneData) -> str:
+        if isinstance(data.outcome, RunOutcomeTurn):
+            # A turn that spawned children of its own waits for their reports: the child is not done.
+            return "in_progress" if data.outcome.finish == "tool_calls" else "completed"
+        if isinstance(data.outcome, RunOutcomeCanceled):
+            return self.shapes.cancelled_status
+        return "failed"
+
+    def _agent_update(self, agent: AgentCall) -> None:
+        content = [{"type": "content", "content": t.text_block(agent.content())}]
+        update = {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": agent.tool_call_id,
+            "status": agent.status,
+            "content": content,
+        }
+        self.send(agent.session_id, update)
 
     def _committed(self, open_: OpenSession, message: Message) -> None:
         if isinstance(message, UserMessage) and self.shapes.user_message_ack:
