@@ -69,8 +69,9 @@ async def test_without_a_key_open_needs_a_login_naming_the_key_variables(
 
 async def test_capabilities_and_options_come_from_the_engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue: real capabilities (Resume, Permissions, Questions (`ask_user`), Rollback and RollbackFiles
-    (`session.rewind` with file checkpoints), Fork, Compact now that the engine serves session.compact,
-    ContextUsage; no Images while it refuses media) and options model (ready providers' models), reasoning, mode."""
+    (`session.rewind` with file checkpoints), Fork, Compact now that the engine serves session.compact, Subagents
+    (child sessions), ContextUsage; no Images while it refuses media) and options model (ready providers' models),
+    reasoning, mode."""
     async with FakeLLMServer(Scenario()) as llm:
         use_engine(monkeypatch, tmp_path, llm)
         async with runtime() as rt:
@@ -85,6 +86,7 @@ async def test_capabilities_and_options_come_from_the_engine(tmp_path: Path, mon
         Capability.FORK,
         Capability.COMPACT,
         Capability.PLAN,
+        Capability.SUBAGENTS,
         Capability.CONTEXT_USAGE,
     ]
     assert features == expected

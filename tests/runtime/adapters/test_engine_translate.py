@@ -18,6 +18,7 @@ from omniagent.protocols.sidecar.events import (
     Read,
     Refused,
     Search,
+    Subagent,
     ToolStatus,
     ToolUpdated,
 )
@@ -144,3 +145,30 @@ def test_request_ids_round_trip_to_the_engines_interaction_ids() -> None:
     not one of ours."""
     assert request_id(7) == "r7" and interaction_of("r7") == 7
     assert interaction_of("r") is None and interaction_of("x7") is None and interaction_of("r7x") is None
+
+
+def test_a_spawn_call_runs_until_its_child_reports_even_when_the_report_beats_the_receipt() -> None:
+    """A `spawn_agent` call is a Subagent tool: its receipt leaves it Running and the child's report settles it;
+    a report that arrives first (a very fast child) settles it at the receipt."""
+    outcome = RunOutcomeTurn(finish="stop", rounds=1)
+    for report_first in (False, True):
+        translator = Translator(SID, ROOT)
+        assert _added(translator, "spawn_agent", {"name": "alpha", "task": "t"}).tool.kind == Subagent()
+        if report_first:
+            assert translator.agent_done(4, 0, outcome, "the report") == []
+        receipt = ToolStateChangedData(
+            session_id=SID, message_id=4, part_id=0, state=ToolStateCompleted(output="{}", duration_ms=1)
+        )
+        (event,) = translator.map("tool.state_changed", receipt)
+        assert isinstance(event, d.AdapterEvent) and isinstance(event.kind, ToolUpdated)
+        tool = event.kind.tool
+        assert (tool.status, tool.title) == (
+            ToolStatus.COMPLETED if report_first else ToolStatus.RUNNING,
+            "Agent alpha",
+        )
+        if not report_first:
+            (done,) = translator.agent_done(4, 0, outcome, "the report")
+            assert isinstance(done, d.AdapterEvent) and isinstance(done.kind, ToolUpdated)
+            tool = done.kind.tool
+        assert (tool.status, tool.output) == (ToolStatus.COMPLETED, "the report")
+        validate("ToolUpdate", tool.dump())

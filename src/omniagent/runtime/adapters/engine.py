@@ -9,6 +9,12 @@ starts or ends.
 Broadcasts are delivered synchronously and must never block the engine, so the subscriber only appends to an
 outbox; a pump task carries it into the bounded `EventSink` (the engine cannot be slowed down, as with `omniagent
 rpc`, whose writer queues too).
+
+Subagents (the `Subagents` capability): the session's `spawn_agent` calls are `Subagent` tools, and each child
+session (and its children) is translated by a `Translator` of its own, its events nested under the call that
+spawned it (`parent_tool_id`); the child's report settles that call. A turn ends (`TurnStopped`) once the
+session's tree has settled: the reports start the session's next runs inside the same turn. Cancel stops the
+whole tree.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import logging
 from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
+from dataclasses import dataclass
 
 from omniagent.engine.engine import Engine
 from omniagent.engine.errors import EngineError
@@ -25,16 +32,26 @@ from omniagent.engine.permissions import Decision
 from omniagent.protocols.sidecar.agents import AgentInstallation, ConfigValue
 from omniagent.protocols.sidecar.base import Diagnostic, DiagnosticLevel
 from omniagent.protocols.sidecar.commands import PermissionAnswer, QuestionsAnswer, RollbackScope
-from omniagent.protocols.sidecar.events import Cancelled, DiagnosticEvent, Failed, PermissionChoice
+from omniagent.protocols.sidecar.events import (
+    Cancelled,
+    Completed,
+    ContextCompacted,
+    ContextUsage,
+    DiagnosticEvent,
+    Failed,
+    PermissionChoice,
+    StopReason,
+)
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.content import ContentText, Input, InputContent, InputSkill
+from omniagent.protocols.yuke.inputs import ChildReport, InputQueuedData
 from omniagent.protocols.yuke.messages import Message, UserMessage
 from omniagent.protocols.yuke.runs import RunDoneData, RunOutcomeFailed
 from omniagent.protocols.yuke.sessions import (
+    OriginChild,
     SendInputQueued,
     Session,
     SessionCancelInputParams,
-    SessionCancelRunParams,
     SessionCompactParams,
     SessionCompactResult,
     SessionRemoveParams,
@@ -46,7 +63,7 @@ from omniagent.runtime.adapters import engine_info as info
 from omniagent.runtime.adapters import engine_open
 from omniagent.runtime.adapters.acp_prompt import prompt_text
 from omniagent.runtime.adapters.engine_host import engine_host
-from omniagent.runtime.adapters.engine_translate import Translator, interaction_of, reply_of
+from omniagent.runtime.adapters.engine_translate import Translator, interaction_of, reply_of, tool_id
 from omniagent.runtime.errors import ResumeFailed, SpawnFailed, UnsupportedFeature
 
 log = logging.getLogger(__name__)
@@ -88,6 +105,21 @@ class EngineAdapter:
                 driver.stop()
 
 
+@dataclass(slots=True)
+class _Child:
+    """A child session below this driver's session: its translator, and the `spawn_agent` call it nests under
+    (a call of `parent`'s session, or of this driver's own session when `parent` is None)."""
+
+    translator: Translator
+    parent: _Child | None
+    site: tuple[int, int]  # the call's message and part
+    parent_tool_id: str
+
+
+# What a child's events must not change for the session that shows them: its context gauge is the session's own.
+_SESSION_ONLY = (ContextUsage, ContextCompacted)
+
+
 class _EngineDriver:
     def __init__(self, engine: Engine, request: d.ConnectRequest, events: d.EventSink) -> None:
         self._engine = engine
@@ -104,6 +136,10 @@ class _EngineDriver:
         self._queued_input: int | None = None  # the input of that StartTurn, when the engine queued it
         self._compaction_after: int | None = None  # a Compact the engine queued: the run id it reserved
         self._closing = False
+        self._children: dict[str, _Child] = {}
+        self._last_stop: StopReason = Completed()
+        self._canceled = False  # Cancel asked: the turn ends Cancelled once the tree settles
+        self._settling: asyncio.Task[None] | None = None  # waits for the tree before ending the turn
 
     @property
     def info(self) -> d.DriverInfo:
@@ -137,6 +173,8 @@ class _EngineDriver:
         finally:
             self._closing = True
             watcher.cancel()
+            if self._settling is not None:
+                self._settling.cancel()
             if not ended.is_set():
                 await self._cancel_run()  # nobody will read this session's run any more
                 await self._forget_if_unused()
@@ -244,9 +282,11 @@ class _EngineDriver:
                 await self._engine.sessions.remove(SessionRemoveParams(session_id=self._session_id))
 
     async def _cancel_run(self) -> None:
-        if self._session is not None and self._engine.live.is_busy(self._session_id):
-            with suppress(EngineError):  # the run ended meanwhile; its run.done says how
-                await self._engine.inputs.cancel_run(SessionCancelRunParams(session_id=self._session_id))
+        """Stop the session's run and its children's; the turn then ends Cancelled."""
+        if self._session is not None and not await self._engine.children.settled(self._session_id):
+            self._canceled = True
+            with suppress(EngineError):  # the runs ended meanwhile; their run.done say how
+                await self._engine.children.stop_tree(self._session_id)
 
     async def _configure(self, option: str, value: ConfigValue) -> None:
         assert self._session is not None
@@ -271,9 +311,19 @@ class _EngineDriver:
             if data.session.id == self._session_id:
                 self._session = data.session
                 self._refresh(announce=True)
+            else:
+                self._adopt(data.session)
             return
-        if getattr(data, "session_id", None) != self._session_id:
+        sid = getattr(data, "session_id", None)
+        if isinstance(sid, str) and sid in self._children:
+            if name == "session.removed":
+                del self._children[sid]
+            else:
+                self._child(self._children[sid], name, data)
             return
+        if sid != self._session_id:
+            return
+        self._reported(None, data)
         if isinstance(data, RunDoneData) and self._compaction_after is not None:
             if data.run_id < self._compaction_after:
                 return  # the run our compaction waited behind: the compact turn goes on
@@ -283,7 +333,10 @@ class _EngineDriver:
             self._push(d.TurnAck())
         else:
             for event in self._translator.map(name, data):
-                self._push(event)
+                if isinstance(event, d.TurnStopped):
+                    self._stop_when_settled(event.stop)
+                else:
+                    self._push(event)
             failed = data.outcome if isinstance(data, RunDoneData) else None
             if isinstance(failed, RunOutcomeFailed) and failed.code == "auth":
                 # The provider refused the key: the session needs a login again.
@@ -291,6 +344,62 @@ class _EngineDriver:
                 catalog = self._engine.routes.catalog
                 rejected = info.refused_credential(catalog, provider)
                 self._push(d.AuthLost(info.login_methods(catalog, refused=provider), rejected=rejected))
+
+    # --- child sessions ------------------------------------------------------------------------------------
+
+    def _adopt(self, session: Session) -> None:
+        """Follow a new child of this session (or of a followed child)."""
+        origin = session.origin
+        if session.id in self._children or not isinstance(origin, OriginChild) or self._session is None:
+            return
+        parent = self._children.get(origin.parent_id)
+        if parent is None and origin.parent_id != self._session_id:
+            return
+        above = parent.translator if parent is not None else self._translator
+        site = (origin.parent_message_id, origin.parent_part_id)
+        translator = Translator(
+            session.id, session.root, self._engine.interactions.get, prefix=f"{above.prefix}{session.name}/"
+        )
+        self._children[session.id] = _Child(translator, parent, site, above.prefix + tool_id(*site))
+
+    def _child(self, child: _Child, name: str, data: YukeModel) -> None:
+        self._nested(child, child.translator.map(name, data))
+        self._reported(child, data)
+
+    def _reported(self, owner: _Child | None, data: YukeModel) -> None:
+        """A report queued into `owner`'s session (None: this session) settles the call that spawned its child."""
+        if not isinstance(data, InputQueuedData) or not isinstance(data.input.source, ChildReport):
+            return
+        source = data.input.source
+        child = self._children.get(source.session_id)
+        if child is None or child.parent is not owner:
+            return
+        text = "".join(p.text for p in data.input.content if isinstance(p, ContentText))
+        translator = owner.translator if owner is not None else self._translator
+        self._nested(owner, translator.agent_done(*child.site, source.outcome, text))
+
+    def _nested(self, child: _Child | None, events: list[d.DriverEvent]) -> None:
+        """Push a child's events under its call (this session's own events go through `_route`)."""
+        for event in events:
+            if child is None:
+                self._push(event)
+            elif isinstance(event, d.AdapterEvent) and not isinstance(event.kind, _SESSION_ONLY):
+                self._push(d.AdapterEvent(event.kind, parent_tool_id=child.parent_tool_id, extensions=event.extensions))
+
+    def _stop_when_settled(self, stop: StopReason) -> None:
+        """End the turn with `stop` once the session's tree has settled (a newer run's end replaces it)."""
+        self._last_stop = stop
+        if self._settling is not None:
+            self._settling.cancel()
+        assert self.group is not None
+        self._settling = self.group.create_task(self._settle())
+
+    async def _settle(self) -> None:
+        await self._engine.children.wait_settled(self._session_id)
+        if not self._engine.live.is_busy(self._session_id):
+            self._settling = None
+            stop, self._canceled = (Cancelled() if self._canceled else self._last_stop), False
+            self._push(d.TurnStopped(stop))
 
     def _set_session(self, session: Session) -> None:
         self._session = session

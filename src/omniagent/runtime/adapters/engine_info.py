@@ -56,10 +56,17 @@ NETWORK_VALUES = (("off", "No network for sandboxed commands"), ("on", "Sandboxe
 # The key variables named when the catalog names none (every provider ready, or none with an env source).
 FALLBACK_KEY_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY")
 # Features every engine session has: durable sessions resume by id, guarded tools ask, the model may ask the user
-# (`ask_user`), the plan tool's plan is shown, usage comes with each reply.
-# Not Images: the engine refuses media input (no blob store yet), whatever the model could read.
+# (`ask_user`) and hand tasks to child sessions (`spawn_agent`), the plan tool's plan is shown, usage comes with
+# each reply. Not Images: the engine refuses media input (no blob store yet), whatever the model could read.
 _ALWAYS = frozenset(
-    {Capability.RESUME, Capability.PERMISSIONS, Capability.QUESTIONS, Capability.PLAN, Capability.CONTEXT_USAGE}
+    {
+        Capability.RESUME,
+        Capability.PERMISSIONS,
+        Capability.QUESTIONS,
+        Capability.PLAN,
+        Capability.SUBAGENTS,
+        Capability.CONTEXT_USAGE,
+    }
 )
 
 

@@ -20,6 +20,11 @@ Ids (anyagent §9.1, minted from the engine's per-session ids so they are stable
 | `run.done` of a compaction run | `TurnStopped`: Completed (compacted or skipped), Failed, Cancelled |
 
 `MessageEnded` carries the extension `omniagent/fork_point` = its message id: the `fork_at` that forks after it.
+
+A `spawn_agent` call is a `Subagent` tool: its receipt leaves it Running, and `agent_done` (the child's report)
+settles it. A child session is translated by a `Translator` of its own whose ids carry the child's name path
+(`alpha/m3`, `alpha/t3.0`), so they never collide with the parent's; the driver nests its events under the
+parent's call (`parent_tool_id`).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from omniagent.engine.feed import (
+    SPAWN_TOOL,
     Chunk,
     Committed,
     FeedItem,
@@ -82,6 +88,7 @@ from omniagent.protocols.sidecar.events import (
     RequestOpened,
     Search,
     StopReason,
+    Subagent,
     TextDelta,
     ToolInput,
     ToolKind,
@@ -192,13 +199,14 @@ class _Tool:
     """One tool call as the engine has described it so far."""
 
     call: ToolCall
+    prefix: str = ""
     status: ToolStatus = ToolStatus.PENDING
     output: str = ""
     diffs: list[FileDiff] = field(default_factory=list)
 
     @property
     def id(self) -> str:
-        return tool_id(self.call.message_id, self.call.part_id)
+        return self.prefix + tool_id(self.call.message_id, self.call.part_id)
 
 
 class Translator:
@@ -206,13 +214,20 @@ class Translator:
     (`engine.feed.SessionFeed`), keeping what the mapping needs between them."""
 
     def __init__(
-        self, session_id: str, root: str, interactions: Callable[[int], OpenInteraction | None] = lambda _: None
+        self,
+        session_id: str,
+        root: str,
+        interactions: Callable[[int], OpenInteraction | None] = lambda _: None,
+        prefix: str = "",
     ) -> None:
         self.session_id = session_id
         self.root = root
+        self.prefix = prefix  # a child session's name path and `/`: its ids stay apart from its parent's
         self.window_tokens: int | None = None  # the current model's context window, kept current by the driver
         self._feed = SessionFeed(session_id, interactions)
         self._tools: dict[tuple[int, int], _Tool] = {}
+        self._agents: dict[tuple[int, int], _Tool] = {}  # spawn_agent calls whose child has not reported yet
+        self._early: dict[tuple[int, int], tuple[RunOutcome, str]] = {}  # reports that beat their call's receipt
         self._streamed: set[int] = set()  # messages that sent text or reasoning
         self._cost: float | None = None  # USD of this session's replies since it was opened here
 
@@ -222,11 +237,11 @@ class Translator:
 
     def _events(self, item: FeedItem) -> list[d.DriverEvent]:
         if isinstance(item, ToolOpened):
-            tool = self._tools[(item.call.message_id, item.call.part_id)] = _Tool(item.call)
+            tool = self._tools[(item.call.message_id, item.call.part_id)] = _Tool(item.call, self.prefix)
             return [d.AdapterEvent(ToolUpdated(tool=self._apply(tool, item.state)))]
         if isinstance(item, Chunk):
             self._streamed.add(item.message_id)
-            mid = message_id(item.message_id)
+            mid = self.prefix + message_id(item.message_id)
             if item.reasoning:
                 return [d.AdapterEvent(ReasoningDelta(message_id=mid, text=item.text))]
             return [d.AdapterEvent(TextDelta(message_id=mid, text=item.text))]
@@ -258,9 +273,18 @@ class Translator:
             return [d.AdapterEvent(PlanUpdated(entries=entries))]
         return []
 
+    def agent_done(self, message_id: int, part_id: int, outcome: RunOutcome, report: str) -> list[d.DriverEvent]:
+        """The child a `spawn_agent` call started reported: the call settles with the report as its output."""
+        tool = self._agents.pop((message_id, part_id), None)
+        if tool is None:
+            self._early[(message_id, part_id)] = (outcome, report)
+            return []
+        _settle(tool, outcome, report)
+        return [d.AdapterEvent(ToolUpdated(tool=self._snapshot(tool)))]
+
     def _permission(self, interaction: PendingInteraction, call: ToolCall) -> d.AdapterEvent:
         """An engine interaction as a permission request naming the tool call it guards."""
-        tool = self._tools.get((call.message_id, call.part_id)) or _Tool(call)
+        tool = self._tools.get((call.message_id, call.part_id)) or _Tool(call, self.prefix)
         _, detail = describe(interaction.tool_name, interaction.arguments)
         options = list(PERMISSION_OPTIONS)
         request = PermissionRequest(
@@ -272,9 +296,11 @@ class Translator:
         events: list[d.DriverEvent] = []
         if message.id in self._streamed:
             self._streamed.discard(message.id)
-            mid = message_id(message.id)
-            # The cut point to pass as `fork_at`, named as the other adapters name theirs (`claude/fork_point`).
-            events.append(d.AdapterEvent(MessageEnded(message_id=mid), extensions={FORK_POINT: mid}))
+            mid = self.prefix + message_id(message.id)
+            # The cut point to pass as `fork_at`, named as the other adapters name theirs (`claude/fork_point`);
+            # a child's message is no cut point of this session.
+            extensions = {} if self.prefix else {FORK_POINT: mid}
+            events.append(d.AdapterEvent(MessageEnded(message_id=mid), extensions=extensions))
         if message.cost is not None:
             self._cost = round((self._cost or 0.0) + message.cost, COST_DIGITS)
         if message.tokens is not None:
@@ -293,6 +319,14 @@ class Translator:
         if isinstance(state, ToolStateRunning):
             tool.status = ToolStatus.RUNNING
             tool.output = state.output or tool.output
+        elif isinstance(state, ToolStateCompleted) and tool.call.name == SPAWN_TOOL:
+            key = (tool.call.message_id, tool.call.part_id)
+            early = self._early.pop(key, None)
+            if early is not None:
+                _settle(tool, *early)
+            else:
+                tool.status, tool.output = ToolStatus.RUNNING, state.output  # the receipt: the child works on
+                self._agents[key] = tool
         elif isinstance(state, ToolStateCompleted):
             tool.status, tool.output = ToolStatus.COMPLETED, state.output
             tool.diffs = [diff for view in state.view or [] if isinstance(view, ViewDiff) for diff in self._diffs(view)]
@@ -307,7 +341,7 @@ class Translator:
         located = self._abs(call.path) if call.path is not None else None
         return ToolUpdate(
             id=tool.id,
-            kind=_KINDS[call.kind](),
+            kind=Subagent() if call.name == SPAWN_TOOL else _KINDS[call.kind](),
             title=call.title,
             status=tool.status,
             input=self._input(call, located),
@@ -348,6 +382,15 @@ class Translator:
 
     def _abs(self, path: str) -> str:
         return os.path.normpath(os.path.join(self.root, path))
+
+
+def _settle(tool: _Tool, outcome: RunOutcome, report: str) -> None:
+    """A spawn call whose child reported: its status from the child's run, the report as its output."""
+    tool.output = report
+    if isinstance(outcome, RunOutcomeTurn):
+        tool.status = ToolStatus.COMPLETED
+    else:
+        tool.status = ToolStatus.CANCELLED if isinstance(outcome, RunOutcomeCanceled) else ToolStatus.FAILED
 
 
 def _created(file: DiffFile) -> bool:
