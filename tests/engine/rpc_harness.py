@@ -18,7 +18,7 @@ from omniagent.engine.broadcast import EXTENSION_BROADCASTS
 from omniagent.engine.permissions import SET_MODE_METHOD, PermissionModeResult
 from omniagent.engine.sandboxes import SET_SANDBOX_METHOD, SandboxResult
 from omniagent.engine.skills import SKILLS_LIST_METHOD
-from omniagent.protocols.yuke.base import YukeModel
+from omniagent.protocols.yuke.base import YukeModel, decode
 from omniagent.protocols.yuke.content import SkillsListResult
 from omniagent.protocols.yuke.envelope import ErrorCode, ResponseError
 from omniagent.protocols.yuke.methods import BROADCASTS, METHODS
@@ -46,7 +46,7 @@ def check_line(line: Line, methods_by_id: dict[str, str]) -> None:
         if not isinstance(line["id"], str):
             raise Protocol(f"a non-string id: {line}")
         if "error" in line:
-            model = ResponseError.model_validate(line)
+            model = decode(ResponseError, line)
             assert set(line) == {"id", "error"} and set(line["error"]) == {"code", "message"}, line
             ErrorCode(model.error.code)
             return
@@ -55,12 +55,10 @@ def check_line(line: Line, methods_by_id: dict[str, str]) -> None:
             raise Protocol(f"a response to an id never sent: {line}")
         assert set(line) == {"id", "result"}, line
         if method in EXTENSION_RESULTS:
-            if EXTENSION_RESULTS[method].model_validate(line["result"]).dump() != line["result"]:
+            if decode(EXTENSION_RESULTS[method], line["result"]).dump() != line["result"]:
                 raise Protocol(f"{method} result differs from its model: {line['result']}")
             return
-        adapter = METHODS[method].result
-        value = adapter.validate_python(line["result"])
-        dumped = adapter.dump_python(value, mode="json", by_alias=True, exclude_none=True)
+        dumped = decode(METHODS[method].result, line["result"]).dump()
         if dumped != line["result"]:
             raise Protocol(f"{method} result differs from its model: {line['result']} != {dumped}")
         return
@@ -68,7 +66,7 @@ def check_line(line: Line, methods_by_id: dict[str, str]) -> None:
     model = BROADCASTS.get(name) or EXTENSION_BROADCASTS.get(name)
     if model is None or set(line) != {"method", "params"}:
         raise Protocol(f"not a broadcast: {line}")
-    data = model.model_validate(line["params"])
+    data = decode(model, line["params"])
     if data.dump() != line["params"]:
         raise Protocol(f"{name} differs from its model: {line['params']} != {data.dump()}")
 

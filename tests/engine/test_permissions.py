@@ -11,7 +11,7 @@ from omniagent.engine.broadcast import Broadcaster
 from omniagent.engine.errors import EngineError
 from omniagent.engine.interactions import Interactions
 from omniagent.engine.permissions import Decision, Permissions, describe
-from omniagent.protocols.yuke.base import YukeModel
+from omniagent.protocols.yuke.base import YukeModel, decode
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.protocols.yuke.interactions import InteractionConfirm, InteractionRequestedData, InteractionRespondParams
 
@@ -129,8 +129,9 @@ async def test_the_yuke_confirm_maps_to_allow_once_or_reject() -> None:
         task = asyncio.create_task(permissions.open_interaction(SID, 2, 0, "edit", "{}"))
         asked = await _asked(seen, len(seen) + 1)
         await interactions.respond(
-            InteractionRespondParams.model_validate(
-                {"interaction_id": asked.interaction_id, "response": {"type": "confirm", "value": value}}
+            decode(
+                InteractionRespondParams,
+                {"interaction_id": asked.interaction_id, "response": {"type": "confirm", "value": value}},
             )
         )
         assert await task is expected

@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
-import pytest
-from pydantic import TypeAdapter, ValidationError
+import importlib
+import pkgutil
 
+import msgspec
+import pytest
+
+from omniagent.engine import permissions, sandboxes
+from omniagent.protocols import yuke
 from omniagent.protocols.yuke.activity import ActivityIdle, SessionActivity
+from omniagent.protocols.yuke.base import DecodeError, YukeModel, decode
 from omniagent.protocols.yuke.content import Input
 from omniagent.protocols.yuke.messages import TokenUsage, ToolPart
 from omniagent.protocols.yuke.methods import BROADCASTS, METHODS
-from omniagent.protocols.yuke.sessions import SessionCancelRunResult, SessionGetParams, SessionListParams
+from omniagent.protocols.yuke.sessions import (
+    SessionCancelRunResult,
+    SessionGetParams,
+    SessionListParams,
+    SessionRewindParams,
+)
 from omniagent.protocols.yuke.tools import ToolStatePending
 
 
@@ -29,25 +40,63 @@ def test_absent_optionals_are_omitted_and_empty_arms_carry_only_their_tag() -> N
 
 def test_an_explicit_null_optional_reads_as_absent_and_unknown_fields_are_ignored() -> None:
     """yuke §1: decoding is lenient; an explicit null optional is treated as absent (our default)."""
-    params = SessionListParams.model_validate({"limit": None, "extra": 1})
+    params = decode(SessionListParams, {"limit": None, "extra": 1})
     assert params.limit is None and params.population.type == "top_level" and params.view == "active_recent"
 
 
 @pytest.mark.parametrize("bad", [{"session_id": "A" * 32}, {"session_id": "a" * 31}, {"session_id": 5}, {}])
 def test_session_ids_are_32_lowercase_hex(bad: dict[str, object]) -> None:
     """yuke §2: SessionId is exactly 32 lowercase hex digits."""
-    with pytest.raises(ValidationError):
-        SessionGetParams.model_validate(bad)
+    with pytest.raises(DecodeError):
+        decode(SessionGetParams, bad)
 
 
 @pytest.mark.parametrize("bad", [{"limit": "5"}, {"limit": True}, {"limit": 2.0}, {"limit": -1}, {"limit": 2**53}])
 def test_integers_are_strict_and_within_the_wire_range(bad: dict[str, object]) -> None:
     """yuke §2: integers are JSON numbers ≤ 2^53-1; no coercion from strings, bools or floats."""
-    with pytest.raises(ValidationError):
-        SessionListParams.model_validate(bad)
+    with pytest.raises(DecodeError):
+        decode(SessionListParams, bad)
 
 
 def test_an_unknown_union_tag_is_a_decode_error() -> None:
     """yuke §3: unknown `type` tag → decode error."""
-    with pytest.raises(ValidationError):
-        TypeAdapter(Input).validate_python({"type": "nope"})
+    with pytest.raises(DecodeError):
+        decode(Input, {"type": "nope"})
+
+
+def _models() -> list[type[YukeModel]]:
+    """Every yuke model class, the engine's extension models included."""
+    modules = [
+        importlib.import_module(f"omniagent.protocols.yuke.{m.name}") for m in pkgutil.iter_modules(yuke.__path__)
+    ]
+    modules += [permissions, sandboxes]
+    found = {
+        cls
+        for module in modules
+        for cls in vars(module).values()
+        if isinstance(cls, type) and issubclass(cls, YukeModel) and cls is not YukeModel
+    }
+    return sorted(found, key=lambda cls: cls.__qualname__)
+
+
+# Params only read from the wire: their non-None defaults are never written by us.
+_READ_ONLY = {SessionListParams, SessionRewindParams}
+
+
+@pytest.mark.parametrize("model", _models(), ids=lambda cls: cls.__qualname__)
+def test_omitting_defaults_omits_exactly_the_absent_optionals(model: type[YukeModel]) -> None:
+    """The null policy by construction: a model that omits its defaults has only None defaults; one with other
+    defaults (TokenUsage's zeros) writes every field."""
+    if not model.__struct_config__.omit_defaults or model in _READ_ONLY:
+        return
+    for field in msgspec.structs.fields(model):
+        default = field.default_factory() if field.default_factory is not msgspec.NODEFAULT else field.default
+        assert default in (None, msgspec.NODEFAULT), f"{model.__qualname__}.{field.name} defaults to {default!r}"
+
+
+@pytest.mark.parametrize("model", _models(), ids=lambda cls: cls.__qualname__)
+def test_a_union_arm_reads_its_tag_as_type(model: type[YukeModel]) -> None:
+    """Code reads `x.type` on a tagged arm; it must be the tag msgspec writes and checks."""
+    tag = model.__struct_config__.tag
+    if tag is not None:
+        assert getattr(model, "type", None) == tag and model.__struct_config__.tag_field == "type"

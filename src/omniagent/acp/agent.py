@@ -219,7 +219,7 @@ class AcpAgent:
 
     async def _list(self, params: dict[str, Any]) -> dict[str, Any]:
         cwd, cursor = params.get("cwd"), params.get("cursor")
-        page = await self._engine.sessions.list_(SessionListParams.model_validate({"cursor": cursor}))
+        page = await self._engine.sessions.list_(SessionListParams(cursor=cursor))
         infos = [history.session_info(i.session) for i in page.items if cwd is None or i.session.root == cwd]
         result: dict[str, Any] = {"sessions": infos}
         if page.next_cursor is not None:

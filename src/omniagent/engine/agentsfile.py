@@ -19,11 +19,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from omniagent.engine.errors import EngineError
 from omniagent.engine.routes import Routes
 from omniagent.protocols.yuke.agents import AgentModel, AgentModelSlot, AgentsConfig
+from omniagent.protocols.yuke.base import DecodeError, decode
 from omniagent.protocols.yuke.envelope import ErrorCode
 
 FILE_NAME = "agents.json"
@@ -127,8 +126,8 @@ def parse(raw: bytes) -> AgentsConfig:
     if unknown is not None:
         raise EngineError(ErrorCode.INTERNAL, f"agents.json: {unknown}")
     try:
-        return AgentsConfig.model_validate(value)
-    except ValidationError:
+        return decode(AgentsConfig, value)
+    except DecodeError:
         raise EngineError(ErrorCode.INTERNAL, "agents.json: a field has the wrong type") from None
 
 

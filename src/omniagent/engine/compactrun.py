@@ -13,6 +13,8 @@ import json
 import sqlite3
 from dataclasses import dataclass, field
 
+import msgspec
+
 from omniagent.engine import compaction, conversation
 from omniagent.engine.journal import now_ms, record
 from omniagent.engine.providers import neutral as n
@@ -157,7 +159,7 @@ async def compact(
 def _commit(
     conn: sqlite3.Connection, sid: str, draft: CompactionMessage, usage: n.Usage
 ) -> tuple[MessageCommittedData, Session]:
-    message = draft.model_copy(update={"id": q.bump_counter(conn, sid, "message_id_high")})
+    message = msgspec.structs.replace(draft, id=q.bump_counter(conn, sid, "message_id_high"))
     q.insert_message(conn, sid, message.id, "compaction", message.run_id, None, json.dumps(message.dump()))
     # The summary call counts in the session's totals; the gauge becomes what the context holds now.
     q.note_message(conn, sid, tokens_of(usage), None, message.time.created_at_ms)

@@ -144,7 +144,7 @@ class Draft:
         part_id = buf.id
         self._ctx.emit(
             "message.part_delta",
-            PartDelta.model_construct(
+            PartDelta(
                 session_id=self._ctx.session_id,
                 message_id=self.message_id,
                 part_id=part_id,

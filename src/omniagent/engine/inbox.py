@@ -11,16 +11,14 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from pydantic import TypeAdapter
-
 from omniagent.engine.journal import now_ms, record
 from omniagent.engine.store import queries as q
+from omniagent.protocols.yuke.base import decode, decode_json
 from omniagent.protocols.yuke.content import ContentPart, SkillRef
 from omniagent.protocols.yuke.inputs import InputQueuedData, InputSource, QueuedInput
 
 MAX_QUEUED = 128  # queued inputs per session (yuke limit)
 
-QUEUED = TypeAdapter(QueuedInput)
 _SKILL_KEY = "skill"  # a queued skill input's SkillRef, in its pending row beside the QueuedInput fields
 
 # Sources only the engine sends, which nobody may cancel: a report, a notice (the parent's instructions can be).
@@ -51,10 +49,15 @@ def enqueue(
     return data
 
 
+def queued_input(payload: str) -> QueuedInput:
+    """A stored pending input as its wire model (the skill kept beside it is ignored)."""
+    return decode_json(QueuedInput, payload)
+
+
 def queued(conn: sqlite3.Connection, session_id: str) -> list[tuple[QueuedInput, SkillRef | None]]:
     """The session's queued inputs, oldest first, each with the skill it runs (None for content)."""
     out = []
     for payload in q.list_pending(conn, session_id):
         skill = json.loads(payload).get(_SKILL_KEY)
-        out.append((QUEUED.validate_json(payload), SkillRef.model_validate(skill) if skill is not None else None))
+        out.append((queued_input(payload), decode(SkillRef, skill) if skill is not None else None))
     return out

@@ -209,7 +209,7 @@ class Inputs:
         payloads = await self._store.read(txn)
         if payloads is None:
             raise EngineError.unknown_session()
-        return SessionQueueResult(items=[runrows.QUEUED.validate_json(p) for p in payloads])
+        return SessionQueueResult(items=[runrows.queued_input(p) for p in payloads])
 
     async def cancel_run(self, params: SessionCancelRunParams) -> SessionCancelRunResult:
         """session.cancel_run: cancel the active run (its run.done follows), optionally clearing the queue (but

@@ -15,8 +15,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from pydantic import ValidationError
-
 from omniagent.engine.engine import Engine, EngineConfig
 from omniagent.engine.errors import EngineError
 from omniagent.engine.faceconfig import MAX_LINE_BYTES, STDIN_LIMIT, engine_dirs
@@ -25,7 +23,7 @@ from omniagent.engine.store.ownership import lease_from_env
 from omniagent.engine.tools import ToolLimits
 from omniagent.engine.tools.context import SEARCH_TIMEOUT
 from omniagent.logs import configure
-from omniagent.protocols.yuke.base import YukeModel
+from omniagent.protocols.yuke.base import DecodeError, YukeModel, decode
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.protocols.yuke.methods import METHODS
 from omniagent.wire.decode import BadJson, decode_line
@@ -131,8 +129,8 @@ async def _call(engine: MethodTable, method: str, raw_params: Any) -> YukeModel:
     if not isinstance(raw_params, dict):
         raise EngineError.bad_request("bad parameters")
     try:
-        params = params_model.model_validate(raw_params)
-    except ValidationError:
+        params = decode(params_model, raw_params)
+    except DecodeError:
         raise EngineError.bad_request("bad parameters") from None
     return await engine.handle(method, params)
 

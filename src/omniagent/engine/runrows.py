@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from omniagent.engine import inbox, orphans, reports
-from omniagent.engine.inbox import QUEUED
+from omniagent.engine.inbox import queued_input
 from omniagent.engine.journal import Broadcast, now_ms, record
 from omniagent.engine.live import ActiveRun
 from omniagent.engine.orphans import RunOwnedElsewhere
@@ -37,7 +37,7 @@ from omniagent.protocols.yuke.runs import (
 )
 from omniagent.protocols.yuke.sessions import ChildCapacity, OriginChild, Session
 
-__all__ = ["QUEUED", "NewInput", "Opened", "Queued"]
+__all__ = ["NewInput", "Opened", "Queued", "queued_input"]
 
 # One input a client or the engine sends: its content, its source when the engine sends it, the skill it runs.
 NewInput = tuple[list[ContentPart], InputSource | None, SkillRef | None]

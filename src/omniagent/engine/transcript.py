@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import uuid
 
-from pydantic import TypeAdapter
-
 from omniagent.engine.errors import EngineError
 from omniagent.engine.journal import now_ms
 from omniagent.engine.providers import neutral as n
+from omniagent.protocols.yuke.base import decode_json
 from omniagent.protocols.yuke.content import ContentText
 from omniagent.protocols.yuke.messages import AssistantMessage, CompactionMessage, Message, TokenUsage, UserMessage
 from omniagent.protocols.yuke.sessions import Session, SessionOrigin
@@ -19,12 +18,11 @@ from omniagent.protocols.yuke.sessions import Session, SessionOrigin
 ROOT_AGENT = "root"  # yuke-rpc.md §9 #5: the reserved agent name of root sessions
 TITLE_MAX = 256  # characters of the first user line kept as the title (§9 #4)
 
-_MESSAGE = TypeAdapter[Message](Message)
-
 
 def parse_message(payload: str) -> Message:
     """A stored message payload as its wire model."""
-    return _MESSAGE.validate_json(payload)
+    message: Message = decode_json(Message, payload)
+    return message
 
 
 def new_session_id() -> str:

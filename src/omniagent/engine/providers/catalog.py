@@ -188,7 +188,7 @@ class Catalog:
         providers = [ProviderInfo(id=p.id, name=p.name or p.id, state=self.state(p)) for p in self._providers]
         models = [_model_info(p, m) for p in self._providers for m in p.models or []]
         canonical = json.dumps(
-            [[p.model_dump(mode="json") for p in providers], [m.model_dump(mode="json") for m in models]],
+            [[p.dump() for p in providers], [m.dump() for m in models]],
             sort_keys=True,
             separators=(",", ":"),
         )

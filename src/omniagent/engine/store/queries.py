@@ -51,7 +51,7 @@ def _origin(row: sqlite3.Row) -> SessionOrigin:
 
 def session_from_row(row: sqlite3.Row) -> Session:
     """The wire `Session` of a sessions row."""
-    return Session.model_construct(
+    return Session(
         id=row["id"],
         root=row["root"],
         profile=row["profile"],

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
-
-from pydantic import Field
+from typing import ClassVar, Literal
 
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.ids import U64, MessageId, PartId, RunId, SessionId, Str
@@ -12,41 +10,41 @@ from omniagent.protocols.yuke.messages import CompactionReason, TokenUsage
 from omniagent.protocols.yuke.runs import RunConfig, RunErrorCode
 
 
-class ActivityIdle(YukeModel):
+class ActivityIdle(YukeModel, tag="idle"):
     """No active work."""
 
-    type: Literal["idle"] = "idle"
+    type: ClassVar[Literal["idle"]] = "idle"
 
 
-class ActivityBuilding(YukeModel):
+class ActivityBuilding(YukeModel, tag="building"):
     """First phase of a run: prompt and request assembly."""
 
-    type: Literal["building"] = "building"
+    type: ClassVar[Literal["building"]] = "building"
     run_id: RunId
     started_at_ms: U64
 
 
-class ActivityRunning(YukeModel):
+class ActivityRunning(YukeModel, tag="running"):
     """A request is out or streaming."""
 
-    type: Literal["running"] = "running"
+    type: ClassVar[Literal["running"]] = "running"
     run_id: RunId
     started_at_ms: U64
 
 
-class ActivityReasoning(YukeModel):
+class ActivityReasoning(YukeModel, tag="reasoning"):
     """The model produces reasoning."""
 
-    type: Literal["reasoning"] = "reasoning"
+    type: ClassVar[Literal["reasoning"]] = "reasoning"
     run_id: RunId
     message_id: MessageId
     part_id: PartId
 
 
-class ActivityRunningTool(YukeModel):
+class ActivityRunningTool(YukeModel, tag="running_tool"):
     """A tool executes."""
 
-    type: Literal["running_tool"] = "running_tool"
+    type: ClassVar[Literal["running_tool"]] = "running_tool"
     run_id: RunId
     message_id: MessageId
     part_id: PartId
@@ -54,10 +52,10 @@ class ActivityRunningTool(YukeModel):
     started_at_ms: U64
 
 
-class ActivityRetrying(YukeModel):
+class ActivityRetrying(YukeModel, tag="retrying"):
     """The run waits before its next attempt."""
 
-    type: Literal["retrying"] = "retrying"
+    type: ClassVar[Literal["retrying"]] = "retrying"
     run_id: RunId
     attempt: U64
     max_attempts: U64
@@ -66,25 +64,24 @@ class ActivityRetrying(YukeModel):
     message: Str
 
 
-class ActivityCompacting(YukeModel):
+class ActivityCompacting(YukeModel, tag="compacting"):
     """A compaction model call is active."""
 
-    type: Literal["compacting"] = "compacting"
+    type: ClassVar[Literal["compacting"]] = "compacting"
     run_id: RunId
     reason: CompactionReason
     started_at_ms: U64
 
 
-ActivityState = Annotated[
+ActivityState = (
     ActivityIdle
     | ActivityBuilding
     | ActivityRunning
     | ActivityReasoning
     | ActivityRunningTool
     | ActivityRetrying
-    | ActivityCompacting,
-    Field(discriminator="type"),
-]
+    | ActivityCompacting
+)
 
 
 class SessionActivity(YukeModel):

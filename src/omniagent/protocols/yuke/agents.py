@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+import msgspec
+from msgspec import Meta
 
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.ids import AgentConfigRev, SessionId, Str
@@ -13,7 +14,7 @@ AgentModelSlot = Literal["small", "medium"]
 
 
 class AgentModel(YukeModel):
-    model: Annotated[str, Field(min_length=1, max_length=4096)]
+    model: Annotated[str, Meta(min_length=1, max_length=4096)]
     reasoning: Str | None = None
 
 
@@ -22,8 +23,8 @@ class AgentModels(YukeModel):
     medium: AgentModel | None = None
 
 
-class AgentsConfig(YukeModel):
-    models: AgentModels = Field(default_factory=AgentModels)
+class AgentsConfig(YukeModel, omit_defaults=False):
+    models: AgentModels = msgspec.field(default_factory=AgentModels)
 
 
 class AgentsGetResult(YukeModel):

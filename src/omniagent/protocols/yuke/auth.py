@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
-
-from pydantic import Field
+from typing import ClassVar, Literal
 
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.ids import Bool, LoginId, ProviderId, Str
@@ -26,8 +24,11 @@ class AuthChangedData(YukeModel):
 
 class AuthSetApiKeyParams(YukeModel):
     provider_id: ProviderId
-    # The key is write-only: never logged, never echoed (repr hides it).
-    api_key: Str = Field(repr=False)
+    # The key is write-only: never logged, never echoed.
+    api_key: Str
+
+    def __repr__(self) -> str:
+        return f"AuthSetApiKeyParams(provider_id={self.provider_id!r}, api_key=<hidden>)"
 
 
 class AuthRemoveParams(YukeModel):
@@ -48,20 +49,20 @@ class AuthCancelLoginParams(YukeModel):
     login_id: LoginId
 
 
-class LoginSucceeded(YukeModel):
-    type: Literal["succeeded"] = "succeeded"
+class LoginSucceeded(YukeModel, tag="succeeded"):
+    type: ClassVar[Literal["succeeded"]] = "succeeded"
 
 
-class LoginCanceled(YukeModel):
-    type: Literal["canceled"] = "canceled"
+class LoginCanceled(YukeModel, tag="canceled"):
+    type: ClassVar[Literal["canceled"]] = "canceled"
 
 
-class LoginFailed(YukeModel):
-    type: Literal["failed"] = "failed"
+class LoginFailed(YukeModel, tag="failed"):
+    type: ClassVar[Literal["failed"]] = "failed"
     message: Str
 
 
-AuthLoginOutcome = Annotated[LoginSucceeded | LoginCanceled | LoginFailed, Field(discriminator="type")]
+AuthLoginOutcome = LoginSucceeded | LoginCanceled | LoginFailed
 
 
 class AuthLoginFinishedData(YukeModel):

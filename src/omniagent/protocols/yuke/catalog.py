@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
-
-from pydantic import Field
+from typing import ClassVar, Literal
 
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.ids import F64, U64, Bool, CatalogRev, ModelId, Str
@@ -45,19 +43,19 @@ class CatalogListParams(YukeModel):
     since_rev: CatalogRev | None = None
 
 
-class CatalogListResultUnchanged(YukeModel):
-    type: Literal["unchanged"] = "unchanged"
+class CatalogListResultUnchanged(YukeModel, tag="unchanged"):
+    type: ClassVar[Literal["unchanged"]] = "unchanged"
     catalog_rev: CatalogRev
 
 
-class CatalogListResultFull(YukeModel):
-    type: Literal["full"] = "full"
+class CatalogListResultFull(YukeModel, tag="full"):
+    type: ClassVar[Literal["full"]] = "full"
     catalog_rev: CatalogRev
     providers: list[ProviderInfo]
     models: list[ModelInfo]
 
 
-CatalogListResult = Annotated[CatalogListResultUnchanged | CatalogListResultFull, Field(discriminator="type")]
+CatalogListResult = CatalogListResultUnchanged | CatalogListResultFull
 
 
 class CatalogReloadResult(YukeModel):

@@ -2,50 +2,51 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
-from pydantic import Field
+from msgspec import Meta
 
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.ids import U64, Str
 
 
-class MediaBlob(YukeModel):
+class MediaBlob(YukeModel, tag="blob"):
     """A content-addressed blob (no blob store exists yet, so the engine refuses it)."""
 
-    type: Literal["blob"] = "blob"
-    hash: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+    type: ClassVar[Literal["blob"]] = "blob"
+    hash: Annotated[str, Meta(pattern=r"^[0-9a-f]{64}$")]
     mime: Str
     bytes: U64
 
 
-MediaSource = Annotated[MediaBlob, Field(discriminator="type")]
+# A union of one arm today: msgspec checks a tag that is present (a missing one reads as "blob").
+MediaSource = MediaBlob
 
 
-class ContentText(YukeModel):
-    type: Literal["text"] = "text"
+class ContentText(YukeModel, tag="text"):
+    type: ClassVar[Literal["text"]] = "text"
     text: Str
 
 
-class ContentImage(YukeModel):
-    type: Literal["image"] = "image"
+class ContentImage(YukeModel, tag="image"):
+    type: ClassVar[Literal["image"]] = "image"
     source: MediaSource
     detail: Str | None = None
 
 
-class ContentAudio(YukeModel):
-    type: Literal["audio"] = "audio"
+class ContentAudio(YukeModel, tag="audio"):
+    type: ClassVar[Literal["audio"]] = "audio"
     source: MediaSource
     format: Str
 
 
-class ContentFile(YukeModel):
-    type: Literal["file"] = "file"
+class ContentFile(YukeModel, tag="file"):
+    type: ClassVar[Literal["file"]] = "file"
     source: MediaSource
     filename: Str | None = None
 
 
-ContentPart = Annotated[ContentText | ContentImage | ContentAudio | ContentFile, Field(discriminator="type")]
+ContentPart = ContentText | ContentImage | ContentAudio | ContentFile
 
 
 class SkillRef(YukeModel):
@@ -64,14 +65,14 @@ class SkillsListResult(YukeModel):
     skills: list[SkillInfo]
 
 
-class InputContent(YukeModel):
-    type: Literal["content"] = "content"
+class InputContent(YukeModel, tag="content"):
+    type: ClassVar[Literal["content"]] = "content"
     content: list[ContentPart]
 
 
-class InputSkill(YukeModel):
-    type: Literal["skill"] = "skill"
+class InputSkill(YukeModel, tag="skill"):
+    type: ClassVar[Literal["skill"]] = "skill"
     skill: SkillRef
 
 
-Input = Annotated[InputContent | InputSkill, Field(discriminator="type")]
+Input = InputContent | InputSkill

@@ -49,7 +49,7 @@ class ErrorObject(YukeModel):
     message: Str
 
 
-class Request(YukeModel):
+class Request(YukeModel, omit_defaults=False):
     id: Str
     method: Str
     params: dict[str, Any] = {}

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
-
-from pydantic import Field
+from typing import ClassVar, Literal
 
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.content import ContentPart
@@ -12,15 +10,15 @@ from omniagent.protocols.yuke.ids import U64, Bool, InputId, MessageId, PartId, 
 from omniagent.protocols.yuke.runs import RunKind, RunOutcome
 
 
-class ParentInstruction(YukeModel):
-    type: Literal["parent_instruction"] = "parent_instruction"
+class ParentInstruction(YukeModel, tag="parent_instruction"):
+    type: ClassVar[Literal["parent_instruction"]] = "parent_instruction"
     session_id: SessionId
     message_id: MessageId
     part_id: PartId
 
 
-class ChildReport(YukeModel):
-    type: Literal["child_report"] = "child_report"
+class ChildReport(YukeModel, tag="child_report"):
+    type: ClassVar[Literal["child_report"]] = "child_report"
     session_id: SessionId
     run_id: RunId
     path: Str
@@ -29,22 +27,20 @@ class ChildReport(YukeModel):
     truncated: Bool
 
 
-class ChildInputCanceled(YukeModel):
-    type: Literal["child_input_canceled"] = "child_input_canceled"
+class ChildInputCanceled(YukeModel, tag="child_input_canceled"):
+    type: ClassVar[Literal["child_input_canceled"]] = "child_input_canceled"
     session_id: SessionId
     path: Str
     input_ids: list[InputId]
 
 
-class EngineInterruption(YukeModel):
-    type: Literal["engine_interruption"] = "engine_interruption"
+class EngineInterruption(YukeModel, tag="engine_interruption"):
+    type: ClassVar[Literal["engine_interruption"]] = "engine_interruption"
     run_id: RunId
     kind: RunKind
 
 
-InputSource = Annotated[
-    ParentInstruction | ChildReport | ChildInputCanceled | EngineInterruption, Field(discriminator="type")
-]
+InputSource = ParentInstruction | ChildReport | ChildInputCanceled | EngineInterruption
 
 
 class QueuedInput(YukeModel):

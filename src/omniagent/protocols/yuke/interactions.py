@@ -3,59 +3,54 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
-
-from pydantic import Field
+from typing import ClassVar, Literal
 
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.ids import U64, Bool, SessionId, Str
 
 
-class InteractionConfirm(YukeModel):
-    type: Literal["confirm"] = "confirm"
+class InteractionConfirm(YukeModel, tag="confirm"):
+    type: ClassVar[Literal["confirm"]] = "confirm"
     title: Str
     message: Str
 
 
-class InteractionSelect(YukeModel):
-    type: Literal["select"] = "select"
+class InteractionSelect(YukeModel, tag="select"):
+    type: ClassVar[Literal["select"]] = "select"
     title: Str
     options: list[Str]
 
 
-class InteractionInput(YukeModel):
-    type: Literal["input"] = "input"
+class InteractionInput(YukeModel, tag="input"):
+    type: ClassVar[Literal["input"]] = "input"
     secret: Bool | None = None
     title: Str
     placeholder: Str | None = None
 
 
-InteractionRequest = Annotated[InteractionConfirm | InteractionSelect | InteractionInput, Field(discriminator="type")]
+InteractionRequest = InteractionConfirm | InteractionSelect | InteractionInput
 
 
-class InteractionConfirmed(YukeModel):
-    type: Literal["confirm"] = "confirm"
+class InteractionConfirmed(YukeModel, tag="confirm"):
+    type: ClassVar[Literal["confirm"]] = "confirm"
     value: Bool
 
 
-class InteractionSelectValue(YukeModel):
-    type: Literal["select"] = "select"
+class InteractionSelectValue(YukeModel, tag="select"):
+    type: ClassVar[Literal["select"]] = "select"
     value: Str
 
 
-class InteractionInputValue(YukeModel):
-    type: Literal["input"] = "input"
+class InteractionInputValue(YukeModel, tag="input"):
+    type: ClassVar[Literal["input"]] = "input"
     value: Str
 
 
-class InteractionCanceled(YukeModel):
-    type: Literal["canceled"] = "canceled"
+class InteractionCanceled(YukeModel, tag="canceled"):
+    type: ClassVar[Literal["canceled"]] = "canceled"
 
 
-InteractionResponse = Annotated[
-    InteractionConfirmed | InteractionSelectValue | InteractionInputValue | InteractionCanceled,
-    Field(discriminator="type"),
-]
+InteractionResponse = InteractionConfirmed | InteractionSelectValue | InteractionInputValue | InteractionCanceled
 
 
 class InteractionRequestedData(YukeModel):

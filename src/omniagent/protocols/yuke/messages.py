@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
-
-from pydantic import Field
+from typing import ClassVar, Literal
 
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.content import ContentPart, SkillRef
@@ -18,7 +16,7 @@ ProviderProtocol = Literal["anthropic_messages", "openai_chat", "openai_response
 CompactionReason = Literal["auto", "manual"]
 
 
-class TokenUsage(YukeModel):
+class TokenUsage(YukeModel, omit_defaults=False):
     """Token counts for one message; `input` includes the cache subsets."""
 
     input: U64 = 0
@@ -47,27 +45,27 @@ class TurnProvenance(YukeModel):
     model: Str
 
 
-class TextPart(YukeModel):
-    type: Literal["text"] = "text"
+class TextPart(YukeModel, tag="text"):
+    type: ClassVar[Literal["text"]] = "text"
     id: PartId
     text: Str
 
 
-class ReasoningPart(YukeModel):
-    type: Literal["reasoning"] = "reasoning"
+class ReasoningPart(YukeModel, tag="reasoning"):
+    type: ClassVar[Literal["reasoning"]] = "reasoning"
     id: PartId
     text: Str
     signature: Str
 
 
-class RedactedReasoningPart(YukeModel):
-    type: Literal["redacted_reasoning"] = "redacted_reasoning"
+class RedactedReasoningPart(YukeModel, tag="redacted_reasoning"):
+    type: ClassVar[Literal["redacted_reasoning"]] = "redacted_reasoning"
     id: PartId
     data: Str
 
 
-class ToolPart(YukeModel):
-    type: Literal["tool"] = "tool"
+class ToolPart(YukeModel, tag="tool"):
+    type: ClassVar[Literal["tool"]] = "tool"
     id: PartId
     call_id: Str | None = None
     name: Str
@@ -76,24 +74,24 @@ class ToolPart(YukeModel):
     state: ToolState
 
 
-AssistantPart = Annotated[TextPart | ReasoningPart | RedactedReasoningPart | ToolPart, Field(discriminator="type")]
+AssistantPart = TextPart | ReasoningPart | RedactedReasoningPart | ToolPart
 
 
-class ReasoningFinal(YukeModel):
-    type: Literal["reasoning"] = "reasoning"
+class ReasoningFinal(YukeModel, tag="reasoning"):
+    type: ClassVar[Literal["reasoning"]] = "reasoning"
     signature: Str
 
 
-class RedactedReasoningFinal(YukeModel):
-    type: Literal["redacted_reasoning"] = "redacted_reasoning"
+class RedactedReasoningFinal(YukeModel, tag="redacted_reasoning"):
+    type: ClassVar[Literal["redacted_reasoning"]] = "redacted_reasoning"
     data: Str
 
 
-PartFinal = Annotated[ReasoningFinal | RedactedReasoningFinal, Field(discriminator="type")]
+PartFinal = ReasoningFinal | RedactedReasoningFinal
 
 
-class UserMessage(YukeModel):
-    type: Literal["user"] = "user"
+class UserMessage(YukeModel, tag="user"):
+    type: ClassVar[Literal["user"]] = "user"
     source: InputSource | None = None
     id: MessageId
     content: list[ContentPart]
@@ -102,8 +100,8 @@ class UserMessage(YukeModel):
     time: CreatedTime
 
 
-class AssistantMessage(YukeModel):
-    type: Literal["assistant"] = "assistant"
+class AssistantMessage(YukeModel, tag="assistant"):
+    type: ClassVar[Literal["assistant"]] = "assistant"
     id: MessageId
     run_id: RunId
     config_rev: ConfigRev
@@ -117,8 +115,8 @@ class AssistantMessage(YukeModel):
     provenance: TurnProvenance | None = None
 
 
-class CompactionMessage(YukeModel):
-    type: Literal["compaction"] = "compaction"
+class CompactionMessage(YukeModel, tag="compaction"):
+    type: ClassVar[Literal["compaction"]] = "compaction"
     id: MessageId
     run_id: RunId
     reason: CompactionReason
@@ -129,7 +127,7 @@ class CompactionMessage(YukeModel):
     time: CreatedTime
 
 
-Message = Annotated[UserMessage | AssistantMessage | CompactionMessage, Field(discriminator="type")]
+Message = UserMessage | AssistantMessage | CompactionMessage
 
 
 class AssistantDraft(YukeModel):

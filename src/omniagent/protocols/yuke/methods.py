@@ -1,15 +1,13 @@
 """THE method table (MethodName → params and result types) and the broadcast table (BroadcastName → data type).
 
-Dispatch code never names a model: it looks the method up here. Result types that are unions are wrapped in a
-`TypeAdapter` so callers can validate any result the same way.
+Dispatch code never names a model: it looks the method up here. A result type may be a union of models; decode
+any of them with `base.decode(spec.result, value)`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
-
-from pydantic import TypeAdapter
 
 from omniagent.protocols.yuke import agents, auth, base, catalog, initialize, interactions, notices, sessions
 from omniagent.protocols.yuke.activity import SessionActivityChangedData
@@ -32,12 +30,12 @@ class MethodSpec:
     """One row of the method table; `params_optional` means the client may omit `params`."""
 
     params: type[YukeModel]
-    result: TypeAdapter[Any]
+    result: Any  # a model class or a union of them
     params_optional: bool = False
 
 
 def _m(params: type[YukeModel], result: Any, *, optional: bool = False) -> MethodSpec:
-    return MethodSpec(params, TypeAdapter(result), optional)
+    return MethodSpec(params, result, optional)
 
 
 METHODS: dict[str, MethodSpec] = {

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
-
-from pydantic import Field
+from typing import ClassVar, Literal
 
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.ids import U64, ConfigRev, MessageId, RunId, Seq, SessionId, Str
@@ -37,36 +35,33 @@ class RunConfig(YukeModel):
     reasoning: Str
 
 
-class RunOutcomeTurn(YukeModel):
-    type: Literal["turn"] = "turn"
+class RunOutcomeTurn(YukeModel, tag="turn"):
+    type: ClassVar[Literal["turn"]] = "turn"
     finish: StopReason
     rounds: U64
 
 
-class RunOutcomeCompacted(YukeModel):
-    type: Literal["compacted"] = "compacted"
+class RunOutcomeCompacted(YukeModel, tag="compacted"):
+    type: ClassVar[Literal["compacted"]] = "compacted"
     message_id: MessageId
 
 
-class RunOutcomeSkipped(YukeModel):
-    type: Literal["skipped"] = "skipped"
+class RunOutcomeSkipped(YukeModel, tag="skipped"):
+    type: ClassVar[Literal["skipped"]] = "skipped"
     reason: Literal["nothing_to_summarize", "too_few_messages"]
 
 
-class RunOutcomeCanceled(YukeModel):
-    type: Literal["canceled"] = "canceled"
+class RunOutcomeCanceled(YukeModel, tag="canceled"):
+    type: ClassVar[Literal["canceled"]] = "canceled"
 
 
-class RunOutcomeFailed(YukeModel):
-    type: Literal["failed"] = "failed"
+class RunOutcomeFailed(YukeModel, tag="failed"):
+    type: ClassVar[Literal["failed"]] = "failed"
     code: RunErrorCode
     message: Str
 
 
-RunOutcome = Annotated[
-    RunOutcomeTurn | RunOutcomeCompacted | RunOutcomeSkipped | RunOutcomeCanceled | RunOutcomeFailed,
-    Field(discriminator="type"),
-]
+RunOutcome = RunOutcomeTurn | RunOutcomeCompacted | RunOutcomeSkipped | RunOutcomeCanceled | RunOutcomeFailed
 
 
 class RunCanceledTiming(YukeModel):

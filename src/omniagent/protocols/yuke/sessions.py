@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import ClassVar, Literal
 
-from pydantic import Field
+import msgspec
 
 from omniagent.protocols.yuke.activity import SessionActivity
 from omniagent.protocols.yuke.base import YukeModel
@@ -31,23 +31,23 @@ class Client(YukeModel):
     version: Str
 
 
-class OriginRoot(YukeModel):
-    type: Literal["root"] = "root"
+class OriginRoot(YukeModel, tag="root"):
+    type: ClassVar[Literal["root"]] = "root"
 
 
-class OriginChild(YukeModel):
-    type: Literal["child"] = "child"
+class OriginChild(YukeModel, tag="child"):
+    type: ClassVar[Literal["child"]] = "child"
     parent_id: SessionId
     parent_message_id: MessageId
     parent_part_id: PartId
 
 
-class OriginFork(YukeModel):
-    type: Literal["fork"] = "fork"
+class OriginFork(YukeModel, tag="fork"):
+    type: ClassVar[Literal["fork"]] = "fork"
     source_id: SessionId
 
 
-SessionOrigin = Annotated[OriginRoot | OriginChild | OriginFork, Field(discriminator="type")]
+SessionOrigin = OriginRoot | OriginChild | OriginFork
 
 
 class Session(YukeModel):
@@ -94,21 +94,21 @@ class CreateSession(YukeModel):
     child: ChildSession | None = None
 
 
-class SendInputStarted(YukeModel):
-    type: Literal["started"] = "started"
+class SendInputStarted(YukeModel, tag="started"):
+    type: ClassVar[Literal["started"]] = "started"
     input_id: InputId
     run_id: RunId
     capacity: ChildCapacity | None = None
 
 
-class SendInputQueued(YukeModel):
-    type: Literal["queued"] = "queued"
+class SendInputQueued(YukeModel, tag="queued"):
+    type: ClassVar[Literal["queued"]] = "queued"
     input_id: InputId
     reason: Literal["session_busy", "concurrency_limit"]
     capacity: ChildCapacity | None = None
 
 
-SessionSendInputResult = Annotated[SendInputStarted | SendInputQueued, Field(discriminator="type")]
+SessionSendInputResult = SendInputStarted | SendInputQueued
 
 
 class SessionResult(YukeModel):
@@ -116,25 +116,25 @@ class SessionResult(YukeModel):
     input: SessionSendInputResult | None = None
 
 
-class PopulationTopLevel(YukeModel):
-    type: Literal["top_level"] = "top_level"
+class PopulationTopLevel(YukeModel, tag="top_level"):
+    type: ClassVar[Literal["top_level"]] = "top_level"
 
 
-class PopulationChildren(YukeModel):
-    type: Literal["children"] = "children"
+class PopulationChildren(YukeModel, tag="children"):
+    type: ClassVar[Literal["children"]] = "children"
     parent_id: SessionId
 
 
-class PopulationAll(YukeModel):
-    type: Literal["all"] = "all"
+class PopulationAll(YukeModel, tag="all"):
+    type: ClassVar[Literal["all"]] = "all"
 
 
-SessionPopulation = Annotated[PopulationTopLevel | PopulationChildren | PopulationAll, Field(discriminator="type")]
+SessionPopulation = PopulationTopLevel | PopulationChildren | PopulationAll
 SessionView = Literal["active", "recent", "active_recent"]
 
 
 class SessionListParams(YukeModel):
-    population: SessionPopulation = Field(default_factory=PopulationTopLevel)
+    population: SessionPopulation = msgspec.field(default_factory=PopulationTopLevel)
     view: SessionView = "active_recent"
     limit: U64 | None = None
     cursor: Str | None = None
@@ -167,7 +167,7 @@ class SessionPatchParams(YukeModel):
     patch: SessionPatch
 
 
-class SessionRemoveParams(YukeModel):
+class SessionRemoveParams(YukeModel, omit_defaults=False):
     session_id: SessionId
     cascade_children: Bool = False
 

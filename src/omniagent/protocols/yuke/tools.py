@@ -2,28 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
-
-from pydantic import Field
+from typing import ClassVar, Literal
 
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.content import MediaSource
 from omniagent.protocols.yuke.ids import U64, Str
 
 
-class ViewText(YukeModel):
-    type: Literal["text"] = "text"
+class ViewText(YukeModel, tag="text"):
+    type: ClassVar[Literal["text"]] = "text"
     text: Str
     language: Str | None = None
 
 
-class ViewMarkdown(YukeModel):
-    type: Literal["markdown"] = "markdown"
+class ViewMarkdown(YukeModel, tag="markdown"):
+    type: ClassVar[Literal["markdown"]] = "markdown"
     text: Str
 
 
-class ViewJson(YukeModel):
-    type: Literal["json"] = "json"
+class ViewJson(YukeModel, tag="json"):
+    type: ClassVar[Literal["json"]] = "json"
     text: Str
 
 
@@ -41,50 +39,47 @@ class DiffFile(YukeModel):
     hunks: list[DiffHunk]
 
 
-class ViewDiff(YukeModel):
-    type: Literal["diff"] = "diff"
+class ViewDiff(YukeModel, tag="diff"):
+    type: ClassVar[Literal["diff"]] = "diff"
     files: list[DiffFile]
 
 
-class ViewImage(YukeModel):
-    type: Literal["image"] = "image"
+class ViewImage(YukeModel, tag="image"):
+    type: ClassVar[Literal["image"]] = "image"
     source: MediaSource
     alt: Str | None = None
 
 
-View = Annotated[ViewText | ViewMarkdown | ViewJson | ViewDiff | ViewImage, Field(discriminator="type")]
+View = ViewText | ViewMarkdown | ViewJson | ViewDiff | ViewImage
 
 
-class ToolStatePending(YukeModel):
-    type: Literal["pending"] = "pending"
+class ToolStatePending(YukeModel, tag="pending"):
+    type: ClassVar[Literal["pending"]] = "pending"
 
 
-class ToolStateRunning(YukeModel):
-    type: Literal["running"] = "running"
+class ToolStateRunning(YukeModel, tag="running"):
+    type: ClassVar[Literal["running"]] = "running"
     started_at_ms: U64
     output: Str | None = None
 
 
-class ToolStateCompleted(YukeModel):
-    type: Literal["completed"] = "completed"
+class ToolStateCompleted(YukeModel, tag="completed"):
+    type: ClassVar[Literal["completed"]] = "completed"
     output: Str
     view: list[View] | None = None
     duration_ms: U64
 
 
-class ToolStateError(YukeModel):
-    type: Literal["error"] = "error"
+class ToolStateError(YukeModel, tag="error"):
+    type: ClassVar[Literal["error"]] = "error"
     error: Str
     view: list[View] | None = None
     duration_ms: U64
 
 
-class ToolStateCanceled(YukeModel):
-    type: Literal["canceled"] = "canceled"
+class ToolStateCanceled(YukeModel, tag="canceled"):
+    type: ClassVar[Literal["canceled"]] = "canceled"
     duration_ms: U64 | None = None
 
 
-ToolState = Annotated[
-    ToolStatePending | ToolStateRunning | ToolStateCompleted | ToolStateError | ToolStateCanceled,
-    Field(discriminator="type"),
-]
+ToolState = ToolStatePending | ToolStateRunning | ToolStateCompleted | ToolStateError | ToolStateCanceled

@@ -16,8 +16,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import suppress
 
-from pydantic import ValidationError
-
 from omniagent.engine.engine import Engine
 from omniagent.engine.errors import EngineError
 from omniagent.engine.sandboxes import SetSandboxParams
@@ -80,7 +78,7 @@ async def existing(engine: Engine, session_id: str) -> Session:
     """The stored session with this id. Raises: `ResumeFailed`."""
     try:
         return (await engine.sessions.get(SessionGetParams(session_id=session_id))).session
-    except (EngineError, ValidationError) as exc:
+    except EngineError as exc:
         raise ResumeFailed(f"the engine has no session {session_id}") from exc
 
 
