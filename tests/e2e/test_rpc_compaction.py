@@ -288,6 +288,7 @@ async def test_a_compaction_queued_when_the_engine_dies_is_canceled_at_the_next_
     assert (await rpc.call("session.compact", {"session_id": sid}))["status"] == "queued"
     await rpc.kill()
     again = await RpcProcess.start(tmp_path / "data")
+    again.send("session.list")  # the engine opens at the first request after `initialize`
     turn = again.lines[await again.broadcast("run.done", where=lambda p: p["run_id"] == 1)]["params"]
     assert turn["outcome"]["type"] == "failed" and turn["outcome"]["code"] == "interrupted"
     queued = again.lines[await again.broadcast("run.done", where=lambda p: p["run_id"] == 2)]["params"]

@@ -36,6 +36,7 @@ async def test_a_run_open_at_kill_9_reads_failed_interrupted_and_the_queue_survi
         await rpc.kill()
 
         again = await RpcProcess.start(data)
+        again.send("session.list")  # the engine opens at the first request after `initialize`
         done = again.lines[await again.broadcast("run.done")]["params"]
         assert (done["session_id"], done["run_id"]) == (sid, 1)
         assert done["outcome"] == {"type": "failed", "code": "interrupted", "message": done["outcome"]["message"]}

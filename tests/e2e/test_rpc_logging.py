@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 TIMEOUT = 30.0  # seconds for one `omniagent rpc` process to answer and exit
-INITIALIZE = b'{"id":"1","method":"initialize"}\n'
+# `initialize` is answered before the engine opens; the next request opens it (and it reads providers.json).
+REQUESTS = b'{"id":"1","method":"initialize"}\n{"id":"2","method":"catalog.list"}\n'
 
 
 def _rpc(data: Path, level: str | None) -> subprocess.CompletedProcess[bytes]:
@@ -20,7 +21,7 @@ def _rpc(data: Path, level: str | None) -> subprocess.CompletedProcess[bytes]:
     if level is not None:
         env["OMNIAGENT_LOG"] = level
     argv = [sys.executable, "-m", "omniagent", "rpc", "--data-dir", str(data)]
-    return subprocess.run(argv, input=INITIALIZE, capture_output=True, env=env, timeout=TIMEOUT, check=False)
+    return subprocess.run(argv, input=REQUESTS, capture_output=True, env=env, timeout=TIMEOUT, check=False)
 
 
 @pytest.mark.parametrize(("level", "logged"), [(None, True), ("debug", True), ("error", False)])

@@ -17,9 +17,9 @@ def _mode(path: Path) -> int:
 
 
 async def _started(data: Path) -> RpcProcess:
-    """A running engine that has opened (and migrated, so written) its store."""
+    """A running engine that has opened (and migrated, so written) its store: `initialize` alone does not open it."""
     rpc = await RpcProcess.start(data)
-    await rpc.call("initialize")
+    await rpc.call("session.list")
     return rpc
 
 

@@ -27,7 +27,10 @@ def _input(text: str) -> dict[str, Any]:
 
 
 async def _start(data: Path) -> RpcProcess:
-    return await RpcProcess.start(data, {"OMNIAGENT_LEASE_SECONDS": LEASE})
+    """A process whose engine is open (it opens at the first request after `initialize`)."""
+    rpc = await RpcProcess.start(data, {"OMNIAGENT_LEASE_SECONDS": LEASE})
+    await rpc.call("session.list")
+    return rpc
 
 
 async def _session_running(rpc: RpcProcess, workspace: Path, text: str) -> str:

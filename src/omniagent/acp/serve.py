@@ -113,8 +113,7 @@ class _Connection:
         """Own the engine for the connection's life: `Engine.open`'s task group must be entered and left in one
         task, so it lives here until `close()`."""
         from omniagent.acp.agent import AcpAgent
-        from omniagent.engine.engine import Engine
-        from omniagent.engine.rpc import engine_config
+        from omniagent.engine.engine import Engine, engine_config
 
         assert self._spec is not None
         try:

@@ -11,19 +11,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from omniagent import __version__
 from omniagent.engine.accounts import Accounts
 from omniagent.engine.agents import Agents
 from omniagent.engine.agentsfile import AgentsFile
 from omniagent.engine.broadcast import Broadcaster
 from omniagent.engine.children import Children
 from omniagent.engine.errors import EngineError
+from omniagent.engine.faceconfig import engine_dirs
+from omniagent.engine.handshake import initialize_result
 from omniagent.engine.inputs import Inputs
 from omniagent.engine.interactions import Interactions
 from omniagent.engine.limits import ChildLimits
@@ -38,12 +40,13 @@ from omniagent.engine.sessions import Sessions
 from omniagent.engine.skills import SKILLS_LIST_METHOD, Skills, SkillsListParams
 from omniagent.engine.store import Store
 from omniagent.engine.store import queries as q
-from omniagent.engine.store.ownership import DEFAULT_LEASE_SECONDS
+from omniagent.engine.store.ownership import DEFAULT_LEASE_SECONDS, lease_from_env
 from omniagent.engine.tools import ToolLimits, ToolRegistry, agent_tools, default_tools
+from omniagent.engine.tools.context import SEARCH_TIMEOUT
 from omniagent.protocols.yuke.base import Empty, YukeModel
 from omniagent.protocols.yuke.content import SkillsListResult
-from omniagent.protocols.yuke.envelope import PROTOCOL_VERSION, ErrorCode
-from omniagent.protocols.yuke.initialize import EngineInfo, InitializeResult
+from omniagent.protocols.yuke.envelope import ErrorCode
+from omniagent.protocols.yuke.initialize import InitializeResult
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +74,23 @@ class EngineConfig:
     lease_seconds: float = DEFAULT_LEASE_SECONDS
     tool_limits: ToolLimits = field(default_factory=ToolLimits)
     child_limits: ChildLimits = field(default_factory=ChildLimits)
+
+
+def engine_config(data_dir: Path | None) -> EngineConfig:
+    """The config of the engine of a face (`rpc`, `acp`, the runtime's in-process engine): store and key file in
+    `--data-dir` (else OMNIAGENT_DATA_DIR, else the user data dir); providers.json in the same dir when one is
+    given, else the user config dir; the test knobs from the environment."""
+    chosen, config_dir = engine_dirs(data_dir)
+    scale = float(os.environ.get("OMNIAGENT_RETRY_SCALE", "1.0"))
+    limits = ToolLimits(search_timeout=float(os.environ.get("OMNIAGENT_SEARCH_TIMEOUT", SEARCH_TIMEOUT)))
+    return EngineConfig(
+        data_dir=chosen,
+        config_dir=config_dir,
+        retry_scale=scale,
+        lease_seconds=lease_from_env(),
+        tool_limits=limits,
+        child_limits=ChildLimits.from_env(),
+    )
 
 
 class Engine:
@@ -220,12 +240,7 @@ class Engine:
         return SkillsListResult(skills=catalog.infos())
 
     async def _initialize(self, _params: Empty) -> InitializeResult:
-        return InitializeResult(
-            protocol=PROTOCOL_VERSION,
-            engine=EngineInfo(version=__version__),
-            session_revision=self.live.revision,
-            catalog_rev=self.routes.catalog_rev,
-        )
+        return initialize_result(self.live.revision, self.routes.catalog_rev)
 
     # Start and stop ---------------------------------------------------------------------------------------------
 

@@ -4,24 +4,25 @@ Envelope rules (docs/yuke-rpc.md §1): string ids only; no id = a notification (
 with an error); absent params = `{}`; every bad line gets `-32602` with `id: ""` and the loop goes on.
 Requests run one at a time in arrival order, and broadcasts they produce are queued before their response on
 the single writer, so they are written first.
+
+Start-up is lazy (docs/performance.md): `initialize` is answered from the provider catalog alone
+(`engine/handshake.py`); the engine (store, providers, HTTP client) is imported and opened on the first other
+request, which waits for it, and it first ends the runs a previous process left open (`Engine.recover`). A client
+that only asks `initialize` never pays for it. Each line is encoded once, models straight to JSON bytes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
-from omniagent.engine.engine import Engine, EngineConfig
+import msgspec
+
+from omniagent.engine import handshake
 from omniagent.engine.errors import EngineError
 from omniagent.engine.faceconfig import MAX_LINE_BYTES, STDIN_LIMIT, engine_dirs
-from omniagent.engine.limits import ChildLimits
-from omniagent.engine.store.ownership import lease_from_env
-from omniagent.engine.tools import ToolLimits
-from omniagent.engine.tools.context import SEARCH_TIMEOUT
 from omniagent.logs import configure
 from omniagent.protocols.yuke.base import DecodeError, YukeModel, decode
 from omniagent.protocols.yuke.envelope import ErrorCode
@@ -31,61 +32,95 @@ from omniagent.wire.errors import LineTooLarge
 from omniagent.wire.jsonl import LineWriter, dumps, read_lines
 from omniagent.wire.stdio import open_stdio
 
+if TYPE_CHECKING:
+    from omniagent.engine.engine import Engine
+
 log = logging.getLogger("omniagent.rpc")
+
+_encode = msgspec.json.Encoder().encode
 
 
 def run_rpc(data_dir: Path | None) -> int:
     """Serve the engine on stdin/stdout until stdin closes; returns the exit code."""
     configure("rpc")
     try:
-        asyncio.run(_serve(engine_config(data_dir)))
+        asyncio.run(_serve(data_dir))
     except KeyboardInterrupt:
         return 130
     return 0
 
 
-def engine_config(data_dir: Path | None) -> EngineConfig:
-    """Store and key file in `--data-dir` (else OMNIAGENT_DATA_DIR, else the user data dir); providers.json in
-    the same dir when one is given, else the user config dir."""
-    chosen, config_dir = engine_dirs(data_dir)
-    scale = float(os.environ.get("OMNIAGENT_RETRY_SCALE", "1.0"))
-    limits = ToolLimits(search_timeout=float(os.environ.get("OMNIAGENT_SEARCH_TIMEOUT", SEARCH_TIMEOUT)))
-    return EngineConfig(
-        data_dir=chosen,
-        config_dir=config_dir,
-        retry_scale=scale,
-        lease_seconds=lease_from_env(),
-        tool_limits=limits,
-        child_limits=ChildLimits.from_env(),
-    )
-
-
-async def _serve(config: EngineConfig) -> None:
+async def _serve(data_dir: Path | None) -> None:
     async with open_stdio(limit=STDIN_LIMIT) as (reader, sink), LineWriter(sink) as writer:
-        async with Engine.open(config) as engine:
-            engine.broadcaster.subscribe(
-                lambda name, data: writer.send_nowait(dumps({"method": name, "params": data.dump()}))
-            )
-            await engine.recover()
+        face = Face(data_dir, writer)
+        try:
             async for line in read_lines(reader, max_bytes=MAX_LINE_BYTES):
                 if isinstance(line, LineTooLarge):
                     _error(writer, "", ErrorCode.BAD_REQUEST, "the line exceeds the size limit")
                     continue
-                await handle_line(engine, writer, line)
+                await handle_line(face, writer, line)
+        finally:
+            await face.close()
         await writer.wait_flushed()
 
 
-class MethodTable(Protocol):
-    """What the rpc loop needs of the engine: the extension methods' params models and the one error boundary
-    that runs a method (`Engine` is one)."""
+class Face:
+    """The engine behind one rpc connection, opened on the first request that needs it.
 
-    @property
-    def extensions(self) -> Mapping[str, type[YukeModel]]: ...
+    `Engine.open`'s task group must be entered and left in one task, so the engine lives in a task of its own
+    until `close()`; its broadcasts go to the writer from the moment it opens.
+    """
 
-    async def handle(self, method: str, params: YukeModel) -> YukeModel: ...
+    def __init__(self, data_dir: Path | None, writer: LineWriter) -> None:
+        self._data_dir = data_dir
+        self._writer = writer
+        self._engine: asyncio.Future[Engine] | None = None
+        self._holder: asyncio.Task[None] | None = None
+        self._stop = asyncio.Event()
+
+    async def params_model(self, method: str) -> type[YukeModel] | None:
+        """The params model of a yuke method or an engine extension; None for an unknown method."""
+        spec = METHODS.get(method)
+        if spec is not None:
+            return spec.params
+        return (await self.engine()).extensions.get(method)
+
+    async def handle(self, method: str, params: YukeModel) -> YukeModel:
+        """Run one method (`Engine.handle`); `initialize` needs no engine."""
+        if method == "initialize" and self._engine is None:
+            return handshake.before_the_engine(*engine_dirs(self._data_dir))
+        return await (await self.engine()).handle(method, params)
+
+    def engine(self) -> asyncio.Future[Engine]:
+        """The engine, opening it on the first call; fails with an internal EngineError if it cannot open."""
+        if self._engine is None:
+            self._engine = asyncio.get_running_loop().create_future()
+            self._holder = asyncio.create_task(self._hold(self._engine), name="engine")
+        return self._engine
+
+    async def _hold(self, ready: asyncio.Future[Engine]) -> None:
+        from omniagent.engine.engine import Engine, engine_config
+
+        try:
+            async with Engine.open(engine_config(self._data_dir)) as engine:
+                engine.broadcaster.subscribe(lambda name, data: self._writer.send_nowait(notification_line(name, data)))
+                await engine.recover()
+                ready.set_result(engine)
+                await self._stop.wait()
+        except Exception as exc:
+            if ready.done():
+                raise
+            log.error("the engine did not open: %s: %s", type(exc).__name__, exc)
+            ready.set_exception(EngineError(ErrorCode.INTERNAL, "the engine did not open"))
+
+    async def close(self) -> None:
+        """Close the engine, if it was ever opened: its active runs end interrupted, their broadcasts queued."""
+        self._stop.set()
+        if self._holder is not None:
+            await self._holder
 
 
-async def handle_line(engine: MethodTable, writer: LineWriter, line: bytes) -> None:
+async def handle_line(face: Face, writer: LineWriter, line: bytes) -> None:
     """Decode one line, run it, and answer it (unless it is a notification)."""
     if not line.strip():
         return
@@ -103,7 +138,7 @@ async def handle_line(engine: MethodTable, writer: LineWriter, line: bytes) -> N
         _error(writer, "", ErrorCode.BAD_REQUEST, "the request id must be a string")
         return
     try:
-        result = await _call(engine, message["method"], message.get("params"))
+        result = await _call(face, message["method"], message.get("params"))
     except EngineError as exc:
         if has_id:
             _error(writer, request_id, exc.code, exc.message)
@@ -116,12 +151,11 @@ async def handle_line(engine: MethodTable, writer: LineWriter, line: bytes) -> N
             _error(writer, request_id, ErrorCode.INTERNAL, "the command failed")
         return
     if has_id:
-        writer.send_nowait(dumps({"id": request_id, "result": result.dump()}))
+        writer.send_nowait(b'{"id":' + _json(request_id) + b',"result":' + _json(result) + b"}")
 
 
-async def _call(engine: MethodTable, method: str, raw_params: Any) -> YukeModel:
-    spec = METHODS.get(method)
-    params_model = spec.params if spec is not None else engine.extensions.get(method)
+async def _call(face: Face, method: str, raw_params: Any) -> YukeModel:
+    params_model = await face.params_model(method)
     if params_model is None:
         raise EngineError(ErrorCode.UNKNOWN_METHOD, "unknown method")
     if raw_params is None:
@@ -132,7 +166,19 @@ async def _call(engine: MethodTable, method: str, raw_params: Any) -> YukeModel:
         params = decode(params_model, raw_params)
     except DecodeError:
         raise EngineError.bad_request("bad parameters") from None
-    return await engine.handle(method, params)
+    return await face.handle(method, params)
+
+
+def notification_line(name: str, data: YukeModel) -> bytes:
+    """One broadcast's line. The name comes from the broadcast table (plain ASCII), so it is spliced in."""
+    return b'{"method":"' + name.encode() + b'","params":' + _json(data) + b"}"
+
+
+def _json(value: YukeModel | str) -> bytes:
+    try:
+        return _encode(value)
+    except UnicodeEncodeError:  # a lone surrogate (an undecodable file name): the stdlib path writes "?" for it
+        return dumps(msgspec.to_builtins(value))
 
 
 def _error(writer: LineWriter, request_id: str, code: ErrorCode, message: str) -> None:

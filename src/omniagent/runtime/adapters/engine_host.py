@@ -7,7 +7,7 @@ open starts the engine for its event loop, later ones share it, and the last one
 runs then end `interrupted`, as when `omniagent rpc` stops).
 
 The engine reads its data dir and keys from the process environment, exactly as `omniagent rpc` does
-(`engine.rpc.engine_config`: `OMNIAGENT_DATA_DIR`, else the user data dir).
+(`engine.engine.engine_config`: `OMNIAGENT_DATA_DIR`, else the user data dir).
 """
 
 from __future__ import annotations
@@ -19,8 +19,7 @@ import weakref
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
-from omniagent.engine.engine import Engine, EngineConfig
-from omniagent.engine.rpc import engine_config
+from omniagent.engine.engine import Engine, EngineConfig, engine_config
 
 log = logging.getLogger(__name__)
 # Engines whose opener was cancelled while they started: referenced here until they have closed again.

@@ -14,12 +14,11 @@ ready to run at all. Read from the engine's catalog and permission state; no I/O
 from __future__ import annotations
 
 from omniagent import __version__
-from omniagent.engine.engine import Engine
+from omniagent.engine.engine import Engine, engine_config
 from omniagent.engine.permissions import PermissionMode
 from omniagent.engine.providers.catalog import Catalog
 from omniagent.engine.providers.catalog_file import CatalogError
 from omniagent.engine.providers.credentials import CredentialError, CredentialStore
-from omniagent.engine.rpc import engine_config
 from omniagent.engine.tools.sandbox import SandboxMode
 from omniagent.protocols.sidecar.agents import (
     AgentDetails,

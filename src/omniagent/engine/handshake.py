@@ -1,0 +1,33 @@
+"""The yuke `initialize` answer: what `omniagent rpc` says before the engine exists.
+
+The answer needs only the engine's version, the session revision and the catalog revision. The session revision
+lives in memory and starts at 0 in every process, so it is 0 until the engine has opened; the catalog revision
+comes from the provider catalog alone (providers.json and the key file). So `engine/rpc.py` answers `initialize`
+without opening the engine's store, providers or HTTP client (docs/performance.md), and `Engine` gives the same
+answer once it is open.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from omniagent import __version__
+from omniagent.engine.providers.catalog import load_catalog
+from omniagent.engine.providers.credentials import CredentialStore
+from omniagent.protocols.yuke.envelope import PROTOCOL_VERSION
+from omniagent.protocols.yuke.initialize import EngineInfo, InitializeResult
+
+
+def initialize_result(session_revision: int, catalog_rev: str) -> InitializeResult:
+    """The `initialize` result."""
+    return InitializeResult(
+        protocol=PROTOCOL_VERSION,
+        engine=EngineInfo(version=__version__),
+        session_revision=session_revision,
+        catalog_rev=catalog_rev,
+    )
+
+
+def before_the_engine(data_dir: Path, config_dir: Path) -> InitializeResult:
+    """The `initialize` result of an engine not opened yet (a bad providers.json is reported when it opens)."""
+    return initialize_result(0, load_catalog(config_dir, CredentialStore(data_dir), None).rev)

@@ -1,0 +1,59 @@
+"""`omniagent rpc` answers `initialize` without importing the engine's store, httpx, rich or pydantic (issue 11): a
+real process, its imports read from outside with `-X importtime`; then the first other request opens the engine."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+STEP = 30.0  # seconds: bound on the process's start and exit
+HEAVY = ("omniagent.engine.store", "omniagent.engine.engine", "httpx", "rich", "pydantic")
+
+
+async def _rpc(data_dir: Path, *requests: dict[str, object]) -> tuple[list[dict[str, Any]], set[str]]:
+    """Run `omniagent rpc` over these request lines (then EOF): its reply lines and the modules it imported."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-X",
+        "importtime",
+        "-m",
+        "omniagent",
+        "rpc",
+        "--data-dir",
+        str(data_dir),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    async with asyncio.timeout(STEP):
+        out, err = await proc.communicate(b"".join(json.dumps(r).encode() + b"\n" for r in requests))
+    assert proc.returncode == 0, err.decode()[-2000:]
+    imported = {line.rsplit("|", 1)[1].strip() for line in err.decode().splitlines() if line.startswith("import time:")}
+    assert "omniagent.engine.rpc" in imported  # the probe reads what it thinks it reads
+    return [json.loads(line) for line in out.splitlines()], imported
+
+
+async def test_initialize_is_answered_before_the_engine_store_httpx_rich_or_pydantic_are_imported(
+    tmp_path: Path,
+) -> None:
+    replies, imported = await _rpc(tmp_path, {"id": "1", "method": "initialize"})
+    assert replies[0]["id"] == "1" and replies[0]["result"]["session_revision"] == 0
+    for heavy in HEAVY:
+        assert heavy not in imported, f"{heavy} was imported to answer initialize"
+    assert not (tmp_path / "engine.sqlite3").exists()  # nor was the store opened
+
+
+async def test_the_first_other_request_opens_the_engine_and_initialize_answers_the_same(tmp_path: Path) -> None:
+    replies, imported = await _rpc(
+        tmp_path,
+        {"id": "1", "method": "initialize"},
+        {"id": "2", "method": "session.list"},
+        {"id": "3", "method": "initialize"},
+    )
+    assert [r["id"] for r in replies] == ["1", "2", "3"]
+    assert replies[1]["result"] == {"revision": 0, "items": [], "total": 0}
+    assert replies[2]["result"] == replies[0]["result"]  # the catalog and the revision, before and after
+    assert "omniagent.engine.engine" in imported and (tmp_path / "engine.sqlite3").exists()
