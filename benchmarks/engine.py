@@ -1,29 +1,45 @@
-"""Engine figures: delta → `message.part_delta` line overhead, `session.list` over 10,000 sessions, one history page.
+"""Engine figures: the streaming path against a bare httpx reader, delta → line overhead, list and history pages.
 
-Run: `python benchmarks/engine.py` (prints one line per figure; targets from issue 4: p99 overhead ≤ 2 ms,
-list ≤ 20 ms, history page ≤ 10 ms).
+Run: `python benchmarks/engine.py` (prints one line per figure with its target; `--runs N` turns per subject for the
+streaming figures, `--src DIR` to stream through an older checkout's `omniagent rpc`).
 
-The overhead is measured inside one process from the instant the provider client yields a text delta to the
-instant the rpc writer hands the finished `message.part_delta` line to stdout (draft update, model, JSON, queue,
-writer task), with a real store, the real Engine and the real LineWriter. Provider HTTP/SSE decoding is not
-included: that is the provider's cost, measured by its own benchmark.
+Streaming, side by side in one run against the same fake LLM on 127.0.0.1 (an Anthropic stream of 2,000 text
+deltas per turn, unpaced): a real `omniagent rpc` process and `benchmarks/bare_sse_reader.py` (a bare httpx reader
+that writes one stdlib-json line per delta) each run the same turns, alternating. The fake LLM holds each answer
+after its headers; the clock starts when it is let go, i.e. at the first SSE byte, and stops when this process
+reads the first delta line (`message.part_delta` for the engine), then the last. Figures: first SSE byte → first
+delta line (median; target ≤ 1.3x the bare reader's) and the per-delta overhead, (engine - bare) time to the last
+delta line / 2,000 (target ≤ 0.05 ms).
+
+The in-process overhead is measured inside one process from the instant the provider client yields a text delta
+to the instant the rpc writer hands the finished `message.part_delta` line to stdout (draft update, model, JSON,
+queue, writer task), with a real store, the real Engine and the real LineWriter; provider HTTP/SSE decoding is not
+included (the streaming figures above include it).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
+import os
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests package holds write_providers
+
+from tests.engine.rpc_harness import write_providers
 
 from omniagent.engine.engine import Engine, EngineConfig
 from omniagent.engine.journal import now_ms
 from omniagent.engine.providers import neutral as n
 from omniagent.engine.routes import ModelRoute
+from omniagent.engine.rpc import notification_line, result_line
 from omniagent.engine.sessions import new_session_id
 from omniagent.engine.store import queries as q
 from omniagent.protocols.yuke.content import ContentText, InputContent
@@ -34,9 +50,16 @@ from omniagent.protocols.yuke.sessions import (
     SessionHistoryParams,
     SessionListParams,
 )
-from omniagent.wire.jsonl import LineWriter, dumps
+from omniagent.testing import FakeLLMServer, Reply, Scenario
+from omniagent.wire.jsonl import LineWriter
 
-DELTAS = 2000  # text deltas streamed for the overhead figure
+DELTAS = 2000  # text deltas streamed per turn (both the streaming and the in-process figures)
+STREAM_RUNS = 30  # streamed turns per subject, alternating
+STREAM_WAIT = 60.0  # seconds: bound on each wait of a streamed turn
+READ_CHUNK = 1 << 20  # bytes per read of a subject's output
+BARE_READER = Path(__file__).with_name("bare_sse_reader.py")
+MODEL = "fake-anthropic/fake-model"
+KEY = "bench-key-0001"
 DELTA_GAP = 0.0005  # seconds between provider deltas (a fast model streams a token every few ms)
 SESSIONS = 10_000
 HISTORY_MESSAGES = 2_000
@@ -103,10 +126,9 @@ async def delta_overhead(data_dir: Path) -> list[float]:
     provider = _FakeProvider()
     route = _route()
     async with LineWriter(sink) as writer, Engine.open(EngineConfig(data_dir, data_dir)) as engine:
-        engine.broadcaster.subscribe(
-            lambda name, data: writer.send_nowait(dumps({"method": name, "params": data.dump()}))
-        )
-        engine.routes = _BenchRoutes(route, provider)  # type: ignore[assignment]
+        engine.broadcaster.subscribe(lambda name, data: writer.send_nowait(notification_line(name, data)))
+        # The run loop holds the engine's one `Routes`: its provider is swapped for the in-process fake there.
+        engine.routes.open_provider = _BenchRoutes(route, provider).open_provider  # type: ignore[method-assign]
         session = _session(str(data_dir))
         session.model = route.selector
         await engine.store.write(_insert, [session])
@@ -116,6 +138,101 @@ async def delta_overhead(data_dir: Path) -> list[float]:
         await asyncio.wait_for(done.wait(), 60)
         await writer.wait_flushed()
     return [(sink.stamps[i] - provider.sent[i]) * 1000 for i in range(DELTAS)]
+
+
+@dataclass
+class _Subject:
+    """One process streaming turns: how to start a turn and how to read its lines."""
+
+    name: str
+    proc: asyncio.subprocess.Process
+    trigger: bytes  # the stdin line that starts one turn
+    is_delta: Callable[[bytes], bool]
+    is_end: Callable[[bytes], bool]
+    first: list[float] = field(default_factory=list)  # ms: first SSE byte → first delta line read
+    last: list[float] = field(default_factory=list)  # ms: first SSE byte → last delta line read
+
+    async def turn(self, llm: FakeLLMServer, gate: str) -> tuple[float, float]:
+        """One turn whose answer the fake LLM holds after its headers; the clock starts when it is let go."""
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        llm.enqueue(Reply(text="ab" * DELTAS, chunk_size=2, gate=gate, hold_after_events=0))
+        self.proc.stdin.write(self.trigger)
+        await self.proc.stdin.drain()
+        if not await llm.wait_held_async(gate, STREAM_WAIT):
+            raise SystemExit(f"{self.name}: no request reached the fake LLM")
+        start = time.perf_counter()
+        llm.release(gate)
+        first = last = 0.0
+        pending = b""
+        # Read in large chunks and only look at line starts: the reader must cost next to nothing.
+        while chunk := await asyncio.wait_for(self.proc.stdout.read(READ_CHUNK), STREAM_WAIT):
+            now = time.perf_counter()
+            *lines, pending = (pending + chunk).split(b"\n")
+            for raw in lines:
+                if self.is_delta(raw):
+                    first, last = first or now, now
+                elif self.is_end(raw):  # what follows the end in this chunk (the idle activity) is not needed
+                    return (first - start) * 1000, (last - start) * 1000
+        raise SystemExit(f"{self.name} closed its output")
+
+
+async def _spawn(*argv: str, src: str | None = None) -> asyncio.subprocess.Process:
+    env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
+    if src is not None:
+        env["PYTHONPATH"] = src
+    return await asyncio.create_subprocess_exec(
+        *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=env, limit=16 * 1024 * 1024
+    )
+
+
+async def _engine_subject(data: Path, workspace: Path, src: str | None) -> _Subject:
+    proc = await _spawn(sys.executable, "-m", "omniagent", "rpc", "--data-dir", str(data), src=src)
+    assert proc.stdin is not None and proc.stdout is not None
+    create = {"id": "create", "method": "session.create", "params": {"workspace_path": str(workspace), "model": MODEL}}
+    proc.stdin.write(json.dumps(create).encode() + b"\n")
+    while (line := json.loads(await asyncio.wait_for(proc.stdout.readline(), STREAM_WAIT))).get("id") != "create":
+        pass
+    sid = line["result"]["session"]["id"]
+    content = {"type": "content", "content": [{"type": "text", "text": "go"}]}
+    send = {"id": "send", "method": "session.send_input", "params": {"session_id": sid, "input": content}}
+    return _Subject(
+        "omniagent rpc",
+        proc,
+        json.dumps(send).encode() + b"\n",
+        lambda raw: raw.startswith(b'{"method":"message.part_delta"'),
+        lambda raw: raw.startswith(b'{"method":"run.done"'),
+    )
+
+
+async def _bare_subject(llm: FakeLLMServer) -> _Subject:
+    proc = await _spawn(sys.executable, str(BARE_READER), llm.url + "/v1/messages", KEY)
+    return _Subject(
+        "bare httpx reader",
+        proc,
+        b"go\n",
+        lambda raw: raw.startswith(b'{"delta"'),
+        lambda raw: raw.startswith(b'{"done"'),
+    )
+
+
+async def stream_figures(root: Path, runs: int, src: str | None) -> tuple[_Subject, _Subject]:
+    """The same streamed turns through `omniagent rpc` and the bare reader, alternating (one warm-up each)."""
+    async with FakeLLMServer(Scenario()) as llm:
+        write_providers(root / "data", llm, key=KEY)
+        engine, bare = await _engine_subject(root / "data", root, src), await _bare_subject(llm)
+        try:
+            for run in range(runs + 1):
+                for subject in (engine, bare):
+                    first, last = await subject.turn(llm, f"{subject.name}-{run}")
+                    if run > 0:
+                        subject.first.append(first)
+                        subject.last.append(last)
+        finally:
+            for subject in (engine, bare):
+                assert subject.proc.stdin is not None
+                subject.proc.stdin.close()
+                await asyncio.wait_for(subject.proc.wait(), STREAM_WAIT)
+    return engine, bare
 
 
 def _session(root: str, updated: int = 0) -> Session:
@@ -163,7 +280,7 @@ async def timed(engine: Engine, method: str, params: object) -> list[float]:
     for _ in range(REPEAT):
         start = time.perf_counter()
         result = await engine.handle(method, params)  # type: ignore[arg-type]
-        dumps(result.dump())
+        result_line("1", result)
         out.append((time.perf_counter() - start) * 1000)
     return out
 
@@ -181,13 +298,30 @@ async def store_figures(data_dir: Path) -> tuple[list[float], list[float]]:
     return listing, history
 
 
-async def main() -> None:
-    with tempfile.TemporaryDirectory() as one, tempfile.TemporaryDirectory() as two:
+async def main(runs: int, src: str | None) -> None:
+    with (
+        tempfile.TemporaryDirectory() as zero,
+        tempfile.TemporaryDirectory() as one,
+        tempfile.TemporaryDirectory() as two,
+    ):
+        engine, bare = await stream_figures(Path(zero), runs, src)
         overhead = await delta_overhead(Path(one))
         listing, history = await store_figures(Path(two))
-    print(f"python {sys.version.split()[0]}")
+    print(f"python {sys.version.split()[0]}; {runs} streamed turns of {DELTAS} text deltas per subject, alternating")
+    first = {s.name: statistics.median(s.first) for s in (engine, bare)}
+    last = {s.name: statistics.median(s.last) for s in (engine, bare)}
+    for s in (engine, bare):
+        print(
+            f"  {s.name:<18} first SSE byte -> first delta line {first[s.name]:6.2f} ms, last {last[s.name]:7.1f} ms"
+        )
     print(
-        f"delta -> message.part_delta line overhead over {DELTAS} deltas: "
+        f"first SSE byte -> first message.part_delta line: {first[engine.name]:.2f} ms against the bare reader's "
+        f"{first[bare.name]:.2f} ms: {first[engine.name] / first[bare.name]:.2f}x (target <= 1.3x)"
+    )
+    per_delta = (last[engine.name] - last[bare.name]) / DELTAS
+    print(f"per-delta overhead over the bare reader: {per_delta:.4f} ms (target <= 0.05 ms)")
+    print(
+        f"in process, provider delta -> message.part_delta line handed to stdout, over {DELTAS} deltas: "
         f"p50 {statistics.median(overhead):.3f} ms, p99 {_pct(overhead, 0.99):.3f} ms (target p99 <= 2 ms)"
     )
     print(
@@ -201,4 +335,8 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=STREAM_RUNS, help="streamed turns per subject")
+    parser.add_argument("--src", help="run `omniagent rpc` from this source dir (PYTHONPATH), e.g. an older checkout")
+    args = parser.parse_args()
+    asyncio.run(main(args.runs, args.src))

@@ -151,7 +151,7 @@ async def handle_line(face: Face, writer: LineWriter, line: bytes) -> None:
             _error(writer, request_id, ErrorCode.INTERNAL, "the command failed")
         return
     if has_id:
-        writer.send_nowait(b'{"id":' + _json(request_id) + b',"result":' + _json(result) + b"}")
+        writer.send_nowait(result_line(request_id, result))
 
 
 async def _call(face: Face, method: str, raw_params: Any) -> YukeModel:
@@ -167,6 +167,11 @@ async def _call(face: Face, method: str, raw_params: Any) -> YukeModel:
     except DecodeError:
         raise EngineError.bad_request("bad parameters") from None
     return await face.handle(method, params)
+
+
+def result_line(request_id: str, result: YukeModel) -> bytes:
+    """One response's line."""
+    return b'{"id":' + _json(request_id) + b',"result":' + _json(result) + b"}"
 
 
 def notification_line(name: str, data: YukeModel) -> bytes:
