@@ -311,9 +311,7 @@ async def main(runs: int, src: str | None) -> None:
     first = {s.name: statistics.median(s.first) for s in (engine, bare)}
     last = {s.name: statistics.median(s.last) for s in (engine, bare)}
     for s in (engine, bare):
-        print(
-            f"  {s.name:<18} first SSE byte -> first delta line {first[s.name]:6.2f} ms, last {last[s.name]:7.1f} ms"
-        )
+        print(f"  {s.name:<18} first SSE byte -> first delta line {first[s.name]:6.2f} ms, last {last[s.name]:7.1f} ms")
     print(
         f"first SSE byte -> first message.part_delta line: {first[engine.name]:.2f} ms against the bare reader's "
         f"{first[bare.name]:.2f} ms: {first[engine.name] / first[bare.name]:.2f}x (target <= 1.3x)"

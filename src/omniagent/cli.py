@@ -182,6 +182,10 @@ EXIT_INTERNAL = 1
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the process exit code."""
+    # httpx's package import loads its own command-line client (click, pygments, rich) when those happen to be
+    # installed: tens of ms this process never uses (docs/performance.md). Without it, `httpx.main` only prints
+    # that its extra is missing.
+    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
     parser = _parser()
     args = parser.parse_args(argv)
     debug = args.debug or os.environ.get(DEBUG_ENV, "") not in ("", "0")

@@ -11,9 +11,7 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
-from rich.console import Console
-from rich.text import Text
-
+from omniagent.cli_render import Screen, Styled
 from omniagent.protocols.sidecar.commands import (
     Answer,
     ChoicesAnswer,
@@ -83,7 +81,7 @@ class TerminalAsker:
 
     def __init__(
         self,
-        console: Console,
+        console: Screen,
         note: Note,
         before_prompt: Callable[[], None],
         fd: int = 0,
@@ -106,11 +104,11 @@ class TerminalAsker:
             return await self._permission(request.request)
 
     async def _permission(self, request: PermissionRequest) -> Answer | None:
-        self._console.print(Text.assemble(("? ", "bold yellow"), ("Allow ", ""), (request.tool.title, "bold"), "?"))
+        self._console.print(Styled.assemble(("? ", "bold yellow"), ("Allow ", ""), (request.tool.title, "bold"), "?"))
         if request.detail:
-            self._console.print(Text(f"  {request.detail}", style="dim"))
+            self._console.print(Styled(f"  {request.detail}", style="dim"))
         menu = "  ".join(f"{n}) {CHOICE_WORDS[choice][0]}" for n, choice in enumerate(request.options, 1))
-        self._console.print(Text(f"  {menu}", style="cyan"))
+        self._console.print(Styled(f"  {menu}", style="cyan"))
         while True:
             line = await self._ask(f"choice [1-{len(request.options)}, y/n]: ")
             if line is None:
@@ -119,7 +117,7 @@ class TerminalAsker:
                 return PermissionAnswer(choice=choice) if choice else None
             picked = pick_permission(line, request.options)
             if picked is not None:
-                self._console.print(Text(f"  → {CHOICE_WORDS[picked][0]}", style="dim"))
+                self._console.print(Styled(f"  → {CHOICE_WORDS[picked][0]}", style="dim"))
                 return PermissionAnswer(choice=picked)
 
     async def _questions(self, questions: list[Question]) -> Answer | None:
@@ -134,9 +132,9 @@ class TerminalAsker:
 
     async def _question(self, question: Question) -> QuestionAnswer | None:
         title = f"{question.header}: {question.text}" if question.header else question.text
-        self._console.print(Text.assemble(("? ", "bold yellow"), (title, "bold")))
+        self._console.print(Styled.assemble(("? ", "bold yellow"), (title, "bold")))
         for n, choice in enumerate(question.choices, 1):
-            self._console.print(Text(f"  {n}) {choice.label}", style="cyan"))
+            self._console.print(Styled(f"  {n}) {choice.label}", style="cyan"))
         hint = _question_hint(question)
         while True:
             line = await self._ask(f"{hint}: ")
@@ -149,7 +147,7 @@ class TerminalAsker:
     async def _ask(self, prompt: str) -> str | None:
         if self._read_line is not None:
             return await self._read_line(prompt)
-        self._console.print(Text(prompt, style="bold"), end="")
+        self._console.print(Styled(prompt, style="bold"), end="")
         return await self._reader.readline()
 
 

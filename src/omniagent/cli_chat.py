@@ -28,7 +28,7 @@ from prompt_toolkit.patch_stdout import patch_stdout
 from rich.console import Console
 
 from omniagent.cli_ask import TerminalAsker
-from omniagent.cli_render import HumanRenderer
+from omniagent.cli_render import HumanRenderer, RichScreen
 from omniagent.cli_run import (
     EXIT_NO_AGENT,
     EXIT_TURN_FAILED,
@@ -99,7 +99,7 @@ async def _chat(options: ChatOptions, directory: str, script: MockScript | None)
     # over a partial one, so the unfinished line is shown above the prompt by the editor itself.
     pending = PendingLine()
     text = Console(file=cast(IO[str], pending), highlight=False, soft_wrap=True, force_terminal=True)
-    renderer = HumanRenderer(text, Console(stderr=True, highlight=False), root=directory)
+    renderer = HumanRenderer(RichScreen(text), RichScreen(Console(stderr=True, highlight=False)), root=directory)
     async with Runtime(mock=script) as runtime:
         try:
             agent, why = await pick_agent(runtime, options.agent, mock=script is not None)
@@ -197,7 +197,10 @@ class Chat:
         self._code = EXIT_LEFT
         self._lines: asyncio.Queue[str] = asyncio.Queue()
         self._asker = TerminalAsker(
-            Console(highlight=False, soft_wrap=True), self._warn, renderer.break_line, read_line=self._read_answer
+            RichScreen(Console(highlight=False, soft_wrap=True)),
+            self._warn,
+            renderer.break_line,
+            read_line=self._read_answer,
         )
         state = state_dir()
         state.mkdir(parents=True, exist_ok=True, mode=0o700)

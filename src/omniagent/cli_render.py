@@ -1,17 +1,22 @@
-"""How `omniagent run` shows a turn: for a person with `rich`, or as event JSON lines (`--json`).
+"""How `omniagent run` shows a turn: for a person (styled by `rich` on a terminal), or as event JSON lines (`--json`).
 
 A renderer only draws; it never answers a request or decides when the turn is over (that is `cli_run.py`).
 Stdout carries the turn; notes about the run (which agent, a denied permission, a diagnostic) go to stderr.
+
+Drawing goes through a `Screen`: on a terminal a `RichScreen` (colours, via rich); anywhere else a `PlainScreen`,
+which writes the same characters rich would (no styles, rich's control-character and tab rules) without importing
+rich, so `omniagent run` into a pipe or a file starts faster (docs/performance.md).
 """
 
 from __future__ import annotations
 
 import difflib
+import os
 import sys
-from typing import IO, Protocol
+from typing import IO, TYPE_CHECKING, Protocol
 
-from rich.console import Console
-from rich.text import Text
+if TYPE_CHECKING:
+    from rich.console import Console
 
 from omniagent.protocols.sidecar.events import (
     CommandInput,
@@ -66,15 +71,99 @@ class Renderer(Protocol):
         """Ctrl-C was pressed: the terminal echoed `^C` where the cursor was; start a line of our own."""
 
 
-def stderr_console() -> Console:
-    """The console notes and `--json` mode's questions are written to."""
-    return Console(file=sys.stderr, highlight=False, soft_wrap=True)
+# Variables with which rich treats any output as a terminal (or decides itself): then rich draws, as it always did.
+_RICH_TERMINAL_VARIABLES = ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")
+# Control characters rich drops from text (bell, backspace, vertical tab, form feed, carriage return).
+_RICH_DROPS = str.maketrans(dict.fromkeys((7, 8, 11, 12, 13)))
+TAB_SIZE = 8  # rich's tab stops
+
+
+class Styled:
+    """Text in pieces, each with a rich style name ("" for none): what renderers and askers draw."""
+
+    __slots__ = ("pieces",)
+
+    def __init__(self, text: str = "", style: str = "") -> None:
+        self.pieces: list[tuple[str, str]] = [(text, style)] if text else []
+
+    @classmethod
+    def assemble(cls, *pieces: tuple[str, str] | str) -> Styled:
+        """Pieces given as `(text, style)` or as unstyled text."""
+        styled = cls()
+        for piece in pieces:
+            styled.append(*((piece, "") if isinstance(piece, str) else piece))
+        return styled
+
+    def append(self, text: str, style: str = "") -> Styled:
+        self.pieces.append((text, style))
+        return self
+
+    @property
+    def plain(self) -> str:
+        return "".join(text for text, _ in self.pieces)
+
+
+class Screen(Protocol):
+    """Where styled text is drawn: stdout or stderr, a terminal or not."""
+
+    @property
+    def is_terminal(self) -> bool: ...
+
+    def print(self, text: Styled | None = None, *, end: str = "\n") -> None:
+        """Draw `text` (nothing: an empty line), then `end`."""
+
+
+class RichScreen:
+    """A rich `Console`: styles as colours on a terminal."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.console.is_terminal
+
+    def print(self, text: Styled | None = None, *, end: str = "\n") -> None:
+        from rich.text import Text
+
+        if text is None:
+            self.console.print(end=end)
+        else:
+            self.console.print(Text.assemble(*text.pieces), end=end)
+
+
+class PlainScreen:
+    """A file that is not a terminal: the characters rich would write there, without rich."""
+
+    is_terminal = False
+
+    def __init__(self, file: IO[str]) -> None:
+        self._file = file
+
+    def print(self, text: Styled | None = None, *, end: str = "\n") -> None:
+        body = "" if text is None else text.plain.translate(_RICH_DROPS)
+        self._file.write("\n".join(line.expandtabs(TAB_SIZE) for line in body.split("\n")) + end)
+        self._file.flush()
+
+
+def screen(file: IO[str]) -> Screen:
+    """A `RichScreen` for a terminal (or when rich's own variables may make one of `file`), else a `PlainScreen`."""
+    if file.isatty() or any(os.environ.get(name) for name in _RICH_TERMINAL_VARIABLES):
+        from rich.console import Console
+
+        return RichScreen(Console(file=file, highlight=False, soft_wrap=True))
+    return PlainScreen(file)
+
+
+def stderr_console() -> Screen:
+    """The screen notes and `--json` mode's questions are written to."""
+    return screen(sys.stderr)
 
 
 class JsonRenderer:
     """`--json`: each event as one compact line on stdout, flushed at once; notes on stderr."""
 
-    def __init__(self, out: IO[bytes], notes: Console) -> None:
+    def __init__(self, out: IO[bytes], notes: Screen) -> None:
         self._out = out
         self._notes = notes
 
@@ -83,7 +172,7 @@ class JsonRenderer:
         self._out.flush()
 
     def note(self, message: str, *, style: str = "") -> None:
-        self._notes.print(Text(f"omniagent: {message}", style=style))
+        self._notes.print(Styled(f"omniagent: {message}", style=style))
 
     def finish(self) -> None:
         return None
@@ -97,7 +186,7 @@ class HumanRenderer:
     """Streamed text as it arrives, reasoning dimmed, one line per tool status, diffs when a tool settles, the
     plan as a checklist when it changes."""
 
-    def __init__(self, console: Console, notes: Console, root: str | None = None) -> None:
+    def __init__(self, console: Screen, notes: Screen, root: str | None = None) -> None:
         self._console = console
         self._notes = notes
         self._root = root  # paths under it are shown relative to it
@@ -130,7 +219,7 @@ class HumanRenderer:
 
     def note(self, message: str, *, style: str = "") -> None:
         self._end_line()
-        self._notes.print(Text(f"omniagent: {message}", style=style))
+        self._notes.print(Styled(f"omniagent: {message}", style=style))
 
     def finish(self) -> None:
         self._end_line()
@@ -153,7 +242,7 @@ class HumanRenderer:
         if self._stream != stream:
             self._end_line()
             self._stream = stream
-        self._console.print(Text(text, style=style), end="")
+        self._console.print(Styled(text, style=style), end="")
         self._mid_line = not text.endswith("\n")
 
     def _end_line(self) -> None:
@@ -162,7 +251,7 @@ class HumanRenderer:
         self._mid_line = False
         self._stream = None
 
-    def _line(self, text: Text) -> None:
+    def _line(self, text: Styled) -> None:
         self._end_line()
         self._console.print(text)
 
@@ -171,7 +260,7 @@ class HumanRenderer:
             return  # a cumulative update with nothing a person needs to see again
         self._tool_status[tool.id] = tool.status
         mark, style = _TOOL_STYLES[tool.status]
-        line = Text.assemble((f"{mark} ", style), (tool.title, "bold"))
+        line = Styled.assemble((f"{mark} ", style), (tool.title, "bold"))
         subject = self._relative(_tool_subject(tool))
         if subject and subject.removeprefix("$ ") not in tool.title:
             line.append(f"  {subject}", style="dim")
@@ -187,7 +276,7 @@ class HumanRenderer:
     def _draw_output(self, output: str, lines: int | None) -> None:
         shown = output.rstrip("\n").splitlines()
         keep = lines or COMMAND_OUTPUT_LINES
-        text = Text()
+        text = Styled()
         if len(shown) > keep:
             text.append(f"    … {len(shown) - keep} more lines\n", style="dim italic")
         text.append("\n".join(f"    {line}" for line in shown[-keep:]), style="dim")
@@ -206,14 +295,14 @@ class HumanRenderer:
         # git's a/ b/ prefixes read as a path only in front of a relative one (never `b//abs/path`).
         after = f"b/{path}" if not path.startswith("/") else path
         before = (f"a/{path}" if not path.startswith("/") else path) if diff.old_text is not None else "/dev/null"
-        text = Text()
+        text = Styled()
         for line in difflib.unified_diff(old, new, before, after):
             body = line if line.endswith("\n") else line + "\n"
             text.append(f"    {body}", style=_diff_style(line))
         self._console.print(text, end="")
 
     def _draw_plan(self) -> None:
-        text = Text("Plan\n", style="bold")
+        text = Styled("Plan\n", style="bold")
         for entry in self._plan:
             style = "dim" if entry.status is PlanStatus.COMPLETED else ""
             text.append(f"  {_PLAN_MARKS[entry.status]} {entry.text}\n", style=style)

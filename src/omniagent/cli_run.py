@@ -19,10 +19,8 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from rich.console import Console
-
 from omniagent.cli_ask import Asker, TerminalAsker, UnattendedAsker
-from omniagent.cli_render import HumanRenderer, JsonRenderer, Renderer, stderr_console
+from omniagent.cli_render import HumanRenderer, JsonRenderer, Renderer, Screen, screen, stderr_console
 from omniagent.errors import OmniagentError
 from omniagent.protocols.sidecar.agents import AgentInstallation, DiscoveryReport
 from omniagent.protocols.sidecar.commands import PermissionMode, Started
@@ -197,7 +195,7 @@ async def _run(options: RunOptions, script: MockScript | None) -> int:
     if options.json:
         renderer = JsonRenderer(sys.stdout.buffer, notes)
     else:
-        renderer = HumanRenderer(Console(highlight=False, soft_wrap=True), notes, root=options.directory)
+        renderer = HumanRenderer(screen(sys.stdout), notes, root=options.directory)
     asker = _asker(options, renderer, notes, interactive=interactive)
     async with Runtime(mock=script) as runtime:
         try:
@@ -229,14 +227,14 @@ async def _run(options: RunOptions, script: MockScript | None) -> int:
     return _exit_code(renderer, outcome if outcome.error else replace(outcome, error=ended_with))
 
 
-def _asker(options: RunOptions, renderer: Renderer, notes: Console, *, interactive: bool) -> Asker:
+def _asker(options: RunOptions, renderer: Renderer, notes: Screen, *, interactive: bool) -> Asker:
     def note(message: str) -> None:
         renderer.note(message, style="yellow")
 
     if not interactive:
         return UnattendedAsker(note)
     if isinstance(renderer, HumanRenderer):
-        return TerminalAsker(Console(highlight=False, soft_wrap=True), note, renderer.break_line)
+        return TerminalAsker(screen(sys.stdout), note, renderer.break_line)
     return TerminalAsker(notes, note, lambda: None)  # --json keeps stdout for events: ask on stderr
 
 
