@@ -57,3 +57,13 @@ async def test_the_first_other_request_opens_the_engine_and_initialize_answers_t
     assert replies[1]["result"] == {"revision": 0, "items": [], "total": 0}
     assert replies[2]["result"] == replies[0]["result"]  # the catalog and the revision, before and after
     assert "omniagent.engine.engine" in imported and (tmp_path / "engine.sqlite3").exists()
+
+
+async def test_an_engine_that_cannot_open_answers_each_request_with_an_internal_error(tmp_path: Path) -> None:
+    """The engine opens on first use, so a store that cannot be opened is an error reply, not a dead process."""
+    data = tmp_path / "a-file"
+    data.write_text("not a directory")
+    replies, _ = await _rpc(data, {"id": "1", "method": "session.list"}, {"id": "2", "method": "catalog.list"})
+    assert [r["id"] for r in replies] == ["1", "2"]
+    for reply in replies:
+        assert reply["error"] == {"code": -32603, "message": "the engine did not open"}
