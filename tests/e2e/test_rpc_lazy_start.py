@@ -3,43 +3,17 @@ real process, its imports read from outside with `-X importtime`; then the first
 
 from __future__ import annotations
 
-import asyncio
-import json
-import sys
 from pathlib import Path
-from typing import Any
 
-STEP = 30.0  # seconds: bound on the process's start and exit
+from tests.face_imports import run_face
+
 HEAVY = ("omniagent.engine.store", "omniagent.engine.engine", "httpx", "rich", "pydantic")
-
-
-async def _rpc(data_dir: Path, *requests: dict[str, object]) -> tuple[list[dict[str, Any]], set[str]]:
-    """Run `omniagent rpc` over these request lines (then EOF): its reply lines and the modules it imported."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-X",
-        "importtime",
-        "-m",
-        "omniagent",
-        "rpc",
-        "--data-dir",
-        str(data_dir),
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    async with asyncio.timeout(STEP):
-        out, err = await proc.communicate(b"".join(json.dumps(r).encode() + b"\n" for r in requests))
-    assert proc.returncode == 0, err.decode()[-2000:]
-    imported = {line.rsplit("|", 1)[1].strip() for line in err.decode().splitlines() if line.startswith("import time:")}
-    assert "omniagent.engine.rpc" in imported  # the probe reads what it thinks it reads
-    return [json.loads(line) for line in out.splitlines()], imported
 
 
 async def test_initialize_is_answered_before_the_engine_store_httpx_rich_or_pydantic_are_imported(
     tmp_path: Path,
 ) -> None:
-    replies, imported = await _rpc(tmp_path, {"id": "1", "method": "initialize"})
+    replies, imported = await run_face("rpc", tmp_path, {"id": "1", "method": "initialize"})
     assert replies[0]["id"] == "1" and replies[0]["result"]["session_revision"] == 0
     for heavy in HEAVY:
         assert heavy not in imported, f"{heavy} was imported to answer initialize"
@@ -47,7 +21,8 @@ async def test_initialize_is_answered_before_the_engine_store_httpx_rich_or_pyda
 
 
 async def test_the_first_other_request_opens_the_engine_and_initialize_answers_the_same(tmp_path: Path) -> None:
-    replies, imported = await _rpc(
+    replies, imported = await run_face(
+        "rpc",
         tmp_path,
         {"id": "1", "method": "initialize"},
         {"id": "2", "method": "session.list"},
@@ -63,7 +38,9 @@ async def test_an_engine_that_cannot_open_answers_each_request_with_an_internal_
     """The engine opens on first use, so a store that cannot be opened is an error reply, not a dead process."""
     data = tmp_path / "a-file"
     data.write_text("not a directory")
-    replies, _ = await _rpc(data, {"id": "1", "method": "session.list"}, {"id": "2", "method": "catalog.list"})
+    replies, _ = await run_face(
+        "rpc", data, {"id": "1", "method": "session.list"}, {"id": "2", "method": "catalog.list"}
+    )
     assert [r["id"] for r in replies] == ["1", "2"]
     for reply in replies:
         assert reply["error"] == {"code": -32603, "message": "the engine did not open"}
