@@ -12,6 +12,8 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
+
 from omniagent.engine.errors import EngineError
 from omniagent.engine.providers import neutral as n
 from omniagent.engine.providers import routes as provider_routes
@@ -63,13 +65,14 @@ class ModelRoute:
 
 
 class Routes:
-    """The catalog and credentials of one engine, and one shared HTTP client for every provider."""
+    """The catalog and credentials of one engine, and one shared HTTP client for every provider (built by the
+    first run that needs it: its TLS context alone costs tens of ms that a session listing does not need)."""
 
     def __init__(self, catalog: Catalog, credentials: CredentialStore, config_dir: Path) -> None:
         self.catalog = catalog
         self.credentials = credentials
         self._config_dir = config_dir
-        self._client = new_client()
+        self._client: httpx.AsyncClient | None = None
 
     @classmethod
     def load(cls, data_dir: Path, config_dir: Path) -> Routes:
@@ -130,9 +133,12 @@ class Routes:
         Raises:
             RouteError: unknown model, no route, no credential, or an unsupported reasoning level.
         """
+        if self._client is None:
+            self._client = new_client()
         provider, route = provider_routes.open_provider(self.catalog, selector, client=self._client)
         effort = provider_routes.reasoning_effort(route, reasoning)
         return ModelRoute(selector, route.protocol, route.upstream_model, route.model, effort), provider
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        if self._client is not None:
+            await self._client.aclose()
