@@ -38,7 +38,7 @@ from omniagent.protocols.sidecar.events import (
 from omniagent.runtime.adapters import adapter_for
 from omniagent.runtime.adapters.mock import MockScript, MockScriptError, load_script
 from omniagent.runtime.advice import first_run, login_hint, rejected_hint
-from omniagent.runtime.catalog import ConnectionKind, profile
+from omniagent.runtime.catalog import ENGINE_ID, ConnectionKind, profile
 from omniagent.runtime.discovery import resolve
 from omniagent.runtime.errors import AgentError, AuthRequired, InvalidConfiguration, NotInstalled, SessionClosed
 from omniagent.runtime.options import OpenOptions
@@ -147,20 +147,27 @@ def _engine_ready() -> bool:
 
 
 async def pick_agent(runtime: Runtime, wanted: str | None, *, mock: bool) -> tuple[AgentInstallation, str]:
-    """The named agent, or `choose_agent`'s pick, with the reason for the pick ("" when named). Raises: `NoAgent`."""
-    report = await runtime.discover()
+    """The named agent, or `choose_agent`'s pick, with the reason for the pick ("" when named). A ready engine is
+    the pick whatever else is installed, so then nothing is discovered (no login shell is started). Raises:
+    `NoAgent`."""
 
     def drivable(agent: AgentInstallation) -> bool:
         # With --mock the report holds the mock alone, and the runtime drives it itself.
         return mock or adapter_for(agent) is not None
 
     if wanted is None:
-        ready: list[bool] = []  # remembered: the reason below must not read the key files a second time
+        ready: list[bool] = []  # remembered: the key files are read once, whoever asks
 
         def engine_ready() -> bool:
-            ready.append(_engine_ready())
-            return ready[-1]
+            if not ready:
+                ready.append(_engine_ready())
+            return ready[0]
 
+        if not mock and engine_ready():
+            engine = await runtime.resolve(ENGINE_ID)
+            if drivable(engine):
+                return engine, _why(engine, ready)
+        report = await runtime.discover()
         chosen = choose_agent(report, drivable, engine_ready)
         if chosen is not None:
             return chosen, _why(chosen, ready)
@@ -168,6 +175,7 @@ async def pick_agent(runtime: Runtime, wanted: str | None, *, mock: bool) -> tup
             raise NoAgent("no agent CLI found on this machine; `omniagent agents` lists what to install")
         names = ", ".join(agent.id for agent in report.agents)
         raise NoAgent(f"omniagent cannot drive any installed agent yet (installed: {names})")
+    report = await runtime.discover()
     found = resolve(wanted, report)
     if found is None:
         missing = next((agent for agent in report.missing if agent.id == wanted), None)
@@ -203,7 +211,6 @@ async def _run(options: RunOptions, script: MockScript | None) -> int:
         except NoAgent as error:
             renderer.note(str(error), style="red")
             return EXIT_NO_AGENT
-        report = await runtime.discover()  # cached by pick_agent: for what to say if the agent cannot run
         if options.agent is None:
             renderer.note(f"using {agent.name} ({agent.id}): {why}", style="dim")
         mode = PermissionMode.AUTO_APPROVE if options.yes else PermissionMode.ASK
@@ -214,16 +221,16 @@ async def _run(options: RunOptions, script: MockScript | None) -> int:
                 OpenOptions(permission_mode=mode, configure={"model": options.model} if options.model else {}),
             )
         except (AuthRequired, NotInstalled) as error:
-            return _no_agent(renderer, agent, error, report)
+            return _no_agent(renderer, agent, error, await runtime.discover())
         except AgentError as error:
             renderer.note(start_failure(agent, error, options.model), style="red")
             return EXIT_TURN_FAILED
         outcome = await _TurnRunner(session, renderer, asker).run(options.prompt)
         renderer.finish()
         await runtime.aclose()
-    ended_with = session.events.error  # known once the session has closed (a death or a lost login)
-    if isinstance(ended_with, AuthRequired):
-        return _no_agent(renderer, agent, ended_with, report)
+        ended_with = session.events.error  # known once the session has closed (a death or a lost login)
+        if isinstance(ended_with, AuthRequired):
+            return _no_agent(renderer, agent, ended_with, await runtime.discover())
     return _exit_code(renderer, outcome if outcome.error else replace(outcome, error=ended_with))
 
 

@@ -162,3 +162,24 @@ def test_run_shows_the_tail_of_a_commands_output_and_workspace_relative_diff_hea
     assert "… 5 more lines" in out.stdout
     assert "    line6" in out.stdout and "    line9" in out.stdout and "    line5" not in out.stdout
     assert "+++ b/hello.txt" in out.stdout and str(ws) not in out.stdout.split("+++", 1)[1].splitlines()[0]
+
+
+def test_a_ready_engine_is_picked_without_discovering_the_other_agents(tmp_path: Path) -> None:
+    """The ready engine is the pick whatever else is installed (docs/run.md), so `run` looks for nothing else: no
+    login shell is started (a slow rc file would delay every run). Without a key it looks, and the shell runs."""
+    ws = workspace(tmp_path)
+    marker = tmp_path / "login-shell-ran"
+    shell = tmp_path / "shell"
+    shell.write_text(f'#!/bin/sh\ntouch {marker}\nexec /bin/sh "$@"\n')
+    shell.chmod(0o755)
+
+    def env(llm: FakeLLMServer | None) -> dict[str, str]:
+        base = {k: v for k, v in child_env(tmp_path, llm).items() if k != "OMNIAGENT_NO_LOGIN_SHELL"}
+        return base | {"SHELL": str(shell)}
+
+    with FakeLLMServer(Scenario([Reply(text="Hello.")])) as llm:
+        out = _run("--yes", "say hello", cwd=ws, env=env(llm))
+    assert out.returncode == 0, out.stderr
+    assert "a model provider has a key" in out.stderr and not marker.exists()
+    out = _run("say hello", cwd=ws, env=env(None))
+    assert out.returncode == EXIT_NO_AGENT and marker.exists()  # the probe sees a shell when one runs

@@ -63,11 +63,13 @@ def env_override_names(agent_id: str) -> tuple[str, ...]:
 # Rows are in display order: the native CLIs first, then ACP agents with a full turn observed, then the ones known
 # only from anyagent's catalog. "real-agents §N" is our notes on running each CLI offline (docs/testing.md has the
 # tested versions); "anyagent" is the anyagent-rs catalog.
+ENGINE_ID = "omniagent"  # the catalog id of our engine's row
+
 PROFILES: tuple[AgentProfile, ...] = (
     # Our own engine (docs/architecture.md, "The engine as an agent"): driven in process, so never searched for;
     # discovery reports it installed, source Pinned, at the `omniagent` entry beside the running interpreter.
     AgentProfile(
-        id="omniagent",
+        id=ENGINE_ID,
         name="omniagent",
         cli="omniagent",
         connection=ConnectionKind.ENGINE,

@@ -72,8 +72,8 @@ def discover(
     for row in profiles:
         if row.id in pinned_ids:
             continue
-        if row.connection is ConnectionKind.ENGINE:  # in process: nothing to search for
-            report.agents.append(_installation(row, engine_executable(), InstallationSource.PINNED))
+        if row.connection is ConnectionKind.ENGINE:
+            report.agents.append(engine_installation(row))
             continue
         found: AgentInstallation | list[str] | None = _env_override(row, env, report.diagnostics)
         if found is None:
@@ -100,6 +100,12 @@ async def discover_async(
 def resolve(agent_id: str, report: DiscoveryReport) -> AgentInstallation | None:
     """The installation of `agent_id` in `report`, or None when it was not found."""
     return next((agent for agent in report.agents if agent.id == agent_id), None)
+
+
+def engine_installation(row: AgentProfile) -> AgentInstallation:
+    """The installation of the engine's row: always there, source `Pinned`, nothing to search for (it runs in
+    process)."""
+    return _installation(row, engine_executable(), InstallationSource.PINNED)
 
 
 def engine_executable() -> str:

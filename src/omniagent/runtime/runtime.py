@@ -57,7 +57,8 @@ from omniagent.protocols.sidecar.events import (
 from omniagent.runtime import driver as d
 from omniagent.runtime.adapters import adapter_for, plan_usage_reader_for
 from omniagent.runtime.adapters.mock import MOCK_AGENT_ID, MockAdapter, MockScript, mock_installation
-from omniagent.runtime.discovery import discover_async, resolve
+from omniagent.runtime.catalog import ConnectionKind, profile
+from omniagent.runtime.discovery import discover_async, engine_installation, resolve
 from omniagent.runtime.errors import (
     AgentError,
     AuthRequired,
@@ -139,7 +140,8 @@ class Runtime:
         return report
 
     async def resolve(self, agent: AgentRef) -> AgentInstallation:
-        """An installation for `agent`: inline ACP as given, else from the cached discovery (refreshed on a miss).
+        """An installation for `agent`: inline ACP as given, our engine as it always is (no discovery needed: it
+        runs in process), else from the cached discovery (refreshed on a miss).
 
         Raises: `NotInstalled`.
         """
@@ -152,6 +154,9 @@ class Runtime:
                 source=InstallationSource.PINNED,
                 acp_args=list(spec.args),
             )
+        row = profile(agent)
+        if self._mock is None and row is not None and row.connection is ConnectionKind.ENGINE:
+            return engine_installation(row)
         found = resolve(agent, self._report) if self._report is not None else None
         if found is None:
             found = resolve(agent, await self.discover())
