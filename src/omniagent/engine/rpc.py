@@ -24,9 +24,8 @@ from omniagent.engine import handshake
 from omniagent.engine.errors import EngineError
 from omniagent.engine.faceconfig import MAX_LINE_BYTES, STDIN_LIMIT, engine_dirs
 from omniagent.logs import configure
-from omniagent.protocols.yuke.base import DecodeError, YukeModel, decode
+from omniagent.protocols.yuke.base import DecodeError, Empty, YukeModel, decode
 from omniagent.protocols.yuke.envelope import ErrorCode
-from omniagent.protocols.yuke.methods import METHODS
 from omniagent.wire.decode import BadJson, decode_line
 from omniagent.wire.errors import LineTooLarge
 from omniagent.wire.jsonl import LineWriter, dumps, read_lines
@@ -79,7 +78,13 @@ class Face:
         self._stop = asyncio.Event()
 
     async def params_model(self, method: str) -> type[YukeModel] | None:
-        """The params model of a yuke method or an engine extension; None for an unknown method."""
+        """The params model of a yuke method or an engine extension; None for an unknown method. The method table
+        (it imports every yuke model) is read from the first method other than `initialize`, whose params are
+        empty."""
+        if method == "initialize":
+            return Empty
+        from omniagent.protocols.yuke.methods import METHODS
+
         spec = METHODS.get(method)
         if spec is not None:
             return spec.params
