@@ -7,7 +7,15 @@ from pathlib import Path
 
 from tests.face_imports import run_face
 
-HEAVY = ("omniagent.engine.store", "omniagent.engine.engine", "httpx", "rich", "pydantic")
+# The engine and what it brings, and the method table with every yuke model: none is needed for `initialize`.
+HEAVY = (
+    "omniagent.engine.store",
+    "omniagent.engine.engine",
+    "httpx",
+    "rich",
+    "pydantic",
+    "omniagent.protocols.yuke.methods",
+)
 
 
 async def test_initialize_is_answered_before_the_engine_store_httpx_rich_or_pydantic_are_imported(
