@@ -8,7 +8,6 @@ import pkgutil
 import msgspec
 import pytest
 
-from omniagent.engine import permissions, sandboxes
 from omniagent.protocols import yuke
 from omniagent.protocols.yuke.activity import ActivityIdle, SessionActivity
 from omniagent.protocols.yuke.base import DecodeError, YukeModel, decode
@@ -65,17 +64,17 @@ def test_an_unknown_union_tag_is_a_decode_error() -> None:
 
 
 def _models() -> list[type[YukeModel]]:
-    """Every yuke model class, the engine's extension models included."""
-    modules = [
-        importlib.import_module(f"omniagent.protocols.yuke.{m.name}") for m in pkgutil.iter_modules(yuke.__path__)
-    ]
-    modules += [permissions, sandboxes]
-    found = {
-        cls
-        for module in modules
-        for cls in vars(module).values()
-        if isinstance(cls, type) and issubclass(cls, YukeModel) and cls is not YukeModel
-    }
+    """Every yuke model class: the wire's, and the engine's extension models (the engine imports them all)."""
+    importlib.import_module("omniagent.engine.engine")
+    for module in pkgutil.iter_modules(yuke.__path__):
+        importlib.import_module(f"omniagent.protocols.yuke.{module.name}")
+    found: set[type[YukeModel]] = set()
+    todo = [YukeModel]
+    while todo:
+        for subclass in todo.pop().__subclasses__():
+            if subclass not in found:
+                found.add(subclass)
+                todo.append(subclass)
     return sorted(found, key=lambda cls: cls.__qualname__)
 
 
