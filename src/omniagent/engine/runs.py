@@ -227,8 +227,14 @@ class RunExecutor:
 
     async def _stream(self, provider: n.Provider, request: n.ModelRequest, draft: Sink) -> None:
         async with aclosing(provider.stream(request)) as events:
+            streaming = False
             async for event in events:
                 draft.feed(event)
+                if not streaming and isinstance(event, n.TextDelta | n.ReasoningDelta) and event.text:
+                    # The answer's first delta goes out now, before the rest of what arrived in the same read:
+                    # the line writer runs when this task yields, and it would yield only once that is all done.
+                    streaming = True
+                    await asyncio.sleep(0)
 
     async def step(self, work: Awaitable[T]) -> T:
         """Run one interruptible step: cancel_run cancels it and the loop sees `Interrupted`."""
