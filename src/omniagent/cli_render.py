@@ -15,9 +15,6 @@ import os
 import sys
 from typing import IO, TYPE_CHECKING, Protocol
 
-if TYPE_CHECKING:
-    from rich.console import Console
-
 from omniagent.protocols.sidecar.events import (
     CommandInput,
     ContextCompacted,
@@ -39,6 +36,9 @@ from omniagent.protocols.sidecar.events import (
     ToolUpdated,
     UrlInput,
 )
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 # Lines of a tool's output shown under it once it settles: the tail holds the result (or the error); the lines
 # above it are collapsed to a count. A command's output is shown always, other tools' only when they failed.
@@ -155,7 +155,7 @@ def screen(file: IO[str]) -> Screen:
     return PlainScreen(file)
 
 
-def stderr_console() -> Screen:
+def stderr_screen() -> Screen:
     """The screen notes and `--json` mode's questions are written to."""
     return screen(sys.stderr)
 

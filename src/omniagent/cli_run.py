@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from omniagent.cli_ask import Asker, TerminalAsker, UnattendedAsker
-from omniagent.cli_render import HumanRenderer, JsonRenderer, Renderer, Screen, screen, stderr_console
+from omniagent.cli_render import HumanRenderer, JsonRenderer, Renderer, Screen, screen, stderr_screen
 from omniagent.errors import OmniagentError
 from omniagent.protocols.sidecar.agents import AgentInstallation, DiscoveryReport
 from omniagent.protocols.sidecar.commands import PermissionMode, Started
@@ -198,7 +198,7 @@ def _why(chosen: AgentInstallation, engine_ready: list[bool]) -> str:
 
 async def _run(options: RunOptions, script: MockScript | None) -> int:
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
-    notes = stderr_console()
+    notes = stderr_screen()
     renderer: Renderer
     if options.json:
         renderer = JsonRenderer(sys.stdout.buffer, notes)
