@@ -224,6 +224,7 @@ async def test_a_kill_9_during_a_child_run_ends_it_on_restart_and_queues_its_rep
     await rpc.kill()
 
     again = await RpcProcess.start(tmp_path / "data")
+    again.send("session.list")  # the engine opens at the first request after `initialize`
     done = again.lines[await again.broadcast("run.done")]["params"]
     assert (done["session_id"], done["run_id"]) == (alpha, 1)
     assert done["outcome"]["type"] == "failed" and done["outcome"]["code"] == "interrupted"
