@@ -77,7 +77,7 @@ async def test_v2_is_negotiated_and_a_turn_streams_the_v2_lifecycle(tmp_path: Pa
         open_acp_client(agent_argv(data, log), handlers=client.handlers(), env=agent_env()) as acp,
     ):
         assert acp.version == 2 and isinstance(acp.agent, v2.InitializeResponse)
-        session_caps = {"prompt": {"embeddedContext": {}}, "delete": {}, "fork": {}}
+        session_caps = {"prompt": {"embeddedContext": {}}, "mcp": {"stdio": {}, "http": {}}, "delete": {}, "fork": {}}
         assert acp.init_result["capabilities"]["session"] == session_caps
         assert acp.init_result["info"]["name"] == "omniagent"
         session = await acp.new_session(str(ws))

@@ -11,8 +11,10 @@ from pathlib import Path
 
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
 from tests.acp.agent_harness import agent_argv, agent_env, check_transcript, npm_peer, prepare
+from tests.mcp_support import STDIO, call, tool_names, tool_results
 
 SCRIPT = Path(__file__).resolve().parent / "sdk_v2_client.mjs"
+MCP_SCRIPT = Path(__file__).resolve().parent / "sdk_v2_mcp_client.mjs"
 WAIT = 60.0  # seconds: node start plus five turns against the fake LLM
 
 
@@ -64,3 +66,45 @@ async def test_the_sdk_v2_client_runs_prompt_permission_cancel_list_and_replay(t
     assert (ws / "a.txt").exists() and not (ws / "b.txt").exists()
     assert proc.returncode == 0
     assert check_transcript(log) > 20
+
+
+async def test_the_sdk_v2_client_passes_an_mcp_server_whose_tool_is_asked_and_reaches_the_model(
+    tmp_path: Path,
+) -> None:
+    """Issue 13: the reference client sees `session.mcp` advertised, passes the fixture server (written with the
+    `mcp` SDK, over stdio) in `session/new`; the model's call of its tool is asked, runs, and its result reaches the
+    model's next request."""
+    node, example = npm_peer("acp-sdk")
+    sdk = example.parents[2]
+    async with FakeLLMServer(Scenario()) as llm:
+        llm.enqueue(call("mcp__fixture__echo", text="from the sdk"), Reply(text="Echoed."))
+        data, ws, log = prepare(tmp_path, llm)
+        proc = await asyncio.create_subprocess_exec(
+            node,
+            str(MCP_SCRIPT),
+            str(sdk),
+            str(ws),
+            *STDIO,
+            "--",
+            *agent_argv(data, log),
+            env=agent_env(),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(), WAIT)
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+        bodies = [r.body for r in llm.requests]
+    report = json.loads(out.decode().strip().splitlines()[-1])
+    assert report["ok"], (report, err.decode()[-2000:])
+    assert report["mcp"] == {"stdio": {}, "http": {}}
+    assert report["promptAnswer"] == {} and report["stop"] == "end_turn" and report["text"] == "Echoed."
+    assert report["asked"] == ["Allow mcp__fixture__echo: fixture: echo?"]
+    assert report["titles"] == ["fixture: echo"] and report["statuses"][-1] == "completed"
+    assert "mcp__fixture__echo" in tool_names(bodies[0])
+    assert [r["content"] for r in tool_results(bodies[1])] == ["echo: from the sdk"]
+    assert proc.returncode == 0
+    assert check_transcript(log) > 5

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from omniagent.testing import FakeLLMServer, Reply, Scenario
 from tests.e2e.sidecar_client import Sidecar, kind_of, statuses, texts
+from tests.mcp_support import START, STDIO, call, http_server, tool_results
 from tests.runtime.adapters.engine_harness import KEY, child_env, tool_then_text, workspace
 
 
@@ -80,3 +81,55 @@ async def test_eof_during_an_open_permission_exits_cleanly_and_a_new_sidecar_res
             ended = await again.wait_event(resumed["id"], "TurnEnded")
             assert ended["kind"]["TurnEnded"]["stop"] == {"Completed": {"source": "Protocol"}}
             assert "".join(texts(again.events(resumed["id"]))) == "resumed fine"
+
+
+async def test_the_sidecar_passes_mcp_servers_whose_tools_are_asked_called_and_whose_death_is_a_diagnostic(
+    tmp_path: Path,
+) -> None:
+    """Issue 13: `open`'s `mcp_servers` become the engine session's servers (the fixture server written with the
+    `mcp` SDK, over stdio and streamable HTTP): a call is asked as a permission for an `Mcp` tool, runs, and its
+    result reaches the model; the stdio server dying mid-turn is a `Diagnostic` and the turn completes."""
+    ws = workspace(tmp_path)
+    replies = [
+        call("mcp__fixture__echo", text="via the sidecar"),
+        call("mcp__web__echo", text="via http"),
+        Reply(text="Echoed."),
+        call("mcp__fixture__crash"),
+        Reply(text="It is gone."),
+    ]
+    async with (
+        FakeLLMServer(Scenario(replies)) as llm,
+        http_server() as url,
+        Sidecar.running(env=child_env(tmp_path, llm), wait=START) as sidecar,
+    ):
+        servers = [
+            {"name": "fixture", "connection": {"Stdio": {"command": STDIO[0], "args": list(STDIO[1:]), "env": {}}}},
+            {"name": "web", "connection": {"Http": {"url": url, "headers": {}}}},
+        ]
+        info = await sidecar.ok("open", agent="omniagent", dir=str(ws), mcp_servers=servers)
+        session = info["id"]
+        assert info["details"]["capabilities"]["mcp_transports"] == ["Stdio", "Http"]
+        kinds = []
+        for text, calls in (("echo", 2), ("crash", 1)):
+            start = len(sidecar.lines)
+            await sidecar.ok("prompt", session=session, text=text)
+            for _ in range(calls):
+                opened = await sidecar.wait_event(session, "RequestOpened", start=start)
+                start = sidecar.lines.index({"event": opened}) + 1
+                request = opened["kind"]["RequestOpened"]["Permission"]
+                kinds.append(request["tool"]["kind"])
+                await sidecar.ok("answer", session=session, request=request["id"], answer={"Permission": "AllowOnce"})
+            ended = await sidecar.wait_event(session, "TurnEnded", start=start)
+            assert ended["kind"]["TurnEnded"]["stop"] == {"Completed": {"source": "Protocol"}}
+        assert await sidecar.ok("close", session=session) is None
+        await sidecar.wait_closed(session)
+        events = sidecar.events(session)
+        bodies = [r.body for r in llm.requests]
+    assert kinds == [
+        {"Mcp": {"server": s, "tool": t}} for s, t in (("fixture", "echo"), ("web", "echo"), ("fixture", "crash"))
+    ]
+    assert [r["content"] for r in tool_results(bodies[2])] == ["echo: via the sidecar", "echo: via http"]
+    (diagnostic,) = [e["kind"]["Diagnostic"] for e in events if kind_of(e) == "Diagnostic"]
+    assert diagnostic["level"] == "Warning"
+    assert "MCP server `fixture` stopped: it exited (exit status: 3)" in diagnostic["message"]
+    assert "".join(texts(events)) == "Echoed.It is gone."

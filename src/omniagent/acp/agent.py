@@ -5,10 +5,12 @@ built on the first other request, for the version chosen then (a repeated initia
 version come from `acp.versions` (the client's data); update shapes from `acp.translate`; routing of engine
 broadcasts from `acp.relay`. Sessions are engine sessions (same ids, same store), so `omniagent rpc` sees them too.
 
-Decisions (docs/acp.md): a prompt while the session's turn runs is refused with -32600 (no queueing); MCP
-servers and additional directories are accepted and ignored (not advertised); the model's questions (`ask_user`)
-go out as `elicitation/create` forms when the client advertised them, else the tool fails with a sentence saying
-so (a secret question always does: forms must not ask for secrets); a failed run ends a v1 prompt with
+Decisions (docs/acp.md): a prompt while the session's turn runs is refused with -32600 (no queueing); the
+`mcpServers` of `session/new`, `load`, `resume` and `fork` become the session's MCP servers (stdio and HTTP,
+`acp/mcp_servers.py`; they stop at `session/close` or when the connection ends); additional directories are accepted
+and ignored (not advertised); the model's questions (`ask_user`) go out as `elicitation/create` forms when the
+client advertised them, else the tool fails with a sentence saying so (a secret question always does: forms must
+not ask for secrets); a failed run ends a v1 prompt with
 a -32603 error naming the failure, and a v2 turn with the failure as agent text and `end_turn`; `session/fork`
 (v1 and v2, unstable) copies the whole committed conversation into a new engine session working in the request's
 `cwd` (engine `session.fork`). A prompt's turn lasts until the session's tree of child sessions has settled (the
@@ -22,7 +24,7 @@ import contextlib
 import re
 from typing import Any
 
-from omniagent.acp import handshake, history, options
+from omniagent.acp import handshake, history, mcp_servers, options
 from omniagent.acp import translate as t
 from omniagent.acp.relay import Relay, Spawn
 from omniagent.acp.shapes import SHAPES
@@ -166,6 +168,7 @@ class AcpAgent:
         return result
 
     async def _new(self, params: dict[str, Any]) -> dict[str, Any]:
+        specs = mcp_servers.server_specs(params.get("mcpServers"))
         try:
             created = await self._engine.sessions.create(CreateSession(workspace_path=str(params["cwd"])))
         except EngineError as exc:
@@ -174,23 +177,28 @@ class AcpAgent:
             ):
                 raise RpcError(AUTH_REQUIRED, "no model is ready: set a provider's API key (see authMethods)") from None
             raise
+        await self._engine.mcp.attach(created.session.id, specs)
         return await self._opened(created.session, True)
 
     async def _fork(self, params: dict[str, Any]) -> dict[str, Any]:
         """The whole conversation copied into a new engine session working in the request's `cwd`."""
         source = await self._session(params.get("sessionId"))
+        specs = mcp_servers.server_specs(params.get("mcpServers"))
         forked = await self._engine.sessions.fork(
             SessionForkParams(session_id=source.id), workspace_path=str(params["cwd"])
         )
+        await self._engine.mcp.attach(forked.session.id, specs)
         return await self._opened(forked.session, True)
 
     async def _load(self, params: dict[str, Any]) -> dict[str, Any]:
         session = await self._session(params.get("sessionId"))
+        await self._engine.mcp.attach(session.id, mcp_servers.server_specs(params.get("mcpServers")))
         await self._replay(session)
         return await self._opened(session, False)
 
     async def _resume(self, params: dict[str, Any]) -> dict[str, Any]:
         session = await self._session(params.get("sessionId"))
+        await self._engine.mcp.attach(session.id, mcp_servers.server_specs(params.get("mcpServers")))
         replay = params.get("replayFrom")
         if isinstance(replay, dict) and replay.get("type") == "start":
             await self._replay(session)
@@ -207,6 +215,7 @@ class AcpAgent:
         if not await self._engine.children.settled(session.id):
             await self._engine.children.stop_tree(session.id)
         self.relay.close(session.id)
+        await self._engine.mcp.detach(session.id)
         return {}
 
     async def _delete(self, params: dict[str, Any]) -> dict[str, Any]:

@@ -47,7 +47,7 @@ def initialize_result(shapes: Shapes, auth: list[dict[str, Any]], fork: bool) ->
     """The `initialize` result in the version's shape."""
     info = {"name": AGENT_NAME, "title": AGENT_NAME, "version": __version__}
     if shapes.state_updates:
-        session: dict[str, Any] = {"prompt": {"embeddedContext": {}}, "delete": {}}
+        session: dict[str, Any] = {"prompt": {"embeddedContext": {}}, "mcp": {"stdio": {}, "http": {}}, "delete": {}}
         if fork:
             session["fork"] = {}
         return {"protocolVersion": 2, "info": info, "capabilities": {"session": session}, "authMethods": auth}
@@ -55,6 +55,7 @@ def initialize_result(shapes: Shapes, auth: list[dict[str, Any]], fork: bool) ->
     capabilities: dict[str, Any] = {
         "loadSession": True,
         "promptCapabilities": {"embeddedContext": True},
+        "mcpCapabilities": {"http": True, "sse": False},  # stdio goes without saying in v1
         "sessionCapabilities": {"list": {}, "resume": {}, "close": {}, "delete": {}, **forks},
         "auth": {"logout": {}} if auth else {},
     }

@@ -38,6 +38,7 @@ from omniagent.engine.feed import (
     Committed,
     FeedItem,
     InteractionOpened,
+    Noticed,
     PlanChanged,
     QuestionOpened,
     RunEnded,
@@ -134,6 +135,7 @@ class Relay:
         self._runs: dict[tuple[str, int], asyncio.Future[RunDoneData]] = {}
         self._children: dict[str, tuple[AgentCall, SessionFeed]] = {}  # child session → its call and feed
         self._calls: dict[tuple[str, str], AgentCall] = {}  # (open session, tool call id) → agent call
+        self._notices = 0  # notices sent, for their message ids
 
     # Sessions and turns ---------------------------------------------------------------------------------------
 
@@ -251,6 +253,11 @@ class Relay:
             self._spawn(self._ask(open_, item.interaction, item.call))
         elif isinstance(item, QuestionOpened):
             self._question(open_, item.question, item.call)
+        elif isinstance(item, Noticed):
+            # ACP has no diagnostic update: the user reads it as agent text of its own message (and in our log).
+            self._notices += 1
+            log.warning("session %s: %s", sid, item.notice.message)
+            self.send(sid, t.chunk("agent_message_chunk", f"notice.{self._notices}", item.notice.message))
 
     def _summary(self, session: Session) -> None:
         open_ = self.sessions.get(session.id)

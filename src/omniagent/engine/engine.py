@@ -27,9 +27,11 @@ from omniagent.engine.errors import EngineError
 from omniagent.engine.faceconfig import engine_dirs
 from omniagent.engine.handshake import initialize_result
 from omniagent.engine.inputs import Inputs
+from omniagent.engine.instructions import ProjectInstructions
 from omniagent.engine.interactions import Interactions
 from omniagent.engine.limits import ChildLimits
 from omniagent.engine.live import ActiveRun, LiveSessions
+from omniagent.engine.mcp.servers import McpServers
 from omniagent.engine.permissions import SET_MODE_METHOD, PermissionModeResult, Permissions, SetPermissionModeParams
 from omniagent.engine.questions import Questions
 from omniagent.engine.routes import Routes
@@ -98,8 +100,8 @@ class Engine:
 
     Each part is built here with exactly what it uses, and is public for the faces (`acp`, the runtime's engine
     adapter) to call directly: `sessions`, `inputs`, `children`, `agents`, `accounts`, `interactions` (every
-    open ask: `permissions` and `questions`), `sandboxes`, `routes`, `live` (live state, locks and the
-    broadcaster). `handle()` is the one error boundary of the yuke method table; `serves(method)` tells a face
+    open ask: `permissions` and `questions`), `sandboxes`, `routes`, `mcp` (each session's MCP servers), `live`
+    (live state, locks and the broadcaster). `handle()` is the one error boundary of the yuke method table; `serves(method)` tells a face
     whether a method is served.
     """
 
@@ -114,10 +116,12 @@ class Engine:
         self.questions = Questions(self.interactions, Secrets())
         self.sandboxes = Sandboxes(config.data_dir, config.config_dir)
         self.skills = Skills(config.config_dir)
+        self.mcp = McpServers(self.broadcaster, config.config_dir)
         self.live.on_removed(self.permissions.forget)
         self.live.on_removed(self.questions.secrets.forget)
         self.live.on_removed(self.sandboxes.forget)
         self.live.on_removed(self.skills.forget)
+        self.live.on_removed(self.mcp.forget)
         self.tools = ToolRegistry([*default_tools(), *agent_tools()])
         deps = RunDeps(
             store=store,
@@ -131,6 +135,8 @@ class Engine:
             tool_limits=config.tool_limits,
             skills=self.skills,
             child_limits=config.child_limits,
+            instructions=ProjectInstructions(config.config_dir),
+            mcp=self.mcp,
         )
         self.inputs = Inputs(store, self.live, tasks, deps)
         agents_file = AgentsFile(config.config_dir, routes)
@@ -163,6 +169,7 @@ class Engine:
                     lease.cancel()
                     await engine._stop_runs()
                     await engine.accounts.aclose()
+                    await engine.mcp.aclose()
         finally:
             await routes.aclose()
             await store.aclose()

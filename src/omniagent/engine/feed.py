@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from omniagent.engine.interactions import OpenInteraction
+from omniagent.engine.mcp import names as mcp_names
 from omniagent.engine.permissions import PendingInteraction
 from omniagent.engine.plans import PlanUpdatedData
 from omniagent.engine.questions import PendingQuestion
@@ -31,6 +32,7 @@ from omniagent.protocols.yuke.messages import (
     ToolPart,
     ToolStateChangedData,
 )
+from omniagent.protocols.yuke.notices import Notice
 from omniagent.protocols.yuke.runs import RunDoneData, RunStartedData
 from omniagent.protocols.yuke.tools import ToolState
 
@@ -53,7 +55,8 @@ class ToolCall:
     """One engine tool call and the one reading of its arguments every face shows.
 
     `path` is the file a read, write or edit works on (as the model gave it, relative to the workspace);
-    `command` is an exec's command; `pattern` is a search's regex (else its glob); `url` is what a fetch gets.
+    `command` is an exec's command; `pattern` is a search's regex (else its glob); `url` is what a fetch gets;
+    `mcp` is the (server, tool) of an MCP server's tool (kind `other`, titled `server: tool`).
     """
 
     message_id: int
@@ -67,6 +70,7 @@ class ToolCall:
     command: str | None = None
     pattern: str | None = None
     url: str | None = None
+    mcp: tuple[str, str] | None = None
 
 
 def read_tool_call(message_id: int, part_id: int, name: str, arguments: str) -> ToolCall:
@@ -77,9 +81,12 @@ def read_tool_call(message_id: int, part_id: int, name: str, arguments: str) -> 
     found = args.get("regex") or args.get("glob")
     pattern = found if name == "search" and isinstance(found, str) else None
     url = args.get("url") if name == "fetch" and isinstance(args.get("url"), str) else None
+    mcp = mcp_names.split(name)
     question = args.get("question") if name == "ask_user" else None
     child = args.get("name") if name in _AGENT_TITLES and isinstance(args.get("name"), str) else None
-    if isinstance(question, str) and question:
+    if mcp is not None:
+        title = f"{mcp[0]}: {mcp[1]}"
+    elif isinstance(question, str) and question:
         title = question
     elif child is not None:
         title = f"{_AGENT_TITLES[name]} {child}"
@@ -94,7 +101,7 @@ def read_tool_call(message_id: int, part_id: int, name: str, arguments: str) -> 
     else:
         title = name
     return ToolCall(
-        message_id, part_id, name, arguments, args, title, _KINDS.get(name, "other"), path, command, pattern, url
+        message_id, part_id, name, arguments, args, title, _KINDS.get(name, "other"), path, command, pattern, url, mcp
     )
 
 
@@ -174,6 +181,13 @@ class QuestionOpened:
     call: ToolCall
 
 
+@dataclass(frozen=True, slots=True)
+class Noticed:
+    """A diagnostic about the session (an MCP server that did not start or stopped): the face shows it."""
+
+    notice: Notice
+
+
 FeedItem = (
     Chunk
     | ToolOpened
@@ -185,6 +199,7 @@ FeedItem = (
     | RunEnded
     | InteractionOpened
     | QuestionOpened
+    | Noticed
 )
 
 
@@ -235,6 +250,8 @@ class SessionFeed:
             self._kinds.clear()  # the run's parts are final
             self._calls.clear()
             return [RunEnded(data)]
+        if isinstance(data, Notice):
+            return [Noticed(data)]
         if isinstance(data, InteractionRequestedData):
             interaction = self._interactions(data.interaction_id)
             if isinstance(interaction, PendingInteraction):

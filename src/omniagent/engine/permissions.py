@@ -1,13 +1,13 @@
 """Tool permissions: per-session ask/auto mode, the open interactions, and their answers from any frontend.
 
 A session runs in `ask` mode (the default) or `auto` mode. In ask mode the run loop asks before each call of a
-guarded tool (exec, write, edit, fetch), and in both modes before an `exec` that would run outside the sandbox
-(engine/sandboxes.py): the interaction is broadcast as `interaction.requested` (a yuke `confirm`) and the run
-waits, in `running_tool`, until a frontend answers. The answer is allow once, allow always (remembered for the
-session: that tool runs without asking again), reject, or canceled. The yuke wire answers with
-`interaction.respond` (a confirm `true` = allow once, `false` = reject; routed by `interactions.py`, which these
-asks share with the model's questions); an in-process frontend such as the ACP agent reads the tool site with
-`pending()` and calls `answer()`, which can also say "always".
+guarded tool (exec, write, edit, fetch, and every tool of an MCP server: `mcp__<server>__<tool>`), and in both
+modes before an `exec` that would run outside the sandbox (engine/sandboxes.py): the interaction is broadcast as
+`interaction.requested` (a yuke `confirm`) and the run waits, in `running_tool`, until a frontend answers. The
+answer is allow once, allow always (remembered for the session: that tool runs without asking again), reject, or
+canceled. The yuke wire answers with `interaction.respond` (a confirm `true` = allow once, `false` = reject; routed
+by `interactions.py`, which these asks share with the model's questions); an in-process frontend such as the ACP
+agent reads the tool site with `pending()` and calls `answer()`, which can also say "always".
 
 What this is not: the run rules. When to ask, and what a refusal does to the tool call, live in `toolrun.py`.
 
@@ -26,6 +26,7 @@ from typing import Literal
 
 from omniagent.engine.errors import EngineError
 from omniagent.engine.interactions import Interactions
+from omniagent.engine.mcp import names as mcp_names
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.ids import SessionId
 from omniagent.protocols.yuke.interactions import (
@@ -39,6 +40,8 @@ PermissionMode = Literal["ask", "auto"]
 DEFAULT_MODE: PermissionMode = "ask"
 # Tools that change the workspace, run programs or reach the network; read, search and plan never ask.
 GUARDED_TOOLS = frozenset({"exec", "write", "edit", "fetch"})
+# Characters of an MCP call's arguments shown when it is asked.
+ASK_ARGS_CHARS = 200
 # The engine extension method that sets a session's mode (not in yuke's MethodName).
 SET_MODE_METHOD = "session.set_permission_mode"
 
@@ -119,7 +122,7 @@ class Permissions:
         `unsandboxed`: the call would run outside the exec sandbox, which asks in auto mode too; only an "always"
         given to such an ask holds for it (one given while sandboxed does not).
         """
-        if tool_name not in GUARDED_TOOLS or (self.mode(session_id) == "auto" and not unsandboxed):
+        if not is_guarded(tool_name) or (self.mode(session_id) == "auto" and not unsandboxed):
             return False
         return _always_key(tool_name, unsandboxed) not in self._always.get(session_id, set())
 
@@ -171,6 +174,12 @@ class Permissions:
         return PermissionModeResult(session_id=params.session_id, mode=params.mode)
 
 
+def is_guarded(tool_name: str) -> bool:
+    """Whether calls of the tool ask in ask mode: the built-in tools that change things, and any MCP server's tool
+    (it runs outside the sandbox, and nothing says what it does)."""
+    return tool_name in GUARDED_TOOLS or mcp_names.split(tool_name) is not None
+
+
 def _always_key(tool_name: str, unsandboxed: bool) -> str:
     return f"{tool_name} unsandboxed" if unsandboxed else tool_name
 
@@ -193,4 +202,11 @@ def describe(tool_name: str, arguments: str, *, unsandboxed: bool = False) -> tu
         return f"{verb} a file?", f"{verb} {path} in the workspace."
     if tool_name == "fetch" and isinstance(url, str):
         return "Fetch a web page?", f"Fetch {url}."
+    mcp = mcp_names.split(tool_name)
+    if mcp is not None:
+        server, tool = mcp
+        shown = json.dumps(args, ensure_ascii=False, separators=(", ", ": ")) if args else "no arguments"
+        if len(shown) > ASK_ARGS_CHARS:
+            shown = shown[:ASK_ARGS_CHARS] + "…"
+        return f"Call {tool} of the MCP server {server}?", f"Call `{tool}` of the MCP server `{server}` with {shown}."
     return f"Allow {tool_name}?", f"The model wants to call {tool_name}."

@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 from omniagent.engine.limits import ChildLimits
+from omniagent.engine.instructions import ProjectInstructions
 from omniagent.engine.live import ActiveRun, LiveSessions
+from omniagent.engine.mcp.servers import McpServers
 from omniagent.engine.permissions import Permissions
 from omniagent.engine.providers import neutral as n
 from omniagent.engine.questions import Questions
@@ -57,14 +59,17 @@ class RunContext(Protocol):
     def store(self) -> Store: ...
 
     @property
-    def tools(self) -> ToolRegistry: ...
+    def tools(self) -> ToolRegistry:
+        """The tools of this run: the built-in ones, the skill tool, and those of the session's running MCP
+        servers."""
 
     @property
     def permissions(self) -> Permissions: ...
 
     @property
     def system_prompt(self) -> str:
-        """The system prompt every request of this run carries (the session's, with its skills)."""
+        """The system prompt every request of this run carries (the session's, with the project instructions and
+        its skills)."""
 
     def emit(self, name: str, data: YukeModel) -> None:
         """Broadcast one event of this run."""
@@ -112,3 +117,5 @@ class RunDeps:
     tool_limits: ToolLimits
     skills: Skills = field(default_factory=Skills.none)
     child_limits: ChildLimits = field(default_factory=ChildLimits)
+    instructions: ProjectInstructions = field(default_factory=ProjectInstructions)
+    mcp: McpServers | None = None  # None: no MCP servers (unit tests of the core)

@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from contextlib import aclosing
 from typing import TypeVar
 
-from omniagent.engine import compactrun, conversation, skillprompt, toolrun
+from omniagent.engine import compactrun, conversation, instructions, skillprompt, toolrun
 from omniagent.engine.draft import Draft
 from omniagent.engine.journal import now_ms, record
 from omniagent.engine.live import ActiveRun, LiveSession
@@ -101,8 +101,8 @@ class RunExecutor:
             route, provider = self._deps.routes.open_provider(self._run.config.model, self._run.config.reasoning)
         except RouteError as exc:
             return RunOutcomeFailed(code=exc.code.value, message=exc.message)
-        await self._frame()
         try:
+            await self._frame()
             if self._run.kind == "compaction":
                 return await self._compaction(route, provider)
             return await self._rounds_loop(route, provider)
@@ -110,17 +110,24 @@ class RunExecutor:
             return self._interrupted_outcome()
 
     async def _frame(self) -> None:
-        """The system prompt and tools every request of this run carries: the session's, with its skills (and the
-        agent tools unless the session is at the depth limit)."""
-        record_ = await self._deps.store.read(q.get_session, self._live.session_id)
+        """The system prompt and tools every request of this run carries: the session's prompt with the project
+        instructions (read now, so an edited AGENTS.md counts from the next run on), and its skills (and the agent
+        tools unless the session is at the depth limit); for a turn, the session's MCP servers started (their tools
+        join while they run). A compaction run starts no server just to list its tools."""
+        sid = self._live.session_id
+        record_ = await self._deps.store.read(q.get_session, sid)
         assert record_ is not None
         root = record_.session.root
         catalog = await self._deps.skills.catalog(record_.session.id, root)
-        self._system = skillprompt.system_prompt(conversation.system_prompt_of(record_.system_prompt, root), catalog)
+        section = await self.step(asyncio.to_thread(self._deps.instructions.section, root))
+        base = instructions.compose(conversation.system_prompt_of(record_.system_prompt, root), section)
+        self._system = skillprompt.system_prompt(base, catalog)
         self._tools = skillprompt.tools_for(self._deps.tools, catalog)
         depth = await self._deps.store.read(trees.depth, record_.session.id)
         if self._agents is None or depth >= self._deps.child_limits.max_depth:
             self._tools = self._tools.without(AGENT_TOOL_NAMES)
+        if self._run.kind != "compaction" and self._deps.mcp is not None:
+            await self.step(self._deps.mcp.ready(sid, root))
 
     async def _rounds_loop(self, route: ModelRoute, provider: n.Provider) -> RunOutcome:
         store, sid = self._deps.store, self._live.session_id
@@ -141,7 +148,7 @@ class RunExecutor:
                 self._run.config.reasoning,
                 self._system,
                 transcript,
-                self._tools.specs(),
+                self.tools.specs(),
                 record_.session.root,
                 cache_key=sid,
             )
@@ -282,7 +289,8 @@ class RunExecutor:
 
     @property
     def tools(self) -> ToolRegistry:
-        return self._tools
+        mcp = self._deps.mcp
+        return self._tools if mcp is None else mcp.registry(self._live.session_id, self._tools)
 
     @property
     def system_prompt(self) -> str:

@@ -107,6 +107,8 @@ async def _permission(ctx: RunContext, draft: Draft, part_id: int) -> str | None
     The wait is an interruptible step: cancelling the run answers the ask `canceled` and raises `Interrupted`.
     """
     permissions, sid, buf = ctx.permissions, ctx.session_id, draft.parts[part_id]
+    if ctx.tools.get(buf.name) is None:
+        return None  # nothing would run: the call is an error result naming the tools there are
     unsandboxed = buf.name == "exec" and ctx.exec_needs_confirm()
     if not permissions.needs_confirm(sid, buf.name, unsandboxed=unsandboxed):
         return None

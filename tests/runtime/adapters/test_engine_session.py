@@ -11,10 +11,11 @@ from omniagent.protocols.sidecar.agents import (
     Capability,
     EnvVarLogin,
     InstallationSource,
+    McpTransport,
     SelectKind,
     Unauthenticated,
 )
-from omniagent.protocols.sidecar.commands import McpServer, StdioMcp
+from omniagent.protocols.sidecar.commands import McpServer, SseMcp
 from omniagent.protocols.sidecar.events import (
     Completed,
     MessageEnded,
@@ -233,16 +234,19 @@ async def test_fork_by_token_opens_a_session_with_the_earlier_history(
     assert "which word" not in sent[4] and "and the source?" in sent[4]
 
 
-async def test_mcp_servers_are_refused_while_the_engine_has_no_mcp_client(
+async def test_the_engine_speaks_stdio_and_http_mcp_servers_and_refuses_sse(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """anyagent §5 UnsupportedFeature: the engine has no MCP client (docs/agents.md)."""
+    """anyagent §5: the engine advertises the MCP transports its client speaks; an SSE server is UnsupportedFeature
+    (docs/agents.md)."""
     async with FakeLLMServer(Scenario()) as llm:
         use_engine(monkeypatch, tmp_path, llm)
         async with runtime() as rt:
-            server = McpServer(name="x", connection=StdioMcp(command="true", args=[], env={}))
+            sse = McpServer(name="x", connection=SseMcp(url="http://127.0.0.1:1/sse", headers={}))
             with pytest.raises(UnsupportedFeature):
-                await rt.open("omniagent", workspace(tmp_path), mcp_servers=[server])
+                await rt.open("omniagent", workspace(tmp_path), mcp_servers=[sse])
+            info = (await open_engine(rt, workspace(tmp_path))).info()
+            assert info.details.capabilities.mcp_transports == [McpTransport.STDIO, McpTransport.HTTP]
 
 
 async def test_two_sessions_share_one_engine_and_run_side_by_side(

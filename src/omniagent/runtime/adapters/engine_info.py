@@ -31,6 +31,7 @@ from omniagent.protocols.sidecar.agents import (
     ConfigValue,
     EnvVarLogin,
     LoginMethod,
+    McpTransport,
     SelectKind,
     SessionConfiguration,
     SlashCommand,
@@ -54,6 +55,8 @@ SANDBOX_MODES: tuple[tuple[SandboxMode, str], ...] = (
 NETWORK_VALUES = (("off", "No network for sandboxed commands"), ("on", "Sandboxed commands may use the network"))
 # The key variables named when the catalog names none (every provider ready, or none with an env source).
 FALLBACK_KEY_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY")
+# The MCP servers the engine's client speaks (engine/mcp): a caller's SSE server is refused.
+MCP_TRANSPORTS = (McpTransport.STDIO, McpTransport.HTTP)
 # Features every engine session has: durable sessions resume by id, guarded tools ask, the model may ask the user
 # (`ask_user`) and hand tasks to child sessions (`spawn_agent`), the plan tool's plan is shown, usage comes with
 # each reply. Not Images: the engine refuses media input (no blob store yet), whatever the model could read.
@@ -87,7 +90,7 @@ def session_info(engine: Engine, session: Session) -> d.DriverInfo:
     details = AgentDetails(
         version=__version__,
         auth=_auth(catalog, session.model),
-        capabilities=Capabilities(features=ordered_features(features)),
+        capabilities=Capabilities(features=ordered_features(features), mcp_transports=list(MCP_TRANSPORTS)),
         config_options=options,
         commands=commands,
     )

@@ -7,6 +7,8 @@ calls and the errors the runtime expects from `connect` (anyagent §5).
   `MessageEnded` (`m<N>`, also the `omniagent/fork_point` extension): the fork keeps that message and all before it.
   An unknown token or point is `ResumeFailed`; model / reasoning options are patched onto the fork afterwards.
 - no provider with a model and a key: `AuthRequired` with the key variables (checked before anything is made).
+- MCP servers (`mcp_servers`): stdio and HTTP ones become the session's servers (`engine.mcp`); SSE ones are
+  `UnsupportedFeature`, checked before anything is made.
 - every creation option is checked against the session's own options (`check_option`), then applied; a bad one is
   `InvalidConfiguration` and a session made for the open is removed again.
 """
@@ -18,9 +20,11 @@ from contextlib import suppress
 
 from omniagent.engine.engine import Engine
 from omniagent.engine.errors import EngineError
+from omniagent.engine.mcp.config import ServerSpec
 from omniagent.engine.sandboxes import SetSandboxParams
 from omniagent.engine.tools.sandbox import SandboxMode
 from omniagent.protocols.sidecar.agents import AgentDetails, ConfigValue
+from omniagent.protocols.sidecar.commands import HttpMcp, StdioMcp
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.protocols.yuke.sessions import (
     CreateSession,
@@ -38,6 +42,7 @@ from omniagent.runtime.errors import (
     InvalidConfiguration,
     ProtocolFailed,
     ResumeFailed,
+    UnsupportedFeature,
 )
 from omniagent.runtime.requests import check_option
 
@@ -148,6 +153,23 @@ async def _fork(engine: Engine, request: d.ConnectRequest) -> Session:
             raise ResumeFailed(f"the session {source.id} has no message {request.fork_at}") from exc
         raise ProtocolFailed(exc.message) from exc  # e.g. the directory is not a usable workspace
     return forked.session
+
+
+def mcp_servers(request: d.ConnectRequest) -> list[ServerSpec]:
+    """The caller's MCP servers as the engine's. Raises: `UnsupportedFeature` for an SSE server."""
+    specs = []
+    for server in request.mcp_servers:
+        connection = server.connection
+        if isinstance(connection, StdioMcp):
+            spec = ServerSpec(
+                server.name, "the caller", command=connection.command, args=tuple(connection.args), env=connection.env
+            )
+        elif isinstance(connection, HttpMcp):
+            spec = ServerSpec(server.name, "the caller", url=connection.url, headers=connection.headers)
+        else:
+            raise UnsupportedFeature("SSE MCP servers (the engine speaks stdio and streamable HTTP)")
+        specs.append(spec)
+    return specs
 
 
 def fork_point(message_id: str) -> int | None:

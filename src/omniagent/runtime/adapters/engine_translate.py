@@ -18,6 +18,7 @@ Ids (anyagent §9.1, minted from the engine's per-session ids so they are stable
 | `plan.updated` (engine extension; the `plan` call itself is not shown) | `PlanUpdated` with every entry |
 | `run.done` | `TurnStopped`: Completed (Refused for a refusal), canceled → Cancelled, failed → Failed |
 | `run.done` of a compaction run | `TurnStopped`: Completed (compacted or skipped), Failed, Cancelled |
+| `notice` about the session (an MCP server that did not start or stopped) | `Diagnostic` (warn → Warning) |
 
 `MessageEnded` carries the extension `omniagent/fork_point` = its message id: the `fork_at` that forks after it.
 
@@ -39,6 +40,7 @@ from omniagent.engine.feed import (
     Committed,
     FeedItem,
     InteractionOpened,
+    Noticed,
     PlanChanged,
     QuestionOpened,
     RunEnded,
@@ -54,6 +56,7 @@ from omniagent.engine.permissions import PendingInteraction, describe
 from omniagent.engine.providers.catalog import COST_DIGITS
 from omniagent.engine.questions import Reply
 from omniagent.engine.tools.context import Answered, Question
+from omniagent.protocols.sidecar.base import Diagnostic, DiagnosticLevel
 from omniagent.protocols.sidecar.commands import ChoicesAnswer, QuestionsAnswer, TextAnswer
 from omniagent.protocols.sidecar.events import (
     Cancelled,
@@ -63,11 +66,13 @@ from omniagent.protocols.sidecar.events import (
     Completed,
     ContextCompacted,
     ContextUsage,
+    DiagnosticEvent,
     Edit,
     Execute,
     Failed,
     Fetch,
     FileDiff,
+    Mcp,
     MessageEnded,
     NoInput,
     OtherTool,
@@ -134,11 +139,22 @@ _KINDS: Mapping[FeedToolKind, Callable[[], ToolKind]] = {
     "other": OtherTool,
 }
 _REFUSING_FINISH = frozenset({"refusal", "content_filter"})
+
+
+def _kind_of(call: ToolCall) -> ToolKind:
+    """A spawn is a `Subagent`, an MCP server's tool `Mcp` (its server and tool), the rest by their feed kind."""
+    if call.name == SPAWN_TOOL:
+        return Subagent()
+    if call.mcp is not None:
+        return Mcp(server=call.mcp[0], tool=call.mcp[1])
+    return _KINDS[call.kind]()
+
 _PLAN_STATUS = {
     "pending": PlanStatus.PENDING,
     "in_progress": PlanStatus.IN_PROGRESS,
     "completed": PlanStatus.COMPLETED,
 }
+_LEVELS = {"info": DiagnosticLevel.INFO, "warn": DiagnosticLevel.WARNING, "error": DiagnosticLevel.ERROR}
 
 
 def message_id(engine_message_id: int) -> str:
@@ -271,6 +287,9 @@ class Translator:
         if isinstance(item, PlanChanged):
             entries = [PlanEntry(text=e.content, status=_PLAN_STATUS[e.status]) for e in item.entries]
             return [d.AdapterEvent(PlanUpdated(entries=entries))]
+        if isinstance(item, Noticed):
+            level = _LEVELS[item.notice.level]
+            return [d.AdapterEvent(DiagnosticEvent(diagnostic=Diagnostic(level=level, message=item.notice.message)))]
         return []
 
     def agent_done(self, message_id: int, part_id: int, outcome: RunOutcome, report: str) -> list[d.DriverEvent]:
@@ -341,7 +360,7 @@ class Translator:
         located = self._abs(call.path) if call.path is not None else None
         return ToolUpdate(
             id=tool.id,
-            kind=Subagent() if call.name == SPAWN_TOOL else _KINDS[call.kind](),
+            kind=_kind_of(call),
             title=call.title,
             status=tool.status,
             input=self._input(call, located),
