@@ -54,6 +54,8 @@ from omniagent.wire.process import ChildProcess, SpawnError, open_process
 
 # The engine's environment variables a stdio server gets (besides its own `env`): what a program needs to run.
 STDIO_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
+# Seconds an HTTP server may take to accept a connection or a request body.
+HTTP_TIMEOUT = 30.0
 # Seconds to wait for an exit status once a server's output ended (only to word the diagnostic).
 EXIT_WAIT = 1.0
 # Seconds a stop may take before the server's task is cancelled (its process group is killed either way).
@@ -137,12 +139,10 @@ class Connection:
             return
         if self._ready is None or not self._ready.done():
             task.cancel()  # still starting: nothing to close politely (its process group is closed on the way out)
-        try:
-            async with asyncio.timeout(STOP_WAIT):
-                await asyncio.shield(task)
-        except TimeoutError:
+        _, late = await asyncio.wait({task}, timeout=STOP_WAIT)
+        if late:
             task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+            await asyncio.wait({task})
 
     # --- the server's task ---------------------------------------------------------------------------------------
 
@@ -150,12 +150,18 @@ class Connection:
         child: ChildProcess | None = None
         try:
             async with contextlib.AsyncExitStack() as stack:
-                if self.spec.command:
-                    child = await stack.enter_async_context(self._spawn())
+                spec = self.spec
+                if spec.command:
+                    env = {k: os.environ[k] for k in STDIO_ENV if k in os.environ} | dict(spec.env)
+                    cwd = os.path.join(self._root, spec.cwd) if spec.cwd else self._root
+                    child = await stack.enter_async_context(open_process([spec.command, *spec.args], cwd=cwd, env=env))
                     transport: Any = _child_transport(child)
                 else:
-                    http = await stack.enter_async_context(httpx2.AsyncClient(headers=dict(self.spec.headers)))
-                    transport = streamable_http_client(self.spec.url, http_client=http)
+                    # A call's answer may stream for as long as the call may run.
+                    timeout = httpx2.Timeout(HTTP_TIMEOUT, read=self._limits.call_timeout)
+                    http = httpx2.AsyncClient(headers=dict(spec.headers), timeout=timeout)
+                    await stack.enter_async_context(http)
+                    transport = streamable_http_client(spec.url, http_client=http)
                 info = Implementation(name="omniagent", version=__version__)
                 client = await stack.enter_async_context(Client(transport, client_info=info))
                 tools = await _list_tools(client)
@@ -181,14 +187,6 @@ class Connection:
             self._client = None
             if not ready.done():
                 ready.set_result(None)
-
-    @contextlib.asynccontextmanager
-    async def _spawn(self) -> AsyncIterator[ChildProcess]:
-        spec = self.spec
-        env = {k: os.environ[k] for k in STDIO_ENV if k in os.environ} | dict(spec.env)
-        cwd = os.path.join(self._root, spec.cwd) if spec.cwd else self._root
-        async with open_process([spec.command, *spec.args], cwd=cwd, env=env) as child:
-            yield child
 
     async def _until_stopped(self, child: ChildProcess | None) -> bool:
         """Wait for `stop()` or, for stdio, the process's exit; True when it exited by itself."""

@@ -128,15 +128,17 @@ class McpServers:
             def ended(connection: Connection, problem: str) -> None:
                 self._ended(session_id, session, connection, problem)
 
-            session.connections = [Connection(spec, root, self._limits, ended) for spec in specs]
-            await asyncio.gather(*(c.start() for c in session.connections))
-            for connection in session.connections:
+            connections = [Connection(spec, root, self._limits, ended) for spec in specs]
+            # A cancelled start stops what it started, and leaves the session to start them again next time.
+            await asyncio.gather(*(c.start() for c in connections))
+            session.connections = connections
+            for connection in connections:
                 if connection.state == "failed":
                     spec = connection.spec
                     self._notice(
                         session_id, f"MCP server `{spec.name}` ({spec.origin}) did not start: {connection.problem}"
                     )
-            session.tools = _tools(session.connections)
+            session.tools = _tools(connections)
 
     def registry(self, session_id: str, base: ToolRegistry) -> ToolRegistry:
         """`base` plus the tools of the session's running servers."""
