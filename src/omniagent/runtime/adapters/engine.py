@@ -93,10 +93,10 @@ class EngineAdapter:
             except Exception as exc:  # the store could not be opened: nothing else can fail here
                 raise SpawnFailed(f"the engine could not start: {exc}") from exc
             driver = _EngineDriver(engine, request, events)
-            await driver.open_session()
+            session = await driver.open_session()
             # The session's MCP servers start with its first turn and stop when it closes here.
-            await engine.mcp.attach(driver.session_id, servers)
-            stack.push_async_callback(engine.mcp.detach, driver.session_id)
+            await engine.mcp.attach(session.id, servers)
+            stack.push_async_callback(engine.mcp.detach, session.id)
             stack.callback(engine.broadcaster.subscribe(driver.on_broadcast))
             group = await stack.enter_async_context(asyncio.TaskGroup())
             driver.group = group
@@ -154,12 +154,13 @@ class _EngineDriver:
     def stop(self) -> None:
         self._commands.put_nowait(None)
 
-    async def open_session(self) -> None:
-        """Open the engine session (`engine_open`). Raises what `connect` may raise."""
+    async def open_session(self) -> Session:
+        """Open the engine session (`engine_open`) and return it. Raises what `connect` may raise."""
         describe = lambda session: info.session_info(self._engine, session).details  # noqa: E731
         session = await engine_open.open_session(self._engine, self._request, describe)
         await self._engine.skills.catalog(session.id, session.root)  # its slash commands, in the info built next
         self._set_session(session)
+        return session
 
     # --- commands ------------------------------------------------------------------------------------------
 
@@ -205,10 +206,10 @@ class _EngineDriver:
         # `send` returns: in order with the run's own broadcasts, after any left from an older run.
         self._awaiting_ack, self._queued_input = True, None
         text = prompt_text(prompt)
-        skill = self._engine.skills.known(self.session_id).command(text)  # a slash command runs its skill
+        skill = self._engine.skills.known(self._session_id).command(text)  # a slash command runs its skill
         content: Input = InputSkill(skill=skill) if skill else InputContent(content=[ContentText(text=text)])
         try:
-            result = await self._engine.inputs.send(self.session_id, content)
+            result = await self._engine.inputs.send(self._session_id, content)
         except EngineError as exc:
             self._awaiting_ack = False
             self._push(d.TurnAck())
@@ -224,7 +225,7 @@ class _EngineDriver:
         problem = "compaction is not supported by the engine yet"
         if self._engine.serves("session.compact"):
             try:
-                result = await self._engine.handle("session.compact", SessionCompactParams(session_id=self.session_id))
+                result = await self._engine.handle("session.compact", SessionCompactParams(session_id=self._session_id))
             except EngineError as exc:
                 problem = exc.message
             else:
@@ -238,7 +239,7 @@ class _EngineDriver:
         """`session.rewind` before the `turns`-th last prompt: it and everything after leave the conversation, and
         with `ConversationAndFiles` the files the engine's tools changed since come back as they were."""
         try:
-            before = _prompt_ids_back(await self._engine.sessions.conversation(self.session_id), turns)
+            before = _prompt_ids_back(await self._engine.sessions.conversation(self._session_id), turns)
         except EngineError as exc:
             self._warn(f"the engine refused the rollback: {exc.message}")
             return
@@ -246,7 +247,7 @@ class _EngineDriver:
             self._warn(f"cannot roll back {turns} turn(s): the session has {len(before)}")
             return
         files = scope is RollbackScope.CONVERSATION_AND_FILES
-        params = SessionRewindParams(session_id=self.session_id, before_message_id=before[-1], restore_files=files)
+        params = SessionRewindParams(session_id=self._session_id, before_message_id=before[-1], restore_files=files)
         try:
             await self._engine.sessions.rewind(params)
         except EngineError as exc:
@@ -265,7 +266,7 @@ class _EngineDriver:
     async def _cancel(self) -> None:
         if self._awaiting_ack and self._queued_input is not None:
             # Our input waits behind another run: withdraw it; the turn never started in the engine.
-            params = SessionCancelInputParams(session_id=self.session_id, input_id=self._queued_input)
+            params = SessionCancelInputParams(session_id=self._session_id, input_id=self._queued_input)
             with suppress(EngineError):
                 await self._engine.inputs.cancel_input(params)
             self._awaiting_ack, self._queued_input = False, None
@@ -280,15 +281,15 @@ class _EngineDriver:
         if self._session is None or self._request.resume is not None or self._request.fork is not None:
             return
         with suppress(ResumeFailed, EngineError):
-            if (await engine_open.existing(self._engine, self.session_id)).message_count == 0:
-                await self._engine.sessions.remove(SessionRemoveParams(session_id=self.session_id))
+            if (await engine_open.existing(self._engine, self._session_id)).message_count == 0:
+                await self._engine.sessions.remove(SessionRemoveParams(session_id=self._session_id))
 
     async def _cancel_run(self) -> None:
         """Stop the session's run and its children's; the turn then ends Cancelled."""
-        if self._session is not None and not await self._engine.children.settled(self.session_id):
+        if self._session is not None and not await self._engine.children.settled(self._session_id):
             self._canceled = True
             with suppress(EngineError):  # the runs ended meanwhile; their run.done say how
-                await self._engine.children.stop_tree(self.session_id)
+                await self._engine.children.stop_tree(self._session_id)
 
     async def _configure(self, option: str, value: ConfigValue) -> None:
         assert self._session is not None
@@ -310,7 +311,7 @@ class _EngineDriver:
         if self._closing:
             return
         if isinstance(data, SessionSummaryChangedData):
-            if data.session.id == self.session_id:
+            if data.session.id == self._session_id:
                 self._session = data.session
                 self._refresh(announce=True)
             else:
@@ -323,7 +324,7 @@ class _EngineDriver:
             else:
                 self._child(self._children[sid], name, data)
             return
-        if sid != self.session_id:
+        if sid != self._session_id:
             return
         self._reported(None, data)
         if isinstance(data, RunDoneData) and self._compaction_after is not None:
@@ -355,7 +356,7 @@ class _EngineDriver:
         if session.id in self._children or not isinstance(origin, OriginChild) or self._session is None:
             return
         parent = self._children.get(origin.parent_id)
-        if parent is None and origin.parent_id != self.session_id:
+        if parent is None and origin.parent_id != self._session_id:
             return
         above = parent.translator if parent is not None else self._translator
         site = (origin.parent_message_id, origin.parent_part_id)
@@ -397,8 +398,8 @@ class _EngineDriver:
         self._settling = self.group.create_task(self._settle())
 
     async def _settle(self) -> None:
-        await self._engine.children.wait_settled(self.session_id)
-        if not self._engine.live.is_busy(self.session_id):
+        await self._engine.children.wait_settled(self._session_id)
+        if not self._engine.live.is_busy(self._session_id):
             self._settling = None
             stop, self._canceled = (Cancelled() if self._canceled else self._last_stop), False
             self._push(d.TurnStopped(stop))
@@ -425,7 +426,7 @@ class _EngineDriver:
         return self._session.model
 
     @property
-    def session_id(self) -> str:
+    def _session_id(self) -> str:
         assert self._session is not None
         return self._session.id
 
