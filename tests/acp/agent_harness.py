@@ -8,6 +8,7 @@ type of the request they answer, errors against `Error`, notifications and reque
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -36,6 +37,26 @@ def npm_peer(name: str) -> tuple[str, Path]:
     if node is None:
         pytest.skip("node is needed to run the npm ACP peers")
     return node, packages.entry(name)
+
+
+async def run_peer(argv: list[str], *, within: float, cwd: Path | None = None) -> tuple[str, str, int]:
+    """Run an outside ACP peer (a node client driving `omniagent acp`) to its end: its stdout, stderr and exit code.
+    Killed if it has not ended `within` seconds."""
+    proc = await asyncio.create_subprocess_exec(
+        *argv,
+        cwd=cwd,
+        env=agent_env(),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), within)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert proc.returncode is not None
+    return out.decode(), err.decode(), proc.returncode
 
 
 def agent_argv(data_dir: Path, log: Path) -> list[str]:

@@ -3,41 +3,23 @@
 // turn (allow once) → a permission turn cancelled while asked → session/list → session/resume with replay.
 // Usage: node sdk_v2_client.mjs SDK_DIR WORKSPACE -- AGENT ARGV...
 // Prints one JSON line: {"ok": true, ...facts} or {"ok": false, "error": "..."}; exit code 0 / 1.
-import { spawn } from "node:child_process";
-import { Readable, Writable } from "node:stream";
-import { pathToFileURL } from "node:url";
+import { report, startAgent } from "./sdk_v2_peer.mjs";
 
 const [sdkDir, workspace, separator, ...agentArgv] = process.argv.slice(2);
 if (separator !== "--" || agentArgv.length === 0) {
   console.error("usage: sdk_v2_client.mjs SDK_DIR WORKSPACE -- AGENT ARGV...");
   process.exit(2);
 }
-const acp = await import(pathToFileURL(`${sdkDir}/dist/v2/acp.js`).href);
+const { acp, child, stream, updates, record, waitFor } = await startAgent(sdkDir, agentArgv);
 
-const child = spawn(agentArgv[0], agentArgv.slice(1), { stdio: ["pipe", "pipe", "inherit"] });
-const stream = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
-
-const updates = [];
-let waiters = [];
 let permission = "allow_once"; // or "hold": do not answer, cancel the session instead
 let cancelTurn = null;
 
-function waitFor(predicate) {
-  const found = updates.find(predicate);
-  if (found) return Promise.resolve(found);
-  return new Promise((resolve) => waiters.push({ predicate, resolve }));
-}
-
 const app = acp
   .client({ name: "sdk-v2-test-client" })
-  .onNotification("session/update", ({ params }) => {
-    updates.push(params.update);
-    const still = [];
-    for (const w of waiters) (w.predicate(params.update) ? w.resolve(params.update) : still.push(w));
-    waiters = still;
-  })
+  .onNotification("session/update", ({ params }) => record(params.update))
   .onRequest("session/request_permission", async ({ params, signal }) => {
-    updates.push({ sessionUpdate: "_permission_asked", title: params.title, subject: params.subject });
+    record({ sessionUpdate: "_permission_asked", title: params.title, subject: params.subject });
     if (permission === "allow_once") return { outcome: { outcome: "selected", optionId: "allow_once" } };
     cancelTurn();
     // ACP cancellation: the client answers every pending permission request `cancelled`.
@@ -49,8 +31,8 @@ function idleAfter(start) {
 }
 
 const facts = {};
-try {
-  await app.connectWith(stream, async (cx) => {
+await report(child, facts, () =>
+  app.connectWith(stream, async (cx) => {
     const init = await cx.request("initialize", { protocolVersion: 2, info: { name: "sdk-test", version: "1.0.0" } });
     facts.protocolVersion = init.protocolVersion;
     facts.agentName = init.info.name;
@@ -89,12 +71,5 @@ try {
     start = updates.length;
     await cx.request("session/resume", { sessionId, cwd: workspace, replayFrom: { type: "start" } });
     facts.replayed = updates.slice(start).map((u) => u.sessionUpdate);
-  });
-  console.log(JSON.stringify({ ok: true, ...facts }));
-  child.stdin.end();
-  process.exitCode = 0;
-} catch (error) {
-  console.log(JSON.stringify({ ok: false, error: String(error?.stack ?? error), ...facts }));
-  child.kill();
-  process.exitCode = 1;
-}
+  }),
+);

@@ -3,9 +3,7 @@
 // allows once: initialize (asks 2) → session/new {mcpServers} → session/prompt → idle.
 // Usage: node sdk_v2_mcp_client.mjs SDK_DIR WORKSPACE SERVER_COMMAND SERVER_ARG... -- AGENT ARGV...
 // Prints one JSON line: {"ok": true, ...facts} or {"ok": false, "error": "..."}; exit code 0 / 1.
-import { spawn } from "node:child_process";
-import { Readable, Writable } from "node:stream";
-import { pathToFileURL } from "node:url";
+import { report, startAgent } from "./sdk_v2_peer.mjs";
 
 const args = process.argv.slice(2);
 const separator = args.indexOf("--");
@@ -15,36 +13,19 @@ if (separator < 3 || separator === args.length - 1) {
 }
 const [sdkDir, workspace, serverCommand, ...serverArgs] = args.slice(0, separator);
 const agentArgv = args.slice(separator + 1);
-const acp = await import(pathToFileURL(`${sdkDir}/dist/v2/acp.js`).href);
-
-const child = spawn(agentArgv[0], agentArgv.slice(1), { stdio: ["pipe", "pipe", "inherit"] });
-const stream = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
-
-const updates = [];
-let waiters = [];
-
-function waitFor(predicate) {
-  const found = updates.find(predicate);
-  if (found) return Promise.resolve(found);
-  return new Promise((resolve) => waiters.push({ predicate, resolve }));
-}
+const { acp, child, stream, updates, record, waitFor } = await startAgent(sdkDir, agentArgv);
 
 const app = acp
   .client({ name: "sdk-v2-mcp-test-client" })
-  .onNotification("session/update", ({ params }) => {
-    updates.push(params.update);
-    const still = [];
-    for (const w of waiters) (w.predicate(params.update) ? w.resolve(params.update) : still.push(w));
-    waiters = still;
-  })
+  .onNotification("session/update", ({ params }) => record(params.update))
   .onRequest("session/request_permission", async ({ params }) => {
-    updates.push({ sessionUpdate: "_permission_asked", title: params.title });
+    record({ sessionUpdate: "_permission_asked", title: params.title });
     return { outcome: { outcome: "selected", optionId: "allow_once" } };
   });
 
 const facts = {};
-try {
-  await app.connectWith(stream, async (cx) => {
+await report(child, facts, () =>
+  app.connectWith(stream, async (cx) => {
     const init = await cx.request("initialize", { protocolVersion: 2, info: { name: "sdk-test", version: "1.0.0" } });
     facts.mcp = init.capabilities?.session?.mcp ?? null;
 
@@ -62,12 +43,5 @@ try {
       .filter((u) => u.sessionUpdate === "agent_message_chunk")
       .map((u) => u.content.text)
       .join("");
-  });
-  console.log(JSON.stringify({ ok: true, ...facts }));
-  child.stdin.end();
-  process.exitCode = 0;
-} catch (error) {
-  console.log(JSON.stringify({ ok: false, error: String(error?.stack ?? error), ...facts }));
-  child.kill();
-  process.exitCode = 1;
-}
+  }),
+);

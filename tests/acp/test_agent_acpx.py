@@ -4,13 +4,12 @@ one `exec` turn with `--format json` (it prints the wire frames) and `--approve-
 
 from __future__ import annotations
 
-import asyncio
 import json
 import shlex
 from pathlib import Path
 
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
-from tests.acp.agent_harness import agent_argv, agent_env, check_transcript, npm_peer, prepare
+from tests.acp.agent_harness import agent_argv, check_transcript, npm_peer, prepare, run_peer
 
 WAIT = 60.0  # seconds: node start plus one turn with a tool round
 
@@ -23,11 +22,12 @@ async def test_acpx_runs_a_v1_turn_with_an_approved_write_in_json_format(tmp_pat
         write = FakeToolCall("write", {"path": "hello.txt", "content": "hi\n"}, "call_1")
         llm.enqueue(Reply(tool_calls=(write,)), Reply(text="Hello from omniagent."))
         data, ws, log = prepare(tmp_path, llm)
-        proc = await asyncio.create_subprocess_exec(
+        agent = shlex.join(agent_argv(data, log))
+        argv = [
             node,
             str(cli),
             "--agent",
-            shlex.join(agent_argv(data, log)),
+            agent,
             "--approve-all",
             "--format",
             "json",
@@ -35,19 +35,10 @@ async def test_acpx_runs_a_v1_turn_with_an_approved_write_in_json_format(tmp_pat
             "45",
             "exec",
             "say hello",
-            cwd=str(ws),
-            env=agent_env(),
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
-        try:
-            out, err = await asyncio.wait_for(proc.communicate(), WAIT)
-        finally:
-            if proc.returncode is None:
-                proc.kill()
-                await proc.wait()
-    assert proc.returncode == 0, err.decode()[-2000:]
-    frames = [json.loads(line) for line in out.decode().splitlines() if line.startswith("{")]
+        ]
+        out, err, code = await run_peer(argv, within=WAIT, cwd=ws)
+    assert code == 0, err[-2000:]
+    frames = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     init = next(f for f in frames if f.get("id") == 0 and "result" in f)
     assert init["result"]["protocolVersion"] == 1 and init["result"]["agentInfo"]["name"] == "omniagent"
     asked = [f for f in frames if f.get("method") == "session/request_permission"]

@@ -5,12 +5,11 @@ runs a prompt, a permission turn, a turn cancelled while its permission is asked
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
-from tests.acp.agent_harness import agent_argv, agent_env, check_transcript, npm_peer, prepare
+from tests.acp.agent_harness import agent_argv, check_transcript, npm_peer, prepare, run_peer
 from tests.mcp_support import STDIO, call, tool_names, tool_results
 
 SCRIPT = Path(__file__).resolve().parent / "sdk_v2_client.mjs"
@@ -35,25 +34,11 @@ async def test_the_sdk_v2_client_runs_prompt_permission_cancel_list_and_replay(t
             _write("b.txt", "call_2"),
         )
         data, ws, log = prepare(tmp_path, llm)
-        proc = await asyncio.create_subprocess_exec(
-            node,
-            str(SCRIPT),
-            str(sdk),
-            str(ws),
-            "--",
-            *agent_argv(data, log),
-            env=agent_env(),
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
+        out, err, code = await run_peer(
+            [node, str(SCRIPT), str(sdk), str(ws), "--", *agent_argv(data, log)], within=WAIT
         )
-        try:
-            out, err = await asyncio.wait_for(proc.communicate(), WAIT)
-        finally:
-            if proc.returncode is None:
-                proc.kill()
-                await proc.wait()
-    report = json.loads(out.decode().strip().splitlines()[-1])
-    assert report["ok"], (report, err.decode()[-2000:])
+    report = json.loads(out.strip().splitlines()[-1])
+    assert report["ok"], (report, err[-2000:])
     assert report["protocolVersion"] == 2 and report["agentName"] == "omniagent"
     assert report["promptAnswer"] == {} and report["firstStop"] == "end_turn"
     assert report["text"] == "Hello from omniagent."
@@ -64,7 +49,7 @@ async def test_the_sdk_v2_client_runs_prompt_permission_cancel_list_and_replay(t
     assert report["listed"] == [True]
     assert report["replayed"][:2] == ["user_message", "agent_message"]
     assert (ws / "a.txt").exists() and not (ws / "b.txt").exists()
-    assert proc.returncode == 0
+    assert code == 0
     assert check_transcript(log) > 20
 
 
@@ -79,32 +64,16 @@ async def test_the_sdk_v2_client_passes_an_mcp_server_whose_tool_is_asked_and_re
     async with FakeLLMServer(Scenario()) as llm:
         llm.enqueue(call("mcp__fixture__echo", text="from the sdk"), Reply(text="Echoed."))
         data, ws, log = prepare(tmp_path, llm)
-        proc = await asyncio.create_subprocess_exec(
-            node,
-            str(MCP_SCRIPT),
-            str(sdk),
-            str(ws),
-            *STDIO,
-            "--",
-            *agent_argv(data, log),
-            env=agent_env(),
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
-        try:
-            out, err = await asyncio.wait_for(proc.communicate(), WAIT)
-        finally:
-            if proc.returncode is None:
-                proc.kill()
-                await proc.wait()
+        argv = [node, str(MCP_SCRIPT), str(sdk), str(ws), *STDIO, "--", *agent_argv(data, log)]
+        out, err, code = await run_peer(argv, within=WAIT)
         bodies = [r.body for r in llm.requests]
-    report = json.loads(out.decode().strip().splitlines()[-1])
-    assert report["ok"], (report, err.decode()[-2000:])
+    report = json.loads(out.strip().splitlines()[-1])
+    assert report["ok"], (report, err[-2000:])
     assert report["mcp"] == {"stdio": {}, "http": {}}
     assert report["promptAnswer"] == {} and report["stop"] == "end_turn" and report["text"] == "Echoed."
     assert report["asked"] == ["Allow mcp__fixture__echo: fixture: echo?"]
     assert report["titles"] == ["fixture: echo"] and report["statuses"][-1] == "completed"
     assert "mcp__fixture__echo" in tool_names(bodies[0])
     assert [r["content"] for r in tool_results(bodies[1])] == ["echo: from the sdk"]
-    assert proc.returncode == 0
+    assert code == 0
     assert check_transcript(log) > 5
