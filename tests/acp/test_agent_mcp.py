@@ -110,26 +110,34 @@ async def test_a_server_that_exits_mid_turn_is_agent_text_and_the_turn_goes_on(t
     assert check_transcript(log) > 5
 
 
-async def test_session_close_stops_the_servers_and_an_sse_server_is_refused(tmp_path: Path) -> None:
-    """Server processes end with their session; a transport the agent does not advertise is -32602 at once."""
-    pidfile = tmp_path / "server.pid"
+async def test_session_close_stops_the_servers_resume_passes_them_again_and_sse_is_refused(tmp_path: Path) -> None:
+    """Server processes end with their session; `session/resume` passes servers again and their tools work; a
+    transport the agent does not advertise is -32602 at once."""
+    first_pid, second_pid = tmp_path / "first.pid", tmp_path / "second.pid"
     async with FakeLLMServer(Scenario()) as llm:
-        llm.enqueue(Reply(text="Hello."))
+        llm.enqueue(Reply(text="Hello."), call("mcp__fixture__echo", text="again"), Reply(text="Back."))
         data, ws, log = prepare(tmp_path, llm)
+        recorder = Recorder()
         async with (
             asyncio.timeout(WAIT),
-            open_acp_client(agent_argv(data, log), env=agent_env()) as acp,
+            open_acp_client(agent_argv(data, log), handlers=recorder.handlers(), env=agent_env()) as acp,
         ):
             sse = McpServerConfig("old", url="http://127.0.0.1:1/sse", sse=True)
             with pytest.raises(RpcError) as refused:
                 await acp.new_session(str(ws), mcp_servers=[sse])
-            session = await acp.new_session(str(ws), mcp_servers=[_stdio(MCP_FIXTURE_PIDFILE=str(pidfile))])
+            session = await acp.new_session(str(ws), mcp_servers=[_stdio(MCP_FIXTURE_PIDFILE=str(first_pid))])
             await acp.prompt(session.session_id, [v2.ContentBlockText(text="hi")])
-            pid = int(pidfile.read_text())
+            pid = int(first_pid.read_text())
             os.kill(pid, 0)  # running while the session is open
             await acp.close_session(session.session_id)
             with pytest.raises(ProcessLookupError):
                 os.kill(pid, 0)
+            servers = [_stdio(MCP_FIXTURE_PIDFILE=str(second_pid))]
+            await acp.resume_session(session.session_id, str(ws), mcp_servers=servers)
+            end = await acp.prompt(session.session_id, [v2.ContentBlockText(text="echo again")])
+        bodies = [r.body for r in llm.requests]
     assert refused.value.code == INVALID_PARAMS
-    assert "mcp__fixture__echo" in tool_names(llm.requests[0].body)
+    assert end.stop_reason == "end_turn" and int(second_pid.read_text()) != pid
+    assert "mcp__fixture__echo" in tool_names(bodies[0])
+    assert [r["content"] for r in tool_results(bodies[2])] == ["echo: again"]
     assert check_transcript(log) > 3
