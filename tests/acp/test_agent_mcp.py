@@ -90,6 +90,7 @@ async def test_stdio_and_http_servers_from_session_new_are_asked_called_and_reac
 
 
 async def test_a_server_that_exits_mid_turn_is_agent_text_and_the_turn_goes_on(tmp_path: Path) -> None:
+    """The call it dies in fails with a sentence the model reads; the notice comes first, as agent text."""
     async with FakeLLMServer(Scenario()) as llm:
         llm.enqueue(call("mcp__fixture__crash"), Reply(text="It went away."))
         data, ws, log = prepare(tmp_path, llm)
@@ -107,6 +108,8 @@ async def test_a_server_that_exits_mid_turn_is_agent_text_and_the_turn_goes_on(t
     notices = [e for e in recorder.events if str(e.get("messageId", "")).startswith("notice.")]
     assert len(notices) == 1 and notices[0]["sessionUpdate"] == "agent_message_chunk"
     assert "MCP server `fixture` stopped: it exited (exit status: 3)" in notices[0]["content"]["text"]
+    # Told before the failed call it explains.
+    assert recorder.events.index(notices[0]) < recorder.events.index(recorder.tool_updates("t2.0")[-1])
     assert check_transcript(log) > 5
 
 

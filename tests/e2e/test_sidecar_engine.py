@@ -130,6 +130,12 @@ async def test_the_sidecar_passes_mcp_servers_whose_tools_are_asked_called_and_w
     ]
     assert [r["content"] for r in tool_results(bodies[2])] == ["echo: via the sidecar", "echo: via http"]
     (diagnostic,) = [e["kind"]["Diagnostic"] for e in events if kind_of(e) == "Diagnostic"]
+    failed = next(
+        i
+        for i, e in enumerate(events)
+        if kind_of(e) == "ToolUpdated" and e["kind"]["ToolUpdated"]["status"] == "Failed"
+    )
+    assert [kind_of(e) for e in events].index("Diagnostic") < failed  # told before the call it explains fails
     assert diagnostic["level"] == "Warning"
     assert "MCP server `fixture` stopped: it exited (exit status: 3)" in diagnostic["message"]
     assert "".join(texts(events)) == "Echoed.It is gone."

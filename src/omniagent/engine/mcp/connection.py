@@ -56,7 +56,7 @@ from omniagent.wire.process import ChildProcess, SpawnError, open_process
 STDIO_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
 # Seconds an HTTP server may take to accept a connection or a request body.
 HTTP_TIMEOUT = 30.0
-# Seconds to wait for an exit status once a server's output ended (only to word the diagnostic).
+# Seconds to wait for a server's exit once its output ended (to tell how it ended before a call reports it).
 EXIT_WAIT = 1.0
 # Seconds a stop may take before the server's task is cancelled (its process group is killed either way).
 STOP_WAIT = 10.0
@@ -98,6 +98,7 @@ class Connection:
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._ready: asyncio.Future[None] | None = None
+        self._gone = asyncio.Event()  # the server's task has ended (and told how)
 
     async def start(self) -> None:
         """Start the server and wait until it has listed its tools, or failed (`state` failed, `problem` why).
@@ -123,6 +124,10 @@ class Connection:
             result = await client.call_tool(tool, arguments, read_timeout_seconds=self._limits.call_timeout)
         except MCPError as exc:
             if exc.code == CONNECTION_CLOSED:
+                # Its end is told (a notice) before the model reads of it, when it follows at once.
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(EXIT_WAIT):
+                        await self._gone.wait()
                 return ToolResult.error(f"the MCP server `{name}` closed the connection during the call")
             return ToolResult.error(f"the MCP server `{name}` answered with an error: {self._mask(exc.message)}")
         except Exception as exc:  # a timeout, a broken connection, an off-schema answer: the model reads it
@@ -185,6 +190,7 @@ class Connection:
                 self._finish("failed", words)
         finally:
             self._client = None
+            self._gone.set()
             if not ready.done():
                 ready.set_result(None)
 
