@@ -57,7 +57,7 @@ STDIO_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL
 # Seconds an HTTP server may take to accept a connection or a request body.
 HTTP_TIMEOUT = 30.0
 # Seconds to wait for a server's exit once its output ended (to tell how it ended before a call reports it).
-EXIT_WAIT = 1.0
+EXIT_WAIT = 5.0
 # Seconds a stop may take before the server's task is cancelled (its process group is killed either way).
 STOP_WAIT = 10.0
 # Pages of `tools/list` read at most, so a server that pages forever cannot hold a start.
@@ -98,7 +98,7 @@ class Connection:
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._ready: asyncio.Future[None] | None = None
-        self._gone = asyncio.Event()  # the server's task has ended (and told how)
+        self._gone = asyncio.Event()  # the server has ended (and it was told how)
 
     async def start(self) -> None:
         """Start the server and wait until it has listed its tools, or failed (`state` failed, `problem` why).
@@ -176,16 +176,14 @@ class Connection:
                 ready.set_result(None)
                 exited = await self._until_stopped(child)
                 self._client = None
-                if exited and child is not None and self.state == "ready":
-                    self._finish("ended", await self._exit_words(child) or "it exited")
-                    self._on_ended(self, self.problem)
+                if exited and child is not None:
+                    self._ended(await self._exit_words(child) or "it exited")
         except SpawnError as exc:
             self._finish("failed", self._mask(str(exc)))
         except Exception as exc:  # any failure of a server is a diagnostic, never the engine's
             words = (await self._exit_words(child) if child is not None else None) or self._describe(exc)
             if self.state == "ready":
-                self._finish("ended", words)
-                self._on_ended(self, self.problem)
+                self._ended(words)
             else:
                 self._finish("failed", words)
         finally:
@@ -208,7 +206,7 @@ class Connection:
         return exit_wait is not None and exit_wait.done() and not exit_wait.cancelled() and not self._stop.is_set()
 
     async def _exit_words(self, child: ChildProcess) -> str | None:
-        """How a stdio server ended, for a person: its exit status and last stderr line; None while it runs."""
+        """How a stdio server ended, for a person: its exit status and last stderr line; None while it still runs."""
         try:
             async with asyncio.timeout(EXIT_WAIT):
                 status = await child.wait()
@@ -219,6 +217,13 @@ class Connection:
         if tail:
             words += f"; its last stderr line: {self._mask(tail[-1][:STDERR_QUOTE])}"
         return words
+
+    def _ended(self, problem: str) -> None:
+        """A ready server ended by itself: tell it once, then let a call that saw the connection go report it."""
+        if self.state == "ready":
+            self._finish("ended", problem)
+            self._on_ended(self, self.problem)
+        self._gone.set()
 
     def _finish(self, state: State, problem: str) -> None:
         if self.state in ("starting", "ready"):
