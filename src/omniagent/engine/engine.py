@@ -101,8 +101,8 @@ class Engine:
     Each part is built here with exactly what it uses, and is public for the faces (`acp`, the runtime's engine
     adapter) to call directly: `sessions`, `inputs`, `children`, `agents`, `accounts`, `interactions` (every
     open ask: `permissions` and `questions`), `sandboxes`, `routes`, `mcp` (each session's MCP servers), `live`
-    (live state, locks and the broadcaster). `handle()` is the one error boundary of the yuke method table; `serves(method)` tells a face
-    whether a method is served.
+    (live state, locks and the broadcaster). `handle()` is the one error boundary of the yuke method table;
+    `serves(method)` tells a face whether a method is served.
     """
 
     def __init__(self, config: EngineConfig, store: Store, routes: Routes, tasks: asyncio.TaskGroup) -> None:

@@ -11,8 +11,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
-from omniagent.engine.limits import ChildLimits
 from omniagent.engine.instructions import ProjectInstructions
+from omniagent.engine.limits import ChildLimits
 from omniagent.engine.live import ActiveRun, LiveSessions
 from omniagent.engine.mcp.servers import McpServers
 from omniagent.engine.permissions import Permissions

@@ -64,7 +64,7 @@ from omniagent.runtime.adapters import engine_open
 from omniagent.runtime.adapters.acp_prompt import prompt_text
 from omniagent.runtime.adapters.engine_host import engine_host
 from omniagent.runtime.adapters.engine_translate import Translator, interaction_of, reply_of, tool_id
-from omniagent.runtime.errors import ResumeFailed, SpawnFailed, UnsupportedFeature
+from omniagent.runtime.errors import ResumeFailed, SpawnFailed
 
 log = logging.getLogger(__name__)
 

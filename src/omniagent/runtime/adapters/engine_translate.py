@@ -149,6 +149,7 @@ def _kind_of(call: ToolCall) -> ToolKind:
         return Mcp(server=call.mcp[0], tool=call.mcp[1])
     return _KINDS[call.kind]()
 
+
 _PLAN_STATUS = {
     "pending": PlanStatus.PENDING,
     "in_progress": PlanStatus.IN_PROGRESS,
