@@ -14,6 +14,11 @@ STEP = 30.0  # seconds: bound on the process's start and exit
 
 async def run_face(face: str, data_dir: Path, *requests: dict[str, Any]) -> tuple[list[dict[str, Any]], set[str]]:
     """Send the request lines, close stdin, wait for a clean exit; the reply lines and the modules imported."""
+    return await run_face_lines(face, data_dir, [json.dumps(r).encode() for r in requests])
+
+
+async def run_face_lines(face: str, data_dir: Path, lines: list[bytes]) -> tuple[list[dict[str, Any]], set[str]]:
+    """`run_face` with the input lines as bytes, written at once."""
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-X",
@@ -28,8 +33,37 @@ async def run_face(face: str, data_dir: Path, *requests: dict[str, Any]) -> tupl
         stderr=asyncio.subprocess.PIPE,
     )
     async with asyncio.timeout(STEP):
-        out, err = await proc.communicate(b"".join(json.dumps(r).encode() + b"\n" for r in requests))
+        out, err = await proc.communicate(b"".join(line + b"\n" for line in lines))
     assert proc.returncode == 0, err.decode()[-2000:]
     imported = {line.rsplit("|", 1)[1].strip() for line in err.decode().splitlines() if line.startswith("import time:")}
     assert "omniagent.cli" in imported  # the probe reads what it thinks it reads
     return [json.loads(line) for line in out.splitlines()], imported
+
+
+async def imported_before_reply(face: str, data_dir: Path, request: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """Send one request line and close stdin; the first reply and the modules whose import finished before it was
+    written. stderr (where `-X importtime` writes, unbuffered) and stdout share one pipe, so their order is the
+    order of the writes."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-X",
+        "importtime",
+        "-m",
+        "omniagent",
+        face,
+        "--data-dir",
+        str(data_dir),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    async with asyncio.timeout(STEP):
+        out, _ = await proc.communicate(json.dumps(request).encode() + b"\n")
+    assert proc.returncode == 0, out.decode()[-2000:]
+    before: list[str] = []
+    for line in out.decode().splitlines():
+        if line.startswith("import time:"):
+            before.append(line.rsplit("|", 1)[1].strip())
+        elif line.startswith("{"):
+            return json.loads(line), before
+    raise AssertionError(f"no reply line in {out.decode()[-2000:]}")

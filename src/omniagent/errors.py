@@ -8,7 +8,7 @@ Catch `OmniagentError` to catch them all. The tree (module, then the classes it 
     │   ├── wire.errors.PeerClosed                  the other side closed its end
     │   ├── wire.decode.BadJson                     a line that is not a JSON value this side accepts
     │   ├── wire.process.SpawnError                 a child process could not be started
-    │   ├── wire.jsonrpc.RpcError                   a JSON-RPC error answer (sent or received)
+    │   ├── wire.messages.RpcError                  a JSON-RPC error answer (sent or received)
     │   ├── runtime.adapters.pi_rpc.PiError         pi answered a command with an error
     │   ├── runtime.adapters.pi_rpc.PiExited        pi's process ended under a command
     │   ├── runtime.adapters.claude_control.ControlFailed  Claude Code refused a control request, or went away

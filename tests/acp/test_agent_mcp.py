@@ -17,7 +17,7 @@ import pytest
 from omniagent.acp.client import ClientHandlers, McpServerConfig, PermissionRequest, SessionEvent, open_acp_client
 from omniagent.protocols.acp import v1, v2
 from omniagent.testing import FakeLLMServer, Reply, Scenario
-from omniagent.wire.jsonrpc import INVALID_PARAMS, RpcError
+from omniagent.wire.messages import INVALID_PARAMS, RpcError
 from tests.acp.agent_harness import agent_argv, agent_env, check_transcript, prepare
 from tests.mcp_support import STDIO, call, http_server, tool_names, tool_results
 

@@ -3,9 +3,10 @@ real process, its imports read from outside with `-X importtime`."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from tests.face_imports import run_face
+from tests.face_imports import imported_before_reply, run_face, run_face_lines
 
 HEAVY = ("omniagent.engine.store", "omniagent.engine.engine", "httpx", "rich", "pydantic")
 # The ACP models are cheap now, yet the answer needs none of them.
@@ -22,3 +23,35 @@ async def test_initialize_is_answered_before_the_engine_store_httpx_rich_or_pyda
     for heavy in HEAVY + MODELS:
         assert heavy not in imported, f"{heavy} was imported to answer initialize"
     assert not (tmp_path / "engine.sqlite3").exists()  # nor was the store opened
+
+
+async def test_initialize_is_answered_before_asyncio_is_imported(tmp_path: Path) -> None:
+    """asyncio is most of a bare Python start: the first reply goes out before it is imported, and before logging."""
+    request = {"jsonrpc": "2.0", "id": 7, "method": "initialize", "params": {"protocolVersion": 2}}
+    reply, before = await imported_before_reply("acp", tmp_path, request)
+    assert reply["id"] == 7 and reply["result"]["protocolVersion"] == 2
+    assert "omniagent.acp.handshake" in before  # the probe reads what it thinks it reads
+    for module in ("asyncio", "logging", "omniagent.wire.jsonrpc", "omniagent.acp.connection"):
+        assert module not in before, f"{module} was imported before the initialize reply"
+
+
+async def test_a_first_line_the_early_answer_does_not_take_reaches_the_peer_whole(tmp_path: Path) -> None:
+    """A first line that is not a request (here not JSON) is left to the connection's peer with every byte read:
+    it answers the parse error, then the `initialize` that came in the same write."""
+    good = {"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {"protocolVersion": 1}}
+    replies, _ = await run_face_lines("acp", tmp_path, [b"{not json", json.dumps(good).encode()])
+    assert replies[0]["id"] is None and replies[0]["error"]["code"] == -32700
+    assert replies[1]["id"] == 2 and replies[1]["result"]["protocolVersion"] == 1
+
+
+async def test_the_version_an_early_initialize_chose_holds_for_the_connection(tmp_path: Path) -> None:
+    """The first `initialize` (answered before the event loop) fixes the version; a second one, answered by the
+    peer, is answered in it, and the version's methods are routed (`session/list` answers)."""
+    first = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}
+    second = {"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {"protocolVersion": 2}}
+    listing = {"jsonrpc": "2.0", "id": 3, "method": "session/list", "params": {}}
+    replies, _ = await run_face("acp", tmp_path, first, second, listing)
+    assert [r["id"] for r in replies] == [1, 2, 3]
+    assert replies[0]["result"]["protocolVersion"] == 1
+    assert replies[1]["result"]["protocolVersion"] == 1
+    assert replies[2]["result"]["sessions"] == []

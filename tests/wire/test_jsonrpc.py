@@ -12,14 +12,13 @@ import pytest
 
 from omniagent.wire.dialects import CODEX, LITE, STRICT, Dialect
 from omniagent.wire.errors import PeerClosed
-from omniagent.wire.jsonrpc import (
+from omniagent.wire.jsonrpc import Peer, RequestHandler
+from omniagent.wire.messages import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
     REQUEST_CANCELLED,
-    Peer,
-    RequestHandler,
     RpcError,
 )
 

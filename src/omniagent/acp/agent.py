@@ -50,13 +50,13 @@ from omniagent.protocols.yuke.sessions import (
     SessionPatchParams,
     SessionRemoveParams,
 )
-from omniagent.wire.jsonrpc import (
+from omniagent.wire.jsonrpc import Peer
+from omniagent.wire.messages import (
     AUTH_REQUIRED,
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     RESOURCE_NOT_FOUND,
-    Peer,
     RpcError,
 )
 

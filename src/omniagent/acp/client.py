@@ -31,7 +31,7 @@ API (all coroutines unless noted; models are `protocols.acp.v1` or `.v2` per `ac
 
 Raises (any call): `AgentUnsupported` (operation absent in this version or not advertised), `AgentExited` (the
 process went away; carries exit status and stderr tail), `AgentProtocolError` (handshake or reply off-schema),
-`wire.jsonrpc.RpcError` (the agent answered an error, e.g. code AUTH_REQUIRED).
+`wire.messages.RpcError` (the agent answered an error, e.g. code AUTH_REQUIRED).
 """
 
 from __future__ import annotations
@@ -49,13 +49,8 @@ from omniagent.errors import OmniagentError
 from omniagent.protocols.acp import methods, v1, v2
 from omniagent.protocols.acp.methods import ValidationError
 from omniagent.wire.errors import PeerClosed
-from omniagent.wire.jsonrpc import (
-    INVALID_PARAMS,
-    FallbackNotificationHandler,
-    FallbackRequestHandler,
-    Peer,
-    RpcError,
-)
+from omniagent.wire.jsonrpc import FallbackNotificationHandler, FallbackRequestHandler, Peer
+from omniagent.wire.messages import INVALID_PARAMS, RpcError
 from omniagent.wire.process import ChildProcess, open_process
 
 log = logging.getLogger(__name__)

@@ -1,18 +1,23 @@
 """The ACP agent's `initialize` answer and its auth methods: what `omniagent acp` says before the engine exists.
 
 Negotiation (acp.md §4): 2 when the client asks for 2 or more, else 1. The answer needs only the provider catalog
-(which providers lack a key) and the version's shapes, so `acp/serve.py` sends it without opening the engine's
-store, providers or HTTP client, and without importing the ACP models (docs/performance.md).
+(which providers lack a key) and the version's shapes, so `acp/serve.py` sends it before asyncio is imported and
+without the engine's store, providers or HTTP client, or the ACP models (docs/performance.md). Nothing here imports
+asyncio or logging.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from omniagent import __version__
-from omniagent.acp.shapes import Shapes
-from omniagent.engine.providers.catalog import Catalog
-from omniagent.wire.jsonrpc import INVALID_PARAMS, RpcError
+from omniagent.acp.shapes import SHAPES, Shapes
+from omniagent.acp.versions import SPECS, VersionSpec
+from omniagent.engine.faceconfig import engine_dirs
+from omniagent.engine.providers.catalog import Catalog, load_catalog
+from omniagent.engine.providers.credentials import CredentialStore
+from omniagent.wire.messages import INVALID_PARAMS, RpcError
 
 AGENT_NAME = "omniagent"
 # The operations the agent serves (names per version in `acp.versions`); `session/cancel` is a notification.
@@ -20,6 +25,31 @@ OPERATIONS = frozenset(
     {"authenticate", "logout", "new", "load", "resume", "close", "list", "delete", "prompt", "set_mode"}
     | {"set_config_option", "fork"}
 )
+# The engine's method table always has `session.fork`; the agent checks `Engine.serves` again when it is built.
+ENGINE_FORKS = True
+
+
+class Handshake:
+    """One connection's `initialize` answers. The first one answered fixes the connection's protocol version and
+    whether the client takes elicitation forms; a later one is answered in that version."""
+
+    def __init__(self, data_dir: Path | None) -> None:
+        self._data_dir = data_dir
+        self.spec: VersionSpec | None = None
+        self.elicits = False
+
+    def initialize(self, params: Any, catalog: Catalog | None = None) -> dict[str, Any]:
+        """The `initialize` result for `params`; `catalog` is the open engine's (None: read it from the files).
+        Raises RpcError (-32602) when no version is asked."""
+        version = requested_version(params)
+        if self.spec is None:
+            self.elicits = client_elicits(params)
+            self.spec = SPECS[version]
+        shapes = SHAPES[self.spec.version]
+        if catalog is None:
+            data_dir, config_dir = engine_dirs(self._data_dir)
+            catalog = load_catalog(config_dir, CredentialStore(data_dir), None)  # the engine reports a bad file
+        return initialize_result(shapes, auth_methods(catalog, shapes), ENGINE_FORKS)
 
 
 def requested_version(params: Any) -> int:

@@ -27,8 +27,9 @@ from omniagent.logs import configure
 from omniagent.protocols.yuke.base import DecodeError, Empty, YukeModel, decode
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.wire.decode import BadJson, decode_line
+from omniagent.wire.encode import dumps
 from omniagent.wire.errors import LineTooLarge
-from omniagent.wire.jsonl import LineWriter, dumps, read_lines
+from omniagent.wire.jsonl import LineWriter, read_lines
 from omniagent.wire.stdio import open_stdio
 
 if TYPE_CHECKING:

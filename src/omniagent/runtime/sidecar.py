@@ -25,8 +25,9 @@ from typing import TYPE_CHECKING
 from omniagent import __version__
 from omniagent.logs import configure
 from omniagent.protocols.sidecar import PROTOCOL_VERSION
+from omniagent.wire.encode import dumps
 from omniagent.wire.errors import LineTooLarge
-from omniagent.wire.jsonl import MAX_LINE_BYTES, LineWriter, dumps, read_lines
+from omniagent.wire.jsonl import MAX_LINE_BYTES, LineWriter, read_lines
 from omniagent.wire.stdio import open_stdio
 
 if TYPE_CHECKING:

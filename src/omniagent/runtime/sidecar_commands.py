@@ -46,8 +46,9 @@ from omniagent.runtime.options import OpenOptions
 from omniagent.runtime.runtime import Runtime
 from omniagent.runtime.session import Session
 from omniagent.wire.decode import BadJson, decode_line
+from omniagent.wire.encode import dumps
 from omniagent.wire.errors import LineTooLarge
-from omniagent.wire.jsonl import LineWriter, dumps
+from omniagent.wire.jsonl import LineWriter
 
 log = logging.getLogger("omniagent.serve")
 

@@ -10,10 +10,9 @@ ready lines, so lines never interleave and a slow consumer sees complete lines.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator, Callable
 from types import TracebackType
-from typing import Any, Protocol
+from typing import Protocol
 
 from omniagent.wire.errors import LineTooLarge, PeerClosed
 
@@ -21,15 +20,6 @@ from omniagent.wire.errors import LineTooLarge, PeerClosed
 MAX_LINE_BYTES = 16 * 1024 * 1024
 # Bytes read per chunk; larger chunks mean fewer wakeups when a peer floods us.
 READ_CHUNK = 256 * 1024
-
-
-def dumps(value: Any) -> bytes:
-    """Compact JSON, UTF-8, no trailing newline.
-
-    A string with no UTF-8 form (a lone surrogate, e.g. a file name's undecodable bytes kept as surrogate escapes)
-    gets `?` in place of those characters: one odd character must not fail a reply or kill a writer.
-    """
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "replace")
 
 
 async def read_lines(

@@ -25,24 +25,24 @@ from typing import Any, TypeVar
 
 from omniagent.wire.decode import BadJson, decode_line
 from omniagent.wire.dialects import STRICT, Dialect, RequestId
-from omniagent.wire.errors import LineTooLarge, PeerClosed, WireError
-from omniagent.wire.jsonl import MAX_LINE_BYTES, ByteSink, LineWriter, dumps, read_lines
+from omniagent.wire.encode import dumps
+from omniagent.wire.errors import LineTooLarge, PeerClosed
+from omniagent.wire.jsonl import MAX_LINE_BYTES, ByteSink, LineWriter, read_lines
+from omniagent.wire.messages import (
+    INTERNAL_ERROR,
+    INTERNAL_SENTENCE,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    REQUEST_CANCELLED,
+    RpcError,
+    error_line,
+    reply_id,
+    result_line,
+    valid_call,
+)
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-
-# JSON-RPC 2.0 codes.
-PARSE_ERROR = -32700  # the line is not JSON
-INVALID_REQUEST = -32600  # JSON, but not a valid call (or an empty batch, or an oversize line)
-METHOD_NOT_FOUND = -32601  # no handler for this method
-INVALID_PARAMS = -32602  # params do not fit the method
-INTERNAL_ERROR = -32603  # the handler failed; details are in our stderr log only
-# ACP codes (acp-v2.schema.json `ErrorCode`).
-REQUEST_CANCELLED = -32800  # answered after `$/cancel_request`
-AUTH_REQUIRED = -32000  # the agent needs `authenticate` / `auth/login` first
-RESOURCE_NOT_FOUND = -32002  # e.g. an unknown session id
-
-_INTERNAL_SENTENCE = "internal error"
 
 # The id of the incoming request whose handler runs in this task (each request has its own task), for handlers
 # that must name the request they answer, e.g. the runtime's ACP adapter minting `r<id>` request ids.
@@ -57,23 +57,6 @@ RequestHandler = Callable[[Any], Awaitable[Any]]
 NotificationHandler = Callable[[Any], Awaitable[None]]
 # Takes the method and raw params of a notification no handler is registered for.
 FallbackNotificationHandler = Callable[[str, Any], Awaitable[None]]
-
-
-class RpcError(WireError):
-    """A JSON-RPC error: raised by handlers to answer one, and by `Peer.request` when the other side answers one."""
-
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
-        super().__init__(f"{message} ({code})")
-        self.code = code
-        self.message = message
-        self.data = data
-
-    def body(self, dialect: Dialect) -> dict[str, Any]:
-        """The `error` object for `dialect`."""
-        error: dict[str, Any] = {"code": self.code, "message": self.message}
-        if self.data is not None and dialect.error_data:
-            error["data"] = self.data
-        return error
 
 
 class Peer:
@@ -286,17 +269,11 @@ class Peer:
             if "result" in message or "error" in message:
                 self._resolve(message)
                 return None
-            return self._error_line(self._reply_id(message), dialect.invalid_request_code, "invalid request")
+            return self._error_line(reply_id(message, dialect), dialect.invalid_request_code, "invalid request")
+        if not valid_call(message, dialect):
+            return self._error_line(reply_id(message, dialect), dialect.invalid_request_code, "invalid request")
         method, params = message["method"], message.get("params")
-        has_id = "id" in message
-        if (
-            not isinstance(method, str)
-            or not dialect.version_ok(message)
-            or (has_id and not dialect.valid_id(message["id"]))
-            or not isinstance(params, dict | list | None)
-        ):
-            return self._error_line(self._reply_id(message), dialect.invalid_request_code, "invalid request")
-        if not has_id:
+        if "id" not in message:
             await self._dispatch_notification(method, params)
             return None
         request_id: RequestId = message["id"]
@@ -341,7 +318,7 @@ class Peer:
             else:
                 assert self._other_requests is not None
                 result = await self._other_requests(method, params)
-            return dumps(self.dialect.envelope({"id": request_id, "result": result}))
+            return result_line(self.dialect, request_id, result)
         except RpcError as exc:
             return self._error_line(request_id, exc.code, exc.message, exc.data)
         except asyncio.CancelledError:
@@ -353,7 +330,7 @@ class Peer:
             return self._error_line(request_id, REQUEST_CANCELLED, "request cancelled")
         except Exception:
             log.exception("%s: handler for %s failed", self.name, method)
-            return self._error_line(request_id, INTERNAL_ERROR, _INTERNAL_SENTENCE)
+            return self._error_line(request_id, INTERNAL_ERROR, INTERNAL_SENTENCE)
 
     def _cancel_inflight(self, params: Any) -> None:
         request_id = params.get(self.dialect.cancel_id_member) if isinstance(params, dict) else None
@@ -402,20 +379,8 @@ class Peer:
 
     # --- writing -------------------------------------------------------------------------------------------
 
-    def _reply_id(self, message: dict[str, Any]) -> RequestId | None:
-        request_id = message.get("id")
-        return request_id if self.dialect.valid_id(request_id) else self.dialect.unknown_id
-
     def _error_line(self, request_id: RequestId | None, code: int, message: str, data: Any = None) -> bytes:
-        body = {"id": request_id, "error": RpcError(code, message, data).body(self.dialect)}
-        try:
-            return dumps(self.dialect.envelope(body))
-        except (TypeError, ValueError):
-            if data is None:  # nothing left to drop: the id itself cannot be written
-                error = {"code": code, "message": message}
-                return dumps(self.dialect.envelope({"id": self.dialect.unknown_id, "error": error}))
-            log.warning("%s: error data for %r is not JSON; sent without it", self.name, request_id)
-            return self._error_line(request_id, code, message)
+        return error_line(self.dialect, request_id, code, message, data)
 
     def _send_error(self, request_id: RequestId | None, code: int, message: str, data: Any = None) -> None:
         self._send_line(self._error_line(request_id, code, message, data))

@@ -14,6 +14,7 @@ import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from omniagent.wire.first_request import Prelude, write_all
 from omniagent.wire.jsonl import READ_CHUNK, ByteSink
 
 
@@ -29,14 +30,7 @@ class _ThreadedSink:
 
     async def drain(self) -> None:
         data, self._pending = b"".join(self._pending), []
-        await asyncio.to_thread(_write_all, self._fd, data)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
+        await asyncio.to_thread(write_all, self._fd, data)
 
 
 def _feed_from_thread(loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReader, fd: int) -> None:
@@ -57,12 +51,19 @@ def _watchable(fd: int) -> bool:
 
 
 @asynccontextmanager
-async def open_stdio(*, limit: int) -> AsyncIterator[tuple[asyncio.StreamReader, ByteSink]]:
-    """Open stdin for reading and stdout for writing as asyncio streams."""
+async def open_stdio(
+    *, limit: int, prelude: Prelude | None = None
+) -> AsyncIterator[tuple[asyncio.StreamReader, ByteSink]]:
+    """Open stdin for reading and stdout for writing as asyncio streams. With a `prelude` (what reading the first
+    request before the event loop left, `wire/first_request.py`), the reader gets its unread bytes first."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=limit)
     stdin_fd, stdout_fd = sys.stdin.fileno(), sys.stdout.fileno()
-    if _watchable(stdin_fd):
+    if prelude is not None and prelude.unread:
+        reader.feed_data(prelude.unread)
+    if prelude is not None and prelude.eof:
+        reader.feed_eof()  # not read again: a terminal would wait for a second end of input
+    elif _watchable(stdin_fd):
         stdin = os.fdopen(stdin_fd, "rb", 0, closefd=False)
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
     else:

@@ -7,9 +7,7 @@ revision is a SHA-512 of the canonical listing, states included, so setting a ke
 
 from __future__ import annotations
 
-import hashlib
 import json
-import logging
 import os
 import time
 from collections.abc import Mapping
@@ -29,9 +27,11 @@ from omniagent.engine.providers.catalog_file import (
 )
 from omniagent.engine.providers.credentials import CredentialStore, Secret, resolve_api_key
 
-# The yuke models are imported where a listing is built: `omniagent acp` answers `initialize` from the providers and
-# their states alone, before any wire model is needed (docs/performance.md).
+# The yuke models (and hashlib) are imported where a listing is built: `omniagent acp` answers `initialize` from the
+# providers and their states alone, before any wire model, logging or asyncio is imported (docs/performance.md).
 if TYPE_CHECKING:
+    import logging
+
     from omniagent.engine.providers.neutral import Usage
     from omniagent.protocols.yuke.auth import AuthProvider
     from omniagent.protocols.yuke.catalog import (
@@ -183,6 +183,8 @@ class Catalog:
         return tuple(merged.values())
 
     def _listing(self) -> CatalogListResultFull:
+        import hashlib
+
         from omniagent.protocols.yuke.catalog import CatalogListResultFull, ProviderInfo
 
         providers = [ProviderInfo(id=p.id, name=p.name or p.id, state=self.state(p)) for p in self._providers]

@@ -58,7 +58,8 @@ from omniagent.runtime.errors import (
     UnsupportedFeature,
 )
 from omniagent.runtime.requests import check_option
-from omniagent.wire.jsonrpc import AUTH_REQUIRED, METHOD_NOT_FOUND, RpcError, current_request_id
+from omniagent.wire.jsonrpc import current_request_id
+from omniagent.wire.messages import AUTH_REQUIRED, METHOD_NOT_FOUND, RpcError
 
 # The vendor extension that adds input to a running turn (advertised as `_meta.steering.supported`).
 STEER_METHOD = "_session/steering"

@@ -15,7 +15,7 @@ from omniagent.runtime import driver as d
 from omniagent.runtime.adapters.acp_config import AgentFacts
 from omniagent.runtime.adapters.driver_loop import stderr_tail
 from omniagent.runtime.errors import HandshakeTimeout, ProtocolFailed, SpawnFailed, UnsupportedFeature
-from omniagent.wire.jsonrpc import RpcError
+from omniagent.wire.messages import RpcError
 from omniagent.wire.process import SpawnError
 
 # Characters of an agent error's `data` kept in our error text (anyagent §11.4).

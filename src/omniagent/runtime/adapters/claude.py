@@ -35,8 +35,9 @@ from omniagent.runtime.errors import (
     SpawnFailed,
 )
 from omniagent.runtime.requests import check_option
+from omniagent.wire.encode import dumps
 from omniagent.wire.errors import LineTooLarge, PeerClosed
-from omniagent.wire.jsonl import LineWriter, dumps, read_lines
+from omniagent.wire.jsonl import LineWriter, read_lines
 from omniagent.wire.process import ChildProcess, SpawnError, open_process
 
 # The live options and the control request that sets each.

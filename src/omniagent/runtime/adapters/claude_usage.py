@@ -29,8 +29,9 @@ from omniagent.runtime.errors import (
     UnsupportedFeature,
 )
 from omniagent.runtime.plan_usage import NO_PLAN_QUOTA, claude_plan_usage, open_reader_process
+from omniagent.wire.encode import dumps
 from omniagent.wire.errors import LineTooLarge
-from omniagent.wire.jsonl import dumps, read_lines
+from omniagent.wire.jsonl import read_lines
 from omniagent.wire.process import ChildProcess, SpawnError
 
 # Last claude stderr lines carried by a failure (anyagent §11.1).

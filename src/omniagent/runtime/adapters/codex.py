@@ -35,7 +35,8 @@ from omniagent.runtime.adapters.driver_loop import DriverLoop, stderr_tail
 from omniagent.runtime.errors import HandshakeTimeout, ProtocolFailed, SpawnFailed
 from omniagent.wire.dialects import CODEX
 from omniagent.wire.errors import PeerClosed
-from omniagent.wire.jsonrpc import METHOD_NOT_FOUND, Peer, RpcError, current_request_id
+from omniagent.wire.jsonrpc import Peer, current_request_id
+from omniagent.wire.messages import METHOD_NOT_FOUND, RpcError
 from omniagent.wire.process import ChildProcess, SpawnError, open_process
 
 # Diagnostics the app-server sends before the session is open (e.g. its bubblewrap warning), kept for after.

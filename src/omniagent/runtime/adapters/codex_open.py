@@ -33,7 +33,8 @@ from omniagent.runtime.errors import (
     ResumeFailed,
     UnsupportedFeature,
 )
-from omniagent.wire.jsonrpc import Peer, RpcError
+from omniagent.wire.jsonrpc import Peer
+from omniagent.wire.messages import RpcError
 
 CLIENT_NAME = "omniagent"
 # Pages of `model/list` read at most (0.171.0 answers in one); a server that keeps paging is cut off here.

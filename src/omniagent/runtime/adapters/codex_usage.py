@@ -27,7 +27,8 @@ from omniagent.runtime.errors import (
 from omniagent.runtime.plan_usage import NO_PLAN_QUOTA, codex_plan_usage, open_reader_process
 from omniagent.wire.dialects import CODEX
 from omniagent.wire.errors import PeerClosed
-from omniagent.wire.jsonrpc import Peer, RpcError
+from omniagent.wire.jsonrpc import Peer
+from omniagent.wire.messages import RpcError
 from omniagent.wire.process import ChildProcess, SpawnError
 
 # Last app-server stderr lines carried by a failure (anyagent §11.1).

@@ -18,8 +18,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
+from omniagent.wire.encode import dumps
 from omniagent.wire.errors import LineTooLarge, PeerClosed, WireError
-from omniagent.wire.jsonl import LineWriter, dumps, read_lines
+from omniagent.wire.jsonl import LineWriter, read_lines
 from omniagent.wire.process import ChildProcess, ExitStatus, open_process
 
 FrameHandler = Callable[[Mapping[str, Any]], Awaitable[None]]
