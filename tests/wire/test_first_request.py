@@ -155,7 +155,8 @@ def test_a_first_line_over_the_bound_is_left_to_the_reader_and_its_size_cap() ->
 
 def _unread_bytes(fd: int) -> int:
     """Bytes waiting in the pipe whose read end is `fd`."""
-    return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
+    count: int = struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
+    return count
 
 
 def test_a_line_written_in_pieces_is_read_to_its_newline() -> None:
