@@ -19,6 +19,17 @@ async def run_face(face: str, data_dir: Path, *requests: dict[str, Any]) -> tupl
 
 async def run_face_lines(face: str, data_dir: Path, lines: list[bytes]) -> tuple[list[dict[str, Any]], set[str]]:
     """`run_face` with the input lines as bytes, written at once."""
+    out, imported = await _run(face, data_dir, lines)
+    return [json.loads(line) for line in out.splitlines()], imported
+
+
+async def run_face_raw(face: str, data_dir: Path, lines: list[bytes]) -> list[bytes]:
+    """`run_face_lines`, the reply lines as the bytes written."""
+    out, _ = await _run(face, data_dir, lines)
+    return out.splitlines()
+
+
+async def _run(face: str, data_dir: Path, lines: list[bytes]) -> tuple[bytes, set[str]]:
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-X",
@@ -37,7 +48,7 @@ async def run_face_lines(face: str, data_dir: Path, lines: list[bytes]) -> tuple
     assert proc.returncode == 0, err.decode()[-2000:]
     imported = {line.rsplit("|", 1)[1].strip() for line in err.decode().splitlines() if line.startswith("import time:")}
     assert "omniagent.cli" in imported  # the probe reads what it thinks it reads
-    return [json.loads(line) for line in out.splitlines()], imported
+    return out, imported
 
 
 async def imported_before_reply(face: str, data_dir: Path, request: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:

@@ -264,7 +264,7 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
         return run_sessions(every_directory=args.all, as_json=args.json)
     if args.command == "rpc":
-        from omniagent.engine.rpc import run_rpc
+        from omniagent.engine.rpc_serve import run_rpc
 
         return run_rpc(data_dir=args.data_dir)
     if args.command == "acp":

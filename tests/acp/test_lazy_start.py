@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.face_imports import imported_before_reply, run_face, run_face_lines
+from tests.face_imports import imported_before_reply, run_face, run_face_lines, run_face_raw
 
 HEAVY = ("omniagent.engine.store", "omniagent.engine.engine", "httpx", "rich", "pydantic")
 # The ACP models are cheap now, yet the answer needs none of them.
@@ -55,3 +55,9 @@ async def test_the_version_an_early_initialize_chose_holds_for_the_connection(tm
     assert replies[0]["result"]["protocolVersion"] == 1
     assert replies[1]["result"]["protocolVersion"] == 1
     assert replies[2]["result"]["sessions"] == []
+
+
+async def test_an_initialize_answered_early_is_the_bytes_the_connection_answers(tmp_path: Path) -> None:
+    request = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}})
+    lines = await run_face_raw("acp", tmp_path, [request.encode(), request.encode()])
+    assert len(lines) == 2 and lines[0] == lines[1]

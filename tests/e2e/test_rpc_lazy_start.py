@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.face_imports import run_face
+from tests.face_imports import imported_before_reply, run_face, run_face_raw
 
 # The engine and what it brings, and the method table with every yuke model: none is needed for `initialize`.
 HEAVY = (
@@ -52,3 +52,23 @@ async def test_an_engine_that_cannot_open_answers_each_request_with_an_internal_
     assert [r["id"] for r in replies] == ["1", "2"]
     for reply in replies:
         assert reply["error"] == {"code": -32603, "message": "the engine did not open"}
+
+
+async def test_initialize_is_answered_before_asyncio_is_imported_and_as_the_face_answers_it(tmp_path: Path) -> None:
+    """The first `initialize` goes out before asyncio (and the engine's face) is imported; a second one, answered by
+    the face, is the same bytes but for the id."""
+    reply, before = await imported_before_reply("rpc", tmp_path, {"id": "1", "method": "initialize", "params": {}})
+    assert reply["id"] == "1" and reply["result"]["session_revision"] == 0
+    assert "omniagent.engine.handshake" in before  # the probe reads what it thinks it reads
+    for module in ("asyncio", "logging", "omniagent.engine.rpc"):
+        assert module not in before, f"{module} was imported before the initialize reply"
+    lines = await run_face_raw(
+        "rpc", tmp_path, [b'{"id":"1","method":"initialize"}', b'{"id":"1","method":"initialize"}']
+    )
+    assert len(lines) == 2 and lines[0] == lines[1]
+
+
+async def test_a_first_initialize_with_bad_params_is_answered_by_the_face(tmp_path: Path) -> None:
+    """Params `initialize` refuses (an array) are not answered early: the face answers them, in its shape."""
+    replies, _ = await run_face("rpc", tmp_path, {"id": "1", "method": "initialize", "params": [1]})
+    assert replies == [{"id": "1", "error": {"code": -32602, "message": "bad parameters"}}]

@@ -24,7 +24,7 @@ import contextlib
 import re
 from typing import Any
 
-from omniagent.acp import handshake, history, mcp_servers, options
+from omniagent.acp import history, mcp_servers, options
 from omniagent.acp import translate as t
 from omniagent.acp.relay import Relay, Spawn
 from omniagent.acp.shapes import SHAPES
@@ -32,6 +32,7 @@ from omniagent.acp.versions import VersionSpec
 from omniagent.engine.engine import Engine
 from omniagent.engine.errors import EngineError
 from omniagent.engine.permissions import PermissionMode
+from omniagent.engine.providers.missing_keys import catalog_missing_keys
 from omniagent.engine.sandboxes import SetSandboxParams
 from omniagent.engine.tools.sandbox import SandboxMode
 from omniagent.protocols.acp import methods
@@ -172,9 +173,7 @@ class AcpAgent:
         try:
             created = await self._engine.sessions.create(CreateSession(workspace_path=str(params["cwd"])))
         except EngineError as exc:
-            if exc.code == ErrorCode.UNSUPPORTED_MODEL and handshake.auth_methods(
-                self._engine.routes.catalog, self.relay.shapes
-            ):
+            if exc.code == ErrorCode.UNSUPPORTED_MODEL and catalog_missing_keys(self._engine.routes.catalog):
                 raise RpcError(AUTH_REQUIRED, "no model is ready: set a provider's API key (see authMethods)") from None
             raise
         await self._engine.mcp.attach(created.session.id, specs)

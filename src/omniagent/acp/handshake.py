@@ -1,23 +1,28 @@
 """The ACP agent's `initialize` answer and its auth methods: what `omniagent acp` says before the engine exists.
 
-Negotiation (acp.md §4): 2 when the client asks for 2 or more, else 1. The answer needs only the provider catalog
-(which providers lack a key) and the version's shapes, so `acp/serve.py` sends it before asyncio is imported and
-without the engine's store, providers or HTTP client, or the ACP models (docs/performance.md). Nothing here imports
-asyncio or logging.
+Negotiation (acp.md §4): 2 when the client asks for 2 or more, else 1. The answer needs only which providers lack
+a key (`engine/providers/missing_keys.py`) and the version's shapes, so `acp/serve.py` sends it before asyncio is
+imported and without the engine's store, providers or HTTP client, or the ACP models (docs/performance.md). Nothing
+here imports asyncio or logging, nor msgspec and the catalog unless a providers.json exists.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from omniagent import __version__
 from omniagent.acp.shapes import SHAPES, Shapes
 from omniagent.acp.versions import SPECS, VersionSpec
 from omniagent.engine.faceconfig import engine_dirs
-from omniagent.engine.providers.catalog import Catalog, load_catalog
 from omniagent.engine.providers.credentials import CredentialStore
+from omniagent.engine.providers.missing_keys import MissingKey, builtin_missing_keys, catalog_missing_keys
 from omniagent.wire.messages import INVALID_PARAMS, RpcError
+
+if TYPE_CHECKING:
+    from omniagent.engine.providers.catalog import Catalog
 
 AGENT_NAME = "omniagent"
 # The operations the agent serves (names per version in `acp.versions`); `session/cancel` is a notification.
@@ -46,10 +51,19 @@ class Handshake:
             self.elicits = client_elicits(params)
             self.spec = SPECS[version]
         shapes = SHAPES[self.spec.version]
-        if catalog is None:
-            data_dir, config_dir = engine_dirs(self._data_dir)
-            catalog = load_catalog(config_dir, CredentialStore(data_dir), None)  # the engine reports a bad file
-        return initialize_result(shapes, auth_methods(catalog, shapes), ENGINE_FORKS)
+        return initialize_result(shapes, auth_methods(self._missing_keys(catalog), shapes), ENGINE_FORKS)
+
+    def _missing_keys(self, catalog: Catalog | None) -> list[MissingKey]:
+        if catalog is not None:
+            return catalog_missing_keys(catalog)
+        data_dir, config_dir = engine_dirs(self._data_dir)
+        credentials = CredentialStore(data_dir)
+        missing = builtin_missing_keys(config_dir, credentials, os.environ)
+        if missing is not None:
+            return missing
+        from omniagent.engine.providers.catalog import load_catalog  # a providers.json: the catalog reads it
+
+        return catalog_missing_keys(load_catalog(config_dir, credentials, None))  # the engine reports a bad file
 
 
 def requested_version(params: Any) -> int:
@@ -92,20 +106,14 @@ def initialize_result(shapes: Shapes, auth: list[dict[str, Any]], fork: bool) ->
     return {"protocolVersion": 1, "agentInfo": info, "agentCapabilities": capabilities, "authMethods": auth}
 
 
-def auth_methods(catalog: Catalog, shapes: Shapes) -> list[dict[str, Any]]:
+def auth_methods(missing: Iterable[MissingKey], shapes: Shapes) -> list[dict[str, Any]]:
     """One env-var auth method per provider that needs a key and has none (names only, never values)."""
-    out = []
-    for provider in catalog.providers:
-        source = provider.auth.api_key.source if provider.auth and provider.auth.api_key else None
-        if source is None or not source.env or catalog.state(provider) != "needs_credential":
-            continue
-        name = provider.name or provider.id
-        out.append(
-            {
-                "type": "env_var",
-                shapes.auth_id_key: provider.id,
-                "name": f"{name} API key",
-                "vars": [{"name": source.env, "label": f"{name} API key"}],
-            }
-        )
-    return out
+    return [
+        {
+            "type": "env_var",
+            shapes.auth_id_key: key.provider_id,
+            "name": f"{key.name} API key",
+            "vars": [{"name": key.env, "label": f"{key.name} API key"}],
+        }
+        for key in missing
+    ]

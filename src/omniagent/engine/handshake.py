@@ -2,18 +2,24 @@
 
 The answer needs only the engine's version, the session revision and the catalog revision. The session revision
 lives in memory and starts at 0 in every process, so it is 0 until the engine has opened; the catalog revision
-comes from the provider catalog alone (providers.json and the key file). So `engine/rpc.py` answers `initialize`
+comes from the provider catalog alone (providers.json and the key file). So `omniagent rpc` answers `initialize`
 without opening the engine's store, providers or HTTP client (docs/performance.md), and `Engine` gives the same
-answer once it is open.
+answer once it is open. A first `initialize` is answered before asyncio is imported (`first_reply`, from
+`engine/rpc_serve.py`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+import msgspec
 
 from omniagent import __version__
+from omniagent.engine.faceconfig import engine_dirs
 from omniagent.engine.providers.catalog import load_catalog
 from omniagent.engine.providers.credentials import CredentialStore
+from omniagent.protocols.yuke.base import Empty, decode
 from omniagent.protocols.yuke.envelope import PROTOCOL_VERSION
 from omniagent.protocols.yuke.initialize import EngineInfo, InitializeResult
 
@@ -31,3 +37,10 @@ def initialize_result(session_revision: int, catalog_rev: str) -> InitializeResu
 def before_the_engine(data_dir: Path, config_dir: Path) -> InitializeResult:
     """The `initialize` result of an engine not opened yet (a bad providers.json is reported when it opens)."""
     return initialize_result(0, load_catalog(config_dir, CredentialStore(data_dir), None).rev)
+
+
+def first_reply(data_dir: Path | None, params: Any) -> Any:
+    """The `initialize` result as JSON data, for a face's first reply (`wire/first_request.py`) before the engine and
+    asyncio exist. Params `initialize` refuses raise (DecodeError): the face then answers the line as any other."""
+    decode(Empty, {} if params is None else params)
+    return msgspec.to_builtins(before_the_engine(*engine_dirs(data_dir)))

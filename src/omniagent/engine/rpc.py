@@ -6,9 +6,10 @@ Requests run one at a time in arrival order, and broadcasts they produce are que
 the single writer, so they are written first.
 
 Start-up is lazy (docs/performance.md): `initialize` is answered from the provider catalog alone
-(`engine/handshake.py`); the engine (store, providers, HTTP client) is imported and opened on the first other
-request, which waits for it, and it first ends the runs a previous process left open (`Engine.recover`). A client
-that only asks `initialize` never pays for it. Each line is encoded once, models straight to JSON bytes.
+(`engine/handshake.py`; a first one by `engine/rpc_serve.py`, before asyncio is imported); the engine (store,
+providers, HTTP client) is imported and opened on the first other request, which waits for it, and it first ends
+the runs a previous process left open (`Engine.recover`). A client that only asks `initialize` never pays for it.
+Each line is encoded once, models straight to JSON bytes.
 """
 
 from __future__ import annotations
@@ -23,12 +24,12 @@ import msgspec
 from omniagent.engine import handshake
 from omniagent.engine.errors import EngineError
 from omniagent.engine.faceconfig import MAX_LINE_BYTES, STDIN_LIMIT, engine_dirs
-from omniagent.logs import configure
 from omniagent.protocols.yuke.base import DecodeError, Empty, YukeModel, decode
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.wire.decode import BadJson, decode_line
 from omniagent.wire.encode import dumps
 from omniagent.wire.errors import LineTooLarge
+from omniagent.wire.first_request import Prelude
 from omniagent.wire.jsonl import LineWriter, read_lines
 from omniagent.wire.stdio import open_stdio
 
@@ -40,18 +41,14 @@ log = logging.getLogger("omniagent.rpc")
 _encode = msgspec.json.Encoder().encode
 
 
-def run_rpc(data_dir: Path | None) -> int:
-    """Serve the engine on stdin/stdout until stdin closes; returns the exit code."""
-    configure("rpc")
-    try:
-        asyncio.run(_serve(data_dir))
-    except KeyboardInterrupt:
-        return 130
-    return 0
+def serve_rpc(data_dir: Path | None, prelude: Prelude) -> None:
+    """Serve the engine on stdin/stdout until stdin closes, after the bytes `prelude` kept
+    (`engine/rpc_serve.py`). KeyboardInterrupt propagates."""
+    asyncio.run(_serve(data_dir, prelude))
 
 
-async def _serve(data_dir: Path | None) -> None:
-    async with open_stdio(limit=STDIN_LIMIT) as (reader, sink), LineWriter(sink) as writer:
+async def _serve(data_dir: Path | None, prelude: Prelude) -> None:
+    async with open_stdio(limit=STDIN_LIMIT, prelude=prelude) as (reader, sink), LineWriter(sink) as writer:
         face = Face(data_dir, writer)
         try:
             async for line in read_lines(reader, max_bytes=MAX_LINE_BYTES):

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from omniagent.engine.providers.builtins import PROVIDERS_FILE
 from omniagent.engine.providers.catalog import Catalog, cost_usd
-from omniagent.engine.providers.catalog_file import PROVIDERS_FILE, CatalogError
+from omniagent.engine.providers.catalog_file import CatalogError
 from omniagent.engine.providers.credentials import CredentialStore
 from omniagent.engine.providers.neutral import Usage
 from omniagent.protocols.yuke.catalog import CatalogListResultFull, CatalogListResultUnchanged

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Literal
 
 import msgspec
 
-from omniagent.engine.providers.builtins import BUILTIN_PROVIDERS, KEY_ENV_ALIASES, env_base_urls
+from omniagent.engine.providers.builtins import BUILTIN_TABLE, env_base_urls
 from omniagent.engine.providers.catalog_file import (
     CatalogError,
     FileProvider,
@@ -24,8 +24,10 @@ from omniagent.engine.providers.catalog_file import (
     ModelEntry,
     ProviderEntry,
     load_providers_file,
+    parse_providers,
 )
 from omniagent.engine.providers.credentials import CredentialStore, Secret, resolve_api_key
+from omniagent.engine.providers.missing_keys import key_variable
 
 # The yuke models (and hashlib) are imported where a listing is built: `omniagent acp` answers `initialize` from the
 # providers and their states alone, before any wire model, logging or asyncio is imported (docs/performance.md).
@@ -44,6 +46,8 @@ if TYPE_CHECKING:
 NO_REASONING = "off"  # the catalog name of the `null` reasoning level (reasoning disabled)
 DEFAULT_REASONING = "medium"  # preferred default level when a model offers it
 TOKENS_PER_PRICE_UNIT = 1_000_000  # catalog prices are USD per million tokens
+# The built-ins, validated by providers.json's own schema.
+BUILTIN_PROVIDERS = parse_providers(BUILTIN_TABLE)
 
 
 class Catalog:
@@ -114,10 +118,7 @@ class Catalog:
 
     def _key_variable(self, source: KeySource | None) -> str | None:
         """The variable a key is read from: the source's own, else the first of its aliases that is set."""
-        if source is None or not source.env:
-            return None
-        names = (source.env, *KEY_ENV_ALIASES.get(source.env, ()))
-        return next((name for name in names if self._env.get(name)), source.env)
+        return key_variable(source.env if source else None, self._env)
 
     def state(self, provider: ProviderEntry) -> ProviderState:
         """ready, needs_route (no base URL or endpoint), needs_credential (a key or login is required and none is

@@ -17,9 +17,8 @@ from typing import Annotated, Any, ClassVar, Literal
 
 import msgspec
 
+from omniagent.engine.providers.builtins import PROVIDERS_FILE
 from omniagent.errors import OmniagentError
-
-PROVIDERS_FILE = "providers.json"  # name of the catalog file inside the config dir
 
 Protocol = Literal["anthropic_messages", "openai_chat", "openai_responses", "gemini"]
 ReasoningLevel = Literal["minimal", "low", "medium", "high", "xhigh", "max"] | None
