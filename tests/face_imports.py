@@ -30,22 +30,7 @@ async def run_face_raw(face: str, data_dir: Path, lines: list[bytes]) -> list[by
 
 
 async def _run(face: str, data_dir: Path, lines: list[bytes]) -> tuple[bytes, set[str]]:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-X",
-        "importtime",
-        "-m",
-        "omniagent",
-        face,
-        "--data-dir",
-        str(data_dir),
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    async with asyncio.timeout(STEP):
-        out, err = await proc.communicate(b"".join(line + b"\n" for line in lines))
-    assert proc.returncode == 0, err.decode()[-2000:]
+    out, err = await _exchange(face, data_dir, lines, stderr=asyncio.subprocess.PIPE)
     imported = {line.rsplit("|", 1)[1].strip() for line in err.decode().splitlines() if line.startswith("import time:")}
     assert "omniagent.cli" in imported  # the probe reads what it thinks it reads
     return out, imported
@@ -55,6 +40,18 @@ async def imported_before_reply(face: str, data_dir: Path, request: dict[str, An
     """Send one request line and close stdin; the first reply and the modules whose import finished before it was
     written. stderr (where `-X importtime` writes, unbuffered) and stdout share one pipe, so their order is the
     order of the writes."""
+    out, _ = await _exchange(face, data_dir, [json.dumps(request).encode()], stderr=asyncio.subprocess.STDOUT)
+    before: list[str] = []
+    for line in out.decode().splitlines():
+        if line.startswith("import time:"):
+            before.append(line.rsplit("|", 1)[1].strip())
+        elif line.startswith("{"):
+            return json.loads(line), before
+    raise AssertionError(f"no reply line in {out.decode()[-2000:]}")
+
+
+async def _exchange(face: str, data_dir: Path, lines: list[bytes], *, stderr: int) -> tuple[bytes, bytes]:
+    """Run the face under `-X importtime`, write the lines, close stdin, wait for a clean exit: (stdout, stderr)."""
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-X",
@@ -66,15 +63,9 @@ async def imported_before_reply(face: str, data_dir: Path, request: dict[str, An
         str(data_dir),
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
+        stderr=stderr,
     )
     async with asyncio.timeout(STEP):
-        out, _ = await proc.communicate(json.dumps(request).encode() + b"\n")
-    assert proc.returncode == 0, out.decode()[-2000:]
-    before: list[str] = []
-    for line in out.decode().splitlines():
-        if line.startswith("import time:"):
-            before.append(line.rsplit("|", 1)[1].strip())
-        elif line.startswith("{"):
-            return json.loads(line), before
-    raise AssertionError(f"no reply line in {out.decode()[-2000:]}")
+        out, err = await proc.communicate(b"".join(line + b"\n" for line in lines))
+    assert proc.returncode == 0, (err or out).decode()[-2000:]
+    return out, err or b""

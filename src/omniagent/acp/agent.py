@@ -32,7 +32,6 @@ from omniagent.acp.versions import VersionSpec
 from omniagent.engine.engine import Engine
 from omniagent.engine.errors import EngineError
 from omniagent.engine.permissions import PermissionMode
-from omniagent.engine.providers.missing_keys import catalog_missing_keys
 from omniagent.engine.sandboxes import SetSandboxParams
 from omniagent.engine.tools.sandbox import SandboxMode
 from omniagent.protocols.acp import methods
@@ -173,7 +172,7 @@ class AcpAgent:
         try:
             created = await self._engine.sessions.create(CreateSession(workspace_path=str(params["cwd"])))
         except EngineError as exc:
-            if exc.code == ErrorCode.UNSUPPORTED_MODEL and catalog_missing_keys(self._engine.routes.catalog):
+            if exc.code == ErrorCode.UNSUPPORTED_MODEL and self._engine.routes.catalog.missing_keys():
                 raise RpcError(AUTH_REQUIRED, "no model is ready: set a provider's API key (see authMethods)") from None
             raise
         await self._engine.mcp.attach(created.session.id, specs)

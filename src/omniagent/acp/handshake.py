@@ -18,7 +18,7 @@ from omniagent.acp.shapes import SHAPES, Shapes
 from omniagent.acp.versions import SPECS, VersionSpec
 from omniagent.engine.faceconfig import engine_dirs
 from omniagent.engine.providers.credentials import CredentialStore
-from omniagent.engine.providers.missing_keys import MissingKey, builtin_missing_keys, catalog_missing_keys
+from omniagent.engine.providers.missing_keys import MissingKey, builtin_missing_keys
 from omniagent.wire.messages import INVALID_PARAMS, RpcError
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ class Handshake:
 
     def _missing_keys(self, catalog: Catalog | None) -> list[MissingKey]:
         if catalog is not None:
-            return catalog_missing_keys(catalog)
+            return catalog.missing_keys()
         data_dir, config_dir = engine_dirs(self._data_dir)
         credentials = CredentialStore(data_dir)
         missing = builtin_missing_keys(config_dir, credentials, os.environ)
@@ -63,7 +63,7 @@ class Handshake:
             return missing
         from omniagent.engine.providers.catalog import load_catalog  # a providers.json: the catalog reads it
 
-        return catalog_missing_keys(load_catalog(config_dir, credentials, None))  # the engine reports a bad file
+        return load_catalog(config_dir, credentials, None).missing_keys()  # the engine reports a bad file
 
 
 def requested_version(params: Any) -> int:

@@ -13,7 +13,7 @@ import pytest
 from omniagent.engine.providers.builtins import PROVIDERS_FILE
 from omniagent.engine.providers.catalog import Catalog
 from omniagent.engine.providers.credentials import CredentialStore, Grant, Secret
-from omniagent.engine.providers.missing_keys import MissingKey, builtin_missing_keys, catalog_missing_keys
+from omniagent.engine.providers.missing_keys import MissingKey, builtin_missing_keys
 
 ENVS = [
     {},
@@ -35,7 +35,7 @@ def test_the_built_in_table_read_without_msgspec_says_what_the_catalog_says(
     if copilot_login:
         credentials.set_grant("github-copilot", Grant(access_token=Secret("gho_x")))
     early = builtin_missing_keys(config, credentials, env)
-    assert early == catalog_missing_keys(Catalog(config, credentials, env))
+    assert early == Catalog(config, credentials, env).missing_keys()
     assert early is not None and {key.provider_id for key in early} <= {"anthropic", "openai", "gemini"}
 
 
@@ -48,7 +48,7 @@ def test_with_a_providers_file_the_catalog_decides(tmp_path: Path) -> None:
     credentials = CredentialStore(tmp_path / "data")
     assert builtin_missing_keys(config, credentials, {}) is None
     # What it would have got wrong: the file took Anthropic's key requirement away.
-    assert [key.provider_id for key in catalog_missing_keys(Catalog(config, credentials, {}))] == ["openai", "gemini"]
+    assert [key.provider_id for key in Catalog(config, credentials, {}).missing_keys()] == ["openai", "gemini"]
 
 
 def test_a_missing_key_names_the_provider_and_its_variable(tmp_path: Path) -> None:

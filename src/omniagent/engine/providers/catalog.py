@@ -27,7 +27,7 @@ from omniagent.engine.providers.catalog_file import (
     parse_providers,
 )
 from omniagent.engine.providers.credentials import CredentialStore, Secret, resolve_api_key
-from omniagent.engine.providers.missing_keys import key_variable
+from omniagent.engine.providers.missing_keys import MissingKey, key_variable
 
 # The yuke models (and hashlib) are imported where a listing is built: `omniagent acp` answers `initialize` from the
 # providers and their states alone, before any wire model, logging or asyncio is imported (docs/performance.md).
@@ -134,6 +134,16 @@ class Catalog:
         if needs_key and self.api_key(provider) is None:
             return "needs_credential"
         return "ready"
+
+    def missing_keys(self) -> list[MissingKey]:
+        """The providers that take a key from a variable and lack it (state `needs_credential`), in order."""
+        out = []
+        for provider in self._providers:
+            source = provider.auth.api_key.source if provider.auth and provider.auth.api_key else None
+            if source is None or not source.env or self.state(provider) != "needs_credential":
+                continue
+            out.append(MissingKey(provider.id, provider.name or provider.id, source.env))
+        return out
 
     def listing(self, since_rev: str | None = None) -> CatalogListResultFull | CatalogListResultUnchanged:
         """The `catalog.list` result: `unchanged` when `since_rev` is current, else the full listing."""

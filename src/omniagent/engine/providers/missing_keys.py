@@ -1,7 +1,7 @@
 """Which providers lack the API key they take: what `omniagent acp` offers as auth methods in its first reply.
 
 The rule is `Catalog.state`'s: a provider that takes a key (`auth.api_key.source`) and has none (stored, literal,
-or in its variable or an alias of it) `needs_credential`. `catalog_missing_keys` reads it off a catalog.
+or in its variable or an alias of it) `needs_credential`. `Catalog.missing_keys` reads it off a catalog.
 `builtin_missing_keys` applies it to the built-in table when there is no providers.json, with the standard library
 only, so that the ACP face answers `initialize` before msgspec and the catalog are imported (docs/performance.md).
 With a providers.json it answers None: what the file means is for its strict parser (the catalog) to say.
@@ -12,13 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from omniagent.engine.providers.builtins import BUILTIN_TABLE, KEY_ENV_ALIASES, PROVIDERS_FILE
 from omniagent.engine.providers.credentials import CredentialStore, resolve_api_key
-
-if TYPE_CHECKING:
-    from omniagent.engine.providers.catalog import Catalog
 
 
 class MissingKey(NamedTuple):
@@ -37,21 +34,10 @@ def key_variable(env_name: str | None, env: Mapping[str, str]) -> str | None:
     return next((name for name in names if env.get(name)), env_name)
 
 
-def catalog_missing_keys(catalog: Catalog) -> list[MissingKey]:
-    """The providers of `catalog` whose key variable is known and whose state is `needs_credential`, in order."""
-    out = []
-    for provider in catalog.providers:
-        source = provider.auth.api_key.source if provider.auth and provider.auth.api_key else None
-        if source is None or not source.env or catalog.state(provider) != "needs_credential":
-            continue
-        out.append(MissingKey(provider.id, provider.name or provider.id, source.env))
-    return out
-
-
 def builtin_missing_keys(
     config_dir: Path, credentials: CredentialStore, env: Mapping[str, str]
 ) -> list[MissingKey] | None:
-    """`catalog_missing_keys` of the catalog these arguments would load, when it holds only the built-ins (no
+    """`Catalog.missing_keys` of the catalog these arguments would load, when it holds only the built-ins (no
     providers.json in `config_dir`); None when there is a providers.json (or may be: the catalog then decides)."""
     try:
         if (config_dir / PROVIDERS_FILE).is_symlink() or (config_dir / PROVIDERS_FILE).exists():
