@@ -215,7 +215,7 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
         return run_usage(agent=args.agent, as_json=args.json)
     if args.command == "serve":
-        from omniagent.runtime.sidecar import run_sidecar
+        from omniagent.runtime.sidecar_serve import run_sidecar
 
         return run_sidecar(mock=args.mock)
     if args.command == "run":

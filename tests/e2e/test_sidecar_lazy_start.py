@@ -19,14 +19,14 @@ HEAVY = (
 )
 
 
-async def _serve(*args: str, stdin: int) -> tuple[int | None, bytes, bytes]:
+async def _serve(*args: str, stdin: int, stderr: int = asyncio.subprocess.PIPE) -> tuple[int | None, bytes, bytes]:
     proc = await asyncio.create_subprocess_exec(
         sys.executable, *args, "-m", "omniagent", "serve",
-        stdin=stdin, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        stdin=stdin, stdout=asyncio.subprocess.PIPE, stderr=stderr,
     )  # fmt: skip
     async with asyncio.timeout(STEP):
         out, err = await proc.communicate(b"" if stdin == asyncio.subprocess.PIPE else None)
-    return proc.returncode, out, err
+    return proc.returncode, out, err or b""
 
 
 async def test_the_hello_is_written_before_the_runtime_models_pydantic_httpx_or_rich_are_imported() -> None:
@@ -34,7 +34,7 @@ async def test_the_hello_is_written_before_the_runtime_models_pydantic_httpx_or_
     assert code == 0, err.decode()[-2000:]
     assert [json.loads(line) for line in out.splitlines()] == [{"hello": {"protocol": 1, "anyagent": "0.1.0"}}]
     imported = {line.rsplit("|", 1)[1].strip() for line in err.decode().splitlines() if line.startswith("import time:")}
-    assert "omniagent.runtime.sidecar" in imported  # the probe reads what it thinks it reads
+    assert "omniagent.runtime.sidecar_serve" in imported  # the probe reads what it thinks it reads
     for heavy in HEAVY:
         assert heavy not in imported, f"{heavy} was imported to write the hello"
 
@@ -46,3 +46,16 @@ async def test_stdin_from_dev_null_ends_the_sidecar_like_an_empty_pipe() -> None
     assert code == 0, err.decode()[-2000:]
     assert out == b'{"hello":{"protocol":1,"anyagent":"0.1.0"}}\n'
     assert b"Traceback" not in err
+
+
+async def test_the_hello_is_written_before_asyncio_or_logging_are_imported() -> None:
+    """asyncio is most of a bare Python start: the hello goes out first. stderr (where `-X importtime` writes,
+    unbuffered) shares stdout's pipe, so the order of the lines is the order of the writes."""
+    code, out, _ = await _serve("-X", "importtime", stdin=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+    assert code == 0, out.decode()[-2000:]
+    lines = out.decode().splitlines()
+    hello = lines.index('{"hello":{"protocol":1,"anyagent":"0.1.0"}}')
+    before = {line.rsplit("|", 1)[1].strip() for line in lines[:hello] if line.startswith("import time:")}
+    assert "omniagent.runtime.sidecar_serve" in before  # the probe reads what it thinks it reads
+    for module in ("asyncio", "logging", "omniagent.runtime.sidecar"):
+        assert module not in before, f"{module} was imported before the hello"

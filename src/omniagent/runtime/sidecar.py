@@ -9,10 +9,9 @@
     ← {"session":"s1","error":{"kind":"ProcessExited",…}}     (agent death only)
     ← {"closed":"s1"}                                         (exactly once per opened session)
 
-Start-up is lazy (docs/performance.md): the hello is written from this module's imports alone (asyncio, the line
-writer, the stdlib `json`); the runtime, the sidecar models and the commands (`sidecar_commands`) are imported when
-the first line arrives, so an app that only waits for the hello never pays for them. `--mock` loads its script
-(and with it the models) before the hello: a bad script is refused up front, with nothing on stdout.
+Start-up is lazy (docs/performance.md): `runtime/sidecar_serve.py` writes the hello before asyncio is imported;
+this module serves what follows. The runtime, the sidecar models and the commands (`sidecar_commands`) are imported
+when the first line arrives, so an app that only waits for the hello never pays for them.
 """
 
 from __future__ import annotations
@@ -22,10 +21,6 @@ import logging
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
-from omniagent import __version__
-from omniagent.logs import configure
-from omniagent.protocols.sidecar import PROTOCOL_VERSION
-from omniagent.wire.encode import dumps
 from omniagent.wire.errors import LineTooLarge
 from omniagent.wire.jsonl import MAX_LINE_BYTES, LineWriter, read_lines
 from omniagent.wire.stdio import open_stdio
@@ -35,21 +30,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("omniagent.serve")
 
-HELLO = dumps({"hello": {"protocol": PROTOCOL_VERSION, "anyagent": __version__}})
 
-
-def run_sidecar(*, mock: str | None) -> int:
-    """Entry point of `omniagent serve`; returns the exit code (0 on EOF, 1 when stdout broke)."""
-    configure("serve")
-    script: MockScript | None = None
-    if mock is not None:
-        from omniagent.runtime.adapters.mock import MockScriptError, load_script
-
-        try:
-            script = load_script(mock)
-        except MockScriptError as exc:
-            log.error("%s", exc)
-            return 1
+def serve_sidecar(script: MockScript | None) -> int:
+    """Serve the app's lines once the hello is out (`sidecar_serve.run_sidecar`); returns the exit code (0 on EOF,
+    1 when stdout broke)."""
     return asyncio.run(_main(script))
 
 
@@ -64,7 +48,6 @@ async def _main(script: MockScript | None) -> int:
         open_stdio(limit=MAX_LINE_BYTES) as (reader, sink),
         LineWriter(sink, on_error=on_broken_output) as writer,
     ):
-        writer.send_nowait(HELLO)
         lines = read_lines(reader)
         first = await _first_line(lines, broken)
         if first is not None:
