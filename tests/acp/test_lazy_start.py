@@ -26,12 +26,14 @@ async def test_initialize_is_answered_before_the_engine_store_httpx_rich_or_pyda
 
 
 async def test_initialize_is_answered_before_asyncio_is_imported(tmp_path: Path) -> None:
-    """asyncio is most of a bare Python start: the first reply goes out before it is imported, and before logging."""
+    """asyncio is most of a bare Python start: the first reply goes out before it is imported, and before logging;
+    without a providers.json, before msgspec and the catalog too."""
     request = {"jsonrpc": "2.0", "id": 7, "method": "initialize", "params": {"protocolVersion": 2}}
     reply, before = await imported_before_reply("acp", tmp_path, request)
     assert reply["id"] == 7 and reply["result"]["protocolVersion"] == 2
     assert "omniagent.acp.handshake" in before  # the probe reads what it thinks it reads
-    for module in ("asyncio", "logging", "omniagent.wire.jsonrpc", "omniagent.acp.connection"):
+    late = ("asyncio", "logging", "msgspec", "omniagent.engine.providers.catalog", "omniagent.wire.jsonrpc")
+    for module in (*late, "omniagent.acp.connection"):
         assert module not in before, f"{module} was imported before the initialize reply"
 
 
