@@ -28,7 +28,7 @@ from omniagent.wire.messages import RpcError, error_line, result_line, valid_cal
 
 # Bytes read per blocking read: a first request is a few hundred bytes; a terminal gives a line per read anyway.
 _READ_CHUNK = 64 * 1024
-# A first line longer than this is no handshake: it is left, unread by us, to the face's reader and its size cap.
+# A first line longer than this is no handshake: it is left to the face's reader and its size cap.
 FIRST_LINE_BYTES = 1024 * 1024
 
 # A plain function of a request's raw params that returns its raw result (or raises RpcError).
