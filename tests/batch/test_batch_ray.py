@@ -34,8 +34,7 @@ from tests.batch.support import (
     write_tasks,
 )
 from tests.batch.support import tasks as make_tasks
-from tests.e2e.agents import netns
-from tests.e2e.agents.harness import LLM_START, namespace_mode
+from tests.e2e.agents.harness import namespaced_llm
 from tests.runtime.adapters.engine_harness import KEY, child_env
 
 pytestmark = pytest.mark.timeout(300)
@@ -58,27 +57,8 @@ class Namespace:
 @contextlib.asynccontextmanager
 async def loopback_namespace(root: Path, story: dict[str, Any]) -> AsyncIterator[Namespace]:
     """A fake LLM answering `story`, holding a fresh namespace with only loopback; `enter` runs a command in it."""
-    variant = namespace_mode()
-    scenario_file, log = root / "scenario.json", root / "llm.jsonl"
-    scenario_file.write_text(json.dumps(story), encoding="utf-8")
-    llm = await asyncio.create_subprocess_exec(
-        *netns.unshare_argv(variant),
-        sys.executable,
-        netns.__file__,
-        "--scenario",
-        str(scenario_file),
-        "--log",
-        str(log),
-        stdout=asyncio.subprocess.PIPE,
-    )
-    try:
-        assert llm.stdout is not None
-        async with asyncio.timeout(LLM_START):
-            origin = (await llm.stdout.readline()).decode().strip()
-        yield Namespace(origin, netns.nsenter_argv(variant, llm.pid), log)
-    finally:
-        llm.send_signal(signal.SIGTERM)
-        await llm.wait()
+    async with namespaced_llm(root, story) as llm:
+        yield Namespace(llm.origin, llm.enter, llm.log)
 
 
 def _env(tmp_path: Path, origin: str) -> dict[str, str]:

@@ -6,26 +6,17 @@ queued into the parent."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from omniagent.protocols.yuke.envelope import ErrorCode
-from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
+from omniagent.testing import FakeLLMServer, FakeToolCall, Reply
 from tests.engine.rpc_harness import RpcProcess, write_providers
 
 MODEL = "fake-anthropic/fake-model"
 NEWEST = 2**53 - 1
 # Every request of the parent after a report carries this text; children never see it.
 REPORT = "Report from the child agent"
-
-
-@pytest.fixture
-async def llm() -> AsyncIterator[FakeLLMServer]:
-    async with FakeLLMServer(Scenario()) as server:
-        yield server
 
 
 def _text(text: str) -> dict[str, Any]:

@@ -4,14 +4,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from omniagent.protocols.yuke.envelope import ErrorCode
-from omniagent.testing import ErrorReply, FakeLLMServer, FakeUsage, Reply, Scenario
+from omniagent.testing import ErrorReply, FakeLLMServer, FakeUsage, Reply
 from tests.engine.rpc_harness import RpcProcess, write_providers
 
 NEWEST = 2**53 - 1
@@ -21,12 +18,6 @@ SMALL = "fake-anthropic/small-model"
 RECENT = "RECENT-MARKER " + "r" * 9000  # about 2250 tokens: holds the kept tail on its own
 OLD = "OLD-MARKER " + "o" * 2000  # about 500 tokens: the covered turn outweighs the summary that replaces it
 SUMMARY = "## Goal\nSUMMARY-MARKER: answer the questions."
-
-
-@pytest.fixture
-async def llm() -> AsyncIterator[FakeLLMServer]:
-    async with FakeLLMServer(Scenario()) as server:
-        yield server
 
 
 async def _engine(tmp_path: Path, llm: FakeLLMServer) -> RpcProcess:

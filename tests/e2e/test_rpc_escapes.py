@@ -20,7 +20,7 @@ import pytest
 from omniagent.engine.permissions import SET_MODE_METHOD
 from omniagent.engine.sandboxes import SET_SANDBOX_METHOD
 from omniagent.protocols.yuke.envelope import ErrorCode
-from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
+from omniagent.testing import FakeLLMServer, FakeToolCall, Reply
 from tests.engine.rpc_harness import RpcProcess, write_providers
 
 MODEL = "fake-anthropic/fake-model"
@@ -46,12 +46,6 @@ class World:
     ws: Path
     outside: Path
     sid: str = ""
-
-
-@pytest.fixture
-async def llm() -> AsyncIterator[FakeLLMServer]:
-    async with FakeLLMServer(Scenario()) as server:
-        yield server
 
 
 def _prepare(tmp_path: Path, llm: FakeLLMServer) -> tuple[Path, Path, Path, Path]:

@@ -6,23 +6,16 @@ that cannot start or that exits mid-session is a `notice` and the session goes o
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from omniagent.testing import FakeLLMServer, Reply, Scenario
+from omniagent.testing import FakeLLMServer, Reply
 from tests.engine.rpc_harness import RpcProcess, write_providers
 from tests.mcp_support import START, STDIO, call, http_server, tool_names, tool_results
 
 KEY = "mcp-secret-4711"  # an HTTP server's key, read from the environment by the project file
-
-
-@pytest.fixture
-async def llm() -> AsyncIterator[FakeLLMServer]:
-    async with FakeLLMServer(Scenario()) as server:
-        yield server
 
 
 @pytest.fixture

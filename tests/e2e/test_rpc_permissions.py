@@ -5,32 +5,13 @@ confirm) and waits in `running_tool`; `interaction.respond` answers; auto mode n
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from omniagent.engine.permissions import SET_MODE_METHOD
 from omniagent.protocols.yuke.envelope import ErrorCode
-from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
-from tests.engine.rpc_harness import Line, RpcProcess, write_providers
-
-
-@pytest.fixture
-async def llm() -> AsyncIterator[FakeLLMServer]:
-    async with FakeLLMServer(Scenario()) as server:
-        yield server
-
-
-@pytest.fixture
-async def rpc(tmp_path: Path, llm: FakeLLMServer) -> AsyncIterator[RpcProcess]:
-    write_providers(tmp_path / "data", llm)
-    proc = await RpcProcess.start(tmp_path / "data")
-    try:
-        yield proc  # type: ignore[misc]
-    finally:
-        await proc.close()
+from omniagent.testing import FakeLLMServer, FakeToolCall, Reply
+from tests.engine.rpc_harness import Line, RpcProcess
 
 
 async def _session(rpc: RpcProcess, tmp_path: Path) -> tuple[str, Path]:

@@ -4,24 +4,17 @@ goes silent after its headers is a retryable `timeout` after the idle timeout (d
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-from omniagent.testing import FakeLLMServer, RawReply, Reply, Scenario
+from omniagent.testing import FakeLLMServer, RawReply, Reply
 from tests.engine.rpc_harness import RpcProcess, write_providers
 
 PROVIDERS = {"anthropic_messages": "fake-anthropic", "openai_chat": "fake-chat", "openai_responses": "fake-responses"}
 PATHS = {"fake-anthropic": "/v1/messages", "fake-chat": "/v1/chat/completions", "fake-responses": "/v1/responses"}
 # Short enough for a test, long enough that a loaded machine never mistakes a live local answer for silence.
 IDLE = "1.5"
-
-
-@pytest.fixture
-async def llm() -> AsyncIterator[FakeLLMServer]:
-    async with FakeLLMServer(Scenario()) as server:
-        yield server
 
 
 async def _run(tmp_path: Path, llm: FakeLLMServer, provider: str, env: dict[str, str]) -> tuple[RpcProcess, str]:

@@ -6,33 +6,15 @@ and never the store, the log, the wire or any model request."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from omniagent.protocols.yuke.envelope import ErrorCode
-from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
+from omniagent.testing import FakeLLMServer, FakeToolCall, Reply
 from tests.e2e.rpc_sessions import new_session, send_text, start_rpc
 from tests.engine.rpc_harness import RpcProcess
 
 SECRET = "hunter2-Sesame-7c1d"
-
-
-@pytest.fixture
-async def llm() -> AsyncIterator[FakeLLMServer]:
-    async with FakeLLMServer(Scenario()) as server:
-        yield server
-
-
-@pytest.fixture
-async def rpc(tmp_path: Path, llm: FakeLLMServer) -> AsyncIterator[RpcProcess]:
-    proc = await start_rpc(tmp_path, llm)
-    try:
-        yield proc
-    finally:
-        await proc.close()
 
 
 def _ask(**arguments: Any) -> Reply:

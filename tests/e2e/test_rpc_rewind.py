@@ -4,33 +4,15 @@ is cut before a message with `transcript.truncated`, ids are never reused, a bus
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from omniagent.protocols.yuke.envelope import ErrorCode
-from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
-from tests.e2e.rpc_sessions import new_session, send_text, start_rpc
+from omniagent.testing import FakeLLMServer, FakeToolCall, Reply
+from tests.e2e.rpc_sessions import new_session, send_text
 from tests.engine.rpc_harness import RpcProcess
 
 NEWEST = 2**53 - 1
-
-
-@pytest.fixture
-async def llm() -> AsyncIterator[FakeLLMServer]:
-    async with FakeLLMServer(Scenario()) as server:
-        yield server
-
-
-@pytest.fixture
-async def rpc(tmp_path: Path, llm: FakeLLMServer) -> AsyncIterator[RpcProcess]:
-    proc = await start_rpc(tmp_path, llm)
-    try:
-        yield proc
-    finally:
-        await proc.close()
 
 
 async def _turn(rpc: RpcProcess, sid: str, text: str) -> int:

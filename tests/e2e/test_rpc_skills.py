@@ -12,7 +12,7 @@ import pytest
 
 from omniagent.engine.skills import SKILLS_LIST_METHOD
 from omniagent.protocols.yuke.envelope import ErrorCode
-from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
+from omniagent.testing import FakeLLMServer, FakeToolCall, Reply
 from tests.engine.rpc_harness import RpcProcess, write_providers
 
 MODEL = "fake-chat/fake-model"
@@ -30,12 +30,6 @@ def _write_skill(root: Path, folder: str, text: str) -> None:
     path = root / folder / "SKILL.md"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
-
-
-@pytest.fixture
-async def llm() -> AsyncIterator[FakeLLMServer]:
-    async with FakeLLMServer(Scenario()) as server:
-        yield server
 
 
 @pytest.fixture

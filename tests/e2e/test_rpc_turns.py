@@ -3,22 +3,15 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from omniagent.protocols.yuke.envelope import ErrorCode
-from omniagent.testing import ErrorReply, FakeLLMServer, FakeToolCall, FakeUsage, Reply, Scenario
+from omniagent.testing import ErrorReply, FakeLLMServer, FakeToolCall, FakeUsage, Reply
 from tests.engine.rpc_harness import RpcProcess, write_providers
 
 PROTOCOLS = {"anthropic_messages": "fake-anthropic", "openai_chat": "fake-chat", "openai_responses": "fake-responses"}
-
-
-@pytest.fixture
-async def llm() -> AsyncIterator[FakeLLMServer]:
-    async with FakeLLMServer(Scenario()) as server:
-        yield server
 
 
 async def _engine(tmp_path: Path, llm: FakeLLMServer, env: dict[str, str] | None = None) -> RpcProcess:

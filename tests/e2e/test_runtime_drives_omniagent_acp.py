@@ -6,8 +6,6 @@ import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-import pytest
-
 from omniagent.protocols.sidecar.commands import AcpSpec, InlineAcp, PermissionAnswer
 from omniagent.protocols.sidecar.events import (
     Completed,
@@ -20,17 +18,11 @@ from omniagent.protocols.sidecar.events import (
     TurnEnded,
 )
 from omniagent.runtime.runtime import Runtime
-from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
+from omniagent.testing import FakeLLMServer, FakeToolCall, Reply
 from tests.acp.agent_harness import agent_argv, check_transcript, prepare
 from tests.sidecar_schema import validate
 
 WAIT = 30.0  # seconds for one step; the agent is a Python process with the engine inside
-
-
-@pytest.fixture
-async def llm() -> AsyncIterator[FakeLLMServer]:
-    async with FakeLLMServer(Scenario()) as server:
-        yield server
 
 
 async def _until_turn_end(events: AsyncIterator[Event], seen: list[Event]) -> Event:

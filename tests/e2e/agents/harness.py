@@ -137,32 +137,20 @@ class World:
                 await asyncio.sleep(LOG_POLL)
 
 
-@asynccontextmanager
-async def agent_world(
-    agent: str,
-    root: Path,
-    scenario: dict[str, Any],
-    *,
-    unset: tuple[str, ...] = (),
-    launcher_enters: bool = True,
-) -> AsyncIterator[World]:
-    """Start the fake LLM in a fresh namespace, prepare HOME and the launcher for `agent` (see module docstring).
-    `unset` names peer variables the agent must not get (a test of a missing key).
+@dataclass(frozen=True)
+class NamespacedLLM:
+    """The fake LLM holding a fresh network namespace with only loopback in it."""
 
-    `launcher_enters=False` leaves the namespace out of the launcher: for a caller that runs the runtime itself
-    inside it (`World.enter`), as a client of an agent's local HTTP server must, to reach it on 127.0.0.1."""
+    origin: str  # http://127.0.0.1:<port>, as seen inside the namespace
+    log: Path  # its request log, one JSON line per request
+    pid: int
+    enter: list[str]  # the argv prefix that runs a command inside the namespace
+
+
+@asynccontextmanager
+async def namespaced_llm(root: Path, scenario: dict[str, Any]) -> AsyncIterator[NamespacedLLM]:
+    """Start the fake LLM answering `scenario` in a new loopback-only namespace (files under `root`); stop it after."""
     variant = namespace_mode()
-    row = profile(agent)
-    forwarded: tuple[str, ...] = ()
-    if agent in PEERS:
-        assert row is not None, f"{agent} is not in the catalog"
-        target, launch_args, name = [str(packages.entry(PEERS[agent].pinned))], list(row.launch_args), row.cli
-        forwarded = PEERS[agent].forwarded
-    else:  # the ACP SDK's example agent: a JS file run by node
-        target, launch_args, name = ["node", str(packages.entry(agent))], [], agent
-    home, work, bin_dir = root / "home", root / "work", root / "bin"
-    for directory in (home, work, bin_dir):
-        directory.mkdir(parents=True, exist_ok=True)
     scenario_file, log = root / "scenario.json", root / "llm.jsonl"
     scenario_file.write_text(json.dumps(scenario), encoding="utf-8")
     llm = await asyncio.create_subprocess_exec(
@@ -181,6 +169,45 @@ async def agent_world(
         async with asyncio.timeout(LLM_START):
             origin = (await llm.stdout.readline()).decode().strip()
         assert origin.startswith("http://127.0.0.1:"), f"fake LLM did not start: {(root / 'llm.stderr').read_text()}"
+        yield NamespacedLLM(origin, log, llm.pid, netns.nsenter_argv(variant, llm.pid))
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            llm.send_signal(signal.SIGTERM)
+        try:
+            async with asyncio.timeout(10):
+                await llm.wait()
+        except TimeoutError:
+            llm.kill()
+            await llm.wait()
+
+
+@asynccontextmanager
+async def agent_world(
+    agent: str,
+    root: Path,
+    scenario: dict[str, Any],
+    *,
+    unset: tuple[str, ...] = (),
+    launcher_enters: bool = True,
+) -> AsyncIterator[World]:
+    """Start the fake LLM in a fresh namespace, prepare HOME and the launcher for `agent` (see module docstring).
+    `unset` names peer variables the agent must not get (a test of a missing key).
+
+    `launcher_enters=False` leaves the namespace out of the launcher: for a caller that runs the runtime itself
+    inside it (`World.enter`), as a client of an agent's local HTTP server must, to reach it on 127.0.0.1."""
+    row = profile(agent)
+    forwarded: tuple[str, ...] = ()
+    if agent in PEERS:
+        assert row is not None, f"{agent} is not in the catalog"
+        target, launch_args, name = [str(packages.entry(PEERS[agent].pinned))], list(row.launch_args), row.cli
+        forwarded = PEERS[agent].forwarded
+    else:  # the ACP SDK's example agent: a JS file run by node
+        target, launch_args, name = ["node", str(packages.entry(agent))], [], agent
+    home, work, bin_dir = root / "home", root / "work", root / "bin"
+    for directory in (home, work, bin_dir):
+        directory.mkdir(parents=True, exist_ok=True)
+    async with namespaced_llm(root, scenario) as llm:
+        origin = llm.origin
         if agent in PEERS:
             peer = PEERS[agent]
             for path, content in peer.files(home, origin).items():
@@ -191,7 +218,7 @@ async def agent_world(
             env = {"HOME": str(home), "PATH": AGENT_PATH}
         pid_file = root / "agent.pid"
         launcher = bin_dir / name
-        enter = netns.nsenter_argv(variant, llm.pid)
+        enter = llm.enter
         entering = enter if launcher_enters else []
         command = shlex.join([*entering, "env", "-i", *(f"{k}={v}" for k, v in env.items())])
         passed = "".join(f' {k}="${k}"' for k in forwarded)
@@ -205,13 +232,4 @@ async def agent_world(
         runtime_env = dict(os.environ) | overrides | {env_override_names(agent)[0]: str(launcher)}
         runtime_env["OMNIAGENT_NO_LOGIN_SHELL"] = "1"
         argv = [str(launcher), *launch_args]
-        yield World(agent, home, work, launcher, argv, runtime_env, log, pid_file, origin, llm.pid, enter)
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            llm.send_signal(signal.SIGTERM)
-        try:
-            async with asyncio.timeout(10):
-                await llm.wait()
-        except TimeoutError:
-            llm.kill()
-            await llm.wait()
+        yield World(agent, home, work, launcher, argv, runtime_env, llm.log, pid_file, origin, llm.pid, enter)

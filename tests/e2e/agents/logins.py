@@ -20,13 +20,10 @@ Logins:
 
 from __future__ import annotations
 
-import asyncio
 import base64
-import contextlib
 import json
 import os
 import shlex
-import signal
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -36,8 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from omniagent.runtime.catalog import PROFILES, env_override_names
-from tests.e2e.agents import netns, packages
-from tests.e2e.agents.harness import LLM_START, namespace_mode
+from tests.e2e.agents import packages
+from tests.e2e.agents.harness import namespaced_llm
 from tests.e2e.agents.peers import AGENT_PATH, FAKE_KEY
 
 # The ChatGPT access token the codex `chatgpt` login sends (the fake records only its fingerprint).
@@ -197,33 +194,6 @@ env_key = "FAKE_OPENAI_KEY"
 @asynccontextmanager
 async def login_world(root: Path, quota: dict[str, Any] | None = None) -> AsyncIterator[LoginWorld]:
     """A fake LLM in a fresh loopback-only namespace whose scenario reports `quota` (scenario `plan_quota`)."""
-    variant = namespace_mode()
     scenario = {"fallback": {"kind": "reply", "text": "hello"}} | ({"plan_quota": quota} if quota else {})
-    scenario_file, log = root / "scenario.json", root / "llm.jsonl"
-    scenario_file.write_text(json.dumps(scenario), encoding="utf-8")
-    llm = await asyncio.create_subprocess_exec(
-        *netns.unshare_argv(variant),
-        sys.executable,
-        netns.__file__,
-        "--scenario",
-        str(scenario_file),
-        "--log",
-        str(log),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=(root / "llm.stderr").open("wb"),
-    )
-    try:
-        assert llm.stdout is not None
-        async with asyncio.timeout(LLM_START):
-            origin = (await llm.stdout.readline()).decode().strip()
-        assert origin.startswith("http://127.0.0.1:"), f"fake LLM did not start: {(root / 'llm.stderr').read_text()}"
-        yield LoginWorld(root, origin, log, netns.nsenter_argv(variant, llm.pid))
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            llm.send_signal(signal.SIGTERM)
-        try:
-            async with asyncio.timeout(10):
-                await llm.wait()
-        except TimeoutError:
-            llm.kill()
-            await llm.wait()
+    async with namespaced_llm(root, scenario) as llm:
+        yield LoginWorld(root, llm.origin, llm.log, llm.enter)
