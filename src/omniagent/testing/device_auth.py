@@ -20,12 +20,12 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
-import threading
 import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Self
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
+
+from omniagent.testing.loopback import LoopbackServer
 
 DEVICE_CODE_PATH = "/login/device/code"
 TOKEN_PATH = "/login/oauth/access_token"
@@ -33,11 +33,13 @@ EXCHANGE_PATH = "/copilot_internal/v2/token"
 DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
 
 
-class FakeDeviceAuthServer:
+class FakeDeviceAuthServer(LoopbackServer):
     """Use as `with FakeDeviceAuthServer(api_base=llm.url) as auth:` (or `async with`); see the module doc.
 
     `api_token_ttl` and `api_refresh_in` (seconds) shape each exchanged token's `expires_at` and `refresh_in`.
     """
+
+    thread_name = "fake-device-auth"
 
     def __init__(
         self,
@@ -52,6 +54,7 @@ class FakeDeviceAuthServer:
         no_access: bool = False,
         hold: float = 5.0,
     ) -> None:
+        super().__init__()
         self.client_id = client_id
         self.api_base = api_base
         self.interval = interval
@@ -65,21 +68,11 @@ class FakeDeviceAuthServer:
         self.refresh_tokens_issued: list[str] = []
         self.api_tokens: list[str] = []
         self.paths: list[str] = []  # every request's method and path, in order (never a body or a header)
-        self._lock = threading.Condition()
         self.device_code = ""  # of the current login
         self.user_code = ""
         self._decision = "none"  # none | pending | approved | denied | expired | used
         self._polls = 0
         self._revoked: set[str] = set()
-        self._stopping = threading.Event()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    @property
-    def url(self) -> str:
-        """The server origin, e.g. `http://127.0.0.1:54321`."""
-        assert self._httpd is not None, "the server is not started"
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
 
     def oauth_entry(self, *, exchange: bool = True) -> dict[str, str]:
         """The providers.json `auth.oauth` object pointing at this server (without the exchange: the OAuth token
@@ -121,36 +114,8 @@ class FakeDeviceAuthServer:
             self._decision = decision
             self._lock.notify_all()
 
-    # Lifecycle -------------------------------------------------------------------------------------------------
-
-    def start(self) -> None:
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.02,), daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stopping.set()
-        with self._lock:
-            self._lock.notify_all()
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(5.0)
-
-    def __enter__(self) -> Self:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    async def __aenter__(self) -> Self:
-        return self.__enter__()
-
-    async def __aexit__(self, *exc: object) -> None:
-        self.stop()
+    def _handler(self) -> Callable[..., BaseHTTPRequestHandler]:
+        return _handler(self)
 
     # Answers (called from handler threads) -------------------------------------------------------------------
 
@@ -193,7 +158,7 @@ class FakeDeviceAuthServer:
                 return 200, {"error": "bad_verification_code"}
             self._polls += 1
             self._lock.notify_all()
-            self._lock.wait_for(lambda: self._decision != "pending" or self._stopping.is_set(), self.hold)
+            self._lock.wait_for(lambda: self._decision != "pending" or self.stopping.is_set(), self.hold)
             decision = self._decision
             if decision == "approved":
                 self._decision = "used"

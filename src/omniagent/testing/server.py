@@ -10,17 +10,14 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import sys
-import threading
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from types import TracebackType
-from typing import Self
 from urllib.parse import urlsplit
 
 from omniagent.testing.frames import Renderer
+from omniagent.testing.loopback import LoopbackServer, QuietHTTPServer
 from omniagent.testing.prompt_cache import CacheRefusal, PromptCache
 from omniagent.testing.render_accounts import CHATGPT_USAGE_PATHS, chatgpt_usage
 from omniagent.testing.render_anthropic import AnthropicRenderer
@@ -29,8 +26,6 @@ from omniagent.testing.render_openai import ChatRenderer, ResponsesRenderer
 from omniagent.testing.scenario import Drop, ErrorReply, RawReply, Reply, Scenario, Step
 
 AUTH_HEADERS = frozenset({"authorization", "x-api-key", "x-goog-api-key", "api-key", "proxy-authorization", "cookie"})
-STOP_JOIN_TIMEOUT = 5.0  # seconds to wait for the serving thread when stopping
-POLL_INTERVAL = 0.02  # seconds between shutdown checks of serve_forever; its 0.5 s default slows every test
 _RENDERERS: dict[str, Renderer] = {
     "anthropic": AnthropicRenderer(),
     "openai_chat": ChatRenderer(),
@@ -61,31 +56,26 @@ def fingerprint(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
-class FakeLLMServer:
+class FakeLLMServer(LoopbackServer):
     """A scripted LLM provider on loopback. Use as `with FakeLLMServer(scenario) as llm:` (or `async with`).
 
     `url` is the origin (`http://127.0.0.1:PORT`); point Anthropic clients at `url` (SDK convention) or
     `url + "/v1"` (providers.json convention), OpenAI clients at `openai_base_url`, Gemini at `url`.
     """
 
+    thread_name = "fake-llm"
+
     def __init__(self, scenario: Scenario | None = None, *, port: int = 0, log_path: Path | None = None) -> None:
+        super().__init__(port=port)
         self.scenario = scenario or Scenario()
-        self._port = port
         self._log_path = log_path
-        self._lock = threading.Condition()
         self._requests: list[RecordedRequest] = []
         self._held: set[str] = set()  # gates a stream is waiting at now
         self._released: set[str] = set()
-        self.stopping = threading.Event()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
         self.prompt_cache = PromptCache()
 
-    @property
-    def url(self) -> str:
-        """The server origin, e.g. `http://127.0.0.1:54321`."""
-        assert self._httpd is not None, "the server is not started"
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+    def _server(self, address: tuple[str, int]) -> ThreadingHTTPServer:
+        return _HTTPServer(address, _Handler, self)
 
     @property
     def openai_base_url(self) -> str:
@@ -128,38 +118,6 @@ class FakeLLMServer:
             self._released.add(gate)
             self._lock.notify_all()
 
-    def start(self) -> None:
-        """Bind an ephemeral port on 127.0.0.1 and serve in a daemon thread."""
-        self._httpd = _HTTPServer(("127.0.0.1", self._port), _Handler, self)
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, args=(POLL_INTERVAL,), name="fake-llm", daemon=True
-        )
-        self._thread.start()
-
-    def stop(self) -> None:
-        """Stop serving; scripted delays and held gates in flight end at once."""
-        self.stopping.set()
-        with self._lock:
-            self._lock.notify_all()
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(STOP_JOIN_TIMEOUT)
-
-    def __enter__(self) -> Self:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: tuple[type[BaseException] | None, BaseException | None, TracebackType | None]) -> None:
-        self.stop()
-
-    async def __aenter__(self) -> Self:
-        return self.__enter__()
-
-    async def __aexit__(self, *exc: object) -> None:
-        self.stop()
-
     # -- called from handler threads ------------------------------------------------------------------------------
 
     def take_step(self, raw_body: str) -> Step:
@@ -191,19 +149,10 @@ class FakeLLMServer:
             self._lock.notify_all()
 
 
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False
-
+class _HTTPServer(QuietHTTPServer):
     def __init__(self, address: tuple[str, int], handler: Callable[..., _Handler], owner: FakeLLMServer) -> None:
         super().__init__(address, handler)
         self.owner = owner
-
-    def handle_error(self, request: object, client_address: object) -> None:
-        # A client hanging up mid-answer is a normal test event (cancel, timeout), not a server fault.
-        if isinstance(sys.exc_info()[1], ConnectionError):
-            return
-        super().handle_error(request, client_address)  # type: ignore[arg-type]
 
 
 class _Handler(BaseHTTPRequestHandler):
