@@ -24,7 +24,14 @@ HELLO = dumps({"hello": {"protocol": PROTOCOL_VERSION, "anyagent": __version__}}
 
 def run_sidecar(*, mock: str | None) -> int:
     """Entry point of `omniagent serve`; returns the exit code (0 on EOF, 1 when stdout broke or the mock script is
-    bad)."""
+    bad, 130 on Ctrl-C)."""
+    try:
+        return _run(mock)
+    except KeyboardInterrupt:
+        return 130
+
+
+def _run(mock: str | None) -> int:
     script = None
     if mock is not None:
         from omniagent.runtime.adapters.mock import MockScriptError, load_script
