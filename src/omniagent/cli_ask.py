@@ -7,8 +7,10 @@ should be cancelled instead. It never sends anything itself; `cli_run.py` does.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
-from collections.abc import Awaitable, Callable
+import termios
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Protocol
 
 from omniagent.cli_render import Screen, Styled
@@ -21,6 +23,7 @@ from omniagent.protocols.sidecar.commands import (
     TextAnswer,
 )
 from omniagent.protocols.sidecar.events import (
+    SECRET_HEADER,
     PermissionChoice,
     PermissionRequest,
     Question,
@@ -41,7 +44,8 @@ _DENY = (PermissionChoice.DENY_ONCE, PermissionChoice.DENY_ALWAYS)
 
 Note = Callable[[str], None]
 # Reads one line typed in answer to `prompt`; None when input has ended.
-ReadLine = Callable[[str], Awaitable[str | None]]
+# Reads one answer line after showing the prompt; `secret`: masked, and kept in no history.
+ReadLine = Callable[[str, bool], Awaitable[str | None]]
 
 
 class Asker(Protocol):
@@ -136,19 +140,22 @@ class TerminalAsker:
         for n, choice in enumerate(question.choices, 1):
             self._console.print(Styled(f"  {n}) {choice.label}", style="cyan"))
         hint = _question_hint(question)
+        secret = question.header == SECRET_HEADER
         while True:
-            line = await self._ask(f"{hint}: ")
+            line = await self._ask(f"{hint}: ", secret=secret)
             if line is None:
                 return None
             answer = pick_question_answer(line, question)
             if answer is not None:
                 return answer
 
-    async def _ask(self, prompt: str) -> str | None:
+    async def _ask(self, prompt: str, *, secret: bool = False) -> str | None:
         if self._read_line is not None:
-            return await self._read_line(prompt)
-        self._console.print(Styled(prompt, style="bold"), end="")
-        return await self._reader.readline()
+            return await self._read_line(prompt, secret)
+        # Echo goes off before the prompt shows, so nothing typed after it is ever echoed.
+        with hidden_input(self._reader.fd) if secret else contextlib.nullcontext():
+            self._console.print(Styled(prompt, style="bold"), end="")
+            return await self._reader.readline()
 
 
 def pick_permission(line: str, options: list[PermissionChoice]) -> PermissionChoice | None:
@@ -191,7 +198,7 @@ class LineReader:
     """Lines from a file descriptor, read through the event loop (cancellable, unlike `input()` in a thread)."""
 
     def __init__(self, fd: int) -> None:
-        self._fd = fd
+        self.fd = fd
         self._buffer = b""
         self._eof = False
 
@@ -200,13 +207,13 @@ class LineReader:
         loop = asyncio.get_running_loop()
         while b"\n" not in self._buffer and not self._eof:
             ready: asyncio.Future[None] = loop.create_future()
-            loop.add_reader(self._fd, _resolve, ready)
+            loop.add_reader(self.fd, _resolve, ready)
             try:
                 await ready
             finally:
-                loop.remove_reader(self._fd)
+                loop.remove_reader(self.fd)
             try:
-                chunk = os.read(self._fd, 4096)
+                chunk = os.read(self.fd, 4096)
             except OSError:  # EIO: the terminal went away
                 chunk = b""
             self._eof = not chunk
@@ -220,3 +227,21 @@ class LineReader:
 def _resolve(future: asyncio.Future[None]) -> None:
     if not future.done():
         future.set_result(None)
+
+
+@contextlib.contextmanager
+def hidden_input(fd: int) -> Iterator[None]:
+    """The terminal on `fd` does not echo what is typed (the newline still shows), as `getpass` does; a descriptor
+    that is not a terminal is left alone."""
+    try:
+        saved = termios.tcgetattr(fd)
+    except termios.error:
+        yield
+        return
+    quiet = list(saved)
+    quiet[3] = (quiet[3] & ~termios.ECHO) | termios.ECHONL
+    termios.tcsetattr(fd, termios.TCSADRAIN, quiet)
+    try:
+        yield
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, saved)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, cast
 
 from prompt_toolkit import PromptSession
+from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import ANSI
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
@@ -189,6 +190,7 @@ class Chat:
         self.context: ContextUsage | None = None  # the latest usage the agent reported, for /usage
         self._answer: asyncio.Future[str | None] | None = None
         self._answer_prompt = ""
+        self._answer_secret = False  # the pending answer is a secret: masked, and kept in no history
         self._asked: dict[str, asyncio.Task[None]] = {}
         self._interrupted = False  # the last key was a Ctrl-C that did not cancel a turn
         self._reader: asyncio.Task[None] | None = None
@@ -205,7 +207,9 @@ class Chat:
         state = state_dir()
         state.mkdir(parents=True, exist_ok=True, mode=0o700)
         self._editor: PromptSession[str] = PromptSession(
-            history=FileHistory(str(state / "chat-history")), key_bindings=_key_bindings()
+            history=_History(str(state / "chat-history"), keep=lambda: not self._secret_pending()),
+            key_bindings=_key_bindings(),
+            is_password=Condition(self._secret_pending),
         )
         pending.changed = self._editor.app.invalidate
 
@@ -382,10 +386,15 @@ class Chat:
         except AgentError as error:
             self._warn(f"the answer was not taken: {error}")
 
-    async def _read_answer(self, prompt: str) -> str | None:
-        """The next line typed, as the answer to a request; the editor shows `prompt` meanwhile."""
+    def _secret_pending(self) -> bool:
+        return self._answer is not None and self._answer_secret
+
+    async def _read_answer(self, prompt: str, secret: bool) -> str | None:
+        """The next line typed, as the answer to a request; the editor shows `prompt` meanwhile (and masks what is
+        typed, keeping it out of the history, for a `secret`)."""
         self._answer = asyncio.get_running_loop().create_future()
         self._answer_prompt = prompt
+        self._answer_secret = secret
         self._editor.app.invalidate()
         try:
             return await self._answer
@@ -420,3 +429,15 @@ def _key_bindings() -> KeyBindings:
             buffer.validate_and_handle()
 
     return bindings
+
+
+class _History(FileHistory):
+    """The chat's line history on disk, which skips the lines `keep` says not to keep (a secret answer)."""
+
+    def __init__(self, filename: str, *, keep: Callable[[], bool]) -> None:
+        super().__init__(filename)
+        self._keep = keep
+
+    def append_string(self, string: str) -> None:
+        if self._keep():
+            super().append_string(string)

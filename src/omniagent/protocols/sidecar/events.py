@@ -188,6 +188,11 @@ class Choice(SidecarModel):
     description: str | None = None
 
 
+# A question with this header asks for a secret (our engine's `ask_user` input with `secret`): an app shows what it
+# types masked and keeps it nowhere (the answer reaches the agent's commands only, never its model).
+SECRET_HEADER = "Secret"
+
+
 class Question(SidecarModel):
     id: str
     text: str

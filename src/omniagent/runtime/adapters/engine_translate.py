@@ -59,6 +59,7 @@ from omniagent.engine.tools.context import Answered, Question
 from omniagent.protocols.sidecar.base import Diagnostic, DiagnosticLevel
 from omniagent.protocols.sidecar.commands import ChoicesAnswer, QuestionsAnswer, TextAnswer
 from omniagent.protocols.sidecar.events import (
+    SECRET_HEADER,
     Cancelled,
     Choice,
     CommandInput,
@@ -184,7 +185,7 @@ def question_shown(question: Question) -> QuestionShown:
         return QuestionShown(id="q0", text=text, choices=choices)
     if question.kind == "select":
         return QuestionShown(id="q0", text=question.title, choices=[Choice(id=o, label=o) for o in question.options])
-    header = "Secret" if question.secret else None
+    header = SECRET_HEADER if question.secret else None
     return QuestionShown(id="q0", text=question.title, header=header, allows_free_text=True)
 
 
