@@ -17,6 +17,7 @@ from omniagent.protocols.acp import v2
 from omniagent.testing import FakeLLMServer, FakeToolCall, FakeUsage, Reply, Scenario
 from omniagent.wire.messages import INVALID_PARAMS, INVALID_REQUEST, RESOURCE_NOT_FOUND, RpcError
 from tests.acp.agent_harness import MODEL, agent_argv, agent_env, agent_messages, check_transcript, prepare, read_log
+from tests.pages import serving
 
 WAIT = 30.0  # seconds: bound on every test body
 
@@ -82,7 +83,7 @@ async def test_v2_is_negotiated_and_a_turn_streams_the_v2_lifecycle(tmp_path: Pa
         assert acp.init_result["info"]["name"] == "omniagent"
         session = await acp.new_session(str(ws))
         ids = [o.config_id for o in session.config_options]
-        assert ids == ["model", "reasoning", "mode", "sandbox", "network"]
+        assert ids == ["model", "reasoning", "mode", "sandbox", "network", "fetch"]
         assert session.config_options[0].current_value == MODEL and session.config_options[2].current_value == "ask"
         end = await acp.prompt(session.session_id, [v2.ContentBlockText(text="Say hello\nplease")])
     assert end.stop_reason == "end_turn"
@@ -314,6 +315,30 @@ async def test_media_prompts_are_refused_and_closing_stdin_ends_the_process_clea
         assert await proc.wait() == 0
     assert refused["error"]["code"] == INVALID_PARAMS and "image" in refused["error"]["message"]
     assert rest == b""
+    check_transcript(log)
+
+
+async def test_the_fetch_option_lets_the_fetch_tool_reach_this_machine(tmp_path: Path, llm: FakeLLMServer) -> None:
+    """`fetch` is `public` by default (a page on 127.0.0.1 is refused); `private` lets the fetch tool read it, as
+    `session.set_sandbox{fetch_private}` does on yuke; unknown values are -32602."""
+    with serving({"/docs": (200, {"content-type": "text/html"}, b"<p>The answer is <b>42</b>.</p>")}) as pages:
+        page = pages.url("/docs")
+        fetch = Reply(tool_calls=(FakeToolCall("fetch", {"url": page}, "call_f"),))
+        llm.enqueue(fetch, Reply(text="refused"), fetch, Reply(text="read"))
+        data, ws, log = prepare(tmp_path, llm)
+        async with asyncio.timeout(WAIT), open_acp_client(agent_argv(data, log), env=agent_env()) as acp:
+            session = await acp.new_session(str(ws))
+            assert {o.config_id: o.current_value for o in session.config_options}["fetch"] == "public"
+            await acp.set_config_option(session.session_id, "mode", "auto")
+            assert (await acp.prompt(session.session_id, [v2.ContentBlockText(text="read")])).stop_reason == "end_turn"
+            changed = await acp.set_config_option(session.session_id, "fetch", "private")
+            assert [o.current_value for o in changed.config_options if o.config_id == "fetch"] == ["private"]
+            assert (await acp.prompt(session.session_id, [v2.ContentBlockText(text="again")])).stop_reason == "end_turn"
+            with pytest.raises(RpcError) as bad:
+                await acp.set_config_option(session.session_id, "fetch", "everywhere")
+            assert bad.value.code == INVALID_PARAMS and bad.value.message == "web fetch is public or private"
+    results = [json.dumps(r.body) for r in llm.requests if "call_f" in json.dumps(r.body)]
+    assert "The answer is 42." not in results[0] and "The answer is 42." in results[-1]
     check_transcript(log)
 
 

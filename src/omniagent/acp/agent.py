@@ -32,8 +32,7 @@ from omniagent.acp.versions import VersionSpec
 from omniagent.engine.engine import Engine
 from omniagent.engine.errors import EngineError
 from omniagent.engine.permissions import PermissionMode
-from omniagent.engine.sandboxes import SetSandboxParams
-from omniagent.engine.tools.sandbox import SandboxMode
+from omniagent.engine.sandboxes import SANDBOX_OPTION_IDS
 from omniagent.protocols.acp import methods
 from omniagent.protocols.acp.methods import ValidationError
 from omniagent.protocols.yuke.content import ContentPart, ContentText, InputContent, InputSkill
@@ -242,8 +241,10 @@ class AcpAgent:
             value = "on" if value else "off"
         if not isinstance(value, str):
             raise RpcError(INVALID_PARAMS, "this option takes a value id")
-        if config_id in ("sandbox", "network"):
-            self._set_sandbox(session.id, config_id, value)
+        if config_id in SANDBOX_OPTION_IDS:
+            refusal = self._engine.sandboxes.choose(session.id, config_id, value)
+            if refusal is not None:
+                raise RpcError(INVALID_PARAMS, refusal)
         elif config_id == "mode":
             self._set_permission_mode(session.id, value)
         elif config_id in ("model", "reasoning"):
@@ -258,17 +259,6 @@ class AcpAgent:
         session = await self._session(params.get("sessionId"))
         self._set_permission_mode(session.id, str(params.get("modeId")))
         return {}
-
-    def _set_sandbox(self, session_id: str, config_id: str, value: str) -> None:
-        if config_id == "sandbox":
-            modes: dict[str, SandboxMode] = {"sandboxed": "sandboxed", "unsandboxed": "unsandboxed"}
-            if value not in modes:
-                raise RpcError(INVALID_PARAMS, "the sandbox is sandboxed or unsandboxed")
-            self._engine.sandboxes.update(SetSandboxParams(session_id=session_id, mode=modes[value]))
-        else:
-            if value not in ("off", "on"):
-                raise RpcError(INVALID_PARAMS, "the network is off or on")
-            self._engine.sandboxes.update(SetSandboxParams(session_id=session_id, network=value == "on"))
 
     def _set_permission_mode(self, session_id: str, mode: str) -> None:
         modes: dict[str, PermissionMode] = {"ask": "ask", "auto": "auto"}

@@ -5,9 +5,10 @@ modes, and auth methods. Read from the engine's catalog and permission state; no
 - `reasoning` (category `thought_level`): the levels of the session's model, when it has any.
 - `mode`: `ask` (confirm exec, write and edit) or `auto` (never ask) — the engine's permission mode. v1 clients
   also see it as session modes (`modes`, `session/set_mode`, `current_mode_update`).
-- `sandbox`: `sandboxed` or `unsandboxed` (every exec then asks, even in auto mode, unless answered "always"), and
-  `network`: `off` or `on` inside the sandbox — the engine's sandbox settings (engine/sandboxes.py). Selects, not
-  booleans, so every client can show them.
+- `sandbox`: `sandboxed` or `unsandboxed` (every exec then asks, even in auto mode, unless answered "always"),
+  `network`: `off` or `on` inside the sandbox, and `fetch`: `public` or `private` (the fetch tool may reach this
+  machine and private networks too) — the engine's sandbox settings, worded once (`engine/sandboxes.py`
+  `SANDBOX_OPTIONS`). Selects, not booleans, so every client can show them.
 - Auth methods (listed by `acp.handshake`): one `env_var` method per provider that needs a key and has none.
   `auth/login` / `authenticate` checks that the key is there now.
 """
@@ -19,21 +20,13 @@ from typing import Any
 from omniagent.acp.shapes import Shapes
 from omniagent.engine.engine import Engine
 from omniagent.engine.permissions import PermissionMode
-from omniagent.engine.tools.sandbox import SandboxMode
+from omniagent.engine.sandboxes import SANDBOX_OPTIONS, option_values
 from omniagent.protocols.yuke.catalog import CatalogListResultFull
 from omniagent.protocols.yuke.sessions import Session
 
 MODES: list[tuple[PermissionMode, str, str]] = [
     ("ask", "Ask", "Ask before running commands and changing files"),
     ("auto", "Auto", "Run commands and change files without asking"),
-]
-SANDBOX_MODES: list[tuple[SandboxMode, str, str]] = [
-    ("sandboxed", "Sandboxed", "Commands can write only the workspace and /tmp, and cannot read credentials"),
-    ("unsandboxed", "Unsandboxed", "Commands run as you, unconfined; every command asks first"),
-]
-NETWORK_VALUES: list[tuple[str, str, str]] = [
-    ("off", "Off", "Sandboxed commands have no network"),
-    ("on", "On", "Sandboxed commands may use the network"),
 ]
 
 
@@ -80,19 +73,15 @@ def config_options(engine: Engine, shapes: Shapes, session: Session) -> list[dic
             "options": [{"value": mode, "name": name, "description": text} for mode, name, text in MODES],
         }
     )
-    sandbox = engine.sandboxes.settings(session.id)
-    selects: list[tuple[str, str, str, list[tuple[str, str, str]]]] = [
-        ("sandbox", "Sandbox", sandbox.mode, [(str(m), n, d) for m, n, d in SANDBOX_MODES]),
-        ("network", "Network", "on" if sandbox.network else "off", NETWORK_VALUES),
-    ]
-    for config_id, name, value_now, values in selects:
+    now = option_values(engine.sandboxes.settings(session.id))
+    for option in SANDBOX_OPTIONS:
         options.append(
             {
-                key: config_id,
-                "name": name,
+                key: option.id,
+                "name": option.name,
                 "type": "select",
-                "currentValue": value_now,
-                "options": [{"value": value, "name": label, "description": text} for value, label, text in values],
+                "currentValue": now[option.id],
+                "options": [{"value": v, "name": label, "description": text} for v, label, text in option.values],
             }
         )
     return options

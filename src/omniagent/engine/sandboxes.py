@@ -10,7 +10,8 @@ off by default, tools/addresses.py).
 
 Like the permission mode, the settings live in memory for the life of the engine process (yuke has no field for
 them): a restarted engine starts every session sandboxed, network off, the safe direction. They are set with the
-engine extension method `session.set_sandbox` (docs/engine.md) or ACP's `sandbox` / `network` config options.
+engine extension method `session.set_sandbox` (docs/engine.md), or as the select options `SANDBOX_OPTIONS`
+(`sandbox`, `network`, `fetch`) that ACP's config options and the runtime adapter's offer, in one wording.
 
 What this is not: the sandbox itself (tools/sandbox.py builds and runs it) nor the ask (permissions.py).
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import NamedTuple
 
 from omniagent.engine.providers.builtins import KEY_ENV_ALIASES
 from omniagent.engine.providers.catalog import Catalog
@@ -41,6 +43,54 @@ class SandboxSettings:
     network: bool = False
     ask_unsandboxed: bool = True
     fetch_private: bool = False
+
+
+class SandboxOption(NamedTuple):
+    """One sandbox setting as a select a face offers: its id, its name, its values as (value, label, what it
+    means), and the sentence refusing a value it does not offer."""
+
+    id: str
+    name: str
+    values: tuple[tuple[str, str, str], ...]
+    refusal: str
+
+
+SANDBOX_OPTIONS = (
+    SandboxOption(
+        "sandbox",
+        "Sandbox",
+        (
+            ("sandboxed", "Sandboxed", "Commands can write only the workspace and /tmp, and cannot read credentials"),
+            ("unsandboxed", "Unsandboxed", "Commands run as you, unconfined; every command asks first"),
+        ),
+        "the sandbox is sandboxed or unsandboxed",
+    ),
+    SandboxOption(
+        "network",
+        "Network",
+        (("off", "Off", "Sandboxed commands have no network"), ("on", "On", "Sandboxed commands may use the network")),
+        "the network is off or on",
+    ),
+    SandboxOption(
+        "fetch",
+        "Web fetch",
+        (
+            ("public", "Public", "The fetch tool reaches public addresses only"),
+            ("private", "Private too", "The fetch tool may also reach this machine and private networks"),
+        ),
+        "web fetch is public or private",
+    ),
+)
+SANDBOX_OPTION_IDS = frozenset(option.id for option in SANDBOX_OPTIONS)
+
+
+def option_values(settings: SandboxSettings) -> dict[str, str]:
+    """The value each of `SANDBOX_OPTIONS` has under `settings`."""
+    return {
+        "sandbox": settings.mode,
+        "network": "on" if settings.network else "off",
+        "fetch": "private" if settings.fetch_private else "public",
+    }
 
 
 class SetSandboxParams(YukeModel):
@@ -86,6 +136,21 @@ class Sandboxes:
         )
         self._settings[params.session_id] = changed
         return changed
+
+    def choose(self, session_id: str, option_id: str, value: object) -> str | None:
+        """Set one of `SANDBOX_OPTIONS` to one of its values; the option's refusal when `value` is not one."""
+        option = next(o for o in SANDBOX_OPTIONS if o.id == option_id)
+        if value not in [offered for offered, _, _ in option.values]:
+            return option.refusal
+        if option_id == "sandbox":
+            self.update(
+                SetSandboxParams(session_id=session_id, mode="unsandboxed" if value == "unsandboxed" else "sandboxed")
+            )
+        elif option_id == "network":
+            self.update(SetSandboxParams(session_id=session_id, network=value == "on"))
+        else:
+            self.update(SetSandboxParams(session_id=session_id, fetch_private=value == "private"))
+        return None
 
     def forget(self, session_id: str) -> None:
         """Drop a removed session's settings."""

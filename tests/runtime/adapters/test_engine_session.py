@@ -92,7 +92,7 @@ async def test_capabilities_and_options_come_from_the_engine(tmp_path: Path, mon
     ]
     assert features == expected
     options = {option.id: option for option in info.details.config_options}
-    assert list(options) == ["model", "reasoning", "mode", "sandbox", "network"]
+    assert list(options) == ["model", "reasoning", "mode", "sandbox", "network", "fetch"]
     model = options["model"].kind
     assert isinstance(model, SelectKind)
     assert {c.value.partition("/")[0] for c in model.choices} == {"anthropic"}  # only the provider with a key
@@ -102,6 +102,7 @@ async def test_capabilities_and_options_come_from_the_engine(tmp_path: Path, mon
         "mode": "ask",
         "sandbox": "sandboxed",
         "network": "off",
+        "fetch": "public",
     }
     assert info.resume_token is not None and len(info.resume_token) == 32
 
@@ -132,12 +133,13 @@ async def test_sandbox_and_network_are_options_at_creation_and_refuse_unknown_va
     async with FakeLLMServer(Scenario()) as llm:
         use_engine(monkeypatch, tmp_path, llm)
         async with runtime() as rt:
-            configure = {"sandbox": "unsandboxed", "network": "on"}
+            configure = {"sandbox": "unsandboxed", "network": "on", "fetch": "private"}
             session = await open_engine(rt, workspace(tmp_path), configure=configure)
             options = session.info().configuration.options
-            assert (options["sandbox"], options["network"]) == ("unsandboxed", "on")
-            with pytest.raises(InvalidConfiguration):
-                await rt.open("omniagent", workspace(tmp_path), configure={"sandbox": "maybe"})
+            assert (options["sandbox"], options["network"], options["fetch"]) == ("unsandboxed", "on", "private")
+            for option in ("sandbox", "fetch"):
+                with pytest.raises(InvalidConfiguration):
+                    await rt.open("omniagent", workspace(tmp_path), configure={option: "maybe"})
 
 
 async def test_configure_patches_the_session_and_announces_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -5,7 +5,8 @@ ready to run at all. Read from the engine's catalog and permission state; no I/O
 - `model`: every model of a ready provider (plus the session's own, even if its provider is not ready now).
 - `reasoning` (category `thought_level`): the levels of the session's model, when it has any.
 - `mode`: `ask` (confirm exec, write and edit) or `auto` (never ask): the engine's own permission mode.
-- `sandbox` (`sandboxed` / `unsandboxed`) and `network` (`off` / `on`): the engine's exec sandbox settings.
+- `sandbox` (`sandboxed` / `unsandboxed`), `network` (`off` / `on`) and `fetch` (`public` / `private`): the
+  engine's sandbox settings, worded as `engine/sandboxes.py` `SANDBOX_OPTIONS` says.
 - Slash commands: the session's skills (`/name arguments` runs one; the adapter sends it as a skill input).
 - Auth: `Authenticated(ApiKey)` when the session's provider has a key; the login methods are the `EnvVar`s of the
   providers that need a key and have none (names only: a key is never read into a message).
@@ -19,7 +20,7 @@ from omniagent.engine.permissions import PermissionMode
 from omniagent.engine.providers.catalog import Catalog
 from omniagent.engine.providers.catalog_file import CatalogError
 from omniagent.engine.providers.credentials import CredentialError, CredentialStore
-from omniagent.engine.tools.sandbox import SandboxMode
+from omniagent.engine.sandboxes import SANDBOX_OPTION_IDS, SANDBOX_OPTIONS, option_values
 from omniagent.protocols.sidecar.agents import (
     AgentDetails,
     ApiKey,
@@ -43,16 +44,9 @@ from omniagent.protocols.yuke.sessions import Session
 from omniagent.runtime import driver as d
 
 MODEL_OPTION, REASONING_OPTION, MODE_OPTION = "model", "reasoning", "mode"
-SANDBOX_OPTION, NETWORK_OPTION = "sandbox", "network"
 # Options the engine keeps in memory per session (not in session.create): applied after a session is made.
-IN_MEMORY_OPTIONS = frozenset({MODE_OPTION, SANDBOX_OPTION, NETWORK_OPTION})
+IN_MEMORY_OPTIONS = frozenset({MODE_OPTION, *SANDBOX_OPTION_IDS})
 MODES: tuple[tuple[PermissionMode, str], ...] = (("ask", "Ask before commands and edits"), ("auto", "Never ask"))
-# The exec sandbox (docs/security.md): an unsandboxed command asks first in every mode.
-SANDBOX_MODES: tuple[tuple[SandboxMode, str], ...] = (
-    ("sandboxed", "Commands write only the workspace and /tmp"),
-    ("unsandboxed", "Commands run unconfined; each one asks"),
-)
-NETWORK_VALUES = (("off", "No network for sandboxed commands"), ("on", "Sandboxed commands may use the network"))
 # The key variables named when the catalog names none (every provider ready, or none with an env source).
 FALLBACK_KEY_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY")
 # The MCP servers the engine's client speaks (engine/mcp): a caller's SSE server is refused.
@@ -106,7 +100,7 @@ def session_info(engine: Engine, session: Session) -> d.DriverInfo:
 
 
 def config_options(engine: Engine, session: Session) -> list[ConfigOption]:
-    """model, reasoning (when the model has levels), mode, sandbox and network; all live."""
+    """model, reasoning (when the model has levels), mode, sandbox, network and fetch; all live."""
     listing = engine.routes.catalog.listing(None)
     assert isinstance(listing, CatalogListResultFull)
     ready = {p.id for p in listing.providers if p.state == "ready"}
@@ -124,11 +118,10 @@ def config_options(engine: Engine, session: Session) -> list[ConfigOption]:
         options.append(_select(REASONING_OPTION, "Reasoning effort", "thought_level", reasoning, session.reasoning))
     modes = [ConfigChoice(value=mode, label=label) for mode, label in MODES]
     options.append(_select(MODE_OPTION, "Mode", "mode", modes, engine.permissions.mode(session.id)))
-    sandbox = engine.sandboxes.settings(session.id)
-    sandbox_modes = [ConfigChoice(value=mode, label=label) for mode, label in SANDBOX_MODES]
-    options.append(_select(SANDBOX_OPTION, "Sandbox", None, sandbox_modes, sandbox.mode))
-    network = [ConfigChoice(value=value, label=label) for value, label in NETWORK_VALUES]
-    options.append(_select(NETWORK_OPTION, "Network", None, network, "on" if sandbox.network else "off"))
+    now = option_values(engine.sandboxes.settings(session.id))
+    for option in SANDBOX_OPTIONS:
+        choices = [ConfigChoice(value=value, label=label, description=text) for value, label, text in option.values]
+        options.append(_select(option.id, option.name, None, choices, now[option.id]))
     return options
 
 

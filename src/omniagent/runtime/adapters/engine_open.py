@@ -21,8 +21,7 @@ from contextlib import suppress
 from omniagent.engine.engine import Engine
 from omniagent.engine.errors import EngineError
 from omniagent.engine.mcp.config import ServerSpec
-from omniagent.engine.sandboxes import SetSandboxParams
-from omniagent.engine.tools.sandbox import SandboxMode
+from omniagent.engine.sandboxes import SANDBOX_OPTION_IDS
 from omniagent.protocols.sidecar.agents import AgentDetails, ConfigValue
 from omniagent.protocols.sidecar.commands import HttpMcp, StdioMcp
 from omniagent.protocols.yuke.envelope import ErrorCode
@@ -88,7 +87,7 @@ async def existing(engine: Engine, session_id: str) -> Session:
 
 
 async def set_option(engine: Engine, session: Session, option: str, value: ConfigValue) -> tuple[Session, str | None]:
-    """Apply a live option: mode → the engine's permission mode, sandbox / network → its sandbox settings,
+    """Apply a live option: mode → the engine's permission mode, sandbox / network / fetch → its sandbox settings,
     model / reasoning → `session.patch`. Returns the
     session as it now is, and the engine's refusal as a sentence (None when applied)."""
     if option == info.MODE_OPTION:
@@ -96,8 +95,8 @@ async def set_option(engine: Engine, session: Session, option: str, value: Confi
             return session, "the mode is ask or auto"
         engine.permissions.set_mode(session.id, "auto" if value == "auto" else "ask")
         return session, None
-    if option in (info.SANDBOX_OPTION, info.NETWORK_OPTION):
-        return session, _set_sandbox(engine, session.id, option, value)
+    if option in SANDBOX_OPTION_IDS:
+        return session, engine.sandboxes.choose(session.id, option, value)
     if option not in (info.MODEL_OPTION, info.REASONING_OPTION):
         return session, f"unknown option `{option}`"
     if not isinstance(value, str):
@@ -108,19 +107,6 @@ async def set_option(engine: Engine, session: Session, option: str, value: Confi
     except EngineError as exc:
         return session, exc.message
     return result.session, None
-
-
-def _set_sandbox(engine: Engine, session_id: str, option: str, value: ConfigValue) -> str | None:
-    if option == info.SANDBOX_OPTION:
-        if value not in ("sandboxed", "unsandboxed"):
-            return "the sandbox is sandboxed or unsandboxed"
-        mode: SandboxMode = "unsandboxed" if value == "unsandboxed" else "sandboxed"
-        engine.sandboxes.update(SetSandboxParams(session_id=session_id, mode=mode))
-        return None
-    if value not in ("off", "on"):
-        return "the network is off or on"
-    engine.sandboxes.update(SetSandboxParams(session_id=session_id, network=value == "on"))
-    return None
 
 
 async def _create(engine: Engine, request: d.ConnectRequest) -> Session:
