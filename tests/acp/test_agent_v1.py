@@ -76,7 +76,7 @@ async def test_asked_for_1_the_agent_speaks_v1_with_tool_calls_permissions_and_t
         assert acp.init_result["agentInfo"]["name"] == "omniagent"
         session = await acp.new_session(str(ws))
         assert session.modes.current_mode_id == "ask"
-        assert [o.id for o in session.config_options] == ["model", "reasoning", "mode", "sandbox", "network"]
+        assert [o.id for o in session.config_options] == ["model", "reasoning", "mode", "sandbox", "network", "fetch"]
         end = await acp.prompt(session.session_id, [{"type": "text", "text": "fix a.txt"}])
     assert end.stop_reason == "end_turn"
     assert (ws / "a.txt").read_text() == "an new line\n"
