@@ -25,7 +25,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
 
-from omniagent.testing.loopback import LoopbackServer
+from omniagent.testing.loopback import LoopbackServer, QuietHandler
 
 DEVICE_CODE_PATH = "/login/device/code"
 TOKEN_PATH = "/login/oauth/access_token"
@@ -210,18 +210,7 @@ class FakeDeviceAuthServer(LoopbackServer):
 
 
 def _handler(owner: FakeDeviceAuthServer) -> Callable[..., BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: object) -> None:
-            """Silent: the test reads `paths`."""
-
-        def do_GET(self) -> None:
-            self._handle("GET")
-
-        def do_POST(self) -> None:
-            self._handle("POST")
-
+    class Handler(QuietHandler):  # the test reads `paths`
         def _handle(self, method: str) -> None:
             raw = self.rfile.read(int(self.headers.get("content-length") or 0)).decode("utf-8", "replace")
             form = {name: values[0] for name, values in parse_qs(raw).items()}

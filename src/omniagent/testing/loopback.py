@@ -27,6 +27,25 @@ class QuietHTTPServer(ThreadingHTTPServer):
         super().handle_error(request, client_address)  # type: ignore[arg-type]
 
 
+class QuietHandler(BaseHTTPRequestHandler):
+    """A fake's request handler: HTTP/1.1, nothing logged per request (the fakes keep their own records), and GET
+    and POST both answered by `_handle(method)`."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: object) -> None:
+        """Silent: the fake's own record is the log."""
+
+    def do_GET(self) -> None:
+        self._handle("GET")
+
+    def do_POST(self) -> None:
+        self._handle("POST")
+
+    def _handle(self, method: str) -> None:
+        raise NotImplementedError
+
+
 class LoopbackServer:
     """A fake server's life: `start` binds 127.0.0.1 (`port` 0: an ephemeral one) and serves in a daemon thread,
     `stop` ends it and wakes whatever waits on `_lock` or `stopping`. Subclasses say how requests are handled."""

@@ -12,12 +12,12 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from omniagent.testing.frames import Renderer
-from omniagent.testing.loopback import LoopbackServer, QuietHTTPServer
+from omniagent.testing.loopback import LoopbackServer, QuietHandler, QuietHTTPServer
 from omniagent.testing.prompt_cache import CacheRefusal, PromptCache
 from omniagent.testing.render_accounts import CHATGPT_USAGE_PATHS, chatgpt_usage
 from omniagent.testing.render_anthropic import AnthropicRenderer
@@ -155,18 +155,8 @@ class _HTTPServer(QuietHTTPServer):
         self.owner = owner
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(QuietHandler):
     server: _HTTPServer
-
-    def log_message(self, format: str, *args: object) -> None:
-        """Silence per-request stderr logging: the record is the log."""
-
-    def do_GET(self) -> None:
-        self._handle("GET")
-
-    def do_POST(self) -> None:
-        self._handle("POST")
 
     def _handle(self, method: str) -> None:
         owner = self.server.owner
