@@ -43,8 +43,7 @@ _ALLOW = (PermissionChoice.ALLOW_ONCE, PermissionChoice.ALLOW_ALWAYS)
 _DENY = (PermissionChoice.DENY_ONCE, PermissionChoice.DENY_ALWAYS)
 
 Note = Callable[[str], None]
-# Reads one line typed in answer to `prompt`; None when input has ended.
-# Reads one answer line after showing the prompt; `secret`: masked, and kept in no history.
+# Reads one line typed in answer to `prompt` (with `secret`: masked, and kept in no history); None when input ended.
 ReadLine = Callable[[str, bool], Awaitable[str | None]]
 
 
