@@ -36,12 +36,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests pac
 from tests.engine.rpc_harness import write_providers
 
 from omniagent.engine.engine import Engine, EngineConfig
-from omniagent.engine.journal import now_ms
 from omniagent.engine.providers import neutral as n
 from omniagent.engine.routes import ModelRoute
-from omniagent.engine.rpc import notification_line, result_line
-from omniagent.engine.sessions import new_session_id
+from omniagent.engine.session.lifecycle import new_session_id
 from omniagent.engine.store import queries as q
+from omniagent.engine.store.journal import now_ms
+from omniagent.faces.rpc.connection import notification_line, result_line
 from omniagent.protocols.yuke.content import ContentText, InputContent
 from omniagent.protocols.yuke.messages import AssistantMessage, MessageTime, TextPart, TokenUsage
 from omniagent.protocols.yuke.sessions import (

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a scri
 
 from omniagent.protocols.sidecar.commands import PermissionMode
 from omniagent.protocols.sidecar.events import TextDelta, TurnEnded
-from omniagent.runtime.adapters.opencode_server import config_content
+from omniagent.runtime.adapters.opencode.server import config_content
 from omniagent.runtime.runtime import Runtime
 
 STEP = 60.0  # seconds: bound on every wait
@@ -126,8 +126,6 @@ def main(argv: list[str]) -> int:
     if path == "direct":
         times = asyncio.run(through_direct(turns, launcher, work))
     else:
-        import omniagent.runtime.adapters.opencode  # noqa: F401  (the one-off adapter import is not timed)
-
         times = asyncio.run(through_omniagent(turns, work))
     print(json.dumps(times))
     return 0

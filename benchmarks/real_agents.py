@@ -301,8 +301,6 @@ async def main() -> int:
     # The adapter is imported on first use (~250 ms of ACP models); a one-off per process, so it is paid here and
     # shown apart, not charged to the first agent's spawn.
     started = time.perf_counter()
-    import omniagent.runtime.adapters.acp
-    import omniagent.runtime.adapters.codex  # noqa: F401
 
     took = (time.perf_counter() - started) * 1000
     print(f"one-off per process: importing the ACP and codex adapters took {took:.0f} ms")

@@ -32,7 +32,7 @@ async def run_face_raw(face: str, data_dir: Path, lines: list[bytes]) -> list[by
 async def _run(face: str, data_dir: Path, lines: list[bytes]) -> tuple[bytes, set[str]]:
     out, err = await _exchange(face, data_dir, lines, stderr=asyncio.subprocess.PIPE)
     imported = {line.rsplit("|", 1)[1].strip() for line in err.decode().splitlines() if line.startswith("import time:")}
-    assert "omniagent.cli" in imported  # the probe reads what it thinks it reads
+    assert "omniagent.faces.cli.main" in imported  # the probe reads what it thinks it reads
     return out, imported
 
 

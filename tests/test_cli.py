@@ -3,7 +3,7 @@
 import subprocess
 import sys
 
-from omniagent import __version__
+from omniagent._version import __version__
 
 
 def test_version_subcommand_prints_the_package_version() -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from omniagent.cli_render import PlainScreen, RichScreen, Styled
+from omniagent.faces.cli.render import PlainScreen, RichScreen, Styled
 
 SAMPLES = [
     Styled("Hello, world!"),
@@ -55,4 +55,4 @@ def test_a_run_into_a_pipe_imports_no_rich(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.splitlines()[-1] == "Hello, world!"
     imported = {line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
-    assert "omniagent.cli_render" in imported and "rich" not in imported
+    assert "omniagent.faces.cli.render" in imported and "rich" not in imported

@@ -16,7 +16,7 @@ import termios
 import time
 from pathlib import Path
 
-from omniagent.cli_run import EXIT_INTERRUPTED, EXIT_NO_AGENT, EXIT_TURN_FAILED, EXIT_USAGE, choose_agent
+from omniagent.faces.cli.run import EXIT_INTERRUPTED, EXIT_NO_AGENT, EXIT_TURN_FAILED, EXIT_USAGE, choose_agent
 from omniagent.protocols.sidecar.agents import AgentInstallation, DiscoveryReport, InstallationSource
 from tests.sidecar_schema import validate
 

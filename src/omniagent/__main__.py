@@ -1,5 +1,5 @@
 """`python -m omniagent` runs the command line."""
 
-from omniagent.cli import main
+from omniagent.faces.cli.main import main
 
 raise SystemExit(main())

@@ -1,9 +1,9 @@
 """Diagnostics: standard `logging` on stderr, one setup per face, turned up with `OMNIAGENT_LOG`.
 
-Every module logs to `logging.getLogger(__name__)` (`omniagent.engine.inputs`, `omniagent.wire.process`, …), and
+Every module logs to `logging.getLogger(__name__)` (`omniagent.engine.run.inputs`, `omniagent.wire.process`, …), and
 a face's own lines go to the face's logger (`omniagent.rpc`, `omniagent.acp`, `omniagent.serve`). The face that
 owns the process calls `configure(face)` once at start, so every line names the process it came from, whichever
-module wrote it: `omniagent acp: WARNING omniagent.engine.inputs: run failed: …`.
+module wrote it: `omniagent acp: WARNING omniagent.engine.run.inputs: run failed: …`.
 
 Turn it up (or down) with `OMNIAGENT_LOG=debug|info|warning|error` (default `warning` for the servers).
 Nothing is ever written to stdout: stdout carries only the wire.

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from omniagent.acp.client import open_acp_client
+from omniagent.runtime.adapters.acp.client import open_acp_client
 from omniagent.wire.messages import AUTH_REQUIRED, RpcError
 from tests.acp.agent_harness import agent_argv, agent_env, check_transcript
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from omniagent.acp.client import ClientHandlers, PermissionRequest, SessionEvent, open_acp_client
 from omniagent.protocols.acp import v2
+from omniagent.runtime.adapters.acp.client import ClientHandlers, PermissionRequest, SessionEvent, open_acp_client
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
 from tests.acp.agent_harness import agent_argv, agent_env, check_transcript, prepare
 

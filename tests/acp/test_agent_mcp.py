@@ -14,8 +14,14 @@ from typing import Any
 
 import pytest
 
-from omniagent.acp.client import ClientHandlers, McpServerConfig, PermissionRequest, SessionEvent, open_acp_client
 from omniagent.protocols.acp import v1, v2
+from omniagent.runtime.adapters.acp.client import (
+    ClientHandlers,
+    McpServerConfig,
+    PermissionRequest,
+    SessionEvent,
+    open_acp_client,
+)
 from omniagent.testing import FakeLLMServer, Reply, Scenario
 from omniagent.wire.messages import INVALID_PARAMS, RpcError
 from tests.acp.agent_harness import agent_argv, agent_env, check_transcript, prepare

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from omniagent.acp.client import ClientHandlers, SessionEvent, open_acp_client
 from omniagent.protocols.acp import v1, v2
+from omniagent.runtime.adapters.acp.client import ClientHandlers, SessionEvent, open_acp_client
 from omniagent.testing import FakeLLMServer, Reply, Scenario
 from tests.acp.agent_harness import agent_argv, agent_env, agent_messages, check_transcript, prepare, updates
 

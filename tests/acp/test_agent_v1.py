@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from omniagent.acp.client import ClientHandlers, PermissionRequest, SessionEvent, open_acp_client
 from omniagent.protocols.acp import v1
+from omniagent.runtime.adapters.acp.client import ClientHandlers, PermissionRequest, SessionEvent, open_acp_client
 from omniagent.testing import ErrorReply, FakeLLMServer, FakeToolCall, Reply, Scenario
 from omniagent.wire.messages import INTERNAL_ERROR, RpcError
 from tests.acp.agent_harness import agent_argv, agent_env, agent_messages, check_transcript, prepare

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from omniagent.acp.client import (
+from omniagent.protocols.acp import v1, v2
+from omniagent.runtime.adapters.acp.client import (
     AcpClient,
     AgentExited,
     AgentUnsupported,
@@ -23,7 +24,6 @@ from omniagent.acp.client import (
     SessionEvent,
     open_acp_client,
 )
-from omniagent.protocols.acp import v1, v2
 
 AGENT = Path(__file__).resolve().parents[1] / "fixtures" / "acp_agents" / "fake_agent.py"
 WAIT = 20.0  # seconds: bound on every wait

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from omniagent.acp.client import ClientHandlers, SessionEvent, open_acp_client
 from omniagent.protocols.acp import v1, v2
+from omniagent.runtime.adapters.acp.client import ClientHandlers, SessionEvent, open_acp_client
 from tests.e2e.agents import packages
 
 WAIT = 30.0  # seconds: node starts in well under a second; bound every wait anyway

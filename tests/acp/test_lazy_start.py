@@ -19,7 +19,7 @@ async def test_initialize_is_answered_before_the_engine_store_httpx_rich_or_pyda
     request = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}
     replies, imported = await run_face("acp", tmp_path, request)
     assert replies[0]["id"] == 1 and replies[0]["result"]["protocolVersion"] == 1
-    assert "omniagent.acp.serve" in imported  # the probe reads what it thinks it reads
+    assert "omniagent.faces.acp.serve" in imported  # the probe reads what it thinks it reads
     for heavy in HEAVY + MODELS:
         assert heavy not in imported, f"{heavy} was imported to answer initialize"
     assert not (tmp_path / "engine.sqlite3").exists()  # nor was the store opened
@@ -31,9 +31,9 @@ async def test_initialize_is_answered_before_asyncio_is_imported(tmp_path: Path)
     request = {"jsonrpc": "2.0", "id": 7, "method": "initialize", "params": {"protocolVersion": 2}}
     reply, before = await imported_before_reply("acp", tmp_path, request)
     assert reply["id"] == 7 and reply["result"]["protocolVersion"] == 2
-    assert "omniagent.acp.handshake" in before  # the probe reads what it thinks it reads
-    late = ("asyncio", "logging", "msgspec", "omniagent.engine.providers.catalog", "omniagent.wire.jsonrpc")
-    for module in (*late, "omniagent.acp.connection"):
+    assert "omniagent.faces.acp.handshake" in before  # the probe reads what it thinks it reads
+    late = ("asyncio", "logging", "msgspec", "omniagent.engine.providers.catalog.table", "omniagent.wire.jsonrpc")
+    for module in (*late, "omniagent.faces.acp.connection"):
         assert module not in before, f"{module} was imported before the initialize reply"
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from omniagent.engine.permissions import SET_MODE_METHOD
+from omniagent.engine.interactions.permissions import SET_MODE_METHOD
 from omniagent.testing import FakeLLMServer
 from tests.engine.rpc_harness import RpcProcess, write_providers
 

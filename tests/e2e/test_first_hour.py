@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from omniagent.cli_run import EXIT_NO_AGENT, EXIT_USAGE
+from omniagent.faces.cli.run import EXIT_NO_AGENT, EXIT_USAGE
 from omniagent.testing import ErrorReply, FakeLLMServer, Reply, Scenario
 from tests.pty_terminal import Terminal
 from tests.runtime.adapters.engine_harness import KEY, child_env, workspace
@@ -43,7 +43,7 @@ def test_a_deleted_working_directory_is_a_sentence_not_a_traceback(tmp_path: Pat
     env = child_env(tmp_path, None)
     # The shell's directory is removed under it: the child starts in a directory that no longer exists.
     script = f"import os, sys; os.chdir({str(gone)!r}); os.rmdir({str(gone)!r}); "
-    script += "sys.argv = ['omniagent', 'run', 'hello']; from omniagent.cli import main; sys.exit(main())"
+    script += "sys.argv = ['omniagent', 'run', 'hello']; from omniagent.faces.cli.main import main; sys.exit(main())"
     with Terminal("-c", script, cwd=tmp_path, env=env, module=False) as run:
         run.expect("does not exist")
         assert run.wait() == EXIT_USAGE

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from omniagent.acp.client import ClientHandlers, PermissionRequest, SessionEvent, open_acp_client
 from omniagent.protocols.acp import v2
+from omniagent.runtime.adapters.acp.client import ClientHandlers, PermissionRequest, SessionEvent, open_acp_client
 from omniagent.testing import FakeLLMServer
 from tests.acp.agent_harness import agent_argv, agent_env, prepare
 from tests.e2e.sidecar_client import Sidecar, kind_of

@@ -8,8 +8,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from omniagent.acp.client import open_acp_client
 from omniagent.protocols.acp import v2
+from omniagent.runtime.adapters.acp.client import open_acp_client
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
 from tests.acp.agent_harness import agent_argv, agent_env, check_transcript, prepare
 from tests.acp.test_agent import Client

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from omniagent.engine.permissions import SET_MODE_METHOD
+from omniagent.engine.interactions.permissions import SET_MODE_METHOD
 from omniagent.engine.sandboxes import SET_SANDBOX_METHOD
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from omniagent.engine.conversation import DEFAULT_SYSTEM_PROMPT
-from omniagent.engine.instructions import FILE_LIMIT, HEADING, TOTAL_LIMIT
+from omniagent.engine.run.conversation import DEFAULT_SYSTEM_PROMPT
+from omniagent.engine.run.instructions import FILE_LIMIT, HEADING, TOTAL_LIMIT
 from omniagent.testing import FakeLLMServer, Reply, Scenario
 from tests.engine.rpc_harness import RpcProcess, write_providers
 from tests.mcp_support import system_text

@@ -60,7 +60,7 @@ async def test_initialize_is_answered_before_asyncio_is_imported_and_as_the_face
     reply, before = await imported_before_reply("rpc", tmp_path, {"id": "1", "method": "initialize", "params": {}})
     assert reply["id"] == "1" and reply["result"]["session_revision"] == 0
     assert "omniagent.engine.handshake" in before  # the probe reads what it thinks it reads
-    for module in ("asyncio", "logging", "omniagent.engine.rpc"):
+    for module in ("asyncio", "logging", "omniagent.faces.rpc.connection"):
         assert module not in before, f"{module} was imported before the initialize reply"
     lines = await run_face_raw(
         "rpc", tmp_path, [b'{"id":"1","method":"initialize"}', b'{"id":"1","method":"initialize"}']

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from omniagent.engine.permissions import SET_MODE_METHOD
+from omniagent.engine.interactions.permissions import SET_MODE_METHOD
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply
 from tests.engine.rpc_harness import Line, RpcProcess

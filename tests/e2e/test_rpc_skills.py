@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from omniagent.engine.skills import SKILLS_LIST_METHOD
+from omniagent.engine.skills.catalog import SKILLS_LIST_METHOD
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply
 from tests.engine.rpc_harness import RpcProcess, write_providers

@@ -15,7 +15,7 @@ import termios
 import time
 from pathlib import Path
 
-from omniagent.cli_run import EXIT_NO_AGENT, choose_agent
+from omniagent.faces.cli.run import EXIT_NO_AGENT, choose_agent
 from omniagent.protocols.sidecar.agents import AgentInstallation, DiscoveryReport, InstallationSource
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
 from tests.runtime.adapters.engine_harness import KEY, child_env, tool_then_text, workspace

@@ -5,7 +5,7 @@ Every line is schema-checked and held to G1-G4 by the client (`tests/e2e/sidecar
 
 from __future__ import annotations
 
-from omniagent import __version__
+from omniagent._version import __version__
 from tests.e2e.sidecar_client import Sidecar, kind_of, statuses, texts
 
 

@@ -34,7 +34,7 @@ async def test_the_hello_is_written_before_the_runtime_models_pydantic_httpx_or_
     assert code == 0, err.decode()[-2000:]
     assert [json.loads(line) for line in out.splitlines()] == [{"hello": {"protocol": 1, "anyagent": "0.1.0"}}]
     imported = {line.rsplit("|", 1)[1].strip() for line in err.decode().splitlines() if line.startswith("import time:")}
-    assert "omniagent.runtime.sidecar_serve" in imported  # the probe reads what it thinks it reads
+    assert "omniagent.faces.sidecar.serve" in imported  # the probe reads what it thinks it reads
     for heavy in HEAVY:
         assert heavy not in imported, f"{heavy} was imported to write the hello"
 
@@ -56,6 +56,6 @@ async def test_the_hello_is_written_before_asyncio_or_logging_are_imported() -> 
     lines = out.decode().splitlines()
     hello = lines.index('{"hello":{"protocol":1,"anyagent":"0.1.0"}}')
     before = {line.rsplit("|", 1)[1].strip() for line in lines[:hello] if line.startswith("import time:")}
-    assert "omniagent.runtime.sidecar_serve" in before  # the probe reads what it thinks it reads
-    for module in ("asyncio", "logging", "omniagent.runtime.sidecar"):
+    assert "omniagent.faces.sidecar.serve" in before  # the probe reads what it thinks it reads
+    for module in ("asyncio", "logging", "omniagent.faces.sidecar.connection"):
         assert module not in before, f"{module} was imported before the hello"

@@ -12,21 +12,21 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from omniagent.engine.agentsfile import AgentsFile
 from omniagent.engine.broadcast import Broadcaster
-from omniagent.engine.children import Children
-from omniagent.engine.inputs import Inputs
-from omniagent.engine.interactions import Interactions
-from omniagent.engine.limits import ChildLimits
+from omniagent.engine.children.limits import ChildLimits
+from omniagent.engine.children.tree import Children
+from omniagent.engine.interactions.permissions import Permissions
+from omniagent.engine.interactions.questions import Questions
+from omniagent.engine.interactions.registry import Interactions
+from omniagent.engine.interactions.secrets import Secrets
 from omniagent.engine.live import LiveSessions
-from omniagent.engine.permissions import Permissions
-from omniagent.engine.questions import Questions
 from omniagent.engine.routes import Routes
-from omniagent.engine.runcontext import RunDeps
+from omniagent.engine.run.context import RunDeps
+from omniagent.engine.run.inputs import Inputs
 from omniagent.engine.sandboxes import Sandboxes
-from omniagent.engine.secret_answers import Secrets
-from omniagent.engine.sessions import Sessions
-from omniagent.engine.skills import Skills
+from omniagent.engine.session.lifecycle import Sessions
+from omniagent.engine.skills.catalog import Skills
+from omniagent.engine.slots.file import AgentsFile
 from omniagent.engine.store import Store
 from omniagent.engine.tools import ToolLimits, default_tools
 from omniagent.protocols.yuke.base import YukeModel

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from omniagent.engine.broadcast import EXTENSION_BROADCASTS
-from omniagent.engine.permissions import SET_MODE_METHOD, PermissionModeResult
+from omniagent.engine.interactions.permissions import SET_MODE_METHOD, PermissionModeResult
 from omniagent.engine.sandboxes import SET_SANDBOX_METHOD, SandboxResult
-from omniagent.engine.skills import SKILLS_LIST_METHOD
+from omniagent.engine.skills.catalog import SKILLS_LIST_METHOD
 from omniagent.protocols.yuke.base import YukeModel, decode
 from omniagent.protocols.yuke.content import SkillsListResult
 from omniagent.protocols.yuke.envelope import ErrorCode, ResponseError

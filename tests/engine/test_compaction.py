@@ -3,7 +3,7 @@ and the projected context that triggers automatic compaction."""
 
 from __future__ import annotations
 
-from omniagent.engine import compaction
+from omniagent.engine.compaction import rules as compaction
 from omniagent.protocols.yuke.content import ContentText
 from omniagent.protocols.yuke.messages import (
     AssistantMessage,

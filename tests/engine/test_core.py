@@ -12,15 +12,15 @@ from typing import TypeVar
 
 import pytest
 
-from omniagent.engine import toolrun
 from omniagent.engine.broadcast import Broadcaster
-from omniagent.engine.draft import Draft
-from omniagent.engine.interactions import Interactions
+from omniagent.engine.interactions.permissions import Decision, Permissions
+from omniagent.engine.interactions.registry import Interactions
+from omniagent.engine.interactions.secrets import Scrubber
 from omniagent.engine.live import ActiveRun
-from omniagent.engine.permissions import Decision, Permissions
 from omniagent.engine.providers import neutral as n
-from omniagent.engine.runcontext import RunContext, Sink
-from omniagent.engine.secret_answers import Scrubber
+from omniagent.engine.run import tool_calls as toolrun
+from omniagent.engine.run.context import RunContext, Sink
+from omniagent.engine.run.draft import Draft
 from omniagent.engine.store import Store
 from omniagent.engine.tools import ToolContext, ToolLimits, ToolRegistry, default_tools
 from omniagent.protocols.yuke.activity import ActivityState
@@ -95,7 +95,7 @@ async def test_input_on_an_idle_session_starts_a_run_and_input_sent_meanwhile_qu
 
 async def test_a_full_queue_refuses_the_next_input(tmp_path: Path, llm: FakeLLMServer) -> None:
     from omniagent.engine.errors import EngineError
-    from omniagent.engine.inbox import MAX_QUEUED
+    from omniagent.engine.run.inbox import MAX_QUEUED
     from omniagent.protocols.yuke.envelope import ErrorCode
 
     llm.enqueue(Reply(text="held", gate="held", hold_after_events=4))

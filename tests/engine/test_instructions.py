@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from omniagent.engine.instructions import HEADING, ProjectInstructions, compose
+from omniagent.engine.run.instructions import HEADING, ProjectInstructions, compose
 
 
 def test_outside_a_repository_only_the_workspace_counts(tmp_path: Path) -> None:

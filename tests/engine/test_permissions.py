@@ -9,8 +9,8 @@ import pytest
 
 from omniagent.engine.broadcast import Broadcaster
 from omniagent.engine.errors import EngineError
-from omniagent.engine.interactions import Interactions
-from omniagent.engine.permissions import Decision, Permissions, describe
+from omniagent.engine.interactions.permissions import Decision, Permissions, describe
+from omniagent.engine.interactions.registry import Interactions
 from omniagent.protocols.yuke.base import YukeModel, decode
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.protocols.yuke.interactions import InteractionConfirm, InteractionRequestedData, InteractionRespondParams

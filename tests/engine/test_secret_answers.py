@@ -3,7 +3,7 @@ output that arrives in pieces, where a secret may be split across two of them.""
 
 from __future__ import annotations
 
-from omniagent.engine.secret_answers import MASK, Scrubber, Secrets
+from omniagent.engine.interactions.secrets import MASK, Scrubber, Secrets
 from omniagent.engine.tools import ToolResult
 from omniagent.engine.tools.views import DiffFile, DiffHunk, DiffView, TextView
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from omniagent.engine.skillfiles import SkillFormatError, discover, parse_skill_md, read_skill, skill_roots
+from omniagent.engine.skills.files import SkillFormatError, discover, parse_skill_md, read_skill, skill_roots
 
 
 def _skill(root: Path, folder: str, front: str, body: str = "Do the thing.") -> Path:

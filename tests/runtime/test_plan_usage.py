@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from omniagent.faces.cli.usage import resets_in
 from omniagent.protocols.sidecar.agents import PlanUsage, UsageWindow
 from omniagent.protocols.sidecar.base import SystemTime
 from omniagent.protocols.sidecar.commands import AcpSpec, InlineAcp
@@ -25,7 +26,6 @@ from omniagent.runtime.catalog import PROFILES, env_override_names
 from omniagent.runtime.errors import UnsupportedFeature
 from omniagent.runtime.plan_usage import CACHE_SECONDS, PlanUsageCache, claude_plan_usage, codex_plan_usage
 from omniagent.runtime.runtime import Runtime
-from omniagent.runtime.usage_command import resets_in
 from tests.e2e.sidecar_client import Sidecar
 from tests.sidecar_schema import validate
 

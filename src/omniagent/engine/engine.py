@@ -18,28 +18,33 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from omniagent.engine.accounts import Accounts
-from omniagent.engine.agents import Agents
-from omniagent.engine.agentsfile import AgentsFile
+from omniagent.engine.accounts.methods import Accounts
 from omniagent.engine.broadcast import Broadcaster
-from omniagent.engine.children import Children
+from omniagent.engine.children.limits import ChildLimits
+from omniagent.engine.children.tree import Children
+from omniagent.engine.config import engine_dirs
 from omniagent.engine.errors import EngineError
-from omniagent.engine.faceconfig import engine_dirs
 from omniagent.engine.handshake import initialize_result
-from omniagent.engine.inputs import Inputs
-from omniagent.engine.instructions import ProjectInstructions
-from omniagent.engine.interactions import Interactions
-from omniagent.engine.limits import ChildLimits
+from omniagent.engine.interactions.permissions import (
+    SET_MODE_METHOD,
+    PermissionModeResult,
+    Permissions,
+    SetPermissionModeParams,
+)
+from omniagent.engine.interactions.questions import Questions
+from omniagent.engine.interactions.registry import Interactions
+from omniagent.engine.interactions.secrets import Secrets
 from omniagent.engine.live import ActiveRun, LiveSessions
 from omniagent.engine.mcp.servers import McpServers
-from omniagent.engine.permissions import SET_MODE_METHOD, PermissionModeResult, Permissions, SetPermissionModeParams
-from omniagent.engine.questions import Questions
 from omniagent.engine.routes import Routes
-from omniagent.engine.runcontext import RunDeps
+from omniagent.engine.run.context import RunDeps
+from omniagent.engine.run.inputs import Inputs
+from omniagent.engine.run.instructions import ProjectInstructions
 from omniagent.engine.sandboxes import SET_SANDBOX_METHOD, Sandboxes, SandboxResult, SetSandboxParams
-from omniagent.engine.secret_answers import Secrets
-from omniagent.engine.sessions import Sessions
-from omniagent.engine.skills import SKILLS_LIST_METHOD, Skills, SkillsListParams
+from omniagent.engine.session.lifecycle import Sessions
+from omniagent.engine.skills.catalog import SKILLS_LIST_METHOD, Skills, SkillsListParams
+from omniagent.engine.slots.file import AgentsFile
+from omniagent.engine.slots.methods import Agents
 from omniagent.engine.store import Store
 from omniagent.engine.store import queries as q
 from omniagent.engine.store.ownership import DEFAULT_LEASE_SECONDS, lease_from_env

@@ -15,10 +15,10 @@ from typing import Any
 
 import msgspec
 
-from omniagent import __version__
-from omniagent.engine.faceconfig import engine_dirs
-from omniagent.engine.providers.catalog import load_catalog
-from omniagent.engine.providers.credentials import CredentialStore
+from omniagent._version import __version__
+from omniagent.engine.config import engine_dirs
+from omniagent.engine.providers.auth.credentials import CredentialStore
+from omniagent.engine.providers.catalog.table import load_catalog
 from omniagent.protocols.yuke.base import Empty, decode
 from omniagent.protocols.yuke.envelope import PROTOCOL_VERSION
 from omniagent.protocols.yuke.initialize import EngineInfo, InitializeResult

@@ -17,7 +17,9 @@ import httpx
 from omniagent.engine.errors import EngineError
 from omniagent.engine.providers import neutral as n
 from omniagent.engine.providers import routes as provider_routes
-from omniagent.engine.providers.catalog import (
+from omniagent.engine.providers.auth.credentials import CredentialStore
+from omniagent.engine.providers.catalog.file import ModelEntry, Protocol
+from omniagent.engine.providers.catalog.table import (
     NO_REASONING,
     Catalog,
     cost_usd,
@@ -25,9 +27,7 @@ from omniagent.engine.providers.catalog import (
     load_catalog,
     reasoning_levels,
 )
-from omniagent.engine.providers.catalog_file import ModelEntry, Protocol
-from omniagent.engine.providers.credentials import CredentialStore
-from omniagent.engine.providers.transport import new_client
+from omniagent.engine.providers.clients.transport import new_client
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.protocols.yuke.messages import TokenUsage
 

@@ -22,9 +22,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import NamedTuple
 
-from omniagent.engine.providers.builtins import KEY_ENV_ALIASES
-from omniagent.engine.providers.catalog import Catalog
-from omniagent.engine.tools.sandbox import SandboxMode, SandboxPolicy, agent_credential_paths
+from omniagent.engine.providers.catalog.builtins import KEY_ENV_ALIASES
+from omniagent.engine.providers.catalog.table import Catalog
+from omniagent.engine.tools.shell.sandbox import SandboxMode, SandboxPolicy, agent_credential_paths
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.ids import SessionId
 

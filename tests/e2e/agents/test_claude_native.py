@@ -43,7 +43,7 @@ from omniagent.protocols.sidecar.events import (
     ToolUpdated,
     TurnStarted,
 )
-from omniagent.runtime.adapters.claude_translate import FORK_POINT
+from omniagent.runtime.adapters.claude.translate import FORK_POINT
 from omniagent.runtime.errors import AuthRequired, InvalidConfiguration, ResumeFailed
 from omniagent.runtime.runtime import Runtime
 from tests.e2e.agents.drive import is_permission, is_turn_end, runtime_session, text_of, turn_end, until

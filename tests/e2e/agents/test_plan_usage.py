@@ -18,11 +18,11 @@ from typing import Any
 
 import pytest
 
+from omniagent.faces.cli.usage import EXIT_SHOWN
 from omniagent.protocols.sidecar.agents import EnvVarLogin, TerminalLogin
 from omniagent.runtime.errors import AuthRequired, ProtocolFailed, UnsupportedFeature
 from omniagent.runtime.plan_usage import NO_PLAN_QUOTA
 from omniagent.runtime.runtime import Runtime
-from omniagent.runtime.usage_command import EXIT_SHOWN
 from tests.e2e.agents.logins import CHATGPT_ACCOUNT, LoginWorld, login_world
 from tests.e2e.sidecar_client import Sidecar
 from tests.pty_terminal import Terminal

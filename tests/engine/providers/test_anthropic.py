@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from omniagent.engine.providers.anthropic import AnthropicProvider
+from omniagent.engine.providers.clients.anthropic import AnthropicProvider
 from omniagent.engine.providers.neutral import (
     Message,
     ModelRequest,

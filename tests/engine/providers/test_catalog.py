@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from omniagent.engine.providers.builtins import PROVIDERS_FILE
-from omniagent.engine.providers.catalog import Catalog, cost_usd
-from omniagent.engine.providers.catalog_file import CatalogError
-from omniagent.engine.providers.credentials import CredentialStore
+from omniagent.engine.providers.auth.credentials import CredentialStore
+from omniagent.engine.providers.catalog.builtins import PROVIDERS_FILE
+from omniagent.engine.providers.catalog.file import CatalogError
+from omniagent.engine.providers.catalog.table import Catalog, cost_usd
 from omniagent.engine.providers.neutral import Usage
 from omniagent.protocols.yuke.catalog import CatalogListResultFull, CatalogListResultUnchanged
 

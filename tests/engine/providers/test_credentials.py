@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from omniagent.engine.providers.credentials import (
+from omniagent.engine.providers.auth.credentials import (
     CREDENTIALS_FILE,
     CredentialError,
     CredentialStore,

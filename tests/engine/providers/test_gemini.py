@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from omniagent.engine.providers.gemini import SYNTHETIC_ID, GeminiProvider
+from omniagent.engine.providers.clients.gemini import SYNTHETIC_ID, GeminiProvider
 from omniagent.engine.providers.neutral import (
     ImagePart,
     Message,

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from omniagent.engine.providers.builtins import PROVIDERS_FILE
-from omniagent.engine.providers.catalog import Catalog
-from omniagent.engine.providers.credentials import CredentialStore, Grant, Secret
-from omniagent.engine.providers.missing_keys import MissingKey, builtin_missing_keys
+from omniagent.engine.providers.auth.credentials import CredentialStore, Grant, Secret
+from omniagent.engine.providers.catalog.builtins import PROVIDERS_FILE
+from omniagent.engine.providers.catalog.missing_keys import MissingKey, builtin_missing_keys
+from omniagent.engine.providers.catalog.table import Catalog
 
 ENVS = [
     {},

@@ -6,9 +6,9 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from omniagent.engine.providers import oauth
-from omniagent.engine.providers.catalog_file import OAuthEntry
-from omniagent.engine.providers.credentials import Grant, Secret
+from omniagent.engine.providers.auth import oauth
+from omniagent.engine.providers.auth.credentials import Grant, Secret
+from omniagent.engine.providers.catalog.file import OAuthEntry
 from omniagent.engine.providers.failures import FailureKind
 from omniagent.testing import FakeDeviceAuthServer
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from omniagent.engine.providers.clients.openai_chat import OpenAIChatProvider
 from omniagent.engine.providers.neutral import (
     ImagePart,
     Message,
@@ -18,7 +19,6 @@ from omniagent.engine.providers.neutral import (
     ToolSpec,
     Usage,
 )
-from omniagent.engine.providers.openai_chat import OpenAIChatProvider
 from omniagent.testing import ErrorReply, FakeLLMServer, FakeToolCall, FakeUsage, Reply, fingerprint
 from tests.engine.providers.helpers import arguments, check_contract, collect, failure, reasoning, texts
 

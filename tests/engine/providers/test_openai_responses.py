@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from omniagent.engine.providers.clients.openai_responses import OpenAIResponsesProvider
 from omniagent.engine.providers.neutral import (
     Message,
     ModelRequest,
@@ -17,7 +18,6 @@ from omniagent.engine.providers.neutral import (
     ToolResultPart,
     Usage,
 )
-from omniagent.engine.providers.openai_responses import OpenAIResponsesProvider
 from omniagent.testing import ErrorReply, FakeLLMServer, FakeToolCall, FakeUsage, Reply
 from tests.engine.providers.helpers import arguments, check_contract, collect, failure, reasoning, texts
 

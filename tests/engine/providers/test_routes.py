@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from omniagent.engine.providers.anthropic import AnthropicProvider
-from omniagent.engine.providers.catalog import Catalog
-from omniagent.engine.providers.credentials import CredentialStore
+from omniagent.engine.providers.auth.credentials import CredentialStore
+from omniagent.engine.providers.catalog.table import Catalog
+from omniagent.engine.providers.clients.anthropic import AnthropicProvider
+from omniagent.engine.providers.clients.openai_responses import OpenAIResponsesProvider
 from omniagent.engine.providers.neutral import StreamEnd
-from omniagent.engine.providers.openai_responses import OpenAIResponsesProvider
 from omniagent.engine.providers.routes import RouteError, open_provider, reasoning_effort, resolve_route
 from omniagent.testing import FakeLLMServer, Reply, fingerprint
 from tests.engine.providers.helpers import collect, texts

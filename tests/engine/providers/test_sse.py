@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-from omniagent.engine.providers.sse import ServerSentEvent, iter_sse
+from omniagent.engine.providers.clients.sse import ServerSentEvent, iter_sse
 
 
 async def _lines(*lines: str) -> AsyncIterator[str]:

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from omniagent.engine.tools import default_tools
-from omniagent.engine.tools.workspace import resolve_in_workspace
+from omniagent.engine.tools.files.workspace import resolve_in_workspace
 
 from .conftest import make_ctx, tree
 

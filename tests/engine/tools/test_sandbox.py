@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from omniagent.engine.tools import default_tools
-from omniagent.engine.tools.sandbox import SandboxPolicy, child_env
+from omniagent.engine.tools.shell.sandbox import SandboxPolicy, child_env
 
 from .conftest import WAIT_LIMIT, make_ctx
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from omniagent.engine.tools import default_tools
-from omniagent.engine.tools.search import glob_regex
+from omniagent.engine.tools.files.search import glob_regex
 
 from .conftest import make_ctx
 

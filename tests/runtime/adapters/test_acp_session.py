@@ -32,9 +32,9 @@ from omniagent.protocols.sidecar.events import (
     UserMessage,
 )
 from omniagent.runtime.adapters import adapter_for
-from omniagent.runtime.adapters.acp import AcpAdapter
-from omniagent.runtime.adapters.acp_launch import launch_argv
-from omniagent.runtime.adapters.acp_translate import RAW_UPDATE
+from omniagent.runtime.adapters.acp.adapter import AcpAdapter
+from omniagent.runtime.adapters.acp.launch import launch_argv
+from omniagent.runtime.adapters.acp.translate import RAW_UPDATE
 from omniagent.runtime.errors import (
     AuthRequired,
     InvalidConfiguration,
@@ -259,7 +259,7 @@ def test_an_inline_agent_gets_the_acp_adapter_whatever_its_name() -> None:
 
 def test_env_var_auth_methods_become_env_var_logins() -> None:
     """anyagent §11.4 login methods: env_var auth methods (codex-acp's shape) name their variables."""
-    from omniagent.runtime.adapters.acp_config import login_methods
+    from omniagent.runtime.adapters.acp.info import login_methods
 
     methods = [{"type": "env_var", "id": "k", "name": "Key", "vars": [{"name": "CODEX_API_KEY"}]}, {"id": "agent"}]
     assert login_methods(methods, "/bin/x") == [EnvVarLogin(name="CODEX_API_KEY")]

@@ -28,9 +28,9 @@ from omniagent.protocols.sidecar.events import (
     UserMessage,
 )
 from omniagent.runtime import driver as d
-from omniagent.runtime.adapters.claude_control import answer_body
-from omniagent.runtime.adapters.claude_info import ClaudeState
-from omniagent.runtime.adapters.claude_translate import FrameMapper, result_stop
+from omniagent.runtime.adapters.claude.control import answer_body
+from omniagent.runtime.adapters.claude.info import ClaudeState
+from omniagent.runtime.adapters.claude.translate import FrameMapper, result_stop
 
 RECORDED = Path(__file__).resolve().parents[2] / "fixtures" / "claude" / "tool_turn.jsonl"
 LOGINS = [EnvVarLogin(name="ANTHROPIC_API_KEY")]

@@ -34,9 +34,9 @@ from omniagent.protocols.sidecar.events import (
     UserMessage,
 )
 from omniagent.runtime import driver as d
-from omniagent.runtime.adapters import codex_requests
-from omniagent.runtime.adapters.codex_config import CodexState, auth_status, creation_problem, parse_models
-from omniagent.runtime.adapters.codex_translate import FORK_POINT, RAW_FRAME, ThreadTranslator
+from omniagent.runtime.adapters.codex import requests as codex_requests
+from omniagent.runtime.adapters.codex.info import CodexState, auth_status, creation_problem, parse_models
+from omniagent.runtime.adapters.codex.translate import FORK_POINT, RAW_FRAME, ThreadTranslator
 
 THREAD = "thr-1"
 

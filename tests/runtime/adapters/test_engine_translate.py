@@ -41,7 +41,7 @@ from omniagent.protocols.yuke.runs import (
 )
 from omniagent.protocols.yuke.tools import DiffFile, DiffHunk, ToolStateCompleted, ToolStatePending, ViewDiff
 from omniagent.runtime import driver as d
-from omniagent.runtime.adapters.engine_translate import Translator, interaction_of, request_id
+from omniagent.runtime.adapters.engine.translate import Translator, interaction_of, request_id
 from tests.sidecar_schema import validate
 
 SID = "0" * 32

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from omniagent.protocols.sidecar.commands import PermissionMode
-from omniagent.runtime.adapters.opencode_server import ConfigProblem, config_content
+from omniagent.runtime.adapters.opencode.server import ConfigProblem, config_content
 from omniagent.runtime.errors import InvalidConfiguration
 from omniagent.runtime.runtime import Runtime
 

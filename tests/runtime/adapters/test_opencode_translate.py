@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from omniagent.protocols.sidecar.events import ContextUsage, MessageEnded, ReasoningDelta, TextDelta
-from omniagent.runtime.adapters.opencode_info import ModelFacts, ServerFacts
-from omniagent.runtime.adapters.opencode_translate import FORK_POINT, EventMapper, Signals
+from omniagent.runtime.adapters.opencode.info import ModelFacts, ServerFacts
+from omniagent.runtime.adapters.opencode.translate import FORK_POINT, EventMapper, Signals
 
 SESSION = "ses_a"
 

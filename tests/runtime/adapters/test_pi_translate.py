@@ -22,8 +22,8 @@ from omniagent.protocols.sidecar.events import (
     ToolUpdated,
 )
 from omniagent.protocols.sidecar.events import Event as WireEvent
-from omniagent.runtime.adapters.pi_config import package_version, thinking_levels
-from omniagent.runtime.adapters.pi_translate import EventMapper, dialog_response, question
+from omniagent.runtime.adapters.pi.info import package_version, thinking_levels
+from omniagent.runtime.adapters.pi.translate import EventMapper, dialog_response, question
 from tests.e2e.agents import packages
 from tests.sidecar_schema import validate
 

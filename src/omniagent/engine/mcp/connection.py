@@ -45,7 +45,7 @@ from mcp_types import (
 )
 from pydantic import ValidationError
 
-from omniagent import __version__
+from omniagent._version import __version__
 from omniagent.engine.mcp.config import McpLimits, ServerSpec
 from omniagent.engine.tools.context import ToolResult
 from omniagent.wire.errors import LineTooLarge

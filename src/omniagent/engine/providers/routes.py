@@ -11,14 +11,14 @@ from typing import Literal
 
 import httpx
 
-from omniagent.engine.providers.anthropic import AnthropicProvider
-from omniagent.engine.providers.catalog import NO_REASONING, Catalog
-from omniagent.engine.providers.catalog_file import ModelEntry, Protocol
-from omniagent.engine.providers.gemini import GeminiProvider
-from omniagent.engine.providers.grants import GrantAuth
+from omniagent.engine.providers.auth.grants import GrantAuth
+from omniagent.engine.providers.catalog.file import ModelEntry, Protocol
+from omniagent.engine.providers.catalog.table import NO_REASONING, Catalog
+from omniagent.engine.providers.clients.anthropic import AnthropicProvider
+from omniagent.engine.providers.clients.gemini import GeminiProvider
+from omniagent.engine.providers.clients.openai_chat import OpenAIChatProvider
+from omniagent.engine.providers.clients.openai_responses import OpenAIResponsesProvider
 from omniagent.engine.providers.neutral import Provider, RunErrorCode
-from omniagent.engine.providers.openai_chat import OpenAIChatProvider
-from omniagent.engine.providers.openai_responses import OpenAIResponsesProvider
 from omniagent.errors import OmniagentError
 
 RouteFailure = Literal["unknown_model", "needs_route", "needs_credential", "unsupported_reasoning"]

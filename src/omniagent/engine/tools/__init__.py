@@ -29,12 +29,13 @@ from omniagent.engine.providers.neutral import ToolSpec
 from omniagent.engine.tools.agents import AGENT_TOOL_NAMES, agent_tools
 from omniagent.engine.tools.ask import AskUserTool
 from omniagent.engine.tools.context import AgentControl, OutputSink, ToolContext, ToolError, ToolLimits, ToolResult
-from omniagent.engine.tools.edit import EditTool
-from omniagent.engine.tools.exec import ExecTool
-from omniagent.engine.tools.fetch import FetchTool
+from omniagent.engine.tools.files.edit import EditTool
+from omniagent.engine.tools.files.read import ReadTool
+from omniagent.engine.tools.files.search import SearchTool
+from omniagent.engine.tools.files.workspace import resolve_in_workspace
+from omniagent.engine.tools.files.write import WriteTool
 from omniagent.engine.tools.plan import PlanTool
-from omniagent.engine.tools.read import ReadTool
-from omniagent.engine.tools.search import SearchTool
+from omniagent.engine.tools.shell.exec import ExecTool
 from omniagent.engine.tools.views import (
     DiffFile,
     DiffHunk,
@@ -46,8 +47,7 @@ from omniagent.engine.tools.views import (
     TextView,
     View,
 )
-from omniagent.engine.tools.workspace import resolve_in_workspace
-from omniagent.engine.tools.write import WriteTool
+from omniagent.engine.tools.web.fetch import FetchTool
 
 __all__ = [
     "AGENT_TOOL_NAMES",

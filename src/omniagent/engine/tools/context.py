@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
-from omniagent.engine.tools.sandbox import SandboxPolicy
+from omniagent.engine.tools.shell.sandbox import SandboxPolicy
 from omniagent.engine.tools.views import View
 from omniagent.errors import OmniagentError
 

@@ -16,38 +16,38 @@ from omniagent.runtime.plan_usage import PlanUsageReader
 
 def _acp(installation: AgentInstallation) -> Adapter:
     # Imported on first use: the ACP models cost ~250 ms to import, more than `serve --mock` needs to say hello.
-    from omniagent.runtime.adapters.acp import AcpAdapter
+    from omniagent.runtime.adapters.acp.adapter import AcpAdapter
 
     return AcpAdapter(installation)
 
 
 def _claude(installation: AgentInstallation) -> Adapter:
-    from omniagent.runtime.adapters.claude import ClaudeAdapter
+    from omniagent.runtime.adapters.claude.adapter import ClaudeAdapter
 
     return ClaudeAdapter(installation)
 
 
 def _codex(installation: AgentInstallation) -> Adapter:
-    from omniagent.runtime.adapters.codex import CodexAdapter
+    from omniagent.runtime.adapters.codex.adapter import CodexAdapter
 
     return CodexAdapter(installation)
 
 
 def _engine(installation: AgentInstallation) -> Adapter:
     # Imported on first use too: the engine (store, providers, tools) is not needed to say hello.
-    from omniagent.runtime.adapters.engine import EngineAdapter
+    from omniagent.runtime.adapters.engine.adapter import EngineAdapter
 
     return EngineAdapter(installation)
 
 
 def _pi(installation: AgentInstallation) -> Adapter:
-    from omniagent.runtime.adapters.pi import PiAdapter
+    from omniagent.runtime.adapters.pi.adapter import PiAdapter
 
     return PiAdapter(installation)
 
 
 def _opencode(installation: AgentInstallation) -> Adapter:
-    from omniagent.runtime.adapters.opencode import OpencodeAdapter
+    from omniagent.runtime.adapters.opencode.adapter import OpencodeAdapter
 
     return OpencodeAdapter(installation)
 
@@ -76,13 +76,13 @@ def adapter_for(installation: AgentInstallation) -> Adapter | None:
 
 
 def _codex_usage() -> PlanUsageReader:
-    from omniagent.runtime.adapters.codex_usage import read_codex_plan_usage
+    from omniagent.runtime.adapters.codex.usage import read_codex_plan_usage
 
     return read_codex_plan_usage
 
 
 def _claude_usage() -> PlanUsageReader:
-    from omniagent.runtime.adapters.claude_usage import read_claude_plan_usage
+    from omniagent.runtime.adapters.claude.usage import read_claude_plan_usage
 
     return read_claude_plan_usage
 

@@ -1,0 +1,1 @@
+"""Accounts: the `catalog.*` and `auth.*` methods, and the running device logins."""

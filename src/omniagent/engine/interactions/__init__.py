@@ -1,0 +1,1 @@
+"""Open interactions of the engine: permission asks, the model's questions, and secret answers."""

@@ -1,0 +1,1 @@
+"""Provider credentials: stored keys (0600), device logins (OAuth) and the grants they yield."""

@@ -1,0 +1,1 @@
+"""The exec tool and the sandbox (bubblewrap) its commands run in."""

@@ -1,0 +1,283 @@
+"""The `exec` tool: one shell command in the workspace, output streamed live, bounded in time and size.
+
+The command runs under `/bin/sh -c` in a new session, so it and every child share one process group that we can
+stop as a whole, and inside the sandbox of `sandbox.py` unless the session opted out. stdout and stderr share one
+pipe (the model sees them interleaved as a terminal would) and stdin is /dev/null so nothing waits for input.
+The pipe is ours rather than asyncio's: asyncio's `Process.wait()` also waits for its pipes to close, which a
+backgrounded child (`server &`) would hold open forever.
+
+Stopping: on timeout the group gets SIGTERM, `kill_grace` to close the pipe, then SIGKILL. On cancellation it gets
+SIGKILL at once and `CancelledError` propagates. After a normal exit, children still holding the pipe after
+`drain_grace` are killed; children that redirected their output (`server >log 2>&1 &`) are left running when
+unsandboxed. In the sandbox every process of the command lives in its own PID namespace, which ends with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import os
+import signal
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from omniagent.engine.tools.args import optional_number, required_str
+from omniagent.engine.tools.context import OutputSink, ToolContext, ToolError, ToolLimits, ToolResult, guarded
+from omniagent.engine.tools.shell.sandbox import STARTED, SandboxPolicy, SandboxUnavailable, child_env, sandbox_argv
+from omniagent.engine.tools.views import TextView
+
+__all__ = ["ExecTool"]
+
+# Bytes read from the pipe per chunk; also the StreamReader buffer limit (explicit, never the 64 KiB default).
+READ_CHUNK = 64 * 1024
+# Seconds to wait for the kernel to report a SIGKILLed shell's exit; only a stuck kernel exceeds it.
+REAP_TIMEOUT = 5.0
+# Bytes of the sandbox's start signal read at most.
+STATUS_MAX = 4096
+# Appended to a failed sandboxed command's result, so the model knows why a path or the network was refused.
+SANDBOX_NOTE = (
+    "[the command ran in the exec sandbox: only the workspace and /tmp are writable, omniagent's data and "
+    "credential directories are hidden, other processes are invisible, and the network is off unless the user "
+    "turned it on; this is the user's policy, not a fault to work around]"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Outcome:
+    returncode: int | None
+    timed_out: bool
+    output: str
+    sandbox_failed: bool = False
+
+
+class ExecTool:
+    """Run a shell command in the workspace root."""
+
+    name = "exec"
+    description = (
+        "Run a shell command (/bin/sh -c) in the workspace root. stdout and stderr are combined; stdin is empty. "
+        "The command is killed after `timeout` seconds (default 120). Long output keeps its beginning and end. "
+        "Unless the user turned it off, it runs in a sandbox: only the workspace and /tmp are writable, "
+        "credential directories are hidden, other processes are invisible and the network is off."
+    )
+    input_schema: Mapping[str, object] = {
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "description": "The shell command line to run."},
+            "timeout": {"type": "number", "exclusiveMinimum": 0, "description": "Seconds before it is killed."},
+        },
+        "required": ["command"],
+        "additionalProperties": False,
+    }
+
+    async def run(self, args: Mapping[str, object], ctx: ToolContext) -> ToolResult:
+        """Run the command; a non-zero exit or a timeout gives an error result carrying the output."""
+
+        async def body() -> ToolResult:
+            command = required_str(args, "command")
+            if "\x00" in command:
+                raise ToolError("the command contains a NUL byte")
+            asked = optional_number(args, "timeout", minimum=0.0)
+            timeout = min(asked or ctx.limits.exec_timeout, ctx.limits.exec_max_timeout)
+            try:
+                outcome = await run_command(command, ctx.root, timeout, ctx.limits, ctx.on_output, ctx.sandbox)
+            except SandboxUnavailable as exc:
+                raise ToolError(str(exc)) from None
+            if outcome.sandbox_failed:
+                raise ToolError(f"the command was not run: the exec sandbox could not start: {outcome.output.strip()}")
+            return _result(command, timeout, outcome, sandboxed=ctx.sandbox.mode == "sandboxed")
+
+        return await guarded(ctx.root, body)
+
+
+async def run_command(
+    command: str, cwd: Path, seconds: float, limits: ToolLimits, on_output: OutputSink, policy: SandboxPolicy
+) -> _Outcome:
+    """Run `command` for at most `seconds`, streaming output to `on_output`; the group never outlives cancellation.
+
+    Raises:
+        SandboxUnavailable: the policy asks for the sandbox and it cannot start here.
+    """
+    sandboxed = policy.mode == "sandboxed"
+    status_read, status_write = os.pipe() if sandboxed else (-1, -1)
+    try:
+        argv = sandbox_argv(policy, cwd, command, status_write) if sandboxed else ["/bin/sh", "-c", command]
+    except BaseException:
+        _close(status_read, status_write)
+        raise
+    read_fd, write_fd = os.pipe()
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=write_fd,
+            stderr=write_fd,
+            cwd=cwd,
+            env=child_env(policy),
+            start_new_session=True,
+            pass_fds=(status_write,) if sandboxed else (),
+        )
+    except BaseException:
+        _close(read_fd, status_read)
+        raise
+    finally:
+        _close(write_fd, status_write)  # the child holds its own copies; ours would keep the pipes open forever
+    reader = asyncio.StreamReader(limit=READ_CHUNK)
+    pipe = os.fdopen(read_fd, "rb", buffering=0)
+    transport: asyncio.BaseTransport | None = None
+    capture = _Capture(limits, on_output)
+    outcome: _Outcome | None = None
+    try:
+        transport, _ = await asyncio.get_running_loop().connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), pipe
+        )
+        try:
+            async with asyncio.timeout(seconds):
+                returncode = await _wait_and_pump(proc, reader, capture, limits.drain_grace)
+            started = not sandboxed or STARTED in _read_available(status_read)
+            outcome = _Outcome(returncode, timed_out=False, output=capture.text(), sandbox_failed=not started)
+        except TimeoutError:
+            _signal_group(proc, signal.SIGTERM)
+            await _drain(reader, capture, limits.kill_grace)
+            _signal_group(proc, signal.SIGKILL)
+            await _drain(reader, capture, limits.drain_grace)
+            outcome = _Outcome(None, timed_out=True, output=capture.text())
+        return outcome
+    finally:
+        if outcome is None:
+            # Cancelled: no grace, the caller is leaving. The shell may have exited while its children live on.
+            _signal_group(proc, signal.SIGKILL)
+        if proc.returncode is None:
+            async with asyncio.timeout(REAP_TIMEOUT):
+                await proc.wait()
+        if transport is None:
+            pipe.close()
+        else:
+            transport.close()
+        _close(status_read)
+
+
+def _close(*fds: int) -> None:
+    for fd in fds:
+        if fd >= 0:
+            os.close(fd)
+
+
+def _read_available(fd: int) -> bytes:
+    """What the sandbox wrote to its start pipe; never blocks (a sandboxed child may still hold the pipe)."""
+    os.set_blocking(fd, False)
+    try:
+        return os.read(fd, STATUS_MAX)
+    except BlockingIOError:
+        return b""
+
+
+async def _wait_and_pump(
+    proc: asyncio.subprocess.Process, reader: asyncio.StreamReader, capture: _Capture, drain_grace: float
+) -> int:
+    async with asyncio.TaskGroup() as group:
+        pump = group.create_task(_pump(reader, capture))
+        returncode = await proc.wait()
+        done, _ = await asyncio.wait({pump}, timeout=drain_grace)
+        if not done:
+            # Background children still hold the pipe: stop them so the output ends.
+            _signal_group(proc, signal.SIGKILL)
+            done, _ = await asyncio.wait({pump}, timeout=drain_grace)
+        if not done:
+            pump.cancel()  # a child escaped the group (setsid) and keeps the pipe: stop reading it
+    return returncode
+
+
+async def _pump(reader: asyncio.StreamReader, capture: _Capture) -> None:
+    while chunk := await reader.read(READ_CHUNK):
+        capture.feed(chunk)
+
+
+async def _drain(reader: asyncio.StreamReader, capture: _Capture, grace: float) -> None:
+    """Read until EOF or `grace` seconds, whichever comes first."""
+    try:
+        async with asyncio.timeout(grace):
+            await _pump(reader, capture)
+    except TimeoutError:
+        return
+
+
+def _signal_group(proc: asyncio.subprocess.Process, sig: signal.Signals) -> None:
+    try:
+        os.killpg(proc.pid, sig)  # start_new_session made the shell's pid the group id
+    except ProcessLookupError:
+        return  # the whole group is already gone
+
+
+class _Capture:
+    """Keeps the head and tail of the output for the model and streams a capped prefix live, in order."""
+
+    def __init__(self, limits: ToolLimits, on_output: OutputSink) -> None:
+        self._head_cap = limits.exec_output_cap // 2
+        self._tail_cap = limits.exec_output_cap - self._head_cap
+        self._stream_cap = limits.stream_output_cap
+        self._on_output = on_output
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._head = bytearray()
+        self._tail = bytearray()
+        self._total = 0
+        self._stream_stopped = False
+
+    def feed(self, data: bytes) -> None:
+        self._stream(data)
+        self._total += len(data)
+        room = self._head_cap - len(self._head)
+        if room > 0:
+            self._head += data[:room]
+            data = data[room:]
+        self._tail += data
+        if len(self._tail) > 2 * self._tail_cap:
+            del self._tail[: -self._tail_cap]  # trimmed in batches to keep feeding linear
+
+    def text(self) -> str:
+        tail = bytes(self._tail[-self._tail_cap :]) if self._tail_cap else b""
+        omitted = self._total - len(self._head) - len(tail)
+        head_text = self._head.decode("utf-8", errors="replace")
+        tail_text = tail.decode("utf-8", errors="replace")
+        if omitted <= 0:
+            return head_text + tail_text
+        return f"{head_text}\n[... {omitted} bytes of output omitted ...]\n{tail_text}"
+
+    def _stream(self, data: bytes) -> None:
+        if self._stream_stopped:
+            return
+        room = self._stream_cap - self._total
+        if len(data) <= room:
+            self._emit(self._decoder.decode(data))
+            return
+        self._emit(self._decoder.decode(data[:room], final=True))
+        self._emit(f"\n[live output stops after {self._stream_cap} bytes; the command goes on]\n")
+        self._stream_stopped = True
+
+    def _emit(self, text: str) -> None:
+        if text:
+            self._on_output(text)
+
+
+def _result(command: str, timeout: float, outcome: _Outcome, *, sandboxed: bool) -> ToolResult:
+    body = outcome.output.rstrip("\n")
+    if outcome.timed_out:
+        status = f"[timed out after {timeout:g} s; the command and its children were killed]"
+    elif outcome.returncode is not None and outcome.returncode < 0:
+        status = f"[killed by signal {_signal_name(-outcome.returncode)}]"
+    else:
+        status = f"[exit code {outcome.returncode}]"
+    failed = outcome.timed_out or outcome.returncode != 0
+    if failed and sandboxed:
+        status += f"\n{SANDBOX_NOTE}"
+    text = f"{body}\n{status}" if body else f"(no output)\n{status}"
+    view = TextView(text=f"$ {command}\n{text}", language="console")
+    return ToolResult(output=text, is_error=failed, views=(view,))
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return str(number)

@@ -1,0 +1,1 @@
+"""The fetch tool: where it may connect, and HTML as readable text."""

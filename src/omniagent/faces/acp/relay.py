@@ -1,0 +1,480 @@
+"""Engine broadcasts of the sessions open on one ACP connection → `session/update` notifications, in order.
+
+What it is: a broadcaster subscriber (synchronous, never blocking) that keeps the little per-session state the
+translation needs (a `SessionFeed` per session: the engine's one reading of its events; the open run) and writes
+updates through the peer's single writer,
+so an update is on the wire in the order the engine emitted it. Turn ends resolve futures the prompt handler waits
+on; each permission ask becomes a `session/request_permission` task and each of the model's questions an
+`elicitation/create` task (the engine run waits meanwhile).
+What it is not: the shapes (`acp/translate.py`) or the method handlers (`acp/agent.py`).
+
+v2 ordering (acp.md §5): the prompt response `{}` must precede the turn's first update, yet the engine emits the
+user message and `run.started` before `send` returns. So a v2 prompt *holds* its session's updates and releases
+them with `loop.call_soon` from inside the handler: that callback runs after the peer has queued the response.
+
+Child sessions (docs/acp.md "Child agents"): a `spawn_agent` call is shown as one tool call that stays
+`in_progress` while its child works; the child's steps and newest text are that call's content, its run's end
+completes (or fails) it, and the child's permission asks are asked on the open session, naming that call. A
+grandchild's progress shows on its parent's call. A turn ends (v2 `idle`) only once the session's tree has settled
+(`Children.wait_settled`): the reports the children send start the session's next runs inside the same turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import Any
+
+from omniagent.engine.engine import Engine
+from omniagent.engine.errors import EngineError
+from omniagent.engine.events import (
+    Chunk,
+    Committed,
+    FeedItem,
+    InteractionOpened,
+    Noticed,
+    PlanChanged,
+    QuestionOpened,
+    RunEnded,
+    RunStarted,
+    SessionFeed,
+    ToolCall,
+    ToolChanged,
+    ToolOpened,
+)
+from omniagent.engine.interactions.permissions import Decision, PendingInteraction
+from omniagent.engine.interactions.questions import PendingQuestion
+from omniagent.engine.tools.context import CannotAsk
+from omniagent.faces.acp import translate as t
+from omniagent.faces.acp.shapes import Shapes
+from omniagent.protocols.yuke.base import YukeModel
+from omniagent.protocols.yuke.messages import (
+    AssistantMessage,
+    CompactionMessage,
+    Message,
+    TextPart,
+    UserMessage,
+)
+from omniagent.protocols.yuke.runs import (
+    RunDoneData,
+    RunOutcomeCanceled,
+    RunOutcomeFailed,
+    RunOutcomeTurn,
+    RunStartedData,
+)
+from omniagent.protocols.yuke.sessions import OriginChild, Session, SessionSummaryChangedData
+from omniagent.protocols.yuke.tools import ToolStateCompleted
+from omniagent.wire.errors import PeerClosed
+from omniagent.wire.jsonrpc import Peer
+
+log = logging.getLogger(__name__)
+
+Spawn = Callable[[Coroutine[Any, Any, None]], asyncio.Task[None]]
+
+# Permission options offered for every ask (ids = kinds, so any client can read them).
+PERMISSION_OPTIONS = [
+    {"optionId": "allow_once", "name": "Allow once", "kind": "allow_once"},
+    {"optionId": "allow_always", "name": "Always allow", "kind": "allow_always"},
+    {"optionId": "reject_once", "name": "Reject", "kind": "reject_once"},
+]
+_DECISIONS = {"allow_once": Decision.ALLOW_ONCE, "allow_always": Decision.ALLOW_ALWAYS}
+
+
+@dataclass(slots=True)
+class OpenSession:
+    """What the relay remembers about one session open on this connection."""
+
+    session_id: str
+    root: str
+    title: str
+    model: str
+    feed: SessionFeed
+    run_id: int | None = None
+    held: list[dict[str, Any]] | None = None
+    last_done: RunDoneData | None = None  # the newest run.done: the turn's stop reason once the tree settles
+    ended: int = 0  # run ends so far: only the newest one's wait for the tree may end the turn
+    canceled: bool = False  # the client canceled the turn: it ends `cancelled`, whatever run ended last
+
+
+@dataclass(slots=True)
+class AgentCall:
+    """A `spawn_agent` call of an open session and what its child (and the child's own children) did so far."""
+
+    session_id: str  # the open session the call belongs to
+    message_id: int  # the call's tool site
+    part_id: int
+    name: str
+    child_id: str  # the child the call started (its own children share the call, not its status)
+    steps: list[str] = field(default_factory=list)
+    text: str = ""
+    status: str = "in_progress"
+
+    @property
+    def tool_call_id(self) -> str:
+        return t.tool_call_id(self.message_id, self.part_id)
+
+    def content(self) -> str:
+        lines = [f"Agent {self.name}"] + [f"- {step}" for step in self.steps]
+        return "\n".join(lines) + (f"\n\n{self.text}" if self.text else "")
+
+
+class Relay:
+    """Routes engine broadcasts to one ACP connection."""
+
+    def __init__(self, engine: Engine, peer: Peer, shapes: Shapes, spawn: Spawn, *, elicits: bool = False) -> None:
+        self._engine = engine
+        self._peer = peer
+        self.shapes = shapes
+        self._spawn = spawn
+        self._elicits = elicits  # the client advertised elicitation forms
+        self.sessions: dict[str, OpenSession] = {}
+        self._runs: dict[tuple[str, int], asyncio.Future[RunDoneData]] = {}
+        self._children: dict[str, tuple[AgentCall, SessionFeed]] = {}  # child session → its call and feed
+        self._calls: dict[tuple[str, str], AgentCall] = {}  # (open session, tool call id) → agent call
+        self._notices = 0  # notices sent, for their message ids
+
+    # Sessions and turns ---------------------------------------------------------------------------------------
+
+    def open(self, session: Session) -> OpenSession:
+        """Start relaying a session's updates (idempotent)."""
+        found = self.sessions.get(session.id)
+        if found is None:
+            feed = SessionFeed(session.id, self._engine.interactions.get)
+            found = self.sessions[session.id] = OpenSession(
+                session.id, session.root, session.title, session.model, feed
+            )
+        return found
+
+    def close(self, session_id: str) -> None:
+        self.sessions.pop(session_id, None)
+
+    def run_done(self, session_id: str, run_id: int) -> asyncio.Future[RunDoneData]:
+        """The future a run's `run.done` resolves (made on `run.started`, or now)."""
+        key = (session_id, run_id)
+        future = self._runs.get(key)
+        if future is None:
+            future = self._runs[key] = asyncio.get_running_loop().create_future()
+        return future
+
+    def hold(self, session_id: str) -> None:
+        """Buffer this session's updates until `release_soon` (v2 prompt ordering; see the module doc)."""
+        self.sessions[session_id].held = []
+
+    def begin_turn(self, session_id: str) -> None:
+        """A prompt starts the session's turn (a cancel of an earlier turn no longer counts)."""
+        self.sessions[session_id].canceled = False
+
+    def release_soon(self, session_id: str) -> None:
+        asyncio.get_running_loop().call_soon(self._release, session_id)
+
+    def _release(self, session_id: str) -> None:
+        open_ = self.sessions.get(session_id)
+        if open_ is None or open_.held is None:
+            return
+        held, open_.held = open_.held, None
+        for update in held:
+            self.send(session_id, update)
+
+    def send(self, session_id: str, update: dict[str, Any]) -> None:
+        """One `session/update` (buffered while the session is held)."""
+        open_ = self.sessions.get(session_id)
+        if open_ is not None and open_.held is not None:
+            open_.held.append(update)
+            return
+        try:
+            self._peer.notify("session/update", {"sessionId": session_id, "update": update})
+        except PeerClosed:
+            log.info("acp: client gone; dropped an update")
+
+    # The broadcaster subscriber ------------------------------------------------------------------------------
+
+    def __call__(self, name: str, data: YukeModel) -> None:
+        try:
+            self._route(name, data)
+        except Exception:  # a translation bug must not break the engine's run that emitted the broadcast
+            log.exception("acp: could not relay %s", name)
+
+    def _route(self, name: str, data: YukeModel) -> None:
+        session_id = getattr(data, "session_id", None)
+        if isinstance(session_id, str) and session_id in self._children:
+            if name == "session.removed":
+                agent, _ = self._children.pop(session_id)
+                if agent.child_id == session_id:
+                    self._calls.pop((agent.session_id, agent.tool_call_id), None)
+            else:
+                self._child(session_id, name, data)
+            return
+        open_ = self.sessions.get(session_id) if isinstance(session_id, str) else None
+        if name == "session.summary_changed":
+            assert isinstance(data, SessionSummaryChangedData)
+            self._summary(data.session)
+            self._adopt(data.session)
+        elif name == "run.started":
+            assert isinstance(data, RunStartedData)
+            self.run_done(data.session_id, data.run_id)
+            if open_ is not None:
+                open_.run_id = data.run_id
+                if self.shapes.state_updates:
+                    self.send(open_.session_id, t.state_update("running"))
+        elif name == "run.done":
+            assert isinstance(data, RunDoneData)
+            self._done(open_, data)
+        elif open_ is not None:
+            for item in open_.feed.read(name, data):
+                self._render(open_, item)
+
+    def _render(self, open_: OpenSession, item: FeedItem) -> None:
+        """One feed item of an open session as its ACP updates."""
+        sid = open_.session_id
+        if isinstance(item, Chunk):
+            if item.reasoning:
+                self.send(sid, t.chunk("agent_thought_chunk", t.thought_id(item.message_id), item.text))
+            else:
+                self.send(sid, t.chunk("agent_message_chunk", t.message_id(item.message_id), item.text))
+        elif isinstance(item, ToolOpened):
+            self.send(sid, t.tool_opened(self.shapes, open_.root, item.call))
+        elif isinstance(item, ToolChanged):
+            agent = self._calls.get((sid, t.tool_call_id(item.call.message_id, item.call.part_id)))
+            if agent is not None and isinstance(item.state, ToolStateCompleted):
+                self._agent_update(agent)  # the receipt: the call goes on while its child works
+                return
+            update = t.tool_state(self.shapes, open_.root, item.call, item.state)
+            if update:
+                self.send(sid, update)
+        elif isinstance(item, PlanChanged):
+            self.send(sid, t.plan(self.shapes, item.entries))
+        elif isinstance(item, Committed):
+            self._committed(open_, item.message)
+        elif isinstance(item, InteractionOpened):
+            self._spawn(self._ask(open_, item.interaction, item.call))
+        elif isinstance(item, QuestionOpened):
+            self._question(open_, item.question, item.call)
+        elif isinstance(item, Noticed):
+            # ACP has no diagnostic update: the user reads it as agent text of its own message (and in our log).
+            self._notices += 1
+            log.warning("session %s: %s", sid, item.notice.message)
+            self.send(sid, t.chunk("agent_message_chunk", f"notice.{self._notices}", item.notice.message))
+
+    def _summary(self, session: Session) -> None:
+        open_ = self.sessions.get(session.id)
+        if open_ is None:
+            return
+        open_.model = session.model
+        if session.title != open_.title:
+            open_.title = session.title
+            self.send(session.id, t.session_info(session.title, session.updated_at_ms))
+
+    def _done(self, open_: OpenSession | None, data: RunDoneData) -> None:
+        if open_ is not None:
+            open_.feed.read("run.done", data)  # the run's parts are final now
+        if open_ is not None and open_.run_id == data.run_id:
+            open_.run_id, open_.last_done = None, data
+            open_.ended += 1
+            if self.shapes.state_updates:
+                if isinstance(data.outcome, RunOutcomeFailed) and data.outcome.code != "max_rounds":
+                    # v2 has no error stop reason in our schema: say what failed as agent text, then end the turn.
+                    text = f"The turn failed ({data.outcome.code}): {data.outcome.message}"
+                    self.send(open_.session_id, t.chunk("agent_message_chunk", f"r{data.run_id}.error", text))
+                self._spawn(self._idle_when_settled(open_, open_.ended))
+        future = self._runs.pop((data.session_id, data.run_id), None)
+        if future is not None and not future.done():
+            future.set_result(data)
+
+    async def _idle_when_settled(self, open_: OpenSession, ended: int) -> None:
+        """v2: end the turn once the session's tree has settled, unless another run of it started meanwhile."""
+        await self._engine.children.wait_settled(open_.session_id)
+        if open_.ended == ended and open_.run_id is None and open_.last_done is not None:
+            self.send(open_.session_id, t.state_update("idle", self.turn_stop_reason(open_.session_id)))
+
+    def cancel(self, session_id: str) -> None:
+        """The client canceled the session's turn: it ends `cancelled`."""
+        open_ = self.sessions.get(session_id)
+        if open_ is not None:
+            open_.canceled = True
+
+    def last_done(self, session_id: str) -> RunDoneData | None:
+        """The newest `run.done` of an open session."""
+        open_ = self.sessions.get(session_id)
+        return open_.last_done if open_ is not None else None
+
+    def turn_stop_reason(self, session_id: str) -> str:
+        """How the session's turn ended: `cancelled` when the client canceled it, else its newest run's end."""
+        open_ = self.sessions.get(session_id)
+        if open_ is None or open_.canceled or open_.last_done is None:
+            return "cancelled"
+        return t.stop_reason(open_.last_done.outcome)
+
+    # Child sessions ---------------------------------------------------------------------------------------------
+
+    def _adopt(self, session: Session) -> None:
+        """Follow a new child of an open session (or of a followed child) on its parent's `spawn_agent` call."""
+        origin = session.origin
+        if session.id in self._children or not isinstance(origin, OriginChild):
+            return
+        if origin.parent_id in self._children:
+            agent = self._children[origin.parent_id][0]
+        elif origin.parent_id in self.sessions:
+            agent = AgentCall(
+                origin.parent_id, origin.parent_message_id, origin.parent_part_id, session.name or "", session.id
+            )
+            self._calls[(agent.session_id, agent.tool_call_id)] = agent
+        else:
+            return
+        self._children[session.id] = (agent, SessionFeed(session.id, self._engine.interactions.get))
+
+    def _child(self, child_id: str, name: str, data: YukeModel) -> None:
+        agent, feed = self._children[child_id]
+        open_ = self.sessions.get(agent.session_id)
+        if open_ is None:
+            return
+        for item in feed.read(name, data):
+            if isinstance(item, ToolOpened):
+                agent.steps.append(item.call.title)
+            elif isinstance(item, Committed) and isinstance(item.message, AssistantMessage):
+                text = "".join(p.text for p in item.message.content if isinstance(p, TextPart)).strip()
+                agent.text = text or agent.text
+            elif isinstance(item, RunStarted) and child_id == agent.child_id:
+                agent.status = "in_progress"
+            elif isinstance(item, RunEnded) and child_id == agent.child_id:
+                agent.status = self._status(item.data)
+            elif isinstance(item, InteractionOpened | QuestionOpened):
+                # Asked on the open session, naming the spawn call (the client never saw the child's calls).
+                call = dataclasses.replace(
+                    item.call,
+                    message_id=agent.message_id,
+                    part_id=agent.part_id,
+                    title=f"{agent.name}: {item.call.title}",
+                )
+                if isinstance(item, InteractionOpened):
+                    self._spawn(self._ask(open_, item.interaction, call))
+                else:
+                    self._question(open_, item.question, call)
+                continue
+            else:
+                continue
+            self._agent_update(agent)
+
+    def _status(self, data: RunDoneData) -> str:
+        if isinstance(data.outcome, RunOutcomeTurn):
+            # A turn that spawned children of its own waits for their reports: the child is not done.
+            return "in_progress" if data.outcome.finish == "tool_calls" else "completed"
+        if isinstance(data.outcome, RunOutcomeCanceled):
+            return self.shapes.cancelled_status
+        return "failed"
+
+    def _agent_update(self, agent: AgentCall) -> None:
+        content = [{"type": "content", "content": t.text_block(agent.content())}]
+        update = {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": agent.tool_call_id,
+            "status": agent.status,
+            "content": content,
+        }
+        self.send(agent.session_id, update)
+
+    def _committed(self, open_: OpenSession, message: Message) -> None:
+        if isinstance(message, UserMessage) and self.shapes.user_message_ack:
+            for update in t.user_message(self.shapes, message):
+                self.send(open_.session_id, update)
+        elif isinstance(message, AssistantMessage) and message.tokens is not None:
+            self._usage(open_, message.tokens.input + message.tokens.output)
+        elif isinstance(message, CompactionMessage):  # the context shrank: the gauge says so (docs/engine.md)
+            self._usage(open_, message.tokens_after)
+
+    def _usage(self, open_: OpenSession, used: int) -> None:
+        size = self._context_window(open_.model)
+        if size:
+            self.send(open_.session_id, t.usage(min(used, size), size))
+
+    def _context_window(self, selector: str) -> int | None:
+        found = self._engine.routes.catalog.model(selector)
+        return found[1].limits.context_window if found is not None and found[1].limits else None
+
+    # Permission asks --------------------------------------------------------------------------------------------
+
+    async def _ask(self, open_: OpenSession, interaction: PendingInteraction, call: ToolCall) -> None:
+        """Ask the client; the engine's answer future or the client's reply, whichever comes first, wins."""
+        params = self._ask_params(open_, interaction, call)
+        request = await self._request(open_, "session/request_permission", params, interaction.answer)
+        if request is not None:
+            decision = _decision(request)
+            self._answered(open_, lambda: self._engine.permissions.answer(interaction.interaction_id, decision))
+
+    def _ask_params(self, open_: OpenSession, interaction: PendingInteraction, call: ToolCall) -> dict[str, Any]:
+        subject = t.tool_subject(self.shapes, open_.root, call)
+        params: dict[str, Any] = {"sessionId": open_.session_id, "options": PERMISSION_OPTIONS}
+        if interaction.unsandboxed:
+            subject = {**subject, "title": f"{subject['title']} (outside the sandbox)"}
+        if self.shapes.state_updates:
+            params["title"] = f"Allow {interaction.tool_name}: {subject['title']}?"
+            params["subject"] = {"type": "tool_call", "toolCall": subject}
+        else:
+            params["toolCall"] = subject
+        return params
+
+    # The model's questions -----------------------------------------------------------------------------------------
+
+    def _question(self, open_: OpenSession, question: PendingQuestion, call: ToolCall) -> None:
+        """Put the question to the user as an elicitation form, or answer at once that this client cannot."""
+        reason = None
+        if not self._elicits:
+            reason = "this client cannot show questions (it takes no ACP elicitation forms); decide without asking"
+        elif question.question.secret:
+            reason = "this client cannot take a secret answer (ACP forms must not ask for secrets); let the user set it"
+        if reason is None:
+            self._spawn(self._elicit(open_, question, call))
+            return
+        with contextlib.suppress(EngineError):  # the run stopped meanwhile
+            self._engine.questions.answer(question.interaction_id, CannotAsk(reason))
+
+    async def _elicit(self, open_: OpenSession, question: PendingQuestion, call: ToolCall) -> None:
+        """Ask the client; the engine's reply future (a stopped run) or the client's answer, whichever comes first,
+        wins."""
+        params = t.elicitation(open_.session_id, call, question.question)
+        request = await self._request(open_, "elicitation/create", params, question.reply)
+        if request is not None:
+            failed = request.cancelled() or request.exception() is not None
+            reply = t.elicited(question.question, None if failed else request.result())
+            self._answered(open_, lambda: self._engine.questions.answer(question.interaction_id, reply))
+
+    # Asking the client while a run waits ----------------------------------------------------------------------------
+
+    async def _request(
+        self, open_: OpenSession, method: str, params: dict[str, Any], engine_answer: asyncio.Future[Any]
+    ) -> asyncio.Future[Any] | None:
+        """Send the request (v2: `requires_action` meanwhile) and wait for its reply or for the engine to answer the
+        interaction itself (the run stopped): the finished request, or None when the engine was first (the request
+        is then cancelled: the peer sends `$/cancel_request` for it)."""
+        if self.shapes.state_updates:
+            self.send(open_.session_id, t.state_update("requires_action"))
+        request = asyncio.ensure_future(self._peer.request(method, params))
+        await asyncio.wait({request, engine_answer}, return_when=asyncio.FIRST_COMPLETED)
+        if request.done():
+            return request
+        request.cancel()
+        await asyncio.gather(request, return_exceptions=True)
+        return None
+
+    def _answered(self, open_: OpenSession, answer: Callable[[], None]) -> None:
+        """Give the client's answer to the engine, and (v2) say the turn runs again."""
+        try:
+            answer()
+        except EngineError:
+            return  # answered meanwhile (the run was cancelled)
+        if self.shapes.state_updates and open_.run_id is not None:
+            self.send(open_.session_id, t.state_update("running"))
+
+
+def _decision(request: asyncio.Future[Any]) -> Decision:
+    """The client's reply as a decision; an error, a cancel or an unknown outcome is never approval."""
+    if request.cancelled() or request.exception() is not None:
+        return Decision.CANCELED
+    result = request.result()
+    outcome = result.get("outcome") if isinstance(result, dict) else None
+    if not isinstance(outcome, dict) or outcome.get("outcome") != "selected":
+        return Decision.CANCELED
+    return _DECISIONS.get(str(outcome.get("optionId")), Decision.REJECT)

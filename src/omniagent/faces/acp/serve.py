@@ -1,0 +1,31 @@
+"""`omniagent acp`: the engine as an ACP agent on stdin/stdout (newline-delimited JSON-RPC 2.0).
+
+The process answers the client's first request before it imports asyncio when that request is `initialize` (the
+usual case): the answer needs only the provider catalog (`acp/handshake.py`), and asyncio is most of a bare
+Python start (docs/performance.md, `wire/first_request.py`). Then the connection takes over (`acp/connection.py`)
+with every byte read so far. Logs go to stderr; stdout carries only the wire.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from omniagent.faces.acp.handshake import Handshake
+from omniagent.wire.dialects import STRICT
+from omniagent.wire.first_request import answer_first_request
+
+
+def run_acp(data_dir: Path | None) -> int:
+    """Serve ACP on stdin/stdout until stdin closes; returns the exit code."""
+    greeted = Handshake(data_dir)
+    try:
+        prelude = answer_first_request(STRICT, {"initialize": greeted.initialize})
+        from omniagent.logs import configure
+
+        configure("acp")
+        from omniagent.faces.acp.connection import serve_connection
+
+        serve_connection(data_dir, greeted, prelude)
+    except KeyboardInterrupt:
+        return 130
+    return 0

@@ -1,0 +1,1 @@
+"""The command line: every `omniagent` command, its parser and its terminal UI."""

@@ -1,0 +1,397 @@
+"""`omniagent run`: one prompt to one agent in the current directory, the turn shown as it happens.
+
+    omniagent run [--agent ID] [--yes] [--json] PROMPT
+
+Picks the agent (`choose_agent`: a ready engine first, else the first drivable agent; it says which and why),
+opens a session, sends the prompt, and reads the session's events until the turn ends: the renderer draws them
+(`cli_render.py`), the asker answers the agent's requests (`cli_ask.py`).
+Exit codes (docs/run.md): 0 completed; 1 failed, refused, cancelled or the agent died; 2 usage; 3 no agent to
+run (none found, unknown, not drivable yet, or it needs a login); 130 interrupted with Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from omniagent.errors import OmniagentError
+from omniagent.faces.cli.ask import Asker, TerminalAsker, UnattendedAsker
+from omniagent.faces.cli.render import HumanRenderer, JsonRenderer, Renderer, Screen, screen, stderr_screen
+from omniagent.protocols.sidecar.agents import AgentInstallation, DiscoveryReport
+from omniagent.protocols.sidecar.commands import PermissionMode, Started
+from omniagent.protocols.sidecar.events import (
+    Cancelled,
+    Completed,
+    Failed,
+    Refused,
+    Request,
+    RequestClosed,
+    RequestOpened,
+    StopReason,
+    TurnEnded,
+)
+from omniagent.runtime.adapters import adapter_for
+from omniagent.runtime.adapters.mock import MockScript, MockScriptError, load_script
+from omniagent.runtime.advice import first_run, login_hint, rejected_hint
+from omniagent.runtime.catalog import ENGINE_ID, ConnectionKind, profile
+from omniagent.runtime.discovery import resolve
+from omniagent.runtime.errors import AgentError, AuthRequired, InvalidConfiguration, NotInstalled, SessionClosed
+from omniagent.runtime.options import OpenOptions
+from omniagent.runtime.runtime import Runtime
+from omniagent.runtime.session import Session
+from omniagent.runtime.turns import CANCEL_GRACE
+
+EXIT_COMPLETED = 0
+EXIT_TURN_FAILED = 1  # the turn failed, was refused or cancelled, or the agent could not run it
+EXIT_USAGE = 2  # argparse's code for bad arguments
+EXIT_NO_AGENT = 3  # nothing to run the prompt with: no agent, an unknown one, or one that needs a login
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, what shells report for Ctrl-C
+
+# Seconds to wait for the turn to end after Ctrl-C: the session loop's cancel grace, plus slack to report it.
+INTERRUPT_WAIT = CANCEL_GRACE + 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    prompt: str
+    agent: str | None = None
+    yes: bool = False
+    json: bool = False
+    mock: str | None = None  # a mock script replacing the machine's agents (tests; not in --help)
+    directory: str | None = None  # -C: where the agent works (default: the current directory)
+    model: str | None = None  # -m: the session's `model` option
+
+
+class NoAgent(OmniagentError):
+    """There is no agent to run the prompt with; the message says why and what to do."""
+
+
+def run_command(options: RunOptions) -> int:
+    """Entry point of `omniagent run`; returns the exit code."""
+    if not options.prompt.strip():
+        print("omniagent run: error: the prompt is empty", file=sys.stderr)
+        return EXIT_USAGE
+    started = starting_point("run", options.directory, options.mock)
+    if started is None:
+        return EXIT_USAGE
+    directory, script = started
+    options = replace(options, directory=directory)
+    # Our notes say what went wrong; runtime warnings would repeat them less clearly.
+    logging.basicConfig(level=logging.ERROR, format="omniagent: %(message)s", stream=sys.stderr)
+    try:
+        return asyncio.run(_run(options, script))
+    except KeyboardInterrupt:  # Ctrl-C before the turn started (or after it ended)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # stdout's reader went away (`| head`): nothing more to say to it
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_TURN_FAILED
+
+
+def starting_point(command: str, wanted: str | None, mock: str | None) -> tuple[str, MockScript | None] | None:
+    """The working directory and mock script `run` and `chat` start from; None once the usage error is said on
+    stderr (a directory that does not exist, an unreadable mock script)."""
+    directory = working_directory(wanted)
+    if directory is None:
+        where = wanted or "the current directory"
+        print(
+            f"omniagent {command}: error: {where} does not exist (any more); cd to a directory or pass -C DIR",
+            file=sys.stderr,
+        )
+        return None
+    try:
+        return directory, load_script(mock) if mock is not None else None
+    except MockScriptError as error:
+        print(f"omniagent {command}: error: {error}", file=sys.stderr)
+        return None
+
+
+def working_directory(wanted: str | None) -> str | None:
+    """The absolute directory to work in (`-C DIR`, else the current one), or None when it does not exist."""
+    try:
+        directory = os.path.abspath(wanted) if wanted else os.getcwd()
+    except FileNotFoundError:  # the shell's directory was deleted under it
+        return None
+    return directory if os.path.isdir(directory) else None
+
+
+def choose_agent(
+    report: DiscoveryReport,
+    drivable: Callable[[AgentInstallation], bool],
+    engine_ready: Callable[[], bool] = lambda: False,
+) -> AgentInstallation | None:
+    """The agent `run` uses when none is named: our engine when it is ready (a provider with a model and a key),
+    else the first other installed agent, in discovery order, that omniagent can drive, else the engine anyway (it
+    then says which key to set). `engine_ready` is asked only when the report holds the engine."""
+    engine = next((agent for agent in report.agents if is_engine(agent) and drivable(agent)), None)
+    if engine is not None and engine_ready():
+        return engine
+    other = next((agent for agent in report.agents if not is_engine(agent) and drivable(agent)), None)
+    return other or engine
+
+
+def is_engine(agent: AgentInstallation) -> bool:
+    """Whether the installation is our own engine (the catalog's in-process row)."""
+    row = profile(agent.id)
+    return agent.acp_args is None and row is not None and row.connection is ConnectionKind.ENGINE
+
+
+def _engine_ready() -> bool:
+    from omniagent.runtime.adapters.engine.info import engine_ready
+
+    return engine_ready()
+
+
+async def pick_agent(runtime: Runtime, wanted: str | None, *, mock: bool) -> tuple[AgentInstallation, str]:
+    """The named agent, or `choose_agent`'s pick, with the reason for the pick ("" when named). A ready engine is
+    the pick whatever else is installed, so then nothing is discovered (no login shell is started). Raises:
+    `NoAgent`."""
+
+    def drivable(agent: AgentInstallation) -> bool:
+        # With --mock the report holds the mock alone, and the runtime drives it itself.
+        return mock or adapter_for(agent) is not None
+
+    if wanted is None:
+        ready: list[bool] = []  # remembered: the key files are read once, whoever asks
+
+        def engine_ready() -> bool:
+            if not ready:
+                ready.append(_engine_ready())
+            return ready[0]
+
+        if not mock and engine_ready():
+            engine = await runtime.resolve(ENGINE_ID)
+            if drivable(engine):
+                return engine, _why(engine, ready)
+        report = await runtime.discover()
+        chosen = choose_agent(report, drivable, engine_ready)
+        if chosen is not None:
+            return chosen, _why(chosen, ready)
+        if not report.agents:
+            raise NoAgent("no agent CLI found on this machine; `omniagent agents` lists what to install")
+        names = ", ".join(agent.id for agent in report.agents)
+        raise NoAgent(f"omniagent cannot drive any installed agent yet (installed: {names})")
+    report = await runtime.discover()
+    found = resolve(wanted, report)
+    if found is None:
+        missing = next((agent for agent in report.missing if agent.id == wanted), None)
+        if missing is not None:
+            raise NoAgent(f"{missing.name} is not installed; install it with: {missing.install_hint}")
+        names = ", ".join(agent.id for agent in report.agents) or "none"
+        raise NoAgent(f"unknown agent `{wanted}` (installed: {names})")
+    if not drivable(found):
+        raise NoAgent(f"omniagent cannot drive {found.name} ({found.id}) yet")
+    return found, ""
+
+
+def _why(chosen: AgentInstallation, engine_ready: list[bool]) -> str:
+    if is_engine(chosen):
+        return "a model provider has a key" if engine_ready[-1] else "no other agent to drive"
+    if engine_ready:
+        return "the engine has no provider key"
+    return "the first installed agent omniagent can drive"
+
+
+async def _run(options: RunOptions, script: MockScript | None) -> int:
+    interactive = sys.stdin.isatty() and sys.stdout.isatty()
+    notes = stderr_screen()
+    renderer: Renderer
+    if options.json:
+        renderer = JsonRenderer(sys.stdout.buffer, notes)
+    else:
+        renderer = HumanRenderer(screen(sys.stdout), notes, root=options.directory)
+    asker = _asker(options, renderer, notes, interactive=interactive)
+    async with Runtime(mock=script) as runtime:
+        try:
+            agent, why = await pick_agent(runtime, options.agent, mock=script is not None)
+        except NoAgent as error:
+            renderer.note(str(error), style="red")
+            return EXIT_NO_AGENT
+        if options.agent is None:
+            renderer.note(f"using {agent.name} ({agent.id}): {why}", style="dim")
+        mode = PermissionMode.AUTO_APPROVE if options.yes else PermissionMode.ASK
+        try:
+            session = await runtime.open(
+                agent.id,
+                options.directory or os.getcwd(),
+                OpenOptions(permission_mode=mode, configure={"model": options.model} if options.model else {}),
+            )
+        except (AuthRequired, NotInstalled) as error:
+            return _no_agent(renderer, agent, error, await runtime.discover())
+        except AgentError as error:
+            renderer.note(start_failure(agent, error, options.model), style="red")
+            return EXIT_TURN_FAILED
+        outcome = await _TurnRunner(session, renderer, asker).run(options.prompt)
+        renderer.finish()
+        await runtime.aclose()
+        ended_with = session.events.error  # known once the session has closed (a death or a lost login)
+        if isinstance(ended_with, AuthRequired):
+            return _no_agent(renderer, agent, ended_with, await runtime.discover())
+    return _exit_code(renderer, outcome if outcome.error else replace(outcome, error=ended_with))
+
+
+def _asker(options: RunOptions, renderer: Renderer, notes: Screen, *, interactive: bool) -> Asker:
+    def note(message: str) -> None:
+        renderer.note(message, style="yellow")
+
+    if not interactive:
+        return UnattendedAsker(note)
+    if isinstance(renderer, HumanRenderer):
+        return TerminalAsker(screen(sys.stdout), note, renderer.break_line)
+    return TerminalAsker(notes, note, lambda: None)  # --json keeps stdout for events: ask on stderr
+
+
+def _no_agent(renderer: Renderer, agent: AgentInstallation, error: AgentError, report: DiscoveryReport) -> int:
+    renderer.note(explain_no_agent(agent, error, report), style="red")
+    return EXIT_NO_AGENT
+
+
+def start_failure(agent: AgentInstallation, error: AgentError, model: str | None) -> str:
+    """Why the session did not open; a refused `-m` says so, since the flag is ours, not the agent's."""
+    if model is not None and isinstance(error, InvalidConfiguration):
+        return f"{agent.name} did not take `-m {model}`: {error} (omit -m, or pick another agent with --agent)"
+    return f"could not start {agent.id}: {error}"
+
+
+def explain_no_agent(agent: AgentInstallation, error: AgentError, report: DiscoveryReport) -> str:
+    """Why the agent cannot run and what to do, as `run` and `chat` say it. The engine picked only because
+    nothing else is installed, and without a key, is a first run: the three ways forward."""
+    if not isinstance(error, AuthRequired):
+        return str(error)
+    if error.rejected is not None:
+        return f"{agent.name} could not log in: {rejected_hint(error.rejected, error.login)}"
+    if is_engine(agent) and not any(not is_engine(other) and adapter_for(other) for other in report.agents):
+        return first_run(report)
+    return f"{agent.name} needs a login: {login_hint(error.login)}"
+
+
+@dataclass(frozen=True, slots=True)
+class _Outcome:
+    stop: StopReason | None = None  # how our turn ended, when it did
+    error: AgentError | None = None  # why the events stopped before it did
+    interrupted: bool = False  # Ctrl-C was pressed
+    timed_out: bool = False  # the turn did not end within INTERRUPT_WAIT of Ctrl-C
+
+
+def _exit_code(renderer: Renderer, outcome: _Outcome) -> int:
+    if outcome.interrupted:
+        if outcome.timed_out:
+            renderer.note("the agent did not stop in time; leaving", style="red")
+        return EXIT_INTERRUPTED
+    stop = outcome.stop
+    if isinstance(stop, Completed):
+        return EXIT_COMPLETED
+    if isinstance(stop, Failed):
+        reason = f"the turn failed: {stop.message}"
+        if outcome.error is not None:
+            reason += f" ({outcome.error})"
+    elif isinstance(stop, Refused):
+        reason = "the agent refused the prompt"
+    elif isinstance(stop, Cancelled):
+        reason = "the turn was cancelled"
+    else:
+        reason = f"the session ended before the turn did: {outcome.error or 'closed'}"
+    renderer.note(reason, style="red")
+    return EXIT_TURN_FAILED
+
+
+class _TurnRunner:
+    """Sends the prompt and reads events until the turn ends, answering requests as they open. Ctrl-C cancels
+    the turn; the runner then waits at most INTERRUPT_WAIT for it to end (a second Ctrl-C stops waiting)."""
+
+    def __init__(self, session: Session, renderer: Renderer, asker: Asker) -> None:
+        self._session = session
+        self._renderer = renderer
+        self._asker = asker
+        self._pending: dict[str, asyncio.Task[None]] = {}
+        self._group: asyncio.TaskGroup | None = None
+        self._deadline: asyncio.Timeout | None = None
+        self._interrupted = False
+
+    async def run(self, prompt: str) -> _Outcome:
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGINT, self._interrupt)
+        try:
+            async with asyncio.timeout(None) as self._deadline:
+                stop, error = await self._read(prompt)
+        except TimeoutError:
+            return _Outcome(interrupted=True, timed_out=True)
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
+        return _Outcome(stop=stop, error=error, interrupted=self._interrupted)
+
+    async def _read(self, prompt: str) -> tuple[StopReason | None, AgentError | None]:
+        try:
+            delivery = await self._session.prompt(prompt)
+        except AgentError as error:
+            return None, error
+        turn_id = delivery.kind.turn_id if isinstance(delivery.kind, Started) else None
+        async with asyncio.TaskGroup() as self._group:
+            if self._interrupted:  # Ctrl-C while the prompt was being sent
+                self._group.create_task(self._cancel())
+            try:
+                async for event in self._session.events:
+                    self._renderer.event(event)
+                    kind = event.kind
+                    if isinstance(kind, RequestOpened):
+                        self._open(kind.request)
+                    elif isinstance(kind, RequestClosed):
+                        self._withdraw(kind.request_id)
+                    elif isinstance(kind, TurnEnded) and event.turn_info and event.turn_info.id == turn_id:
+                        return kind.stop, self._session.events.error
+            except AgentError as error:  # the agent died or lost its login after the turn's last event
+                return None, error
+            finally:
+                self._group = None  # the group is closing: a late Ctrl-C must not start tasks in it
+                for request_id in list(self._pending):
+                    self._withdraw(request_id)
+        return None, self._session.events.error
+
+    def _open(self, request: Request) -> None:
+        assert self._group is not None
+        request_id = request.request.id
+        self._pending[request_id] = self._group.create_task(self._answer(request), name=f"answer {request_id}")
+
+    def _withdraw(self, request_id: str) -> None:
+        task = self._pending.pop(request_id, None)
+        if task is not None:
+            task.cancel()
+
+    async def _answer(self, request: Request) -> None:
+        request_id = request.request.id
+        answer = await self._asker.answer(request)
+        self._pending.pop(request_id, None)  # answered: its RequestClosed must not cancel this task
+        try:
+            if answer is None:
+                await self._session.cancel()
+            else:
+                await self._session.answer(request_id, answer)
+        except SessionClosed:
+            return
+        except AgentError as error:  # the request closed while the person was deciding
+            self._renderer.note(f"the answer was not taken: {error}", style="yellow")
+
+    def _interrupt(self) -> None:
+        loop = asyncio.get_running_loop()
+        assert self._deadline is not None
+        if self._interrupted:
+            self._deadline.reschedule(loop.time())
+            return
+        self._interrupted = True
+        self._renderer.interrupted()
+        self._renderer.note("interrupted: cancelling the turn (Ctrl-C again to leave now)", style="yellow")
+        for request_id in list(self._pending):
+            self._withdraw(request_id)
+        self._deadline.reschedule(loop.time() + INTERRUPT_WAIT)
+        if self._group is not None:
+            self._group.create_task(self._cancel())
+
+    async def _cancel(self) -> None:
+        try:
+            await self._session.cancel()
+        except SessionClosed:
+            return

@@ -1,0 +1,1 @@
+"""`omniagent rpc`: the engine over the yuke JSONL RPC on stdin/stdout."""

@@ -1,0 +1,1 @@
+"""`omniagent serve`: the anyagent sidecar wire on stdin/stdout, over the Python `Runtime`."""

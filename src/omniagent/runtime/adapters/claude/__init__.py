@@ -1,0 +1,1 @@
+"""The Claude Code adapter: stream-json (launch, control, info, translate, tools, usage)."""

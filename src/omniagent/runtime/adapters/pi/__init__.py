@@ -1,0 +1,1 @@
+"""The pi adapter: pi's JSONL RPC (launch and turns, rpc, info, translate)."""
