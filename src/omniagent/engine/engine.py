@@ -13,7 +13,7 @@ import contextlib
 import logging
 import os
 import sqlite3
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -112,6 +112,7 @@ class Engine:
 
     def __init__(self, config: EngineConfig, store: Store, routes: Routes, tasks: asyncio.TaskGroup) -> None:
         self.config = config
+        self._tasks = tasks
         self.store = store
         self.routes = routes
         self.broadcaster = Broadcaster()
@@ -214,6 +215,10 @@ class Engine:
             SKILLS_LIST_METHOD: self._skills_list,
         }
         return table
+
+    def spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        """Run `work` in the engine's task group (it is cancelled when the engine closes)."""
+        return self._tasks.create_task(work)
 
     def serves(self, method: str) -> bool:
         """Whether `handle(method, …)` runs the method (others answer not_implemented)."""

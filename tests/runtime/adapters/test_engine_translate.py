@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import weakref
 
 from omniagent.protocols.sidecar.events import (
     Cancelled,
@@ -41,16 +42,33 @@ from omniagent.protocols.yuke.runs import (
 )
 from omniagent.protocols.yuke.tools import DiffFile, DiffHunk, ToolStateCompleted, ToolStatePending, ViewDiff
 from omniagent.runtime import driver as d
-from omniagent.runtime.adapters.engine.translate import Translator, interaction_of, request_id
+from omniagent.engine.api import TurnEnded
+from omniagent.engine.events import SessionFeed
+from omniagent.protocols.yuke.base import YukeModel
+from omniagent.runtime.adapters.engine.translate import Translator, interaction_of, request_id, stop_reason
 from tests.sidecar_schema import validate
 
 SID = "0" * 32
 ROOT = "/srv/project"
 
 
+_FEEDS: weakref.WeakKeyDictionary[Translator, SessionFeed] = weakref.WeakKeyDictionary()
+
+
+def _map(translator: Translator, name: str, data: YukeModel) -> list[d.DriverEvent]:
+    """One broadcast through the session's feed (as the engine's subscription reads it), then the translator; a
+    `run.done` ends the turn as the adapter ends it once the tree has settled (`TurnEnded` → `TurnStopped`)."""
+    feed = _FEEDS.setdefault(translator, SessionFeed(SID, lambda _: None))
+    events = [event for item in feed.read(name, data) for event in translator.map(item)]
+    if isinstance(data, RunDoneData):
+        ended = TurnEnded(data, canceled=False)
+        events.append(d.TurnStopped(stop_reason(ended.last_run.outcome)))
+    return events
+
+
 def _added(translator: Translator, name: str, args: dict[str, object], part_id: int = 0) -> ToolUpdated:
     part = ToolPart(id=part_id, name=name, arguments=json.dumps(args), state=ToolStatePending())
-    (event,) = translator.map("message.part_added", MessagePartAddedData(session_id=SID, message_id=4, part=part))
+    (event,) = _map(translator, "message.part_added", MessagePartAddedData(session_id=SID, message_id=4, part=part))
     assert isinstance(event, d.AdapterEvent) and isinstance(event.kind, ToolUpdated)
     validate("ToolUpdate", event.kind.tool.dump())
     return event.kind
@@ -80,7 +98,7 @@ def test_an_edit_carries_one_diff_per_hunk_from_the_engines_diff_view() -> None:
     view = ViewDiff(files=[DiffFile(path="a.txt", hunks=[hunk])])
     state = ToolStateCompleted(output="edited a.txt", view=[view], duration_ms=3)
     changed = ToolStateChangedData(session_id=SID, message_id=4, part_id=0, state=state)
-    (event,) = translator.map("tool.state_changed", changed)
+    (event,) = _map(translator, "tool.state_changed", changed)
     assert isinstance(event, d.AdapterEvent) and isinstance(event.kind, ToolUpdated)
     tool = event.kind.tool
     assert tool.kind == Edit() and tool.status is ToolStatus.COMPLETED and tool.output == "edited a.txt"
@@ -101,7 +119,7 @@ def test_run_outcomes_become_stop_reasons() -> None:
         done = RunDoneData(
             session_id=SID, seq=1, run_id=1, kind="turn", timing=RunCanceledTiming(ended_at_ms=1), outcome=outcome
         )
-        (event,) = Translator(SID, ROOT).map("run.done", done)
+        (event,) = _map(Translator(SID, ROOT), "run.done", done)
         assert isinstance(event, d.TurnStopped)
         if expected is None:
             assert event.stop == Failed(message="the connection dropped (network)")
@@ -124,7 +142,7 @@ def test_a_committed_checkpoint_reports_context_compacted_and_the_run_just_ends(
     )
     translator = Translator(SID, ROOT)
     translator.window_tokens = 1000
-    events = translator.map("message.committed", MessageCommittedData(session_id=SID, seq=4, message=checkpoint))
+    events = _map(translator, "message.committed", MessageCommittedData(session_id=SID, seq=4, message=checkpoint))
     assert events == [
         d.AdapterEvent(ContextCompacted()),
         d.AdapterEvent(ContextUsage(used_tokens=300, window_tokens=1000)),
@@ -137,7 +155,7 @@ def test_a_committed_checkpoint_reports_context_compacted_and_the_run_just_ends(
         timing=RunCanceledTiming(ended_at_ms=1),
         outcome=RunOutcomeCompacted(message_id=9),
     )
-    assert translator.map("run.done", done) == [d.TurnStopped(Completed())]
+    assert _map(translator, "run.done", done) == [d.TurnStopped(Completed())]
 
 
 def test_request_ids_round_trip_to_the_engines_interaction_ids() -> None:
@@ -159,7 +177,7 @@ def test_a_spawn_call_runs_until_its_child_reports_even_when_the_report_beats_th
         receipt = ToolStateChangedData(
             session_id=SID, message_id=4, part_id=0, state=ToolStateCompleted(output="{}", duration_ms=1)
         )
-        (event,) = translator.map("tool.state_changed", receipt)
+        (event,) = _map(translator, "tool.state_changed", receipt)
         assert isinstance(event, d.AdapterEvent) and isinstance(event.kind, ToolUpdated)
         tool = event.kind.tool
         assert (tool.status, tool.title) == (

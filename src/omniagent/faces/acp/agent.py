@@ -24,10 +24,7 @@ import contextlib
 import re
 from typing import Any
 
-from omniagent.engine.engine import Engine
-from omniagent.engine.errors import EngineError
-from omniagent.engine.interactions.permissions import PermissionMode
-from omniagent.engine.sandboxes import SANDBOX_OPTION_IDS
+from omniagent.engine.api import SANDBOX_OPTION_IDS, EngineApi, EngineError, ErrorCode, PermissionMode
 from omniagent.faces.acp import history, mcp_servers, options
 from omniagent.faces.acp import translate as t
 from omniagent.faces.acp.relay import Relay, Spawn
@@ -36,19 +33,8 @@ from omniagent.protocols.acp import methods
 from omniagent.protocols.acp.methods import ValidationError
 from omniagent.protocols.acp.versions import VersionSpec
 from omniagent.protocols.yuke.content import ContentPart, ContentText, InputContent, InputSkill
-from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.protocols.yuke.runs import RunOutcomeFailed
-from omniagent.protocols.yuke.sessions import (
-    CreateSession,
-    SendInputStarted,
-    Session,
-    SessionForkParams,
-    SessionGetParams,
-    SessionListParams,
-    SessionPatch,
-    SessionPatchParams,
-    SessionRemoveParams,
-)
+from omniagent.protocols.yuke.sessions import SendInputStarted, Session
 from omniagent.wire.jsonrpc import Peer
 from omniagent.wire.messages import (
     AUTH_REQUIRED,
@@ -81,12 +67,13 @@ class AcpAgent:
     """Serves one ACP connection over `peer` with `engine`, in the version `initialize` chose (acp/serve.py
     answers `initialize` itself, before the engine exists, then routes every other method here)."""
 
-    def __init__(self, engine: Engine, peer: Peer, spawn: Spawn, spec: VersionSpec, *, elicits: bool = False) -> None:
+    def __init__(
+        self, engine: EngineApi, peer: Peer, spawn: Spawn, spec: VersionSpec, *, elicits: bool = False
+    ) -> None:
         self._engine = engine
         self._peer = peer
         self._spec = spec
         self._relay = Relay(engine, peer, SHAPES[spec.version], spawn, elicits=elicits)
-        self._unsubscribe = engine.broadcaster.subscribe(self._relay)
         names = spec.method_names
         handlers = {
             "authenticate": self._login,
@@ -112,7 +99,7 @@ class AcpAgent:
 
     def close(self) -> None:
         """Stop listening to the engine."""
-        self._unsubscribe()
+        self._relay.close_all()
 
     def _checked(self, method: str, handler: Any) -> Any:
         """Validate params against the version's model first: off-schema params are -32602, never a crash."""
@@ -150,7 +137,7 @@ class AcpAgent:
     async def _session(self, session_id: Any) -> Session:
         if not isinstance(session_id, str) or not _SESSION_ID.match(session_id):
             raise RpcError(RESOURCE_NOT_FOUND, "unknown session")
-        return (await self._engine.sessions.get(SessionGetParams(session_id=session_id))).session
+        return await self._engine.session(session_id)
 
     async def _opened(self, session: Session, new_id: bool) -> dict[str, Any]:
         self.relay.open(session)
@@ -159,7 +146,7 @@ class AcpAgent:
             result["sessionId"] = session.id
         if not self.relay.shapes.state_updates:
             result["modes"] = options.v1_modes(self._engine, session.id)
-        skills = (await self._engine.skills.catalog(session.id, session.root)).infos()
+        skills = (await self._engine.skills(session)).infos()
         if skills:
             # After the answer, which the peer queues once this handler returns: the client knows the session then.
             update = t.available_commands(self.relay.shapes, skills)
@@ -169,33 +156,31 @@ class AcpAgent:
     async def _new(self, params: dict[str, Any]) -> dict[str, Any]:
         specs = mcp_servers.server_specs(params.get("mcpServers"))
         try:
-            created = await self._engine.sessions.create(CreateSession(workspace_path=str(params["cwd"])))
+            created = await self._engine.create_session(str(params["cwd"]))
         except EngineError as exc:
-            if exc.code == ErrorCode.UNSUPPORTED_MODEL and self._engine.routes.catalog.missing_keys():
+            if exc.code == ErrorCode.UNSUPPORTED_MODEL and self._engine.catalog.missing_keys():
                 raise RpcError(AUTH_REQUIRED, "no model is ready: set a provider's API key (see authMethods)") from None
             raise
-        await self._engine.mcp.attach(created.session.id, specs)
-        return await self._opened(created.session, True)
+        await self._engine.attach_mcp(created.id, specs)
+        return await self._opened(created, True)
 
     async def _fork(self, params: dict[str, Any]) -> dict[str, Any]:
         """The whole conversation copied into a new engine session working in the request's `cwd`."""
         source = await self._session(params.get("sessionId"))
         specs = mcp_servers.server_specs(params.get("mcpServers"))
-        forked = await self._engine.sessions.fork(
-            SessionForkParams(session_id=source.id), workspace_path=str(params["cwd"])
-        )
-        await self._engine.mcp.attach(forked.session.id, specs)
-        return await self._opened(forked.session, True)
+        forked = await self._engine.fork_session(source.id, str(params["cwd"]))
+        await self._engine.attach_mcp(forked.id, specs)
+        return await self._opened(forked, True)
 
     async def _load(self, params: dict[str, Any]) -> dict[str, Any]:
         session = await self._session(params.get("sessionId"))
-        await self._engine.mcp.attach(session.id, mcp_servers.server_specs(params.get("mcpServers")))
+        await self._engine.attach_mcp(session.id, mcp_servers.server_specs(params.get("mcpServers")))
         await self._replay(session)
         return await self._opened(session, False)
 
     async def _resume(self, params: dict[str, Any]) -> dict[str, Any]:
         session = await self._session(params.get("sessionId"))
-        await self._engine.mcp.attach(session.id, mcp_servers.server_specs(params.get("mcpServers")))
+        await self._engine.attach_mcp(session.id, mcp_servers.server_specs(params.get("mcpServers")))
         replay = params.get("replayFrom")
         if isinstance(replay, dict) and replay.get("type") == "start":
             await self._replay(session)
@@ -203,29 +188,29 @@ class AcpAgent:
 
     async def _replay(self, session: Session) -> None:
         """Send the whole conversation as updates, oldest first, before the caller answers (acp.md §5.9)."""
-        for message in await self._engine.sessions.conversation(session.id):
+        for message in await self._engine.conversation(session.id):
             for update in t.replay(self.relay.shapes, session.root, message):
                 self.relay.send(session.id, update)
 
     async def _close(self, params: dict[str, Any]) -> dict[str, Any]:
         session = await self._session(params.get("sessionId"))
-        if not await self._engine.children.settled(session.id):
-            await self._engine.children.stop_tree(session.id)
+        if not await self._engine.settled(session.id):
+            await self._engine.stop_tree(session.id)
         self.relay.close(session.id)
-        await self._engine.mcp.detach(session.id)
+        await self._engine.detach_mcp(session.id)
         return {}
 
     async def _delete(self, params: dict[str, Any]) -> dict[str, Any]:
         session = await self._session(params.get("sessionId"))
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._engine.children.stop_tree(session.id), DELETE_WAIT)
+            await asyncio.wait_for(self._engine.stop_tree(session.id), DELETE_WAIT)
         self.relay.close(session.id)
-        await self._engine.sessions.remove(SessionRemoveParams(session_id=session.id, cascade_children=True))
+        await self._engine.remove_session(session.id, with_children=True)
         return {}
 
     async def _list(self, params: dict[str, Any]) -> dict[str, Any]:
         cwd, cursor = params.get("cwd"), params.get("cursor")
-        page = await self._engine.sessions.list_(SessionListParams(cursor=cursor))
+        page = await self._engine.list_sessions(cursor)
         infos = [history.session_info(i.session) for i in page.items if cwd is None or i.session.root == cwd]
         result: dict[str, Any] = {"sessions": infos}
         if page.next_cursor is not None:
@@ -242,15 +227,16 @@ class AcpAgent:
         if not isinstance(value, str):
             raise RpcError(INVALID_PARAMS, "this option takes a value id")
         if config_id in SANDBOX_OPTION_IDS:
-            refusal = self._engine.sandboxes.choose(session.id, config_id, value)
+            refusal = self._engine.choose_sandbox(session.id, config_id, value)
             if refusal is not None:
                 raise RpcError(INVALID_PARAMS, refusal)
         elif config_id == "mode":
             self._set_permission_mode(session.id, value)
         elif config_id in ("model", "reasoning"):
-            patch = SessionPatch(model=value) if config_id == "model" else SessionPatch(reasoning=value)
-            patched = await self._engine.sessions.patch(SessionPatchParams(session_id=session.id, patch=patch))
-            session = patched.session
+            if config_id == "model":
+                session = await self._engine.patch_session(session.id, model=value)
+            else:
+                session = await self._engine.patch_session(session.id, reasoning=value)
         else:
             raise RpcError(INVALID_PARAMS, "unknown config option")
         return {"configOptions": options.config_options(self._engine, self.relay.shapes, session)}
@@ -264,7 +250,7 @@ class AcpAgent:
         modes: dict[str, PermissionMode] = {"ask": "ask", "auto": "auto"}
         if mode not in modes:
             raise RpcError(INVALID_PARAMS, "the mode is ask or auto")
-        self._engine.permissions.set_mode(session_id, modes[mode])
+        self._engine.set_permission_mode(session_id, modes[mode])
 
     # Turns ------------------------------------------------------------------------------------------------------
 
@@ -273,48 +259,50 @@ class AcpAgent:
         parts = t.prompt_parts(list(params.get("prompt") or []))
         if isinstance(parts, str):
             raise RpcError(INVALID_PARAMS, parts)
-        if self._engine.live.is_busy(session.id):
+        if self._engine.is_busy(session.id):
             raise RpcError(INVALID_REQUEST, "a turn is already running in this session")
         relay, sid = self.relay, session.id
-        relay.open(session)
-        relay.begin_turn(sid)
+        turn = relay.open(session).turn
         v2 = relay.shapes.state_updates
         skill = await self._skill_command(session, parts)
         if v2:
             relay.hold(sid)
         try:
-            started = await self._engine.inputs.send(sid, skill or InputContent(content=parts))
+            started = await turn.start_turn(skill or InputContent(content=parts))
         finally:
             if v2:
                 relay.release_soon(sid)  # runs after the peer queued our `{}` (relay.py module doc)
         if not isinstance(started, SendInputStarted):  # queued behind a run that started meanwhile
             raise RpcError(INVALID_REQUEST, "a turn is already running in this session")
-        done = relay.run_done(sid, started.run_id)
         if v2:
             return {}
+        # Made after the run started, so only this turn's end resolves it (a settled end needs the run's end first).
+        ended = turn.turn_end()
         try:
-            data = await asyncio.shield(done)
-            await self._engine.children.wait_settled(sid)  # the children's reports continue the turn
+            last = await asyncio.shield(ended)  # the children's reports continue the turn
         except asyncio.CancelledError:
             # The client cancelled the request or went away: stop the turn (and its children) too.
-            await self._engine.children.stop_tree(sid)
+            await self._engine.stop_tree(sid)
             raise
-        stop, last = relay.turn_stop_reason(sid), (relay.last_done(sid) or data).outcome
-        if stop != "cancelled" and isinstance(last, RunOutcomeFailed) and last.code != "max_rounds":
-            raise RpcError(INTERNAL_ERROR, f"the turn failed ({last.code}): {last.message}")
+        stop, outcome = relay.stop_reason(last), last.last_run.outcome
+        if stop != "cancelled" and isinstance(outcome, RunOutcomeFailed) and outcome.code != "max_rounds":
+            raise RpcError(INTERNAL_ERROR, f"the turn failed ({outcome.code}): {outcome.message}")
         return {"stopReason": stop}
 
     async def _skill_command(self, session: Session, parts: list[ContentPart]) -> InputSkill | None:
         """A prompt that is one `/name arguments` text naming one of the session's skills runs that skill."""
         if len(parts) != 1 or not isinstance(parts[0], ContentText):
             return None
-        ref = (await self._engine.skills.catalog(session.id, session.root)).command(parts[0].text)
+        ref = (await self._engine.skills(session)).command(parts[0].text)
         return InputSkill(skill=ref) if ref is not None else None
 
     async def cancel(self, params: Any) -> None:
         """The version's cancel notification: stop the session's run and its children's, if any."""
         session_id = params.get("sessionId") if isinstance(params, dict) else None
-        if isinstance(session_id, str) and _SESSION_ID.match(session_id):
-            self.relay.cancel(session_id)
+        open_ = self.relay.sessions.get(session_id) if isinstance(session_id, str) else None
+        if open_ is not None:
             with contextlib.suppress(EngineError):
-                await self._engine.children.stop_tree(session_id)
+                await open_.turn.cancel()
+        elif isinstance(session_id, str) and _SESSION_ID.match(session_id):
+            with contextlib.suppress(EngineError):
+                await self._engine.stop_tree(session_id)

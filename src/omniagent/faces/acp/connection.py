@@ -30,7 +30,7 @@ from omniagent.wire.messages import INTERNAL_ERROR, METHOD_NOT_FOUND, RpcError
 from omniagent.wire.stdio import open_stdio
 
 if TYPE_CHECKING:
-    from omniagent.engine.engine import Engine
+    from omniagent.engine.api import EngineApi
     from omniagent.faces.acp.agent import AcpAgent
 
 # Seconds between interrupt rounds while requests read before EOF are still being answered.
@@ -55,7 +55,7 @@ class _Connection:
         self._spawn = spawn
         self._spec: VersionSpec | None = None
         self._agent: asyncio.Future[AcpAgent] | None = None
-        self._engine: Engine | None = None
+        self._engine: EngineApi | None = None
         self._stop = asyncio.Event()
         self._engine_task: asyncio.Task[None] | None = None
         peer.on_request("initialize", self._initialize)
@@ -63,7 +63,7 @@ class _Connection:
             self._select(greeted.spec)
 
     async def _initialize(self, params: Any) -> dict[str, Any]:
-        catalog = self._engine.routes.catalog if self._engine is not None else None
+        catalog = self._engine.catalog if self._engine is not None else None
         result = self._handshake.initialize(params, catalog)
         if self._spec is None and self._handshake.spec is not None:
             self._select(self._handshake.spec)
@@ -99,15 +99,14 @@ class _Connection:
         return self._agent
 
     async def _run_engine(self, ready: asyncio.Future[AcpAgent]) -> None:
-        """Own the engine for the connection's life: `Engine.open`'s task group must be entered and left in one
+        """Own the engine for the connection's life: `EngineApi.open`'s task group must be entered and left in one
         task, so it lives here until `close()`."""
-        from omniagent.engine.engine import Engine, engine_config
+        from omniagent.engine.api import EngineApi
         from omniagent.faces.acp.agent import AcpAgent
 
         assert self._spec is not None
         try:
-            async with Engine.open(engine_config(self._data_dir)) as engine:
-                await engine.recover()
+            async with EngineApi.open(EngineApi.config(self._data_dir)) as engine:
                 self._engine = engine
                 agent = AcpAgent(engine, self._peer, self._spawn, self._spec, elicits=self._handshake.elicits)
                 ready.set_result(agent)

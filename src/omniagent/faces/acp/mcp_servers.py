@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from omniagent.engine.mcp.config import ServerSpec
+from omniagent.engine.api import ServerSpec
 from omniagent.wire.messages import INVALID_PARAMS, RpcError
 
 ORIGIN = "the ACP client"

@@ -17,9 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from omniagent.engine.engine import Engine
-from omniagent.engine.interactions.permissions import PermissionMode
-from omniagent.engine.sandboxes import SANDBOX_OPTIONS, option_values
+from omniagent.engine.api import SANDBOX_OPTIONS, EngineApi, PermissionMode, option_values
 from omniagent.faces.acp.shapes import Shapes
 from omniagent.protocols.yuke.catalog import CatalogListResultFull
 from omniagent.protocols.yuke.sessions import Session
@@ -30,9 +28,9 @@ MODES: list[tuple[PermissionMode, str, str]] = [
 ]
 
 
-def config_options(engine: Engine, shapes: Shapes, session: Session) -> list[dict[str, Any]]:
+def config_options(engine: EngineApi, shapes: Shapes, session: Session) -> list[dict[str, Any]]:
     """The session's config options in the version's shape."""
-    listing = engine.routes.catalog.listing(None)
+    listing = engine.catalog.listing(None)
     assert isinstance(listing, CatalogListResultFull)
     ready = {p.id for p in listing.providers if p.state == "ready"}
     models = [m for m in listing.models if m.provider in ready or m.selector == session.model]
@@ -69,11 +67,11 @@ def config_options(engine: Engine, shapes: Shapes, session: Session) -> list[dic
             "name": "Mode",
             "category": "mode",
             "type": "select",
-            "currentValue": engine.permissions.mode(session.id),
+            "currentValue": engine.permission_mode(session.id),
             "options": [{"value": mode, "name": name, "description": text} for mode, name, text in MODES],
         }
     )
-    now = option_values(engine.sandboxes.settings(session.id))
+    now = option_values(engine.sandbox_settings(session.id))
     for option in SANDBOX_OPTIONS:
         options.append(
             {
@@ -87,15 +85,15 @@ def config_options(engine: Engine, shapes: Shapes, session: Session) -> list[dic
     return options
 
 
-def v1_modes(engine: Engine, session_id: str) -> dict[str, Any]:
+def v1_modes(engine: EngineApi, session_id: str) -> dict[str, Any]:
     """The v1 `modes` object of a session (its permission mode)."""
     return {
-        "currentModeId": engine.permissions.mode(session_id),
+        "currentModeId": engine.permission_mode(session_id),
         "availableModes": [{"id": mode, "name": name, "description": text} for mode, name, text in MODES],
     }
 
 
-def provider_ready(engine: Engine, provider_id: str) -> bool:
+def provider_ready(engine: EngineApi, provider_id: str) -> bool:
     """Whether an auth method's provider has its key now."""
-    provider = engine.routes.catalog.provider(provider_id)
-    return provider is not None and engine.routes.catalog.state(provider) == "ready"
+    provider = engine.catalog.provider(provider_id)
+    return provider is not None and engine.catalog.state(provider) == "ready"

@@ -1,9 +1,9 @@
 """Engine broadcasts of the sessions open on one ACP connection → `session/update` notifications, in order.
 
-What it is: a broadcaster subscriber (synchronous, never blocking) that keeps the little per-session state the
-translation needs (a `SessionFeed` per session: the engine's one reading of its events; the open run) and writes
-updates through the peer's single writer,
-so an update is on the wire in the order the engine emitted it. Turn ends resolve futures the prompt handler waits
+What it is: the subscriber of each open session's `Subscription` (the engine's routing, child sessions and settled
+turn end; synchronous, never blocking) that keeps the little per-session state the rendering needs (the open run,
+the `spawn_agent` calls) and writes updates through the peer's single writer, so an update is on the wire in the
+order the engine emitted it. Turn ends resolve futures the prompt handler waits
 on; each permission ask becomes a `session/request_permission` task and each of the model's questions an
 `elicitation/create` task (the engine run waits meanwhile).
 What it is not: the shapes (`acp/translate.py`) or the method handlers (`acp/agent.py`).
@@ -15,8 +15,8 @@ them with `loop.call_soon` from inside the handler: that callback runs after the
 Child sessions (docs/acp.md "Child agents"): a `spawn_agent` call is shown as one tool call that stays
 `in_progress` while its child works; the child's steps and newest text are that call's content, its run's end
 completes (or fails) it, and the child's permission asks are asked on the open session, naming that call. A
-grandchild's progress shows on its parent's call. A turn ends (v2 `idle`) only once the session's tree has settled
-(`Children.wait_settled`): the reports the children send start the session's next runs inside the same turn.
+grandchild's progress shows on its parent's call. A turn ends (v2 `idle`) on the subscription's `TurnEnded`, once the
+session's tree has settled: the reports the children send start the session's next runs inside the same turn.
 """
 
 from __future__ import annotations
@@ -24,49 +24,42 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import logging
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
-from omniagent.engine.engine import Engine
-from omniagent.engine.errors import EngineError
-from omniagent.engine.events import (
+from omniagent.engine.api import (
+    Branch,
+    CannotAsk,
+    ChildFollowed,
     Chunk,
     Committed,
-    FeedItem,
+    Decision,
+    EngineApi,
+    EngineError,
     InteractionOpened,
     Noticed,
+    PendingInteraction,
+    PendingQuestion,
     PlanChanged,
     QuestionOpened,
     RunEnded,
     RunStarted,
-    SessionFeed,
+    SessionChanged,
+    SessionEvent,
+    Subscription,
     ToolCall,
     ToolChanged,
     ToolOpened,
+    TurnEnded,
 )
-from omniagent.engine.interactions.permissions import Decision, PendingInteraction
-from omniagent.engine.interactions.questions import PendingQuestion
-from omniagent.engine.tools.context import CannotAsk
 from omniagent.faces.acp import translate as t
 from omniagent.faces.acp.shapes import Shapes
-from omniagent.protocols.yuke.base import YukeModel
-from omniagent.protocols.yuke.messages import (
-    AssistantMessage,
-    CompactionMessage,
-    Message,
-    TextPart,
-    UserMessage,
-)
-from omniagent.protocols.yuke.runs import (
-    RunDoneData,
-    RunOutcomeCanceled,
-    RunOutcomeFailed,
-    RunOutcomeTurn,
-    RunStartedData,
-)
-from omniagent.protocols.yuke.sessions import OriginChild, Session, SessionSummaryChangedData
+from omniagent.protocols.yuke.messages import AssistantMessage, CompactionMessage, Message, TextPart, UserMessage
+from omniagent.protocols.yuke.runs import RunDoneData, RunOutcomeCanceled, RunOutcomeFailed, RunOutcomeTurn
+from omniagent.protocols.yuke.sessions import Session
 from omniagent.protocols.yuke.tools import ToolStateCompleted
 from omniagent.wire.errors import PeerClosed
 from omniagent.wire.jsonrpc import Peer
@@ -92,12 +85,11 @@ class OpenSession:
     root: str
     title: str
     model: str
-    feed: SessionFeed
+    turn: Subscription = field(init=False)  # the engine's view of the session and its children
     run_id: int | None = None
     held: list[dict[str, Any]] | None = None
-    last_done: RunDoneData | None = None  # the newest run.done: the turn's stop reason once the tree settles
-    ended: int = 0  # run ends so far: only the newest one's wait for the tree may end the turn
-    canceled: bool = False  # the client canceled the turn: it ends `cancelled`, whatever run ended last
+    calls: dict[str, AgentCall] = field(default_factory=dict)  # child session below this one → its spawn call
+    agent_calls: set[str] = field(default_factory=set)  # tool call ids of the spawn calls with a child
 
 
 @dataclass(slots=True)
@@ -123,18 +115,15 @@ class AgentCall:
 
 
 class Relay:
-    """Routes engine broadcasts to one ACP connection."""
+    """Routes the events of the sessions open on one ACP connection to it."""
 
-    def __init__(self, engine: Engine, peer: Peer, shapes: Shapes, spawn: Spawn, *, elicits: bool = False) -> None:
+    def __init__(self, engine: EngineApi, peer: Peer, shapes: Shapes, spawn: Spawn, *, elicits: bool = False) -> None:
         self._engine = engine
         self._peer = peer
         self.shapes = shapes
         self._spawn = spawn
         self._elicits = elicits  # the client advertised elicitation forms
         self.sessions: dict[str, OpenSession] = {}
-        self._runs: dict[tuple[str, int], asyncio.Future[RunDoneData]] = {}
-        self._children: dict[str, tuple[AgentCall, SessionFeed]] = {}  # child session → its call and feed
-        self._calls: dict[tuple[str, str], AgentCall] = {}  # (open session, tool call id) → agent call
         self._notices = 0  # notices sent, for their message ids
 
     # Sessions and turns ---------------------------------------------------------------------------------------
@@ -143,30 +132,23 @@ class Relay:
         """Start relaying a session's updates (idempotent)."""
         found = self.sessions.get(session.id)
         if found is None:
-            feed = SessionFeed(session.id, self._engine.interactions.get)
-            found = self.sessions[session.id] = OpenSession(
-                session.id, session.root, session.title, session.model, feed
-            )
+            found = self.sessions[session.id] = OpenSession(session.id, session.root, session.title, session.model)
+            found.turn = self._engine.subscribe(session, functools.partial(self._deliver, found))
         return found
 
     def close(self, session_id: str) -> None:
-        self.sessions.pop(session_id, None)
+        open_ = self.sessions.pop(session_id, None)
+        if open_ is not None:
+            open_.turn.close()
 
-    def run_done(self, session_id: str, run_id: int) -> asyncio.Future[RunDoneData]:
-        """The future a run's `run.done` resolves (made on `run.started`, or now)."""
-        key = (session_id, run_id)
-        future = self._runs.get(key)
-        if future is None:
-            future = self._runs[key] = asyncio.get_running_loop().create_future()
-        return future
+    def close_all(self) -> None:
+        """Stop relaying every session (the connection ends)."""
+        for session_id in list(self.sessions):
+            self.close(session_id)
 
     def hold(self, session_id: str) -> None:
         """Buffer this session's updates until `release_soon` (v2 prompt ordering; see the module doc)."""
         self.sessions[session_id].held = []
-
-    def begin_turn(self, session_id: str) -> None:
-        """A prompt starts the session's turn (a cancel of an earlier turn no longer counts)."""
-        self.sessions[session_id].canceled = False
 
     def release_soon(self, session_id: str) -> None:
         asyncio.get_running_loop().call_soon(self._release, session_id)
@@ -190,45 +172,35 @@ class Relay:
         except PeerClosed:
             log.info("acp: client gone; dropped an update")
 
-    # The broadcaster subscriber ------------------------------------------------------------------------------
+    def stop_reason(self, ended: TurnEnded) -> str:
+        """How a turn ended: `cancelled` when the client canceled it, else as its last run ended."""
+        return "cancelled" if ended.canceled else t.stop_reason(ended.last_run.outcome)
 
-    def __call__(self, name: str, data: YukeModel) -> None:
-        try:
-            self._route(name, data)
-        except Exception:  # a translation bug must not break the engine's run that emitted the broadcast
-            log.exception("acp: could not relay %s", name)
+    # The subscriber -------------------------------------------------------------------------------------------
 
-    def _route(self, name: str, data: YukeModel) -> None:
-        session_id = getattr(data, "session_id", None)
-        if isinstance(session_id, str) and session_id in self._children:
-            if name == "session.removed":
-                agent, _ = self._children.pop(session_id)
-                if agent.child_id == session_id:
-                    self._calls.pop((agent.session_id, agent.tool_call_id), None)
-            else:
-                self._child(session_id, name, data)
-            return
-        open_ = self.sessions.get(session_id) if isinstance(session_id, str) else None
-        if name == "session.summary_changed":
-            assert isinstance(data, SessionSummaryChangedData)
-            self._summary(data.session)
-            self._adopt(data.session)
-        elif name == "run.started":
-            assert isinstance(data, RunStartedData)
-            self.run_done(data.session_id, data.run_id)
-            if open_ is not None:
-                open_.run_id = data.run_id
-                if self.shapes.state_updates:
-                    self.send(open_.session_id, t.state_update("running"))
-        elif name == "run.done":
-            assert isinstance(data, RunDoneData)
-            self._done(open_, data)
-        elif open_ is not None:
-            for item in open_.feed.read(name, data):
-                self._render(open_, item)
+    def _deliver(self, open_: OpenSession, branch: Branch | None, event: SessionEvent) -> None:
+        if branch is not None:
+            self._child(open_, branch, event)
+        elif isinstance(event, SessionChanged):
+            self._summary(event.session)
+        elif isinstance(event, ChildFollowed):
+            call = AgentCall(open_.session_id, *event.branch.site, event.branch.name, event.branch.session_id)
+            open_.calls[event.branch.session_id] = call
+            open_.agent_calls.add(call.tool_call_id)
+        elif isinstance(event, RunStarted):
+            open_.run_id = event.data.run_id
+            if self.shapes.state_updates:
+                self.send(open_.session_id, t.state_update("running"))
+        elif isinstance(event, RunEnded):
+            self._done(open_, event.data)
+        elif isinstance(event, TurnEnded):
+            if self.shapes.state_updates:
+                self.send(open_.session_id, t.state_update("idle", self.stop_reason(event)))
+        else:
+            self._render(open_, event)
 
-    def _render(self, open_: OpenSession, item: FeedItem) -> None:
-        """One feed item of an open session as its ACP updates."""
+    def _render(self, open_: OpenSession, item: SessionEvent) -> None:
+        """One event of an open session as its ACP updates."""
         sid = open_.session_id
         if isinstance(item, Chunk):
             if item.reasoning:
@@ -238,9 +210,10 @@ class Relay:
         elif isinstance(item, ToolOpened):
             self.send(sid, t.tool_opened(self.shapes, open_.root, item.call))
         elif isinstance(item, ToolChanged):
-            agent = self._calls.get((sid, t.tool_call_id(item.call.message_id, item.call.part_id)))
-            if agent is not None and isinstance(item.state, ToolStateCompleted):
-                self._agent_update(agent)  # the receipt: the call goes on while its child works
+            tool_call_id = t.tool_call_id(item.call.message_id, item.call.part_id)
+            if tool_call_id in open_.agent_calls and isinstance(item.state, ToolStateCompleted):
+                call = next(c for c in open_.calls.values() if c.tool_call_id == tool_call_id)
+                self._agent_update(call)  # the receipt: the call goes on while its child works
                 return
             update = t.tool_state(self.shapes, open_.root, item.call, item.state)
             if update:
@@ -268,95 +241,49 @@ class Relay:
             open_.title = session.title
             self.send(session.id, t.session_info(session.title, session.updated_at_ms))
 
-    def _done(self, open_: OpenSession | None, data: RunDoneData) -> None:
-        if open_ is not None:
-            open_.feed.read("run.done", data)  # the run's parts are final now
-        if open_ is not None and open_.run_id == data.run_id:
-            open_.run_id, open_.last_done = None, data
-            open_.ended += 1
-            if self.shapes.state_updates:
-                if isinstance(data.outcome, RunOutcomeFailed) and data.outcome.code != "max_rounds":
-                    # v2 has no error stop reason in our schema: say what failed as agent text, then end the turn.
-                    text = f"The turn failed ({data.outcome.code}): {data.outcome.message}"
-                    self.send(open_.session_id, t.chunk("agent_message_chunk", f"r{data.run_id}.error", text))
-                self._spawn(self._idle_when_settled(open_, open_.ended))
-        future = self._runs.pop((data.session_id, data.run_id), None)
-        if future is not None and not future.done():
-            future.set_result(data)
-
-    async def _idle_when_settled(self, open_: OpenSession, ended: int) -> None:
-        """v2: end the turn once the session's tree has settled, unless another run of it started meanwhile."""
-        await self._engine.children.wait_settled(open_.session_id)
-        if open_.ended == ended and open_.run_id is None and open_.last_done is not None:
-            self.send(open_.session_id, t.state_update("idle", self.turn_stop_reason(open_.session_id)))
-
-    def cancel(self, session_id: str) -> None:
-        """The client canceled the session's turn: it ends `cancelled`."""
-        open_ = self.sessions.get(session_id)
-        if open_ is not None:
-            open_.canceled = True
-
-    def last_done(self, session_id: str) -> RunDoneData | None:
-        """The newest `run.done` of an open session."""
-        open_ = self.sessions.get(session_id)
-        return open_.last_done if open_ is not None else None
-
-    def turn_stop_reason(self, session_id: str) -> str:
-        """How the session's turn ended: `cancelled` when the client canceled it, else its newest run's end."""
-        open_ = self.sessions.get(session_id)
-        if open_ is None or open_.canceled or open_.last_done is None:
-            return "cancelled"
-        return t.stop_reason(open_.last_done.outcome)
+    def _done(self, open_: OpenSession, data: RunDoneData) -> None:
+        if open_.run_id != data.run_id:
+            return
+        open_.run_id = None
+        failed = data.outcome if isinstance(data.outcome, RunOutcomeFailed) else None
+        if self.shapes.state_updates and failed is not None and failed.code != "max_rounds":
+            # v2 has no error stop reason in our schema: say what failed as agent text; the turn then ends.
+            text = f"The turn failed ({failed.code}): {failed.message}"
+            self.send(open_.session_id, t.chunk("agent_message_chunk", f"r{data.run_id}.error", text))
 
     # Child sessions ---------------------------------------------------------------------------------------------
 
-    def _adopt(self, session: Session) -> None:
-        """Follow a new child of an open session (or of a followed child) on its parent's `spawn_agent` call."""
-        origin = session.origin
-        if session.id in self._children or not isinstance(origin, OriginChild):
+    def _child(self, open_: OpenSession, branch: Branch, event: SessionEvent) -> None:
+        """A child's (or grandchild's) event as progress of the open session's `spawn_agent` call it descends from."""
+        agent = open_.calls.get(branch.top.session_id)
+        if agent is None:
             return
-        if origin.parent_id in self._children:
-            agent = self._children[origin.parent_id][0]
-        elif origin.parent_id in self.sessions:
-            agent = AgentCall(
-                origin.parent_id, origin.parent_message_id, origin.parent_part_id, session.name or "", session.id
+        direct = branch.parent is None
+        if isinstance(event, ToolOpened):
+            agent.steps.append(event.call.title)
+        elif isinstance(event, Committed) and isinstance(event.message, AssistantMessage):
+            text = "".join(p.text for p in event.message.content if isinstance(p, TextPart)).strip()
+            agent.text = text or agent.text
+        elif isinstance(event, RunStarted) and direct:
+            agent.status = "in_progress"
+        elif isinstance(event, RunEnded) and direct:
+            agent.status = self._status(event.data)
+        elif isinstance(event, InteractionOpened | QuestionOpened):
+            # Asked on the open session, naming the spawn call (the client never saw the child's calls).
+            call = dataclasses.replace(
+                event.call,
+                message_id=agent.message_id,
+                part_id=agent.part_id,
+                title=f"{agent.name}: {event.call.title}",
             )
-            self._calls[(agent.session_id, agent.tool_call_id)] = agent
+            if isinstance(event, InteractionOpened):
+                self._spawn(self._ask(open_, event.interaction, call))
+            else:
+                self._question(open_, event.question, call)
+            return
         else:
             return
-        self._children[session.id] = (agent, SessionFeed(session.id, self._engine.interactions.get))
-
-    def _child(self, child_id: str, name: str, data: YukeModel) -> None:
-        agent, feed = self._children[child_id]
-        open_ = self.sessions.get(agent.session_id)
-        if open_ is None:
-            return
-        for item in feed.read(name, data):
-            if isinstance(item, ToolOpened):
-                agent.steps.append(item.call.title)
-            elif isinstance(item, Committed) and isinstance(item.message, AssistantMessage):
-                text = "".join(p.text for p in item.message.content if isinstance(p, TextPart)).strip()
-                agent.text = text or agent.text
-            elif isinstance(item, RunStarted) and child_id == agent.child_id:
-                agent.status = "in_progress"
-            elif isinstance(item, RunEnded) and child_id == agent.child_id:
-                agent.status = self._status(item.data)
-            elif isinstance(item, InteractionOpened | QuestionOpened):
-                # Asked on the open session, naming the spawn call (the client never saw the child's calls).
-                call = dataclasses.replace(
-                    item.call,
-                    message_id=agent.message_id,
-                    part_id=agent.part_id,
-                    title=f"{agent.name}: {item.call.title}",
-                )
-                if isinstance(item, InteractionOpened):
-                    self._spawn(self._ask(open_, item.interaction, call))
-                else:
-                    self._question(open_, item.question, call)
-                continue
-            else:
-                continue
-            self._agent_update(agent)
+        self._agent_update(agent)
 
     def _status(self, data: RunDoneData) -> str:
         if isinstance(data.outcome, RunOutcomeTurn):
@@ -386,13 +313,9 @@ class Relay:
             self._usage(open_, message.tokens_after)
 
     def _usage(self, open_: OpenSession, used: int) -> None:
-        size = self._context_window(open_.model)
+        size = self._engine.context_window(open_.model)
         if size:
             self.send(open_.session_id, t.usage(min(used, size), size))
-
-    def _context_window(self, selector: str) -> int | None:
-        found = self._engine.routes.catalog.model(selector)
-        return found[1].limits.context_window if found is not None and found[1].limits else None
 
     # Permission asks --------------------------------------------------------------------------------------------
 
@@ -402,7 +325,7 @@ class Relay:
         request = await self._request(open_, "session/request_permission", params, interaction.answer)
         if request is not None:
             decision = _decision(request)
-            self._answered(open_, lambda: self._engine.permissions.answer(interaction.interaction_id, decision))
+            self._answered(open_, lambda: self._engine.answer_permission(interaction.interaction_id, decision))
 
     def _ask_params(self, open_: OpenSession, interaction: PendingInteraction, call: ToolCall) -> dict[str, Any]:
         subject = t.tool_subject(self.shapes, open_.root, call)
@@ -429,7 +352,7 @@ class Relay:
             self._spawn(self._elicit(open_, question, call))
             return
         with contextlib.suppress(EngineError):  # the run stopped meanwhile
-            self._engine.questions.answer(question.interaction_id, CannotAsk(reason))
+            self._engine.answer_question(question.interaction_id, CannotAsk(reason))
 
     async def _elicit(self, open_: OpenSession, question: PendingQuestion, call: ToolCall) -> None:
         """Ask the client; the engine's reply future (a stopped run) or the client's answer, whichever comes first,
@@ -439,7 +362,7 @@ class Relay:
         if request is not None:
             failed = request.cancelled() or request.exception() is not None
             reply = t.elicited(question.question, None if failed else request.result())
-            self._answered(open_, lambda: self._engine.questions.answer(question.interaction_id, reply))
+            self._answered(open_, lambda: self._engine.answer_question(question.interaction_id, reply))
 
     # Asking the client while a run waits ----------------------------------------------------------------------------
 

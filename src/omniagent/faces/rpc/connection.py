@@ -34,7 +34,7 @@ from omniagent.wire.jsonl import LineWriter, read_lines
 from omniagent.wire.stdio import open_stdio
 
 if TYPE_CHECKING:
-    from omniagent.engine.engine import Engine
+    from omniagent.engine.api import EngineApi
 
 log = logging.getLogger("omniagent.rpc")
 
@@ -64,14 +64,14 @@ async def _serve(data_dir: Path | None, prelude: Prelude) -> None:
 class Face:
     """The engine behind one rpc connection, opened on the first request that needs it.
 
-    `Engine.open`'s task group must be entered and left in one task, so the engine lives in a task of its own
+    `EngineApi.open`'s task group must be entered and left in one task, so the engine lives in a task of its own
     until `close()`; its broadcasts go to the writer from the moment it opens.
     """
 
     def __init__(self, data_dir: Path | None, writer: LineWriter) -> None:
         self._data_dir = data_dir
         self._writer = writer
-        self._engine: asyncio.Future[Engine] | None = None
+        self._engine: asyncio.Future[EngineApi] | None = None
         self._holder: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
 
@@ -86,28 +86,29 @@ class Face:
         spec = METHODS.get(method)
         if spec is not None:
             return spec.params
-        return (await self.engine()).extensions.get(method)
+        return (await self.engine()).extension_params(method)
 
     async def handle(self, method: str, params: YukeModel) -> YukeModel:
-        """Run one method (`Engine.handle`); `initialize` needs no engine."""
+        """Run one method (`EngineApi.handle`); `initialize` needs no engine."""
         if method == "initialize" and self._engine is None:
             return handshake.before_the_engine(*engine_dirs(self._data_dir))
         return await (await self.engine()).handle(method, params)
 
-    def engine(self) -> asyncio.Future[Engine]:
+    def engine(self) -> asyncio.Future[EngineApi]:
         """The engine, opening it on the first call; fails with an internal EngineError if it cannot open."""
         if self._engine is None:
             self._engine = asyncio.get_running_loop().create_future()
             self._holder = asyncio.create_task(self._hold(self._engine), name="engine")
         return self._engine
 
-    async def _hold(self, ready: asyncio.Future[Engine]) -> None:
-        from omniagent.engine.engine import Engine, engine_config
+    async def _hold(self, ready: asyncio.Future[EngineApi]) -> None:
+        from omniagent.engine.api import EngineApi
+
+        def notify(name: str, data: YukeModel) -> None:
+            self._writer.send_nowait(notification_line(name, data))
 
         try:
-            async with Engine.open(engine_config(self._data_dir)) as engine:
-                engine.broadcaster.subscribe(lambda name, data: self._writer.send_nowait(notification_line(name, data)))
-                await engine.recover()
+            async with EngineApi.open(EngineApi.config(self._data_dir), broadcasts=notify) as engine:
                 ready.set_result(engine)
                 await self._stop.wait()
         except Exception as exc:

@@ -6,15 +6,15 @@ turns commands into Engine calls and this session's broadcasts into driver event
 facts and options are `engine_info`'s. Turn rules are the session loop's: this module never decides when a turn
 starts or ends.
 
-Broadcasts are delivered synchronously and must never block the engine, so the subscriber only appends to an
-outbox; a pump task carries it into the bounded `EventSink` (the engine cannot be slowed down, as with `omniagent
-rpc`, whose writer queues too).
+The session's events come from the engine's `Subscription` (routing, child sessions, the turn's acknowledgement
+and its settled end are the engine's, shared with `omniagent acp`). They are delivered synchronously and must never
+block the engine, so the subscriber only appends to an outbox; a pump task carries it into the bounded `EventSink`
+(the engine cannot be slowed down, as with `omniagent rpc`, whose writer queues too).
 
 Subagents (the `Subagents` capability): the session's `spawn_agent` calls are `Subagent` tools, and each child
-session (and its children) is translated by a `Translator` of its own, its events nested under the call that
-spawned it (`parent_tool_id`); the child's report settles that call. A turn ends (`TurnStopped`) once the
-session's tree has settled: the reports start the session's next runs inside the same turn. Cancel stops the
-whole tree.
+session (a `Branch`) is translated by a `Translator` of its own, its events nested under the call that spawned it
+(`parent_tool_id`); the child's report settles that call. `TurnEnded` (the session's tree has settled) becomes
+`TurnStopped`. Cancel stops the whole tree.
 """
 
 from __future__ import annotations
@@ -24,46 +24,42 @@ import logging
 from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
-from dataclasses import dataclass
 
-from omniagent.engine.engine import Engine
-from omniagent.engine.errors import EngineError
-from omniagent.engine.interactions.permissions import Decision
-from omniagent.protocols.sidecar.agents import AgentInstallation, ConfigValue
+from omniagent.engine.api import (
+    Branch,
+    ChildFollowed,
+    Decision,
+    EngineApi,
+    EngineError,
+    RunEnded,
+    SessionChanged,
+    SessionEvent,
+    SkillCatalog,
+    Subscription,
+    TurnEnded,
+    TurnStarted,
+)
+from omniagent.protocols.sidecar.agents import AgentDetails, AgentInstallation, ConfigValue
 from omniagent.protocols.sidecar.base import Diagnostic, DiagnosticLevel
 from omniagent.protocols.sidecar.commands import PermissionAnswer, QuestionsAnswer, RollbackScope
 from omniagent.protocols.sidecar.events import (
     Cancelled,
-    Completed,
     ContextCompacted,
     ContextUsage,
     DiagnosticEvent,
     Failed,
     PermissionChoice,
-    StopReason,
 )
-from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.content import ContentText, Input, InputContent, InputSkill
-from omniagent.protocols.yuke.inputs import ChildReport, InputQueuedData
 from omniagent.protocols.yuke.messages import Message, UserMessage
-from omniagent.protocols.yuke.runs import RunDoneData, RunOutcomeFailed
-from omniagent.protocols.yuke.sessions import (
-    OriginChild,
-    SendInputQueued,
-    Session,
-    SessionCancelInputParams,
-    SessionCompactParams,
-    SessionCompactResult,
-    SessionRemoveParams,
-    SessionRewindParams,
-    SessionSummaryChangedData,
-)
+from omniagent.protocols.yuke.runs import RunOutcomeFailed
+from omniagent.protocols.yuke.sessions import SendInputQueued, Session
 from omniagent.runtime import driver as d
 from omniagent.runtime.adapters.acp.prompt import prompt_text
 from omniagent.runtime.adapters.engine import info
 from omniagent.runtime.adapters.engine import launch as engine_open
 from omniagent.runtime.adapters.engine.host import engine_host
-from omniagent.runtime.adapters.engine.translate import Translator, interaction_of, reply_of, tool_id
+from omniagent.runtime.adapters.engine.translate import Translator, interaction_of, reply_of, stop_reason, tool_id
 from omniagent.runtime.errors import ResumeFailed, SpawnFailed
 
 log = logging.getLogger(__name__)
@@ -95,9 +91,9 @@ class EngineAdapter:
             driver = _EngineDriver(engine, request, events)
             session = await driver.open_session()
             # The session's MCP servers start with its first turn and stop when it closes here.
-            await engine.mcp.attach(session.id, servers)
-            stack.push_async_callback(engine.mcp.detach, session.id)
-            stack.callback(engine.broadcaster.subscribe(driver.on_broadcast))
+            await engine.attach_mcp(session.id, servers)
+            stack.push_async_callback(engine.detach_mcp, session.id)
+            stack.callback(driver.subscribe(session).close)
             group = await stack.enter_async_context(asyncio.TaskGroup())
             driver.group = group
             group.create_task(driver.run(ended))
@@ -107,23 +103,12 @@ class EngineAdapter:
                 driver.stop()
 
 
-@dataclass(slots=True)
-class _Child:
-    """A child session below this driver's session: its translator, and the `spawn_agent` call it nests under
-    (a call of `parent`'s session, or of this driver's own session when `parent` is None)."""
-
-    translator: Translator
-    parent: _Child | None
-    site: tuple[int, int]  # the call's message and part
-    parent_tool_id: str
-
-
 # What a child's events must not change for the session that shows them: its context gauge is the session's own.
 _SESSION_ONLY = (ContextUsage, ContextCompacted)
 
 
 class _EngineDriver:
-    def __init__(self, engine: Engine, request: d.ConnectRequest, events: d.EventSink) -> None:
+    def __init__(self, engine: EngineApi, request: d.ConnectRequest, events: d.EventSink) -> None:
         self._engine = engine
         self._request = request
         self._events = events
@@ -132,16 +117,19 @@ class _EngineDriver:
         self._outbox: deque[d.DriverEvent] = deque()
         self._wake = asyncio.Event()
         self._session: Session | None = None
-        self._translator = Translator("", "", engine.interactions.get)
+        self._subscription: Subscription | None = None
+        self._translator = Translator("", "")
+        self._children: dict[str, Translator] = {}  # child session → its translator (ids prefixed by its path)
         self._info: d.DriverInfo | None = None
-        self._awaiting_ack = False  # a StartTurn was sent; its run has not started yet
-        self._queued_input: int | None = None  # the input of that StartTurn, when the engine queued it
+        self._skills = SkillCatalog([])
+        self._queued_input: int | None = None  # the input of a StartTurn the engine queued (not started yet)
         self._compaction_after: int | None = None  # a Compact the engine queued: the run id it reserved
         self._closing = False
-        self._children: dict[str, _Child] = {}
-        self._last_stop: StopReason = Completed()
-        self._canceled = False  # Cancel asked: the turn ends Cancelled once the tree settles
-        self._settling: asyncio.Task[None] | None = None  # waits for the tree before ending the turn
+
+    @property
+    def _turn(self) -> Subscription:
+        assert self._subscription is not None, "the session is not subscribed"
+        return self._subscription
 
     @property
     def info(self) -> d.DriverInfo:
@@ -156,11 +144,19 @@ class _EngineDriver:
 
     async def open_session(self) -> Session:
         """Open the engine session (`engine_open`) and return it. Raises what `connect` may raise."""
-        describe = lambda session: info.session_info(self._engine, session).details  # noqa: E731
+
+        def describe(session: Session) -> AgentDetails:
+            return info.session_info(self._engine, session, SkillCatalog([])).details
+
         session = await engine_open.open_session(self._engine, self._request, describe)
-        await self._engine.skills.catalog(session.id, session.root)  # its slash commands, in the info built next
+        self._skills = await self._engine.skills(session)  # its slash commands, in the info built next
         self._set_session(session)
         return session
+
+    def subscribe(self, session: Session) -> Subscription:
+        """Follow the session's events from now on."""
+        self._subscription = self._engine.subscribe(session, self.on_event)
+        return self._subscription
 
     # --- commands ------------------------------------------------------------------------------------------
 
@@ -176,8 +172,8 @@ class _EngineDriver:
         finally:
             self._closing = True
             watcher.cancel()
-            if self._settling is not None:
-                self._settling.cancel()
+            if self._subscription is not None:
+                self._subscription.close()
             if not ended.is_set():
                 await self._cancel_run()  # nobody will read this session's run any more
                 await self._forget_if_unused()
@@ -202,35 +198,34 @@ class _EngineDriver:
             await self._compact()
 
     async def _start(self, prompt: d.PromptInput) -> None:
-        # TurnAck goes out on this session's `run.started` (see on_broadcast), which the engine emits before
-        # `send` returns: in order with the run's own broadcasts, after any left from an older run.
-        self._awaiting_ack, self._queued_input = True, None
+        # TurnAck goes out on the subscription's `TurnStarted`, which comes before `start_turn` returns: in order
+        # with the run's own events, after any left from an older run.
+        self._queued_input = None
         text = prompt_text(prompt)
-        skill = self._engine.skills.known(self._session_id).command(text)  # a slash command runs its skill
+        skill = self._skills.command(text)  # a slash command runs its skill
         content: Input = InputSkill(skill=skill) if skill else InputContent(content=[ContentText(text=text)])
         try:
-            result = await self._engine.inputs.send(self._session_id, content)
+            result = await self._turn.start_turn(content)
         except EngineError as exc:
-            self._awaiting_ack = False
             self._push(d.TurnAck())
             self._push(d.TurnStopped(Failed(message=exc.message)))
             return
-        if isinstance(result, SendInputQueued) and self._awaiting_ack:
+        if isinstance(result, SendInputQueued) and self._turn.awaiting_start:
             self._queued_input = result.input_id  # a run is still ending: ours starts right after it
 
     async def _compact(self) -> None:
         """`session.compact`, when the engine serves it (Compact is advertised only then); the loop already opened
-        the agent-originated turn, which the compaction run's `run.done` ends. Its checkpoint's commit reports
+        the agent-originated turn, which the compaction run's end ends. Its checkpoint's commit reports
         `ContextCompacted`; a skipped compaction (nothing old enough to summarise) just completes."""
         problem = "compaction is not supported by the engine yet"
         if self._engine.serves("session.compact"):
             try:
-                result = await self._engine.handle("session.compact", SessionCompactParams(session_id=self._session_id))
+                result = await self._engine.compact(self._session_id)
             except EngineError as exc:
                 problem = exc.message
             else:
-                if isinstance(result, SessionCompactResult) and result.status == "queued":
-                    self._compaction_after = result.run_id  # a run is still ending: its run.done is not ours
+                if result.status == "queued":
+                    self._compaction_after = result.run_id  # a run is still ending: its end is not ours
                 return
         self._warn(problem)
         self._push(d.TurnStopped(Failed(message=problem)))
@@ -239,7 +234,7 @@ class _EngineDriver:
         """`session.rewind` before the `turns`-th last prompt: it and everything after leave the conversation, and
         with `ConversationAndFiles` the files the engine's tools changed since come back as they were."""
         try:
-            before = _prompt_ids_back(await self._engine.sessions.conversation(self._session_id), turns)
+            before = _prompt_ids_back(await self._engine.conversation(self._session_id), turns)
         except EngineError as exc:
             self._warn(f"the engine refused the rollback: {exc.message}")
             return
@@ -247,9 +242,8 @@ class _EngineDriver:
             self._warn(f"cannot roll back {turns} turn(s): the session has {len(before)}")
             return
         files = scope is RollbackScope.CONVERSATION_AND_FILES
-        params = SessionRewindParams(session_id=self._session_id, before_message_id=before[-1], restore_files=files)
         try:
-            await self._engine.sessions.rewind(params)
+            await self._engine.rewind(self._session_id, before[-1], restore_files=files)
         except EngineError as exc:
             self._warn(f"the engine refused the rollback: {exc.message}")
 
@@ -259,17 +253,17 @@ class _EngineDriver:
             return
         with suppress(EngineError):  # answered meanwhile: the run was cancelled
             if isinstance(answer, PermissionAnswer):
-                self._engine.permissions.answer(interaction, _DECISIONS.get(answer.choice, Decision.REJECT))
-            elif isinstance(answer, QuestionsAnswer) and (pending := self._engine.questions.pending(interaction)):
-                self._engine.questions.answer(interaction, reply_of(pending.question, answer))
+                self._engine.answer_permission(interaction, _DECISIONS.get(answer.choice, Decision.REJECT))
+            elif isinstance(answer, QuestionsAnswer) and (pending := self._engine.pending_question(interaction)):
+                self._engine.answer_question(interaction, reply_of(pending.question, answer))
 
     async def _cancel(self) -> None:
-        if self._awaiting_ack and self._queued_input is not None:
+        if self._turn.awaiting_start and self._queued_input is not None:
             # Our input waits behind another run: withdraw it; the turn never started in the engine.
-            params = SessionCancelInputParams(session_id=self._session_id, input_id=self._queued_input)
             with suppress(EngineError):
-                await self._engine.inputs.cancel_input(params)
-            self._awaiting_ack, self._queued_input = False, None
+                await self._engine.cancel_input(self._session_id, self._queued_input)
+            self._turn.withdraw_start()
+            self._queued_input = None
             self._push(d.TurnAck())
             self._push(d.TurnStopped(Cancelled()))
             return
@@ -282,14 +276,13 @@ class _EngineDriver:
             return
         with suppress(ResumeFailed, EngineError):
             if (await engine_open.existing(self._engine, self._session_id)).message_count == 0:
-                await self._engine.sessions.remove(SessionRemoveParams(session_id=self._session_id))
+                await self._engine.remove_session(self._session_id)
 
     async def _cancel_run(self) -> None:
         """Stop the session's run and its children's; the turn then ends Cancelled."""
-        if self._session is not None and not await self._engine.children.settled(self._session_id):
-            self._canceled = True
-            with suppress(EngineError):  # the runs ended meanwhile; their run.done say how
-                await self._engine.children.stop_tree(self._session_id)
+        if self._subscription is not None:
+            with suppress(EngineError):  # the runs ended meanwhile; their ends say how
+                await self._subscription.cancel()
 
     async def _configure(self, option: str, value: ConfigValue) -> None:
         assert self._session is not None
@@ -300,120 +293,77 @@ class _EngineDriver:
 
     # --- from the engine -----------------------------------------------------------------------------------
 
-    def on_broadcast(self, name: str, data: YukeModel) -> None:
-        """The broadcaster subscriber: synchronous, never blocking, never raising into the engine."""
-        try:
-            self._route(name, data)
-        except Exception:
-            log.exception("engine adapter: could not translate %s", name)
-
-    def _route(self, name: str, data: YukeModel) -> None:
+    def on_event(self, branch: Branch | None, event: SessionEvent) -> None:
+        """The subscriber: synchronous, never blocking (the subscription logs what raises)."""
         if self._closing:
             return
-        if isinstance(data, SessionSummaryChangedData):
-            if data.session.id == self._session_id:
-                self._session = data.session
-                self._refresh(announce=True)
-            else:
-                self._adopt(data.session)
-            return
-        sid = getattr(data, "session_id", None)
-        if isinstance(sid, str) and sid in self._children:
-            if name == "session.removed":
-                del self._children[sid]
-            else:
-                self._child(self._children[sid], name, data)
-            return
-        if sid != self._session_id:
-            return
-        self._reported(None, data)
-        if isinstance(data, RunDoneData) and self._compaction_after is not None:
-            if data.run_id < self._compaction_after:
-                return  # the run our compaction waited behind: the compact turn goes on
-            self._compaction_after = None
-        if name == "run.started" and self._awaiting_ack:
-            self._awaiting_ack, self._queued_input = False, None
+        if branch is not None:
+            self._child(branch, event)
+        elif isinstance(event, SessionChanged):
+            self._session = event.session
+            self._refresh(announce=True)
+        elif isinstance(event, TurnStarted):
+            self._queued_input = None
             self._push(d.TurnAck())
+        elif isinstance(event, TurnEnded):
+            self._turn_ended(event)
         else:
-            for event in self._translator.map(name, data):
-                if isinstance(event, d.TurnStopped):
-                    self._stop_when_settled(event.stop)
-                else:
-                    self._push(event)
-            failed = data.outcome if isinstance(data, RunDoneData) else None
-            if isinstance(failed, RunOutcomeFailed) and failed.code == "auth":
-                # The provider refused the key: the session needs a login again.
-                provider = self._session_model.partition("/")[0]
-                catalog = self._engine.routes.catalog
-                rejected = info.refused_credential(catalog, provider)
-                self._push(d.AuthLost(info.login_methods(catalog, refused=provider), rejected=rejected))
+            self._own(event)
+
+    def _own(self, event: SessionEvent) -> None:
+        if isinstance(event, ChildFollowed):
+            self._follow(event.branch)
+            return
+        for out in self._translator.map(event):
+            self._push(out)
+        failed = event.data.outcome if isinstance(event, RunEnded) else None
+        if isinstance(failed, RunOutcomeFailed) and failed.code == "auth":
+            # The provider refused the key: the session needs a login again.
+            provider = self._session_model.partition("/")[0]
+            catalog = self._engine.catalog
+            rejected = info.refused_credential(catalog, provider)
+            self._push(d.AuthLost(info.login_methods(catalog, refused=provider), rejected=rejected))
+
+    def _turn_ended(self, ended: TurnEnded) -> None:
+        if self._compaction_after is not None:
+            if ended.last_run.run_id < self._compaction_after:
+                return  # the run our compaction waited behind ended: the compact turn goes on
+            self._compaction_after = None
+        self._push(d.TurnStopped(Cancelled() if ended.canceled else stop_reason(ended.last_run.outcome)))
 
     # --- child sessions ------------------------------------------------------------------------------------
 
-    def _adopt(self, session: Session) -> None:
-        """Follow a new child of this session (or of a followed child)."""
-        origin = session.origin
-        if session.id in self._children or not isinstance(origin, OriginChild) or self._session is None:
-            return
-        parent = self._children.get(origin.parent_id)
-        if parent is None and origin.parent_id != self._session_id:
-            return
-        above = parent.translator if parent is not None else self._translator
-        site = (origin.parent_message_id, origin.parent_part_id)
-        translator = Translator(
-            session.id, session.root, self._engine.interactions.get, prefix=f"{above.prefix}{session.name}/"
+    def _follow(self, branch: Branch) -> None:
+        above = self._translator if branch.parent is None else self._children[branch.parent.session_id]
+        self._children[branch.session_id] = Translator(
+            branch.session_id, branch.root, prefix=above.prefix + f"{branch.name}/"
         )
-        self._children[session.id] = _Child(translator, parent, site, above.prefix + tool_id(*site))
 
-    def _child(self, child: _Child, name: str, data: YukeModel) -> None:
-        self._nested(child, child.translator.map(name, data))
-        self._reported(child, data)
-
-    def _reported(self, owner: _Child | None, data: YukeModel) -> None:
-        """A report queued into `owner`'s session (None: this session) settles the call that spawned its child."""
-        if not isinstance(data, InputQueuedData) or not isinstance(data.input.source, ChildReport):
+    def _child(self, branch: Branch, event: SessionEvent) -> None:
+        """A child's events, nested under the call that spawned it; a report it received settles its own child's
+        call."""
+        if isinstance(event, ChildFollowed):
+            self._follow(event.branch)
             return
-        source = data.input.source
-        child = self._children.get(source.session_id)
-        if child is None or child.parent is not owner:
+        translator = self._children.get(branch.session_id)
+        if translator is None:
             return
-        text = "".join(p.text for p in data.input.content if isinstance(p, ContentText))
-        translator = owner.translator if owner is not None else self._translator
-        self._nested(owner, translator.agent_done(*child.site, source.outcome, text))
-
-    def _nested(self, child: _Child | None, events: list[d.DriverEvent]) -> None:
-        """Push a child's events under its call (this session's own events go through `_route`)."""
-        for event in events:
-            if child is None:
-                self._push(event)
-            elif isinstance(event, d.AdapterEvent) and not isinstance(event.kind, _SESSION_ONLY):
-                self._push(d.AdapterEvent(event.kind, parent_tool_id=child.parent_tool_id, extensions=event.extensions))
-
-    def _stop_when_settled(self, stop: StopReason) -> None:
-        """End the turn with `stop` once the session's tree has settled (a newer run's end replaces it)."""
-        self._last_stop = stop
-        if self._settling is not None:
-            self._settling.cancel()
-        assert self.group is not None
-        self._settling = self.group.create_task(self._settle())
-
-    async def _settle(self) -> None:
-        await self._engine.children.wait_settled(self._session_id)
-        if not self._engine.live.is_busy(self._session_id):
-            self._settling = None
-            stop, self._canceled = (Cancelled() if self._canceled else self._last_stop), False
-            self._push(d.TurnStopped(stop))
+        above = self._translator if branch.parent is None else self._children.get(branch.parent.session_id)
+        parent_tool_id = (above.prefix if above is not None else "") + tool_id(*branch.site)
+        for out in translator.map(event):
+            if isinstance(out, d.AdapterEvent) and not isinstance(out.kind, _SESSION_ONLY):
+                self._push(d.AdapterEvent(out.kind, parent_tool_id=parent_tool_id, extensions=out.extensions))
 
     def _set_session(self, session: Session) -> None:
         self._session = session
-        self._translator = Translator(session.id, session.root, self._engine.interactions.get)
+        self._translator = Translator(session.id, session.root)
         self._refresh(announce=False)
 
     def _refresh(self, *, announce: bool) -> None:
         """Rebuild the info from the session; tell the loop when it changed."""
         assert self._session is not None
-        fresh = info.session_info(self._engine, self._session)
-        self._translator.window_tokens = info.context_window(self._engine, self._session.model)
+        fresh = info.session_info(self._engine, self._session, self._skills)
+        self._translator.window_tokens = self._engine.context_window(self._session.model)
         changed, self._info = fresh != self._info, fresh
         if announce and changed:
             self._push(d.InfoChanged(fresh))

@@ -7,7 +7,7 @@ open starts the engine for its event loop, later ones share it, and the last one
 runs then end `interrupted`, as when `omniagent rpc` stops).
 
 The engine reads its data dir and keys from the process environment, exactly as `omniagent rpc` does
-(`engine.engine.engine_config`: `OMNIAGENT_DATA_DIR`, else the user data dir).
+(`EngineApi.config`: `OMNIAGENT_DATA_DIR`, else the user data dir).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import weakref
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
-from omniagent.engine.engine import Engine, EngineConfig, engine_config
+from omniagent.engine.api import EngineApi, EngineConfig
 
 log = logging.getLogger(__name__)
 # Engines whose opener was cancelled while they started: referenced here until they have closed again.
@@ -31,7 +31,7 @@ class _Generation:
     """One open engine: the task holding it open, the event that lets it close, and the event set once it did."""
 
     task: asyncio.Task[None]
-    engine: Engine
+    engine: EngineApi
     stop: asyncio.Event
     ended: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -45,7 +45,7 @@ class EngineHost:
         self._current: _Generation | None = None
 
     @contextlib.asynccontextmanager
-    async def lease(self) -> AsyncIterator[tuple[Engine, asyncio.Event]]:
+    async def lease(self) -> AsyncIterator[tuple[EngineApi, asyncio.Event]]:
         """The shared engine and an event set when it stops (for any reason) while the lease is held.
 
         Raises: whatever opening the store raises (`OSError`, `sqlite3.Error`) when the engine cannot start.
@@ -60,7 +60,7 @@ class EngineHost:
     async def _acquire(self) -> _Generation:
         async with self._lock:
             if self._current is None or self._current.ended.is_set():
-                self._current = await _start(engine_config(None))
+                self._current = await _start(EngineApi.config(None))
             self._users += 1
             return self._current
 
@@ -77,13 +77,12 @@ class EngineHost:
 
 async def _start(config: EngineConfig) -> _Generation:
     """Open the engine in a task of its own (it outlives the session that started it) and wait until it is up."""
-    ready: asyncio.Future[Engine] = asyncio.get_running_loop().create_future()
+    ready: asyncio.Future[EngineApi] = asyncio.get_running_loop().create_future()
     stop, ended = asyncio.Event(), asyncio.Event()
 
     async def hold() -> None:
         try:
-            async with Engine.open(config) as engine:
-                await engine.recover()
+            async with EngineApi.open(config) as engine:
                 ready.set_result(engine)
                 await stop.wait()
         except Exception as exc:

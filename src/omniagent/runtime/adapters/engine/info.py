@@ -15,12 +15,18 @@ ready to run at all. Read from the engine's catalog and permission state; no I/O
 from __future__ import annotations
 
 from omniagent._version import __version__
-from omniagent.engine.engine import Engine, engine_config
-from omniagent.engine.interactions.permissions import PermissionMode
-from omniagent.engine.providers.auth.credentials import CredentialError, CredentialStore
-from omniagent.engine.providers.catalog.file import CatalogError
-from omniagent.engine.providers.catalog.table import Catalog
-from omniagent.engine.sandboxes import SANDBOX_OPTION_IDS, SANDBOX_OPTIONS, option_values
+from omniagent.engine.api import (
+    SANDBOX_OPTION_IDS,
+    SANDBOX_OPTIONS,
+    Catalog,
+    CatalogError,
+    CredentialError,
+    CredentialStore,
+    EngineApi,
+    PermissionMode,
+    SkillCatalog,
+    option_values,
+)
 from omniagent.protocols.sidecar.agents import (
     AgentDetails,
     ApiKey,
@@ -66,9 +72,9 @@ _ALWAYS = frozenset(
 )
 
 
-def session_info(engine: Engine, session: Session) -> d.DriverInfo:
-    """The `DriverInfo` of one engine session as it is now."""
-    catalog = engine.routes.catalog
+def session_info(engine: EngineApi, session: Session, skills: SkillCatalog) -> d.DriverInfo:
+    """The `DriverInfo` of one engine session as it is now (its slash commands are `skills`)."""
+    catalog = engine.catalog
     features = set(_ALWAYS)
     if engine.serves("session.fork"):
         features.add(Capability.FORK)
@@ -78,8 +84,7 @@ def session_info(engine: Engine, session: Session) -> d.DriverInfo:
         features |= {Capability.ROLLBACK, Capability.ROLLBACK_FILES}
     options = config_options(engine, session)
     commands = [
-        SlashCommand(name=s.name, description=s.description, input_hint=s.argument_hint or None)
-        for s in engine.skills.known(session.id).infos()
+        SlashCommand(name=s.name, description=s.description, input_hint=s.argument_hint or None) for s in skills.infos()
     ]
     details = AgentDetails(
         version=__version__,
@@ -99,9 +104,9 @@ def session_info(engine: Engine, session: Session) -> d.DriverInfo:
     )
 
 
-def config_options(engine: Engine, session: Session) -> list[ConfigOption]:
+def config_options(engine: EngineApi, session: Session) -> list[ConfigOption]:
     """model, reasoning (when the model has levels), mode, sandbox, network and fetch; all live."""
-    listing = engine.routes.catalog.listing(None)
+    listing = engine.catalog.listing(None)
     assert isinstance(listing, CatalogListResultFull)
     ready = {p.id for p in listing.providers if p.state == "ready"}
     models = [m for m in listing.models if m.provider in ready or m.selector == session.model]
@@ -117,8 +122,8 @@ def config_options(engine: Engine, session: Session) -> list[ConfigOption]:
         reasoning = [ConfigChoice(value=level, label=level) for level in levels]
         options.append(_select(REASONING_OPTION, "Reasoning effort", "thought_level", reasoning, session.reasoning))
     modes = [ConfigChoice(value=mode, label=label) for mode, label in MODES]
-    options.append(_select(MODE_OPTION, "Mode", "mode", modes, engine.permissions.mode(session.id)))
-    now = option_values(engine.sandboxes.settings(session.id))
+    options.append(_select(MODE_OPTION, "Mode", "mode", modes, engine.permission_mode(session.id)))
+    now = option_values(engine.sandbox_settings(session.id))
     for option in SANDBOX_OPTIONS:
         choices = [ConfigChoice(value=value, label=label, description=text) for value, label, text in option.values]
         options.append(_select(option.id, option.name, None, choices, now[option.id]))
@@ -129,11 +134,6 @@ def _select(option_id: str, name: str, category: str | None, choices: list[Confi
     return ConfigOption(
         id=option_id, name=name, category=category, kind=SelectKind(choices=choices), current=current or None, live=True
     )
-
-
-def context_window(engine: Engine, selector: str) -> int | None:
-    found = engine.routes.catalog.model(selector)
-    return found[1].limits.context_window if found is not None else None
 
 
 # --- auth and readiness ------------------------------------------------------------------------------------
@@ -176,7 +176,7 @@ def has_ready_model(catalog: Catalog) -> bool:
 def engine_ready() -> bool:
     """Whether the engine could run a turn now, read without opening its store: a provider with a model and a
     key, from the same data and config dirs and environment an engine of this process would use."""
-    config = engine_config(None)
+    config = EngineApi.config(None)
     credentials = CredentialStore(config.data_dir)
     try:
         catalog = Catalog(config.config_dir, credentials)

@@ -18,25 +18,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import suppress
 
-from omniagent.engine.engine import Engine
-from omniagent.engine.errors import EngineError
-from omniagent.engine.mcp.config import ServerSpec
-from omniagent.engine.sandboxes import SANDBOX_OPTION_IDS
+from omniagent.engine.api import SANDBOX_OPTION_IDS, EngineApi, EngineError, ErrorCode, ServerSpec
 from omniagent.protocols.sidecar.agents import AgentDetails, ConfigValue
 from omniagent.protocols.sidecar.commands import HttpMcp, StdioMcp
-from omniagent.protocols.yuke.envelope import ErrorCode
-from omniagent.protocols.yuke.sessions import (
-    CreateSession,
-    Session,
-    SessionForkParams,
-    SessionGetParams,
-    SessionPatch,
-    SessionPatchParams,
-    SessionRemoveParams,
-)
+from omniagent.protocols.yuke.sessions import Session
 from omniagent.runtime import driver as d
 from omniagent.runtime.adapters.engine import info
 from omniagent.runtime.errors import (
+    AgentError,
     AuthRequired,
     InvalidConfiguration,
     ProtocolFailed,
@@ -49,13 +38,24 @@ Describe = Callable[[Session], AgentDetails]
 MAX_MESSAGE_ID = 2**53 - 1  # the wire's largest integer (yuke-rpc.md §1)
 
 
-async def open_session(engine: Engine, request: d.ConnectRequest, details: Describe) -> Session:
+def agent_error(exc: EngineError, unknown: str | None = None) -> AgentError:
+    """The one reading of an engine refusal for the runtime: what names no session or message is `ResumeFailed`
+    (`unknown` says which, for a person), an unsupported model or effort `InvalidConfiguration`, anything else
+    (e.g. a directory that is not a usable workspace) `ProtocolFailed`."""
+    if exc.code in (ErrorCode.UNKNOWN_SESSION, ErrorCode.UNKNOWN_MESSAGE):
+        return ResumeFailed(unknown or exc.message)
+    if exc.code in (ErrorCode.UNSUPPORTED_MODEL, ErrorCode.UNSUPPORTED_REASONING):
+        return InvalidConfiguration(exc.message)
+    return ProtocolFailed(exc.message)
+
+
+async def open_session(engine: EngineApi, request: d.ConnectRequest, details: Describe) -> Session:
     """The engine session for `request`, with its creation options applied. `details` describes a session (what
     the options are checked against).
 
     Raises: `AuthRequired`, `ResumeFailed`, `InvalidConfiguration`, `ProtocolFailed`.
     """
-    catalog = engine.routes.catalog
+    catalog = engine.catalog
     if request.configure.get(info.MODEL_OPTION) is None and not info.has_ready_model(catalog):
         raise AuthRequired(info.login_methods(catalog))
     made = request.resume is None  # a session this open makes (new or fork): removed again if an option fails
@@ -73,72 +73,64 @@ async def open_session(engine: Engine, request: d.ConnectRequest, details: Descr
         if problem is not None:
             if made:  # leave no half-made session behind
                 with suppress(EngineError):
-                    await engine.sessions.remove(SessionRemoveParams(session_id=session.id))
+                    await engine.remove_session(session.id)
             raise InvalidConfiguration(problem)
     return session
 
 
-async def existing(engine: Engine, session_id: str) -> Session:
+async def existing(engine: EngineApi, session_id: str) -> Session:
     """The stored session with this id. Raises: `ResumeFailed`."""
     try:
-        return (await engine.sessions.get(SessionGetParams(session_id=session_id))).session
+        return await engine.session(session_id)
     except EngineError as exc:
-        raise ResumeFailed(f"the engine has no session {session_id}") from exc
+        raise agent_error(exc, f"the engine has no session {session_id}") from exc
 
 
-async def set_option(engine: Engine, session: Session, option: str, value: ConfigValue) -> tuple[Session, str | None]:
+async def set_option(
+    engine: EngineApi, session: Session, option: str, value: ConfigValue
+) -> tuple[Session, str | None]:
     """Apply a live option: mode → the engine's permission mode, sandbox / network / fetch → its sandbox settings,
     model / reasoning → `session.patch`. Returns the
     session as it now is, and the engine's refusal as a sentence (None when applied)."""
     if option == info.MODE_OPTION:
         if value not in ("ask", "auto"):
             return session, "the mode is ask or auto"
-        engine.permissions.set_mode(session.id, "auto" if value == "auto" else "ask")
+        engine.set_permission_mode(session.id, "auto" if value == "auto" else "ask")
         return session, None
     if option in SANDBOX_OPTION_IDS:
-        return session, engine.sandboxes.choose(session.id, option, value)
+        return session, engine.choose_sandbox(session.id, option, value)
     if option not in (info.MODEL_OPTION, info.REASONING_OPTION):
         return session, f"unknown option `{option}`"
     if not isinstance(value, str):
         return session, "wrong value type"
-    patch = SessionPatch(model=value) if option == info.MODEL_OPTION else SessionPatch(reasoning=value)
     try:
-        result = await engine.sessions.patch(SessionPatchParams(session_id=session.id, patch=patch))
+        if option == info.MODEL_OPTION:
+            return await engine.patch_session(session.id, model=value), None
+        return await engine.patch_session(session.id, reasoning=value), None
     except EngineError as exc:
         return session, exc.message
-    return result.session, None
 
 
-async def _create(engine: Engine, request: d.ConnectRequest) -> Session:
+async def _create(engine: EngineApi, request: d.ConnectRequest) -> Session:
     model, reasoning = request.configure.get(info.MODEL_OPTION), request.configure.get(info.REASONING_OPTION)
     if not isinstance(model, str | None) or not isinstance(reasoning, str | None):
         raise InvalidConfiguration("wrong value type")
-    params = CreateSession(workspace_path=str(request.directory), model=model, reasoning=reasoning)
     try:
-        return (await engine.sessions.create(params)).session
+        return await engine.create_session(str(request.directory), model=model, reasoning=reasoning)
     except EngineError as exc:
-        if exc.code in (ErrorCode.UNSUPPORTED_MODEL, ErrorCode.UNSUPPORTED_REASONING):
-            raise InvalidConfiguration(exc.message) from exc
-        raise ProtocolFailed(exc.message) from exc  # e.g. the directory is not a usable workspace
+        raise agent_error(exc) from exc
 
 
-async def _fork(engine: Engine, request: d.ConnectRequest) -> Session:
+async def _fork(engine: EngineApi, request: d.ConnectRequest) -> Session:
     assert request.fork is not None
     source = await existing(engine, request.fork)
     through = None if request.fork_at is None else fork_point(request.fork_at)
     if request.fork_at is not None and through is None:
         raise ResumeFailed(f"the fork point {request.fork_at} is not a message id (m<N>)")
     try:
-        forked = await engine.sessions.fork(
-            SessionForkParams(session_id=source.id),
-            through_message_id=through,
-            workspace_path=str(request.directory),
-        )
+        return await engine.fork_session(source.id, str(request.directory), through_message_id=through)
     except EngineError as exc:
-        if exc.code == ErrorCode.UNKNOWN_MESSAGE:
-            raise ResumeFailed(f"the session {source.id} has no message {request.fork_at}") from exc
-        raise ProtocolFailed(exc.message) from exc  # e.g. the directory is not a usable workspace
-    return forked.session
+        raise agent_error(exc, f"the session {source.id} has no message {request.fork_at}") from exc
 
 
 def mcp_servers(request: d.ConnectRequest) -> list[ServerSpec]:

@@ -34,28 +34,30 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from omniagent.engine.events import (
+from omniagent.engine.api import (
+    COST_DIGITS,
     SPAWN_TOOL,
+    Answered,
+    ChildReported,
     Chunk,
     Committed,
     FeedItem,
     InteractionOpened,
     Noticed,
+    PendingInteraction,
     PlanChanged,
+    Question,
     QuestionOpened,
+    Reply,
     RunEnded,
-    SessionFeed,
+    SessionEvent,
     ToolCall,
     ToolChanged,
     ToolOpened,
     ToolOutput,
+    describe,
 )
-from omniagent.engine.events import ToolKind as FeedToolKind
-from omniagent.engine.interactions.permissions import PendingInteraction, describe
-from omniagent.engine.interactions.questions import Reply
-from omniagent.engine.interactions.registry import OpenInteraction
-from omniagent.engine.providers.catalog.table import COST_DIGITS
-from omniagent.engine.tools.context import Answered, Question
+from omniagent.engine.api import ToolKind as FeedToolKind
 from omniagent.protocols.sidecar.base import Diagnostic, DiagnosticLevel
 from omniagent.protocols.sidecar.commands import ChoicesAnswer, QuestionsAnswer, TextAnswer
 from omniagent.protocols.sidecar.events import (
@@ -105,7 +107,6 @@ from omniagent.protocols.sidecar.events import (
     UrlInput,
 )
 from omniagent.protocols.sidecar.events import Question as QuestionShown
-from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.messages import (
     AssistantMessage,
     CompactionMessage,
@@ -228,30 +229,25 @@ class _Tool:
 
 
 class Translator:
-    """Maps one engine session's broadcasts to driver events, through the engine's one reading of them
-    (`engine.feed.SessionFeed`), keeping what the mapping needs between them."""
+    """Maps one engine session's events (from its `Subscription`) to driver events, keeping what the mapping needs
+    between them."""
 
-    def __init__(
-        self,
-        session_id: str,
-        root: str,
-        interactions: Callable[[int], OpenInteraction | None] = lambda _: None,
-        prefix: str = "",
-    ) -> None:
+    def __init__(self, session_id: str, root: str, prefix: str = "") -> None:
         self.session_id = session_id
         self.root = root
         self.prefix = prefix  # a child session's name path and `/`: its ids stay apart from its parent's
         self.window_tokens: int | None = None  # the current model's context window, kept current by the driver
-        self._feed = SessionFeed(session_id, interactions)
         self._tools: dict[tuple[int, int], _Tool] = {}
         self._agents: dict[tuple[int, int], _Tool] = {}  # spawn_agent calls whose child has not reported yet
         self._early: dict[tuple[int, int], tuple[RunOutcome, str]] = {}  # reports that beat their call's receipt
         self._streamed: set[int] = set()  # messages that sent text or reasoning
         self._cost: float | None = None  # USD of this session's replies since it was opened here
 
-    def map(self, name: str, data: YukeModel) -> list[d.DriverEvent]:
-        """The events for one broadcast of this session (the caller filters by session)."""
-        return [event for item in self._feed.read(name, data) for event in self._events(item)]
+    def map(self, item: SessionEvent) -> list[d.DriverEvent]:
+        """The events for one event of this session (its turn's end is the driver's: `TurnEnded`)."""
+        if isinstance(item, ChildReported):
+            return self.agent_done(*item.child.site, item.outcome, item.text)
+        return self._events(item) if isinstance(item, FeedItem) else []
 
     def _events(self, item: FeedItem) -> list[d.DriverEvent]:
         if isinstance(item, ToolOpened):
@@ -278,7 +274,7 @@ class Translator:
             return [d.AdapterEvent(ContextCompacted()), self._usage(item.message.tokens_after)]
         if isinstance(item, RunEnded):
             self._tools.clear()  # the run's parts are final
-            return [d.TurnStopped(stop_reason(item.data.outcome))]
+            return []
         if isinstance(item, InteractionOpened):
             return [self._permission(item.interaction, item.call)]
         if isinstance(item, QuestionOpened):
