@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import weakref
 
+from omniagent.engine.api import TurnEnded
+from omniagent.engine.events import SessionFeed
 from omniagent.protocols.sidecar.events import (
     Cancelled,
     Completed,
@@ -23,6 +25,7 @@ from omniagent.protocols.sidecar.events import (
     ToolStatus,
     ToolUpdated,
 )
+from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.messages import (
     CompactionMessage,
     CreatedTime,
@@ -42,9 +45,6 @@ from omniagent.protocols.yuke.runs import (
 )
 from omniagent.protocols.yuke.tools import DiffFile, DiffHunk, ToolStateCompleted, ToolStatePending, ViewDiff
 from omniagent.runtime import driver as d
-from omniagent.engine.api import TurnEnded
-from omniagent.engine.events import SessionFeed
-from omniagent.protocols.yuke.base import YukeModel
 from omniagent.runtime.adapters.engine.translate import Translator, interaction_of, request_id, stop_reason
 from tests.sidecar_schema import validate
 
