@@ -1,4 +1,4 @@
-"""Imports point down the stack only: wire → protocols → runtime | engine | acp → cli (docs/architecture.md)."""
+"""Imports point down the stack only: wire → protocols → engine → runtime → batch → faces (docs/architecture.md)."""
 
 import ast
 from pathlib import Path
@@ -14,10 +14,21 @@ ALLOWED: dict[str, set[str]] = {
     "protocols": set(),
     "testing": set(),
     "engine": {"wire", "protocols"},
-    "acp": {"wire", "protocols", "engine"},
-    "runtime": {"wire", "protocols", "engine", "acp"},
+    "runtime": {"wire", "protocols", "engine"},
     "batch": {"wire", "protocols", "engine", "runtime"},
+    "faces": {"wire", "protocols", "engine", "runtime", "batch"},
 }
+# What of the engine its callers may import: the API, and what a face needs to answer its first line before the
+# engine exists (standard library and platformdirs only; docs/performance.md).
+ENGINE_API = {"omniagent.engine.api"}
+ENGINE_START_UP = {
+    "omniagent.engine.config",
+    "omniagent.engine.errors",
+    "omniagent.engine.handshake",
+    "omniagent.engine.providers.catalog.missing_keys",
+}
+# The engine's callers: every face, and the runtime's adapter for our engine.
+ENGINE_CALLERS = ("faces", "runtime/adapters/engine")
 
 
 def _imports(path: Path) -> set[str]:
@@ -41,7 +52,7 @@ def test_each_layer_imports_only_the_layers_below_it(layer: str) -> None:
     for path in sorted((PACKAGE / layer).rglob("*.py")):
         for module in sorted(_imports(path)):
             target = _layer(module)
-            if target not in ALLOWED[layer] | {layer, "errors", "logs", "__init__"} and module != "omniagent":
+            if target not in ALLOWED[layer] | {layer, "errors", "logs", "_version"}:
                 wrong.append(f"{path.relative_to(PACKAGE)} imports {module}")
     assert wrong == []
 
@@ -105,31 +116,69 @@ def _cycle(graph: dict[str, set[str]]) -> list[str]:
     return []
 
 
-@pytest.mark.parametrize("layer", sorted(ALLOWED))
-def test_no_import_cycle_inside_a_layer(layer: str) -> None:
-    """Issue 15: modules of one layer import each other in one direction. A module importing from its own
-    package's `__init__` (which re-exports that package's modules) is not counted as a cycle."""
-    paths = {_module_name(path): path for path in (PACKAGE / layer).rglob("*.py")}
+def _graph() -> dict[str, set[str]]:
+    paths = {_module_name(path): path for path in PACKAGE.rglob("*.py")}
     known = set(paths)
-    graph: dict[str, set[str]] = {}
-    for name, path in paths.items():
-        graph[name] = {t for t in _targets(path, known) if t != name and not name.startswith(f"{t}.")}
-    assert _cycle(graph) == []
+    return {name: {t for t in _targets(path, known) if t != name} for name, path in paths.items()}
+
+
+def test_no_import_cycle_anywhere() -> None:
+    """Issue 20: no import cycle in `src/omniagent`, imports under TYPE_CHECKING and through a package's
+    `__init__` (importing `omniagent` itself for `__version__`, say) counted. `__version__` lives in `_version`."""
+    assert _cycle(_graph()) == []
+
+
+def test_the_engine_is_called_only_through_its_api() -> None:
+    """Issue 20: the faces and the runtime's engine adapter import the engine's API (`engine/api.py`) and nothing
+    else of the engine but the standard-library modules a face needs before the engine exists."""
+    known = {_module_name(path) for path in PACKAGE.rglob("*.py")}
+    wrong = []
+    for caller in ENGINE_CALLERS:
+        for path in sorted((PACKAGE / caller).rglob("*.py")):
+            for module in sorted(_targets(path, known)):
+                if module.startswith("omniagent.engine") and module not in ENGINE_API | ENGINE_START_UP:
+                    wrong.append(f"{path.relative_to(PACKAGE)} imports {module}")
+    assert wrong == []
+
+
+def test_no_package_folder_is_a_heap() -> None:
+    """Issue 20: a package holds at most 15 modules of its own (subpackages by concept beyond that). The yuke
+    models keep one module per topic of the yuke type docs, as yuke's own `lib/proto/` does."""
+    exempt = {"protocols/yuke"}
+    crowded = []
+    for folder in sorted({p.parent for p in PACKAGE.rglob("*.py")}):
+        modules = [p for p in folder.glob("*.py") if p.name != "__init__.py"]
+        name = str(folder.relative_to(PACKAGE))
+        if len(modules) > 15 and name not in exempt:
+            crowded.append(f"{name}: {len(modules)}")
+    assert crowded == []
+
+
+def test_no_family_of_modules_is_told_apart_by_a_name_prefix() -> None:
+    """Issue 20: modules of one concept live in one folder, not side by side as `x.py`, `x_a.py`, `x_b.py`."""
+    families = []
+    for folder in sorted({p.parent for p in PACKAGE.rglob("*.py")}):
+        stems = sorted(p.stem for p in folder.glob("*.py") if not p.stem.startswith("_"))
+        for stem in stems:
+            members = [s for s in stems if s.startswith(f"{stem}_")]
+            if len(members) >= 2:
+                families.append(f"{folder.relative_to(PACKAGE)}: {stem}, {', '.join(members)}")
+    assert families == []
 
 
 def test_no_engine_module_but_the_root_takes_the_whole_engine() -> None:
-    """Issue 15: each engine part is built with what it uses. Only `engine.py` (the composition root) and the rpc
-    face, which opens an `Engine` to serve it, import it; no engine function takes an `Engine` parameter."""
+    """Issue 15: each engine part is built with what it uses. Only `engine.py` (the composition root) and `api.py`
+    (the surface over it) import it; no engine function takes an `Engine` parameter."""
     importing = sorted(
         str(path.relative_to(PACKAGE))
         for path in (PACKAGE / "engine").rglob("*.py")
-        if path.name not in ("engine.py", "rpc.py")
+        if path.name not in ("engine.py", "api.py")
         and "omniagent.engine.engine" in _targets(path, {"omniagent.engine.engine"})
     )
     taking = sorted(
         f"{path.relative_to(PACKAGE)}:{node.lineno}"
         for path in (PACKAGE / "engine").rglob("*.py")
-        if path.name != "engine.py"
+        if path.name not in ("engine.py", "api.py")
         for node in ast.walk(ast.parse(path.read_text()))
         if isinstance(node, ast.arg)
         and node.annotation is not None

@@ -7,8 +7,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import platformdirs
+
+if TYPE_CHECKING:
+    from omniagent.engine.providers.catalog.missing_keys import MissingKey
 
 # One request line at most: yuke's 1 MiB message cap plus 64 KiB of envelope.
 MAX_LINE_BYTES = 1024 * 1024 + 64 * 1024
@@ -27,3 +31,20 @@ def engine_dirs(data_dir: Path | None) -> tuple[Path, Path]:
         Path(platformdirs.user_data_dir("omniagent")).resolve(),
         Path(platformdirs.user_config_dir("omniagent")).resolve(),
     )
+
+
+def missing_keys_before_the_engine(data_dir: Path | None) -> list[MissingKey]:
+    """Which providers lack a key, for a face that has not opened its engine (`--data-dir`, else the environment's
+    or the user's dirs): from the built-in table when no providers.json exists, else from the catalog (which reads
+    the file; a bad file counts as none, as the engine reports it)."""
+    from omniagent.engine.providers.auth.credentials import CredentialStore
+    from omniagent.engine.providers.catalog.missing_keys import builtin_missing_keys
+
+    data, config_dir = engine_dirs(data_dir)
+    credentials = CredentialStore(data)
+    missing = builtin_missing_keys(config_dir, credentials, os.environ)
+    if missing is not None:
+        return missing
+    from omniagent.engine.providers.catalog.table import load_catalog
+
+    return load_catalog(config_dir, credentials, None).missing_keys()

@@ -8,21 +8,19 @@ here imports asyncio or logging, nor msgspec and the catalog unless a providers.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from omniagent._version import __version__
-from omniagent.engine.config import engine_dirs
-from omniagent.engine.providers.auth.credentials import CredentialStore
-from omniagent.engine.providers.catalog.missing_keys import MissingKey, builtin_missing_keys
+from omniagent.engine.config import missing_keys_before_the_engine
 from omniagent.faces.acp.shapes import SHAPES, Shapes
 from omniagent.protocols.acp.versions import SPECS, VersionSpec
 from omniagent.wire.messages import INVALID_PARAMS, RpcError
 
 if TYPE_CHECKING:
-    from omniagent.engine.providers.catalog.table import Catalog
+    from omniagent.engine.api import Catalog
+    from omniagent.engine.providers.catalog.missing_keys import MissingKey
 
 AGENT_NAME = "omniagent"
 # The operations the agent serves (names per version in `acp.versions`); `session/cancel` is a notification.
@@ -56,14 +54,7 @@ class Handshake:
     def _missing_keys(self, catalog: Catalog | None) -> list[MissingKey]:
         if catalog is not None:
             return catalog.missing_keys()
-        data_dir, config_dir = engine_dirs(self._data_dir)
-        credentials = CredentialStore(data_dir)
-        missing = builtin_missing_keys(config_dir, credentials, os.environ)
-        if missing is not None:
-            return missing
-        from omniagent.engine.providers.catalog.table import load_catalog
-
-        return load_catalog(config_dir, credentials, None).missing_keys()  # the engine reports a bad file
+        return missing_keys_before_the_engine(self._data_dir)
 
 
 def requested_version(params: Any) -> int:

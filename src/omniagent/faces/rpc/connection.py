@@ -6,7 +6,7 @@ Requests run one at a time in arrival order, and broadcasts they produce are que
 the single writer, so they are written first.
 
 Start-up is lazy (docs/performance.md): `initialize` is answered from the provider catalog alone
-(`engine/handshake.py`; a first one by `engine/rpc_serve.py`, before asyncio is imported); the engine (store,
+(`engine/handshake.py`; a first one by `faces/rpc/serve.py`, before asyncio is imported); the engine (store,
 providers, HTTP client) is imported and opened on the first other request, which waits for it, and it first ends
 the runs a previous process left open (`Engine.recover`). A client that only asks `initialize` never pays for it.
 Each line is encoded once, models straight to JSON bytes.
