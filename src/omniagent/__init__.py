@@ -8,7 +8,8 @@ event stream (`Runtime`, `Session`), and an engine, our own agent loop that call
         await session.prompt("say hello")
         async for event in session.events: ...
 
-Names are imported on first use, so `import omniagent` stays cheap for the command line.
+The event types a session streams (`TextDelta`, `TurnEnded`, …) are public in `omniagent.events`, which this
+module does not import. Names are imported on first use, so `import omniagent` stays cheap for the command line.
 """
 
 from __future__ import annotations

@@ -95,7 +95,7 @@ async def test_input_on_an_idle_session_starts_a_run_and_input_sent_meanwhile_qu
 
 async def test_a_full_queue_refuses_the_next_input(tmp_path: Path, llm: FakeLLMServer) -> None:
     from omniagent.engine.errors import EngineError
-    from omniagent.engine.run.inbox import MAX_QUEUED
+    from omniagent.engine.run.queue import MAX_QUEUED
     from omniagent.protocols.yuke.envelope import ErrorCode
 
     llm.enqueue(Reply(text="held", gate="held", hold_after_events=4))

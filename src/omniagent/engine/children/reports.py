@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from omniagent.engine.run import inbox
+from omniagent.engine.run import queue
 from omniagent.engine.session.transcript import parse_message
 from omniagent.engine.store import queries as q
 from omniagent.engine.store import trees
@@ -53,7 +53,7 @@ def report_run_end(
     text = f"{_headline(path, run_id, outcome)}\n\n{body}"
     if truncated:
         text += f"\n\n[cut to {REPORT_MAX_BYTES // 1024} KiB; the whole transcript is in the child session]"
-    data = inbox.enqueue(conn, parent_id, [ContentText(text=text)], source, limit=None)
+    data = queue.enqueue(conn, parent_id, [ContentText(text=text)], source, limit=None)
     assert data is not None  # no limit
     return ("input.queued", data)
 
@@ -71,7 +71,7 @@ def instructions_canceled(conn: sqlite3.Connection, session_id: str, canceled: l
     )
     text = f"Your instruction to the child agent `{path}` was canceled before it ran:\n\n{quoted}"
     source = ChildInputCanceled(session_id=session_id, path=path, input_ids=[i.input_id for i in mine])
-    data = inbox.enqueue(conn, parent_id, [ContentText(text=_clip(text)[0])], source, limit=None)
+    data = queue.enqueue(conn, parent_id, [ContentText(text=_clip(text)[0])], source, limit=None)
     assert data is not None
     return ("input.queued", data)
 

@@ -17,9 +17,9 @@ from typing import Literal
 
 from omniagent.engine.children import reports
 from omniagent.engine.live import ActiveRun
-from omniagent.engine.run import inbox, orphans
-from omniagent.engine.run.inbox import queued_input
+from omniagent.engine.run import orphans, queue
 from omniagent.engine.run.orphans import RunOwnedElsewhere
+from omniagent.engine.run.queue import queued_input
 from omniagent.engine.session.transcript import title_of
 from omniagent.engine.store import queries as q
 from omniagent.engine.store import trees
@@ -85,7 +85,7 @@ def cancel_inputs(
     id names a report or notice the engine queued (those cannot be canceled)."""
     if q.get_session(conn, session_id) is None:
         return None
-    waiting = {item.input_id: item for item, _ in inbox.queued(conn, session_id)}
+    waiting = {item.input_id: item for item, _ in queue.queued(conn, session_id)}
     if ids is None:
         ids = [i for i, item in waiting.items() if not _protected(item.source)]
     elif any(i in waiting and _protected(waiting[i].source) for i in ids):
@@ -119,7 +119,7 @@ def open_input_run(
     if capacity is not None and capacity.active >= capacity.limit:
         return None if new is None else _queue(conn, rec.session, new, "concurrency_limit", limit, out)
     now = now_ms()
-    inputs = [(item.input_id, item.content, item.source, ran) for item, ran in inbox.queued(conn, session_id)]
+    inputs = [(item.input_id, item.content, item.source, ran) for item, ran in queue.queued(conn, session_id)]
     if new is None and not inputs:
         return None
     for input_id, _, _, _ in inputs:
@@ -237,7 +237,7 @@ def _queue(
     limit: int,
     before: list[Broadcast],
 ) -> Queued | Literal["full"]:
-    data = inbox.enqueue(conn, s.id, *new)
+    data = queue.enqueue(conn, s.id, *new)
     if data is None:
         return "full"
     return Queued(data, reason, _capacity(conn, s, limit), before)
@@ -251,7 +251,7 @@ def _capacity(conn: sqlite3.Connection, s: Session, limit: int) -> ChildCapacity
 
 
 def _protected(source: InputSource | None) -> bool:
-    return source is not None and source.type in inbox.PROTECTED_SOURCES
+    return source is not None and source.type in queue.PROTECTED_SOURCES
 
 
 def _canceled(session_id: str, input_id: int) -> Callable[[int], InputCanceledData]:
