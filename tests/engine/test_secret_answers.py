@@ -1,4 +1,4 @@
-"""Masking secret answers (`engine/secret_answers.py`): whole texts, tool results with their view hints, and live
+"""Masking secret answers (`engine/interactions/secrets.py`): whole texts, tool results with their view hints, and live
 output that arrives in pieces, where a secret may be split across two of them."""
 
 from __future__ import annotations

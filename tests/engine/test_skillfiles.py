@@ -1,4 +1,4 @@
-"""Reading `SKILL.md` files and finding skills (engine/skillfiles.py): the accepted front matter subset, the
+"""Reading `SKILL.md` files and finding skills (engine/skills/files.py): the accepted front matter subset, the
 refusals, the locations and their precedence."""
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ lives in memory and starts at 0 in every process, so it is 0 until the engine ha
 comes from the provider catalog alone (providers.json and the key file). So `omniagent rpc` answers `initialize`
 without opening the engine's store, providers or HTTP client (docs/performance.md), and `Engine` gives the same
 answer once it is open. A first `initialize` is answered before asyncio is imported (`first_reply`, from
-`engine/rpc_serve.py`).
+`faces/rpc/serve.py`).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The HTTP of a device login (engine/providers/oauth.py) against the fake device-auth server on 127.0.0.1: the
+"""The HTTP of a device login (engine/providers/auth/oauth.py) against the fake device-auth server on 127.0.0.1: the
 grant it builds, and refusals as fixed sentences that name at most an OAuth error code or a status."""
 
 from __future__ import annotations

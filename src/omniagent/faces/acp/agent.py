@@ -7,7 +7,7 @@ broadcasts from `acp.relay`. Sessions are engine sessions (same ids, same store)
 
 Decisions (docs/acp.md): a prompt while the session's turn runs is refused with -32600 (no queueing); the
 `mcpServers` of `session/new`, `load`, `resume` and `fork` become the session's MCP servers (stdio and HTTP,
-`acp/mcp_servers.py`; they stop at `session/close` or when the connection ends); additional directories are accepted
+`faces/acp/mcp_servers.py`; they stop at `session/close` or when the connection ends); additional directories are accepted
 and ignored (not advertised); the model's questions (`ask_user`) go out as `elicitation/create` forms when the
 client advertised them, else the tool fails with a sentence saying so (a secret question always does: forms must
 not ask for secrets); a failed run ends a v1 prompt with a -32603 error naming the failure, and a v2 turn with the
@@ -64,7 +64,7 @@ def rpc_error(exc: EngineError) -> RpcError:
 
 
 class AcpAgent:
-    """Serves one ACP connection over `peer` with `engine`, in the version `initialize` chose (acp/serve.py
+    """Serves one ACP connection over `peer` with `engine`, in the version `initialize` chose (faces/acp/serve.py
     answers `initialize` itself, before the engine exists, then routes every other method here)."""
 
     def __init__(

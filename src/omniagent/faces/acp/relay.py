@@ -6,7 +6,7 @@ the `spawn_agent` calls) and writes updates through the peer's single writer, so
 order the engine emitted it. Turn ends resolve futures the prompt handler waits
 on; each permission ask becomes a `session/request_permission` task and each of the model's questions an
 `elicitation/create` task (the engine run waits meanwhile).
-What it is not: the shapes (`acp/translate.py`) or the method handlers (`acp/agent.py`).
+What it is not: the shapes (`faces/acp/translate.py`) or the method handlers (`faces/acp/agent.py`).
 
 v2 ordering (acp.md §5): the prompt response `{}` must precede the turn's first update, yet the engine emits the
 user message and `run.started` before `send` returns. So a v2 prompt *holds* its session's updates and releases

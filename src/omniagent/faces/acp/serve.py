@@ -1,8 +1,8 @@
 """`omniagent acp`: the engine as an ACP agent on stdin/stdout (newline-delimited JSON-RPC 2.0).
 
 The process answers the client's first request before it imports asyncio when that request is `initialize` (the
-usual case): the answer needs only the provider catalog (`acp/handshake.py`), and asyncio is most of a bare
-Python start (docs/performance.md, `wire/first_request.py`). Then the connection takes over (`acp/connection.py`)
+usual case): the answer needs only the provider catalog (`faces/acp/handshake.py`), and asyncio is most of a bare
+Python start (docs/performance.md, `wire/first_request.py`). Then the connection takes over (`faces/acp/connection.py`)
 with every byte read so far. Logs go to stderr; stdout carries only the wire.
 """
 

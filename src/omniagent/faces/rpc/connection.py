@@ -43,7 +43,7 @@ _encode = msgspec.json.Encoder().encode
 
 def serve_rpc(data_dir: Path | None, prelude: Prelude) -> None:
     """Serve the engine on stdin/stdout until stdin closes, after the bytes `prelude` kept
-    (`engine/rpc_serve.py`). KeyboardInterrupt propagates."""
+    (`faces/rpc/serve.py`). KeyboardInterrupt propagates."""
     asyncio.run(_serve(data_dir, prelude))
 
 

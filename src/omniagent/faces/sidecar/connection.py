@@ -9,7 +9,7 @@
     ← {"session":"s1","error":{"kind":"ProcessExited",…}}     (agent death only)
     ← {"closed":"s1"}                                         (exactly once per opened session)
 
-Start-up is lazy (docs/performance.md): `runtime/sidecar_serve.py` writes the hello before asyncio is imported;
+Start-up is lazy (docs/performance.md): `faces/sidecar/serve.py` writes the hello before asyncio is imported;
 this module serves what follows. The runtime, the sidecar models and the commands (`sidecar_commands`) are imported
 when the first line arrives, so an app that only waits for the hello never pays for them.
 """

@@ -1,7 +1,7 @@
 """`omniagent serve`, the process: the hello written before asyncio is imported, then the sidecar.
 
 The hello needs only our version and the wire's (`protocols/sidecar`, without its models), and asyncio is most of a
-bare Python start (docs/performance.md), so the hello goes out first; `runtime/sidecar.py` serves what follows.
+bare Python start (docs/performance.md), so the hello goes out first; `faces/sidecar/connection.py` serves what follows.
 `--mock` loads its script (and with it the models) before the hello: a bad script is refused up front, with nothing
 on stdout.
 """

@@ -1,8 +1,8 @@
 """File images for checkpoints: what a file held before a tool changed it, and putting that back.
 
 A tool that changes a file (`write`, `edit`) reads the file's image and hands it to `ToolContext.before_change`
-*before* it writes, so the run can store it durably first (engine/runs.py); `session.rewind` puts stored images
-back with `put_image` (engine/rewind.py). Both walk from the workspace's fd (beneath.py), so neither can read or
+*before* it writes, so the run can store it durably first (engine/run/executor.py); `session.rewind` puts stored images
+back with `put_image` (engine/session/rewind.py). Both walk from the workspace's fd (beneath.py), so neither can read or
 touch a path outside the workspace, and a put is atomic per file (a temp file renamed over the name).
 
 What this is not: deciding which image to restore (the rewind's job) or storing images (the store's).

@@ -9,7 +9,7 @@ capability is dropped, even for root, so no mount can be undone. The environment
 
 `unsandboxed` runs the command as the user, as before, with provider keys still removed from its environment.
 
-What this is not: the decision whether to ask (engine/permissions.py) nor the per-session setting
+What this is not: the decision whether to ask (engine/interactions/permissions.py) nor the per-session setting
 (engine/sandboxes.py). This module only turns a policy into a command line, and says clearly when it cannot.
 """
 
@@ -71,7 +71,7 @@ class SandboxPolicy:
     `hidden`: absolute paths made unreadable (only those that exist are covered). `secret_env`: variable names
     never passed to a command in any mode (the key variables providers.json names). `network`: share the host's
     network (off: a private loopback only). `extra_env`: variables given to the command in every mode (the
-    session's secret answers, engine/secret_answers.py).
+    session's secret answers, engine/interactions/secrets.py).
     """
 
     mode: SandboxMode = "sandboxed" if SANDBOX_SUPPORTED else "unsandboxed"
