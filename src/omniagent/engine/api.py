@@ -37,7 +37,9 @@ from omniagent.engine.events import (
     ToolKind,
     ToolOpened,
     ToolOutput,
+    message_ref,
     read_tool_call,
+    tool_call_ref,
 )
 from omniagent.engine.interactions.permissions import Decision, PendingInteraction, PermissionMode, describe
 from omniagent.engine.interactions.questions import PendingQuestion, Reply
@@ -138,9 +140,11 @@ __all__ = [
     "TurnStarted",
     "describe",
     "engine_config",
+    "message_ref",
     "option_values",
     "plan_of_part",
     "read_tool_call",
+    "tool_call_ref",
 ]
 
 P = ParamSpec("P")

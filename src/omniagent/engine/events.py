@@ -105,6 +105,17 @@ def read_tool_call(message_id: int, part_id: int, name: str, arguments: str) -> 
     )
 
 
+def message_ref(message_id: int) -> str:
+    """The id every face shows for a message (its text and its reasoning share it): `m<message id>`, stable across
+    replays because it is the engine's own per-session id."""
+    return f"m{message_id}"
+
+
+def tool_call_ref(message_id: int, part_id: int) -> str:
+    """The id every face shows for a tool call: `t<message id>.<part id>`."""
+    return f"t{message_id}.{part_id}"
+
+
 # Feed items ---------------------------------------------------------------------------------------------------------
 
 

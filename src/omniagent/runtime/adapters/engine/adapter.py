@@ -334,10 +334,7 @@ class _EngineDriver:
     # --- child sessions ------------------------------------------------------------------------------------
 
     def _follow(self, branch: Branch) -> None:
-        above = self._translator if branch.parent is None else self._children[branch.parent.session_id]
-        self._children[branch.session_id] = Translator(
-            branch.session_id, branch.root, prefix=above.prefix + f"{branch.name}/"
-        )
+        self._children[branch.session_id] = Translator(branch.session_id, branch.root, prefix=branch.path)
 
     def _child(self, branch: Branch, event: SessionEvent) -> None:
         """A child's events, nested under the call that spawned it; a report it received settles its own child's
@@ -348,8 +345,7 @@ class _EngineDriver:
         translator = self._children.get(branch.session_id)
         if translator is None:
             return
-        above = self._translator if branch.parent is None else self._children.get(branch.parent.session_id)
-        parent_tool_id = (above.prefix if above is not None else "") + tool_id(*branch.site)
+        parent_tool_id = (branch.parent.path if branch.parent is not None else "") + tool_id(*branch.site)
         for out in translator.map(event):
             if isinstance(out, d.AdapterEvent) and not isinstance(out.kind, _SESSION_ONLY):
                 self._push(d.AdapterEvent(out.kind, parent_tool_id=parent_tool_id, extensions=out.extensions))

@@ -56,6 +56,8 @@ from omniagent.engine.api import (
     ToolOpened,
     ToolOutput,
     describe,
+    message_ref,
+    tool_call_ref,
 )
 from omniagent.engine.api import ToolKind as FeedToolKind
 from omniagent.protocols.sidecar.base import Diagnostic, DiagnosticLevel
@@ -160,12 +162,8 @@ _PLAN_STATUS = {
 _LEVELS = {"info": DiagnosticLevel.INFO, "warn": DiagnosticLevel.WARNING, "error": DiagnosticLevel.ERROR}
 
 
-def message_id(engine_message_id: int) -> str:
-    return f"m{engine_message_id}"
-
-
-def tool_id(engine_message_id: int, part_id: int) -> str:
-    return f"t{engine_message_id}.{part_id}"
+message_id = message_ref
+tool_id = tool_call_ref
 
 
 def request_id(interaction_id: int) -> str:
