@@ -141,11 +141,13 @@ class AcpAgent:
 
     async def _opened(self, session: Session, new_id: bool) -> dict[str, Any]:
         self.relay.open(session)
-        result: dict[str, Any] = {"configOptions": options.config_options(self._engine, self.relay.shapes, session)}
+        result: dict[str, Any] = {
+            "configOptions": t.wire(options.config_options(self._engine, self.relay.shapes, session))
+        }
         if new_id:
             result["sessionId"] = session.id
         if not self.relay.shapes.state_updates:
-            result["modes"] = options.v1_modes(self._engine, session.id)
+            result["modes"] = t.wire(options.v1_modes(self._engine, session.id))
         skills = (await self._engine.skills(session)).infos()
         if skills:
             # After the answer, which the peer queues once this handler returns: the client knows the session then.
@@ -211,7 +213,7 @@ class AcpAgent:
     async def _list(self, params: dict[str, Any]) -> dict[str, Any]:
         cwd, cursor = params.get("cwd"), params.get("cursor")
         page = await self._engine.list_sessions(cursor)
-        infos = [history.session_info(i.session) for i in page.items if cwd is None or i.session.root == cwd]
+        infos = [t.wire(history.session_info(i.session)) for i in page.items if cwd is None or i.session.root == cwd]
         result: dict[str, Any] = {"sessions": infos}
         if page.next_cursor is not None:
             result["nextCursor"] = page.next_cursor
@@ -239,7 +241,7 @@ class AcpAgent:
                 session = await self._engine.patch_session(session.id, reasoning=value)
         else:
             raise RpcError(INVALID_PARAMS, "unknown config option")
-        return {"configOptions": options.config_options(self._engine, self.relay.shapes, session)}
+        return {"configOptions": t.wire(options.config_options(self._engine, self.relay.shapes, session))}
 
     async def _set_mode(self, params: dict[str, Any]) -> dict[str, Any]:
         session = await self._session(params.get("sessionId"))

@@ -3,15 +3,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from msgspec import UNSET
 
 from omniagent.faces.acp.translate import iso_time
+from omniagent.protocols.acp import v2
 from omniagent.protocols.yuke.sessions import Session
 
 
-def session_info(session: Session) -> dict[str, Any]:
-    """The ACP `SessionInfo` of an engine session (the same shape in v1 and v2)."""
-    info: dict[str, Any] = {"sessionId": session.id, "cwd": session.root, "updatedAt": iso_time(session.updated_at_ms)}
-    if session.title:
-        info["title"] = session.title
-    return info
+def session_info(session: Session) -> v2.SessionInfo:
+    """The ACP `SessionInfo` of an engine session (the same in v1 and v2: built with v2's model)."""
+    return v2.SessionInfo(
+        session_id=session.id,
+        cwd=session.root,
+        title=session.title or UNSET,
+        updated_at=iso_time(session.updated_at_ms),
+    )

@@ -15,10 +15,12 @@ modes, and auth methods. Read from the engine's catalog and permission state; no
 
 from __future__ import annotations
 
-from typing import Any
+from msgspec import UNSET, UnsetType
 
 from omniagent.engine.api import SANDBOX_OPTIONS, EngineApi, PermissionMode, option_values
 from omniagent.faces.acp.shapes import Shapes
+from omniagent.protocols.acp import v1
+from omniagent.protocols.acp._base import AcpModel
 from omniagent.protocols.yuke.catalog import CatalogListResultFull
 from omniagent.protocols.yuke.sessions import Session
 
@@ -28,69 +30,52 @@ MODES: list[tuple[PermissionMode, str, str]] = [
 ]
 
 
-def config_options(engine: EngineApi, shapes: Shapes, session: Session) -> list[dict[str, Any]]:
+def config_options(engine: EngineApi, shapes: Shapes, session: Session) -> list[AcpModel]:
     """The session's config options in the version's shape."""
     listing = engine.catalog.listing(None)
     assert isinstance(listing, CatalogListResultFull)
     ready = {p.id for p in listing.providers if p.state == "ready"}
     models = [m for m in listing.models if m.provider in ready or m.selector == session.model]
     current = next((m for m in listing.models if m.selector == session.model), None)
-    key = shapes.config_id_key
-    options: list[dict[str, Any]] = [
-        {
-            key: "model",
-            "name": "Model",
-            "category": "model",
-            "type": "select",
-            "currentValue": session.model,
-            "options": [{"value": m.selector, "name": m.name} for m in models]
-            or [{"value": session.model, "name": session.model}],
-        }
-    ]
+    choice = shapes.models.SessionConfigSelectOption
+    named = [(m.selector, m.name) for m in models] or [(session.model, session.model)]
+    offered = [choice(value=selector, name=name) for selector, name in named]
+    options = [_select(shapes, "model", "Model", session.model, offered, "model")]
     levels = list(current.reasoning_levels) if current is not None else []
     if levels:
         if session.reasoning not in levels:
             levels.append(session.reasoning)
-        options.append(
-            {
-                key: "reasoning",
-                "name": "Reasoning effort",
-                "category": "thought_level",
-                "type": "select",
-                "currentValue": session.reasoning,
-                "options": [{"value": level, "name": level} for level in levels],
-            }
-        )
-    options.append(
-        {
-            key: "mode",
-            "name": "Mode",
-            "category": "mode",
-            "type": "select",
-            "currentValue": engine.permission_mode(session.id),
-            "options": [{"value": mode, "name": name, "description": text} for mode, name, text in MODES],
-        }
-    )
+        reasoning = [choice(value=level, name=level) for level in levels]
+        options.append(_select(shapes, "reasoning", "Reasoning effort", session.reasoning, reasoning, "thought_level"))
+    modes = [choice(value=mode, name=name, description=text) for mode, name, text in MODES]
+    options.append(_select(shapes, "mode", "Mode", engine.permission_mode(session.id), modes, "mode"))
     now = option_values(engine.sandbox_settings(session.id))
     for option in SANDBOX_OPTIONS:
-        options.append(
-            {
-                key: option.id,
-                "name": option.name,
-                "type": "select",
-                "currentValue": now[option.id],
-                "options": [{"value": v, "name": label, "description": text} for v, label, text in option.values],
-            }
-        )
+        values = [choice(value=v, name=label, description=text) for v, label, text in option.values]
+        options.append(_select(shapes, option.id, option.name, now[option.id], values))
     return options
 
 
-def v1_modes(engine: EngineApi, session_id: str) -> dict[str, Any]:
+def _select(
+    shapes: Shapes,
+    option_id: str,
+    name: str,
+    value: str,
+    choices: list[AcpModel],
+    category: str | UnsetType = UNSET,
+) -> AcpModel:
+    """A select option; its id is the one field the versions name differently (v2 `config_id`, v1 `id`)."""
+    ident = {shapes.config_id_field: option_id}
+    select = shapes.models.SessionConfigOptionSelect
+    return select(**ident, name=name, category=category, current_value=value, options=choices)
+
+
+def v1_modes(engine: EngineApi, session_id: str) -> v1.SessionModeState:
     """The v1 `modes` object of a session (its permission mode)."""
-    return {
-        "currentModeId": engine.permission_mode(session_id),
-        "availableModes": [{"id": mode, "name": name, "description": text} for mode, name, text in MODES],
-    }
+    return v1.SessionModeState(
+        current_mode_id=engine.permission_mode(session_id),
+        available_modes=[v1.SessionMode(id=mode, name=name, description=text) for mode, name, text in MODES],
+    )
 
 
 def provider_ready(engine: EngineApi, provider_id: str) -> bool:

@@ -68,12 +68,6 @@ log = logging.getLogger(__name__)
 
 Spawn = Callable[[Coroutine[Any, Any, None]], asyncio.Task[None]]
 
-# Permission options offered for every ask (ids = kinds, so any client can read them).
-PERMISSION_OPTIONS = [
-    {"optionId": "allow_once", "name": "Allow once", "kind": "allow_once"},
-    {"optionId": "allow_always", "name": "Always allow", "kind": "allow_always"},
-    {"optionId": "reject_once", "name": "Reject", "kind": "reject_once"},
-]
 _DECISIONS = {"allow_once": Decision.ALLOW_ONCE, "allow_always": Decision.ALLOW_ALWAYS}
 
 
@@ -87,7 +81,7 @@ class OpenSession:
     model: str
     turn: Subscription = field(init=False)  # the engine's view of the session and its children
     run_id: int | None = None
-    held: list[dict[str, Any]] | None = None
+    held: list[t.Update] | None = None
     calls: dict[str, AgentCall] = field(default_factory=dict)  # child session below this one → its spawn call
     agent_calls: set[str] = field(default_factory=set)  # tool call ids of the spawn calls with a child
 
@@ -161,14 +155,14 @@ class Relay:
         for update in held:
             self.send(session_id, update)
 
-    def send(self, session_id: str, update: dict[str, Any]) -> None:
+    def send(self, session_id: str, update: t.Update) -> None:
         """One `session/update` (buffered while the session is held)."""
         open_ = self.sessions.get(session_id)
         if open_ is not None and open_.held is not None:
             open_.held.append(update)
             return
         try:
-            self._peer.notify("session/update", {"sessionId": session_id, "update": update})
+            self._peer.notify("session/update", {"sessionId": session_id, "update": t.wire(update)})
         except PeerClosed:
             log.info("acp: client gone; dropped an update")
 
@@ -294,14 +288,7 @@ class Relay:
         return "failed"
 
     def _agent_update(self, agent: AgentCall) -> None:
-        content = [{"type": "content", "content": t.text_block(agent.content())}]
-        update = {
-            "sessionUpdate": "tool_call_update",
-            "toolCallId": agent.tool_call_id,
-            "status": agent.status,
-            "content": content,
-        }
-        self.send(agent.session_id, update)
+        self.send(agent.session_id, t.agent_call_update(self.shapes, agent.tool_call_id, agent.status, agent.content()))
 
     def _committed(self, open_: OpenSession, message: Message) -> None:
         if isinstance(message, UserMessage) and self.shapes.user_message_ack:
@@ -328,16 +315,11 @@ class Relay:
             self._answered(open_, lambda: self._engine.answer_permission(interaction.interaction_id, decision))
 
     def _ask_params(self, open_: OpenSession, interaction: PendingInteraction, call: ToolCall) -> dict[str, Any]:
-        subject = t.tool_subject(self.shapes, open_.root, call)
-        params: dict[str, Any] = {"sessionId": open_.session_id, "options": PERMISSION_OPTIONS}
         if interaction.unsandboxed:
-            subject = {**subject, "title": f"{subject['title']} (outside the sandbox)"}
-        if self.shapes.state_updates:
-            params["title"] = f"Allow {interaction.tool_name}: {subject['title']}?"
-            params["subject"] = {"type": "tool_call", "toolCall": subject}
-        else:
-            params["toolCall"] = subject
-        return params
+            call = dataclasses.replace(call, title=f"{call.title} (outside the sandbox)")
+        subject = t.tool_subject(self.shapes, open_.root, call)
+        title = f"Allow {interaction.tool_name}: {call.title}?"
+        return t.wire(t.permission_request(self.shapes, open_.session_id, subject, title))
 
     # The model's questions -----------------------------------------------------------------------------------------
 
@@ -357,7 +339,7 @@ class Relay:
     async def _elicit(self, open_: OpenSession, question: PendingQuestion, call: ToolCall) -> None:
         """Ask the client; the engine's reply future (a stopped run) or the client's answer, whichever comes first,
         wins."""
-        params = t.elicitation(open_.session_id, call, question.question)
+        params = t.wire(t.elicitation(open_.session_id, call, question.question))
         request = await self._request(open_, "elicitation/create", params, question.reply)
         if request is not None:
             failed = request.cancelled() or request.exception() is not None

@@ -1,12 +1,27 @@
 """How each ACP version spells the updates and ids the agent sends (acp.md §3.2, §3.3): data, no behaviour.
 
 Kept apart from `acp.translate` so the `initialize` answer (which needs only `state_updates` and the id key of
-auth methods) does not import the engine's feed and the yuke models.
+auth methods) does not import the engine's feed, the yuke models or the ACP models.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from omniagent.protocols.acp.versions import SPECS
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from omniagent.protocols.acp._base import AcpModel
+
+
+class Models(Protocol):
+    """One version's models module (`protocols.acp.v1` or `.v2`) as the face builds with it: each class name
+    builds that model from keywords. v1 and v2 share most names, so one builder serves both versions."""
+
+    def __getattr__(self, name: str) -> Callable[..., AcpModel]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,15 +41,25 @@ class Shapes:
     cancelled_status: str
     # v2 diffs: `changes` + a git patch; v1 diffs: `path`, `oldText`, `newText`.
     structured_diffs: bool
-    # The id member of config options and auth methods: v2 `configId` / `methodId`, v1 `id` for both.
-    config_id_key: str
+    # The id of a config option, as the models' field: v2 `config_id` (`configId`), v1 `id`.
+    config_id_field: str
+    # The id member of auth methods: v2 `methodId`, v1 `id`.
     auth_id_key: str
     # A command's input: v2 tags it (`{"type":"text","hint"}`), v1 has only the untagged `{"hint"}`.
     typed_command_input: bool
     # v2 plans: `plan_update` with `plan: {type: "items", planId, entries}`; v1: `plan` with `entries`.
     plan_items: bool
+    # v2: a permission request has a title and names its subject (`{type: "tool_call", toolCall}`); v1 has only
+    # `toolCall`.
+    permission_subject: bool
+
+    @property
+    def models(self) -> Models:
+        """This version's ACP models, `protocols.acp.v1` or `.v2` (imported on first use, as the answer to
+        `initialize` needs none)."""
+        return SPECS[self.version].models
 
 
-V1 = Shapes(1, False, False, False, "tool_call", "failed", False, "id", "id", False, False)
-V2 = Shapes(2, True, True, True, "tool_call_update", "cancelled", True, "configId", "methodId", True, True)
+V1 = Shapes(1, False, False, False, "tool_call", "failed", False, "id", "id", False, False, False)
+V2 = Shapes(2, True, True, True, "tool_call_update", "cancelled", True, "config_id", "methodId", True, True, True)
 SHAPES = {1: V1, 2: V2}

@@ -1,7 +1,10 @@
-"""Engine facts → ACP `session/update` payloads, for v1 or v2: pure functions over yuke models, no I/O.
+"""Engine facts → ACP `session/update` payloads and requests, for v1 or v2: pure functions over yuke models, no I/O.
 
 What it is: the shapes. `acp/relay.py` decides *when* an update is sent; this module says *what* it looks like in
-the negotiated version. The v1/v2 differences (acp.md §3.2, §3.3) are the fields of `Shapes`, never a version test.
+the negotiated version, built from that version's generated models (`Shapes.models`, `protocols/acp/v1.py` or
+`v2.py`); `wire` gives the JSON to send. The v1/v2 differences (acp.md §3.2, §3.3) are the fields of `Shapes`, never
+a version test. A function without a `Shapes` builds what both versions spell alike (a text chunk, usage, a title,
+an elicitation form) or what only v2 has (`state_update`), with v2's models: the JSON is the same either way.
 
 Ids: ACP message ids are strings the agent mints (acp.md §5.2); ours derive from the engine's per-session ids so a
 replay repeats them: `m<message id>` for a message, `m<message id>.thought` for its reasoning, and
@@ -11,15 +14,29 @@ replay repeats them: `m<message id>` for a message, `m<message id>.thought` for 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, overload
 
-from omniagent.engine.events import ToolCall, read_tool_call
-from omniagent.engine.run.plans import plan_of_part
-from omniagent.engine.tools.context import Answered, CannotAsk, Dismissed, PlanEntry, Question
-from omniagent.engine.tools.plan import PLAN_TOOL
+import msgspec
+from msgspec import UNSET
+
+from omniagent.engine.api import (
+    PLAN_TOOL,
+    Answered,
+    CannotAsk,
+    Dismissed,
+    PlanEntry,
+    Question,
+    ToolCall,
+    message_ref,
+    plan_of_part,
+    read_tool_call,
+    tool_call_ref,
+)
 from omniagent.faces.acp.shapes import Shapes
+from omniagent.protocols.acp import v2
+from omniagent.protocols.acp._base import AcpModel
 from omniagent.protocols.yuke.content import ContentPart, ContentText, SkillInfo
 from omniagent.protocols.yuke.messages import (
     AssistantMessage,
@@ -40,11 +57,26 @@ from omniagent.protocols.yuke.tools import (
     ViewDiff,
 )
 
-Update = dict[str, Any]
+# A `session/update` (or another ACP object) as one version's model; `wire` gives its JSON.
+Update = AcpModel
+
+
+@overload
+def wire(value: Update) -> dict[str, Any]: ...
+@overload
+def wire(value: list[Update]) -> list[dict[str, Any]]: ...
+def wire(value: Update | list[Update]) -> Any:
+    """The wire JSON of a model built here, or of a list of them.
+
+    msgspec's own conversion, not `AcpModel.dump()`: the same JSON (wire names, unset fields left out, an explicit
+    None kept as null), about 5x faster, which a `session/update` per streamed text chunk feels. It equals `dump()`
+    only because nothing built here holds a parsed model, whose kept JSON `dump()` would give back instead.
+    """
+    return msgspec.to_builtins(value)
 
 
 def message_id(engine_message_id: int) -> str:
-    return f"m{engine_message_id}"
+    return message_ref(engine_message_id)
 
 
 def thought_id(engine_message_id: int) -> str:
@@ -52,7 +84,7 @@ def thought_id(engine_message_id: int) -> str:
 
 
 def tool_call_id(engine_message_id: int, part_id: int) -> str:
-    return f"t{engine_message_id}.{part_id}"
+    return tool_call_ref(engine_message_id, part_id)
 
 
 def iso_time(ms: int) -> str:
@@ -63,38 +95,51 @@ def iso_time(ms: int) -> str:
 # Text ---------------------------------------------------------------------------------------------------------------
 
 
-def text_block(text: str) -> dict[str, Any]:
-    return {"type": "text", "text": text}
+def text_block(text: str) -> v2.ContentBlockText:
+    """A text content block (the same in v1 and v2)."""
+    return v2.ContentBlockText(text=text)
+
+
+_CHUNKS: dict[str, Callable[..., Update]] = {
+    "agent_message_chunk": v2.SessionUpdateAgentMessageChunk,
+    "agent_thought_chunk": v2.SessionUpdateAgentThoughtChunk,
+    "user_message_chunk": v2.SessionUpdateUserMessageChunk,
+}
 
 
 def chunk(kind: str, msg_id: str, text: str) -> Update:
     """`agent_message_chunk` / `agent_thought_chunk` / `user_message_chunk` with one text block."""
-    return {"sessionUpdate": kind, "messageId": msg_id, "content": text_block(text)}
+    return _CHUNKS[kind](message_id=msg_id, content=text_block(text))
 
 
 def user_message(shapes: Shapes, message: UserMessage) -> list[Update]:
     """The user message as a whole `user_message` (v2) or one chunk per text part (v1); a skill the user ran
     shows as the command they typed, not as the instructions it expanded to."""
+    m = shapes.models
     if message.skill is not None:
-        blocks = [text_block(f"/{message.skill.name} {message.skill.arguments}".rstrip())]
+        texts = [f"/{message.skill.name} {message.skill.arguments}".rstrip()]
     else:
-        blocks = [text_block(p.text) for p in message.content if isinstance(p, ContentText)]
+        texts = [p.text for p in message.content if isinstance(p, ContentText)]
+    blocks = [m.ContentBlockText(text=text) for text in texts]
     mid = message_id(message.id)
     if shapes.whole_messages:
-        return [{"sessionUpdate": "user_message", "messageId": mid, "content": blocks}]
-    return [{"sessionUpdate": "user_message_chunk", "messageId": mid, "content": b} for b in blocks]
+        return [m.SessionUpdateUserMessage(message_id=mid, content=blocks)]
+    return [m.SessionUpdateUserMessageChunk(message_id=mid, content=b) for b in blocks]
 
 
 def available_commands(shapes: Shapes, skills: list[SkillInfo]) -> Update:
     """The session's skills as its slash commands; a skill's argument hint is its command's input hint."""
-    commands: list[dict[str, Any]] = []
-    for skill in skills:
-        command: dict[str, Any] = {"name": skill.name, "description": skill.description}
-        if skill.argument_hint:
-            hint = {"hint": skill.argument_hint}
-            command["input"] = {"type": "text", **hint} if shapes.typed_command_input else hint
-        commands.append(command)
-    return {"sessionUpdate": "available_commands_update", "availableCommands": commands}
+    m = shapes.models
+    hinted = m.AvailableCommandInputText if shapes.typed_command_input else m.UnstructuredCommandInput
+    commands = [
+        m.AvailableCommand(
+            name=skill.name,
+            description=skill.description,
+            input=hinted(hint=skill.argument_hint) if skill.argument_hint else UNSET,
+        )
+        for skill in skills
+    ]
+    return m.SessionUpdateAvailableCommandsUpdate(available_commands=commands)
 
 
 def prompt_parts(blocks: list[Any]) -> list[ContentPart] | str:
@@ -127,85 +172,131 @@ def _abs(root: str, path: str) -> str:
     return os.path.normpath(os.path.join(root, path))
 
 
-def tool_opened(shapes: Shapes, root: str, call: ToolCall, status: str = "pending") -> Update:
-    """The update that creates a tool call (title, kind, raw input, file locations), from the engine's one
-    reading of the call (`engine.feed.ToolCall`)."""
-    update: Update = {
-        "sessionUpdate": shapes.tool_create,
-        "toolCallId": tool_call_id(call.message_id, call.part_id),
+def _call_fields(shapes: Shapes, root: str, call: ToolCall, status: str) -> dict[str, Any]:
+    """What a tool call says about itself (title, kind, raw input, file locations), as model fields."""
+    m = shapes.models
+    return {
+        "tool_call_id": tool_call_id(call.message_id, call.part_id),
         "title": call.title,
         "kind": call.kind,
         "status": status,
-        "rawInput": call.args,
+        "raw_input": call.args,
+        "locations": [m.ToolCallLocation(path=_abs(root, call.path))] if call.path is not None else UNSET,
     }
-    if call.path is not None:
-        update["locations"] = [{"path": _abs(root, call.path)}]
-    return update
 
 
-def tool_subject(shapes: Shapes, root: str, call: ToolCall) -> dict[str, Any]:
+def _opening(shapes: Shapes, **fields: Any) -> Update:
+    """The version's update that creates a tool call: v1 `tool_call`, v2 the first `tool_call_update`."""
+    m = shapes.models
+    created = m.SessionUpdateToolCall if shapes.tool_create == "tool_call" else m.SessionUpdateToolCallUpdate
+    return created(**fields)
+
+
+def tool_opened(shapes: Shapes, root: str, call: ToolCall, status: str = "pending") -> Update:
+    """The update that creates a tool call (title, kind, raw input, file locations), from the engine's one
+    reading of the call (`engine.feed.ToolCall`)."""
+    return _opening(shapes, **_call_fields(shapes, root, call, status))
+
+
+def tool_subject(shapes: Shapes, root: str, call: ToolCall) -> Update:
     """The ToolCallUpdate a permission request names."""
-    update = tool_opened(shapes, root, call)
-    del update["sessionUpdate"]
-    return update
+    return shapes.models.ToolCallUpdate(**_call_fields(shapes, root, call, "pending"))
 
 
 def tool_state(shapes: Shapes, root: str, call: ToolCall, state: ToolState) -> Update | None:
     """The `tool_call_update` for a state change (None for `pending`, which the creating update already said)."""
-    update: Update = {"sessionUpdate": "tool_call_update", "toolCallId": tool_call_id(call.message_id, call.part_id)}
+    fields = _state_fields(shapes, root, call, state)
+    if fields is None:
+        return None
+    call_id = tool_call_id(call.message_id, call.part_id)
+    return shapes.models.SessionUpdateToolCallUpdate(tool_call_id=call_id, **fields)
+
+
+def _state_fields(shapes: Shapes, root: str, call: ToolCall, state: ToolState) -> dict[str, Any] | None:
+    """What a state change sets: the status, and at the end the output (and diffs) and the raw output."""
+    m = shapes.models
     if isinstance(state, ToolStateRunning):
-        update["status"] = "in_progress"
-    elif isinstance(state, ToolStateCompleted | ToolStateError):
-        update["status"] = "completed" if isinstance(state, ToolStateCompleted) else "failed"
+        return {"status": "in_progress"}
+    if isinstance(state, ToolStateCompleted | ToolStateError):
         text = state.output if isinstance(state, ToolStateCompleted) else state.error
-        content: list[dict[str, Any]] = [{"type": "content", "content": text_block(text)}]
+        content = [m.ToolCallContentContent(content=m.ContentBlockText(text=text))]
         if isinstance(state, ToolStateCompleted):
             content += _diffs(shapes, root, call, state)
-        update["content"] = content
-        update["rawOutput"] = {"output": text}
-    elif isinstance(state, ToolStateCanceled):
-        update["status"] = shapes.cancelled_status
-    else:
-        return None
-    return update
+        return {
+            "status": "completed" if isinstance(state, ToolStateCompleted) else "failed",
+            "content": content,
+            "raw_output": {"output": text},
+        }
+    if isinstance(state, ToolStateCanceled):
+        return {"status": shapes.cancelled_status}
+    return None
 
 
-def _diffs(shapes: Shapes, root: str, call: ToolCall, state: ToolStateCompleted) -> list[dict[str, Any]]:
+def _diffs(shapes: Shapes, root: str, call: ToolCall, state: ToolStateCompleted) -> list[Update]:
+    m = shapes.models
     files = [f for view in state.view or [] if isinstance(view, ViewDiff) for f in view.files]
     if not files:
         return []
     if shapes.structured_diffs:
-        return [
-            {
-                "type": "diff",
-                "changes": [_change(root, f) for f in files],
-                "patch": {"format": "git_patch", "text": "".join(_patch(root, f) for f in files)},
-            }
-        ]
+        changes = [(m.DiffChangeAdd if _created(f) else m.DiffChangeModify)(path=_abs(root, f.path)) for f in files]
+        patch = m.DiffPatch(format="git_patch", text="".join(_patch(root, f) for f in files))
+        return [m.ToolCallContentDiff(changes=changes, patch=patch)]
     # v1 wants old and new text: the edit's own strings, or the whole new content of a write.
     args = call.args
     path = _abs(root, files[0].path)
     if call.name == "edit" and isinstance(args.get("new_string"), str):
-        return [{"type": "diff", "path": path, "oldText": args.get("old_string"), "newText": args["new_string"]}]
+        return [m.ToolCallContentDiff(path=path, old_text=args.get("old_string"), new_text=args["new_string"])]
     if call.name == "write" and isinstance(args.get("content"), str):
-        return [{"type": "diff", "path": path, "oldText": None, "newText": args["content"]}]
+        return [m.ToolCallContentDiff(path=path, old_text=None, new_text=args["content"])]
     return []
 
 
-def _change(root: str, file: DiffFile) -> dict[str, Any]:
-    created = all(h.old_lines == 0 and h.old_start == 0 for h in file.hunks) and bool(file.hunks)
-    return {"operation": "add" if created else "modify", "path": _abs(root, file.path)}
+def _created(file: DiffFile) -> bool:
+    return all(h.old_lines == 0 and h.old_start == 0 for h in file.hunks) and bool(file.hunks)
 
 
 def _patch(root: str, file: DiffFile) -> str:
     """One file of a git-style patch from the engine's diff hunks (paths absolute, as v2 asks)."""
     path = _abs(root, file.path)
-    created = all(h.old_lines == 0 and h.old_start == 0 for h in file.hunks) and bool(file.hunks)
-    out = [f"diff --git a{path} b{path}\n", "--- /dev/null\n" if created else f"--- a{path}\n", f"+++ b{path}\n"]
+    out = [f"diff --git a{path} b{path}\n", "--- /dev/null\n" if _created(file) else f"--- a{path}\n", f"+++ b{path}\n"]
     for h in file.hunks:
         out.append(f"@@ -{h.old_start},{h.old_lines} +{h.new_start},{h.new_lines} @@\n")
         out += [line if line.endswith("\n") else line + "\n" for line in h.lines]
     return "".join(out)
+
+
+def agent_call_update(shapes: Shapes, tool_call_id: str, status: str, text: str) -> Update:
+    """The `tool_call_update` of a `spawn_agent` call: its status and what its child did so far, as one text."""
+    m = shapes.models
+    content = [m.ToolCallContentContent(content=m.ContentBlockText(text=text))]
+    return m.SessionUpdateToolCallUpdate(tool_call_id=tool_call_id, status=status, content=content)
+
+
+# Permission asks ----------------------------------------------------------------------------------------------------
+
+# The options of every ask, as (kind, name): each option's id is its kind, so any client can read them.
+PERMISSION_OPTIONS: tuple[tuple[str, str], ...] = (
+    ("allow_once", "Allow once"),
+    ("allow_always", "Always allow"),
+    ("reject_once", "Reject"),
+)
+
+
+def permission_request(
+    shapes: Shapes,
+    session_id: str,
+    subject: Update,
+    title: str,
+    options: Iterable[tuple[str, str]] = PERMISSION_OPTIONS,
+) -> Update:
+    """The `session/request_permission` params asking to run a tool call (`subject`, from `tool_subject`): v2
+    with `title` and the call as its subject, v1 with the call alone."""
+    m = shapes.models
+    offered = [m.PermissionOption(option_id=kind, name=name, kind=kind) for kind, name in options]
+    if shapes.permission_subject:
+        named = m.RequestPermissionSubjectToolCall(tool_call=subject)
+        return m.RequestPermissionRequest(session_id=session_id, title=title, subject=named, options=offered)
+    return m.RequestPermissionRequest(session_id=session_id, tool_call=subject, options=offered)
 
 
 # Questions (elicitation) --------------------------------------------------------------------------------------------
@@ -214,28 +305,24 @@ def _patch(root: str, file: DiffFile) -> str:
 ANSWER_FIELD = "answer"
 
 
-def elicitation(session_id: str, call: ToolCall, question: Question) -> dict[str, Any]:
+def elicitation(session_id: str, call: ToolCall, question: Question) -> Update:
     """The `elicitation/create` params (form mode, acp.md §5.8) that put the model's question to the user: one
     required field, a boolean for a confirm, a string among the options for a select, a string for an input."""
-    field: dict[str, Any] = {"title": question.title}
+    field: v2.ElicitationPropertySchemaBoolean | v2.ElicitationPropertySchemaString
     if question.kind == "confirm":
-        field["type"] = "boolean"
-        if question.detail:
-            field["description"] = question.detail
+        field = v2.ElicitationPropertySchemaBoolean(title=question.title, description=question.detail or UNSET)
+    elif question.kind == "select":
+        field = v2.ElicitationPropertySchemaString(title=question.title, enum=list(question.options))
     else:
-        field["type"] = "string"
-        if question.kind == "select":
-            field["enum"] = list(question.options)
-        elif question.placeholder:
-            field["description"] = f"For example: {question.placeholder}"
+        example = f"For example: {question.placeholder}" if question.placeholder else UNSET
+        field = v2.ElicitationPropertySchemaString(title=question.title, description=example)
     message = f"{question.title}\n\n{question.detail}" if question.detail else question.title
-    return {
-        "sessionId": session_id,
-        "toolCallId": tool_call_id(call.message_id, call.part_id),
-        "mode": "form",
-        "message": message,
-        "requestedSchema": {"type": "object", "properties": {ANSWER_FIELD: field}, "required": [ANSWER_FIELD]},
-    }
+    return v2.CreateElicitationRequestForm(
+        session_id=session_id,
+        tool_call_id=tool_call_id(call.message_id, call.part_id),
+        message=message,
+        requested_schema=v2.ElicitationSchema(type="object", properties={ANSWER_FIELD: field}, required=[ANSWER_FIELD]),
+    )
 
 
 def elicited(question: Question, result: Any) -> Answered | Dismissed | CannotAsk:
@@ -259,10 +346,14 @@ def elicited(question: Question, result: Any) -> Answered | Dismissed | CannotAs
 
 
 def state_update(state: str, stop_reason: str | None = None) -> Update:
-    update: Update = {"sessionUpdate": "state_update", "state": state}
-    if stop_reason is not None:
-        update["stopReason"] = stop_reason
-    return update
+    """v2's `state_update`: `running`, `requires_action`, or `idle` with the turn's stop reason."""
+    if state == "idle":
+        return v2.SessionUpdateStateUpdateIdle(stop_reason=UNSET if stop_reason is None else stop_reason)
+    if state == "running":
+        return v2.SessionUpdateStateUpdateRunning()
+    if state == "requires_action":
+        return v2.SessionUpdateStateUpdateRequiresAction()
+    raise ValueError(f"no session state {state!r}")
 
 
 def stop_reason(outcome: RunOutcome) -> str:
@@ -279,7 +370,8 @@ def stop_reason(outcome: RunOutcome) -> str:
 
 
 def session_info(title: str, updated_at_ms: int) -> Update:
-    return {"sessionUpdate": "session_info_update", "title": title or None, "updatedAt": iso_time(updated_at_ms)}
+    """The `session_info_update` of a retitled session (no title is an explicit null: the client clears it)."""
+    return v2.SessionUpdateSessionInfoUpdate(title=title or None, updated_at=iso_time(updated_at_ms))
 
 
 # The one plan of a session, in v2's plan-id terms (the engine keeps one plan per session).
@@ -288,14 +380,16 @@ PLAN_ID = "plan"
 
 def plan(shapes: Shapes, entries: Iterable[PlanEntry]) -> Update:
     """The whole plan: v1 `plan{entries}`, v2 `plan_update{plan: items}`; the client replaces what it showed."""
-    listed = [{"content": e.content, "priority": e.priority, "status": e.status} for e in entries]
+    m = shapes.models
+    listed = [m.PlanEntry(content=e.content, priority=e.priority, status=e.status) for e in entries]
     if shapes.plan_items:
-        return {"sessionUpdate": "plan_update", "plan": {"type": "items", "planId": PLAN_ID, "entries": listed}}
-    return {"sessionUpdate": "plan", "entries": listed}
+        return m.SessionUpdatePlanUpdate(plan=m.PlanUpdateContentItems(plan_id=PLAN_ID, entries=listed))
+    return m.SessionUpdatePlan(entries=listed)
 
 
 def usage(used: int, size: int) -> Update:
-    return {"sessionUpdate": "usage_update", "used": used, "size": size}
+    """The `usage_update` of the session's context window."""
+    return v2.SessionUpdateUsageUpdate(used=used, size=size)
 
 
 def replay(shapes: Shapes, root: str, message: Message) -> list[Update]:
@@ -304,19 +398,17 @@ def replay(shapes: Shapes, root: str, message: Message) -> list[Update]:
         return user_message(shapes, message)
     if not isinstance(message, AssistantMessage):
         return []  # a compaction summary is not part of the visible conversation
+    m = shapes.models
     out: list[Update] = []
-    texts = [text_block(p.text) for p in message.content if isinstance(p, TextPart) and p.text]
-    thoughts = [text_block(p.text) for p in message.content if isinstance(p, ReasoningPart) and p.text]
-    for kind, mid, blocks in (
-        ("agent_thought", thought_id(message.id), thoughts),
-        ("agent_message", message_id(message.id), texts),
-    ):
-        if not blocks:
-            continue
-        if shapes.whole_messages:
-            out.append({"sessionUpdate": kind, "messageId": mid, "content": blocks})
-        else:
-            out += [{"sessionUpdate": f"{kind}_chunk", "messageId": mid, "content": b} for b in blocks]
+    texts = [m.ContentBlockText(text=p.text) for p in message.content if isinstance(p, TextPart) and p.text]
+    thoughts = [m.ContentBlockText(text=p.text) for p in message.content if isinstance(p, ReasoningPart) and p.text]
+    thought, said = thought_id(message.id), message_id(message.id)
+    if shapes.whole_messages:
+        out += [m.SessionUpdateAgentThought(message_id=thought, content=thoughts)] if thoughts else []
+        out += [m.SessionUpdateAgentMessage(message_id=said, content=texts)] if texts else []
+    else:
+        out += [m.SessionUpdateAgentThoughtChunk(message_id=thought, content=b) for b in thoughts]
+        out += [m.SessionUpdateAgentMessageChunk(message_id=said, content=b) for b in texts]
     for part in message.content:
         if isinstance(part, ToolPart) and part.name == PLAN_TOOL:
             # Shown as the plan it set, as it was live (a failed call set none).
@@ -324,9 +416,6 @@ def replay(shapes: Shapes, root: str, message: Message) -> list[Update]:
             out += [plan(shapes, entries)] if entries is not None else []
         elif isinstance(part, ToolPart):
             call = read_tool_call(message.id, part.id, part.name, part.arguments)
-            opened = tool_opened(shapes, root, call)
-            final = tool_state(shapes, root, call, part.state)
-            if final is not None:
-                opened.update({k: v for k, v in final.items() if k != "sessionUpdate"})
-            out.append(opened)
+            final = _state_fields(shapes, root, call, part.state) or {}
+            out.append(_opening(shapes, **(_call_fields(shapes, root, call, "pending") | final)))
     return out
