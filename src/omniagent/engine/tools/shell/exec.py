@@ -106,23 +106,11 @@ async def run_command(
     except BaseException:
         _close(status_read, status_write)
         raise
-    read_fd, write_fd = os.pipe()
     try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=write_fd,
-            stderr=write_fd,
-            cwd=cwd,
-            env=child_env(policy),
-            start_new_session=True,
-            pass_fds=(status_write,) if sandboxed else (),
-        )
+        proc, read_fd = await _spawn(argv, cwd, policy, status_write)
     except BaseException:
-        _close(read_fd, status_read)
+        _close(status_read)
         raise
-    finally:
-        _close(write_fd, status_write)  # the child holds its own copies; ours would keep the pipes open forever
     reader = asyncio.StreamReader(limit=READ_CHUNK)
     pipe = os.fdopen(read_fd, "rb", buffering=0)
     transport: asyncio.BaseTransport | None = None
@@ -132,17 +120,7 @@ async def run_command(
         transport, _ = await asyncio.get_running_loop().connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(reader), pipe
         )
-        try:
-            async with asyncio.timeout(seconds):
-                returncode = await _wait_and_pump(proc, reader, capture, limits.drain_grace)
-            started = not sandboxed or STARTED in _read_available(status_read)
-            outcome = _Outcome(returncode, timed_out=False, output=capture.text(), sandbox_failed=not started)
-        except TimeoutError:
-            _signal_group(proc, signal.SIGTERM)
-            await _drain(reader, capture, limits.kill_grace)
-            _signal_group(proc, signal.SIGKILL)
-            await _drain(reader, capture, limits.drain_grace)
-            outcome = _Outcome(None, timed_out=True, output=capture.text())
+        outcome = await _run_to_end(proc, reader, capture, seconds, limits, status_read if sandboxed else None)
         return outcome
     finally:
         if outcome is None:
@@ -156,6 +134,53 @@ async def run_command(
         else:
             transport.close()
         _close(status_read)
+
+
+async def _spawn(
+    argv: list[str], cwd: Path, policy: SandboxPolicy, status_write: int
+) -> tuple[asyncio.subprocess.Process, int]:
+    """Start the command in a session of its own, stdout and stderr on one pipe; returns it and the pipe's read end."""
+    read_fd, write_fd = os.pipe()
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=write_fd,
+            stderr=write_fd,
+            cwd=cwd,
+            env=child_env(policy),
+            start_new_session=True,
+            pass_fds=(status_write,) if status_write >= 0 else (),
+        )
+    except BaseException:
+        _close(read_fd)
+        raise
+    finally:
+        _close(write_fd, status_write)  # the child holds its own copies; ours would keep the pipes open forever
+    return proc, read_fd
+
+
+async def _run_to_end(
+    proc: asyncio.subprocess.Process,
+    reader: asyncio.StreamReader,
+    capture: _Capture,
+    seconds: float,
+    limits: ToolLimits,
+    status_read: int | None,
+) -> _Outcome:
+    """Wait for the command for at most `seconds`, then TERM, then KILL its group; `status_read` (sandboxed runs)
+    tells whether the sandbox started the command at all."""
+    try:
+        async with asyncio.timeout(seconds):
+            returncode = await _wait_and_pump(proc, reader, capture, limits.drain_grace)
+    except TimeoutError:
+        _signal_group(proc, signal.SIGTERM)
+        await _drain(reader, capture, limits.kill_grace)
+        _signal_group(proc, signal.SIGKILL)
+        await _drain(reader, capture, limits.drain_grace)
+        return _Outcome(None, timed_out=True, output=capture.text())
+    started = status_read is None or STARTED in _read_available(status_read)
+    return _Outcome(returncode, timed_out=False, output=capture.text(), sandbox_failed=not started)
 
 
 def _close(*fds: int) -> None:
