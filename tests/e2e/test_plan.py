@@ -11,10 +11,10 @@ from typing import Any
 from omniagent.protocols.acp import v2
 from omniagent.runtime.adapters.acp.client import open_acp_client
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
-from tests.acp.agent_harness import agent_argv, agent_env, check_transcript, prepare
-from tests.acp.test_agent import Client
 from tests.e2e.sidecar_client import Sidecar, kind_of
 from tests.engine.rpc_harness import RpcProcess, write_providers
+from tests.faces.acp.agent_harness import agent_argv, agent_env, check_transcript, prepare
+from tests.faces.acp.test_agent import Client
 from tests.runtime.adapters.engine_harness import child_env, workspace
 
 WAIT = 30.0  # seconds: bound on every test body

@@ -19,7 +19,7 @@ from omniagent.protocols.sidecar.events import (
 )
 from omniagent.runtime.runtime import Runtime
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply
-from tests.acp.agent_harness import agent_argv, check_transcript, prepare
+from tests.faces.acp.agent_harness import agent_argv, check_transcript, prepare
 from tests.sidecar_schema import validate
 
 WAIT = 30.0  # seconds for one step; the agent is a Python process with the engine inside

@@ -17,7 +17,7 @@ from omniagent.runtime.errors import ResumeFailed, UnsupportedFeature
 from omniagent.runtime.runtime import Runtime
 from omniagent.runtime.session import Session
 from omniagent.testing import FakeLLMServer, Reply, Scenario
-from tests.acp.agent_harness import agent_argv, check_transcript, prepare
+from tests.faces.acp.agent_harness import agent_argv, check_transcript, prepare
 from tests.sidecar_schema import validate
 
 WAIT = 30.0  # seconds for one step; the agent is a Python process with the engine inside

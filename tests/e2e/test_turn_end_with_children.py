@@ -22,7 +22,7 @@ from omniagent.protocols.acp import v2
 from omniagent.protocols.sidecar.events import Cancelled, Completed, TextDelta, TurnEnded
 from omniagent.runtime.adapters.acp.client import ClientHandlers, PermissionRequest, SessionEvent, open_acp_client
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
-from tests.acp.agent_harness import agent_argv, agent_env, prepare
+from tests.faces.acp.agent_harness import agent_argv, agent_env, prepare
 from tests.runtime.adapters.engine_harness import collect, of, open_engine, runtime, use_engine, workspace
 
 WAIT = 30.0  # seconds: bound on every test body

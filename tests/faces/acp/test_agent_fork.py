@@ -16,7 +16,7 @@ from omniagent.protocols.acp import v1, v2
 from omniagent.runtime.adapters.acp.client import ClientHandlers, PermissionRequest, SessionEvent, open_acp_client
 from omniagent.testing import FakeLLMServer, Reply, Scenario
 from omniagent.wire.messages import INVALID_PARAMS, RESOURCE_NOT_FOUND, RpcError
-from tests.acp.agent_harness import agent_argv, agent_env, check_transcript, prepare
+from tests.faces.acp.agent_harness import agent_argv, agent_env, check_transcript, prepare
 
 WAIT = 30.0  # seconds: bound on every test body
 

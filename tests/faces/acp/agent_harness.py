@@ -25,7 +25,7 @@ from omniagent.testing import FakeLLMServer
 from tests.e2e.agents import packages
 from tests.engine.rpc_harness import write_providers
 
-SCHEMA_DIR = Path(__file__).resolve().parents[2] / "src" / "omniagent" / "protocols" / "acp" / "schema"
+SCHEMA_DIR = Path(__file__).resolve().parents[3] / "src" / "omniagent" / "protocols" / "acp" / "schema"
 TAP = Path(__file__).resolve().parent / "acp_tap.py"
 MODEL = "fake-anthropic/fake-model"
 

@@ -1,6 +1,6 @@
 """Relay stdio between an ACP client and an agent command, logging every line both ways (a test fixture).
 
-    python tests/acp/acp_tap.py LOG -- AGENT ARGV...
+    python tests/faces/acp/acp_tap.py LOG -- AGENT ARGV...
 
 Each line becomes one JSON line in LOG: `{"dir": "in"|"out", "line": "<the raw line>"}` ("in" = client → agent).
 The tap exits with the agent's status once the agent closes its stdout; closing the tap's stdin closes the agent's.

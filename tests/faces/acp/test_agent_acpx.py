@@ -9,7 +9,7 @@ import shlex
 from pathlib import Path
 
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
-from tests.acp.agent_harness import agent_argv, check_transcript, npm_peer, prepare, run_peer
+from tests.faces.acp.agent_harness import agent_argv, check_transcript, npm_peer, prepare, run_peer
 
 WAIT = 60.0  # seconds: node start plus one turn with a tool round
 

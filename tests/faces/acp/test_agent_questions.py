@@ -16,7 +16,7 @@ import pytest
 from omniagent.protocols.acp import v2
 from omniagent.runtime.adapters.acp.client import ClientHandlers, SessionEvent, open_acp_client
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
-from tests.acp.agent_harness import agent_argv, agent_env, check_transcript, prepare
+from tests.faces.acp.agent_harness import agent_argv, agent_env, check_transcript, prepare
 
 WAIT = 30.0  # seconds: bound on every test body
 

@@ -13,7 +13,7 @@ import pytest
 from omniagent.protocols.acp import v1, v2
 from omniagent.runtime.adapters.acp.client import ClientHandlers, SessionEvent, open_acp_client
 from omniagent.testing import FakeLLMServer, Reply, Scenario
-from tests.acp.agent_harness import agent_argv, agent_env, agent_messages, check_transcript, prepare, updates
+from tests.faces.acp.agent_harness import agent_argv, agent_env, agent_messages, check_transcript, prepare, updates
 
 WAIT = 30.0  # seconds: bound on every test body
 REVIEW = "---\nname: review\ndescription: Review a file.\nargument-hint: <path>\n---\nRead $ARGUMENTS closely.\n"

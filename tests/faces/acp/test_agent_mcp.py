@@ -24,7 +24,7 @@ from omniagent.runtime.adapters.acp.client import (
 )
 from omniagent.testing import FakeLLMServer, Reply, Scenario
 from omniagent.wire.messages import INVALID_PARAMS, RpcError
-from tests.acp.agent_harness import agent_argv, agent_env, check_transcript, prepare
+from tests.faces.acp.agent_harness import agent_argv, agent_env, check_transcript, prepare
 from tests.mcp_support import STDIO, call, http_server, tool_names, tool_results
 
 WAIT = 90.0  # seconds: the agent, two MCP servers and three model calls

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
-from tests.acp.agent_harness import agent_argv, check_transcript, npm_peer, prepare, run_peer
+from tests.faces.acp.agent_harness import agent_argv, check_transcript, npm_peer, prepare, run_peer
 from tests.mcp_support import STDIO, call, tool_names, tool_results
 
 SCRIPT = Path(__file__).resolve().parent / "sdk_v2_client.mjs"

@@ -10,7 +10,7 @@ import pytest
 
 from omniagent.runtime.adapters.acp.client import open_acp_client
 from omniagent.wire.messages import AUTH_REQUIRED, RpcError
-from tests.acp.agent_harness import agent_argv, agent_env, check_transcript
+from tests.faces.acp.agent_harness import agent_argv, agent_env, check_transcript
 
 WAIT = 30.0
 SECRET = "sk-test-never-on-the-wire-4242"

@@ -16,7 +16,15 @@ from omniagent.protocols.acp import v2
 from omniagent.runtime.adapters.acp.client import ClientHandlers, PermissionRequest, SessionEvent, open_acp_client
 from omniagent.testing import FakeLLMServer, FakeToolCall, FakeUsage, Reply, Scenario
 from omniagent.wire.messages import INVALID_PARAMS, INVALID_REQUEST, RESOURCE_NOT_FOUND, RpcError
-from tests.acp.agent_harness import MODEL, agent_argv, agent_env, agent_messages, check_transcript, prepare, read_log
+from tests.faces.acp.agent_harness import (
+    MODEL,
+    agent_argv,
+    agent_env,
+    agent_messages,
+    check_transcript,
+    prepare,
+    read_log,
+)
 from tests.pages import serving
 
 WAIT = 30.0  # seconds: bound on every test body

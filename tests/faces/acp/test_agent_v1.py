@@ -15,7 +15,7 @@ from omniagent.protocols.acp import v1
 from omniagent.runtime.adapters.acp.client import ClientHandlers, PermissionRequest, SessionEvent, open_acp_client
 from omniagent.testing import ErrorReply, FakeLLMServer, FakeToolCall, Reply, Scenario
 from omniagent.wire.messages import INTERNAL_ERROR, RpcError
-from tests.acp.agent_harness import agent_argv, agent_env, agent_messages, check_transcript, prepare
+from tests.faces.acp.agent_harness import agent_argv, agent_env, agent_messages, check_transcript, prepare
 
 WAIT = 30.0  # seconds: bound on every test body
 
