@@ -459,6 +459,6 @@ def _workers(engine_pid: int) -> list[int]:
             parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
         except (OSError, IndexError, ValueError):
             continue
-        if parent == engine_pid and b"search_walk" in cmdline:
+        if parent == engine_pid and b"search_worker" in cmdline:
             found.append(int(entry.name))
     return found
