@@ -1,8 +1,8 @@
 """The adapter for Codex's native wire, `codex app-server` (JSON-RPC 2.0 without the `jsonrpc` member).
 
-`connect` spawns the app-server in the session's directory, runs the handshake (`codex_open`) and yields a driver
-that turns commands into app-server calls and notifications into driver events (`codex_translate`, tool items in
-`codex_tools`; server requests in `codex_requests`; login, options and capabilities in `codex_config`). anyagent
+`connect` spawns the app-server in the session's directory, runs the handshake (`launch.py`) and yields a driver
+that turns commands into app-server calls and notifications into driver events (`translate.py`, tool items in
+`tools.py`; server requests in `requests.py`; login, options and capabilities in `info.py`). anyagent
 §11.3.
 
 Turn bookkeeping the wire forces on us (never a turn rule; the loop owns those):

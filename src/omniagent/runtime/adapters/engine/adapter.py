@@ -1,9 +1,9 @@
 """The adapter for `omniagent`, our own engine, driven in process (docs/architecture.md, "The engine as an agent").
 
-`connect` leases the event loop's one Engine (`engine_host`), opens an engine session (`engine_open`: new,
+`connect` leases the event loop's one Engine (`host.py`), opens an engine session (`launch.py`: new,
 resumed by id, or forked when the engine can), subscribes to the engine's broadcasts, and yields a driver that
-turns commands into Engine calls and this session's broadcasts into driver events (`engine_translate`). Session
-facts and options are `engine_info`'s. Turn rules are the session loop's: this module never decides when a turn
+turns commands into Engine calls and this session's broadcasts into driver events (`translate.py`). Session
+facts and options are `info.py`'s. Turn rules are the session loop's: this module never decides when a turn
 starts or ends.
 
 The session's events come from the engine's `Subscription` (routing, child sessions, the turn's acknowledgement
@@ -143,7 +143,7 @@ class _EngineDriver:
         self._commands.put_nowait(None)
 
     async def open_session(self) -> Session:
-        """Open the engine session (`engine_open`) and return it. Raises what `connect` may raise."""
+        """Open the engine session (`launch.py`) and return it. Raises what `connect` may raise."""
 
         def describe(session: Session) -> AgentDetails:
             return info.session_info(self._engine, session, SkillCatalog([])).details
