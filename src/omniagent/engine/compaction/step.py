@@ -4,7 +4,7 @@ run loop's retry and cancel rules with activity `compacting`, check the summary,
 The step runs as a whole compaction run (`session.compact`, reason `manual`) or inside a turn before a round that
 would overflow (reason `auto`). Nothing is written before the summary passed its checks, so a failed or canceled
 compaction leaves the transcript as it was. It works through the run's `RunContext`; the transactions that open,
-reserve and drop compaction runs are with the other run-row transactions in `runrows.py`.
+reserve and drop compaction runs are with the other run-row transactions in `engine/run/rows.py`.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Tool results live in the assistant message's tool parts (their final state); the provider wire wants them as a
 user message right after the assistant message that called them. Reasoning is replayed only to the protocol
 that produced it (signatures are opaque per protocol). After a compaction, a request sends the newest checkpoint's
-summary (as a user message) and then only the messages it kept (`compaction.project`).
+summary (as a user message) and then only the messages it kept (`compaction.rules.project`).
 """
 
 from __future__ import annotations

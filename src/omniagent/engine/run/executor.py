@@ -4,7 +4,7 @@ The run rules live here only: the retry loop over `providers.retry.next_delay` (
 retry-after as a floor, never once content has streamed, `retrying` activity while waiting), `max_rounds`,
 cancel (commit the partial draft with `finish: canceled`, or discard an empty one), usage and cost per message,
 and when to compact: a compaction run does one compaction step; a turn compacts (reason `auto`) before a round whose
-projected context would not fit the model's window (`compaction.needs_compaction`). A round in which a child was
+projected context would not fit the model's window (`compaction.rules.needs_compaction`). A round in which a child was
 spawned is the turn's last (finish `tool_calls`: it ends on its tool round): the child's report starts the next.
 """
 

@@ -56,7 +56,7 @@ MAX_MESSAGE_BYTES = 1_048_576  # bytes of one message string (yuke limit)
 
 
 class RunTree(Protocol):
-    """What admission needs of the child-session machinery (`children.Children`)."""
+    """What admission needs of the child-session machinery (`children.tree.Children`)."""
 
     def control(self, session_id: str, message_id: int, part_id: int) -> AgentControl:
         """The agent tools' capability at one tool site of the session."""

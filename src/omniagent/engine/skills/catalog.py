@@ -6,7 +6,7 @@ extension method, ACP's available commands and the runtime's slash commands. A s
 it is created there, or when it is first used there (resumed, listed, run). Keeping the catalog fixed keeps the
 system prompt and tools of a session stable, so a provider's prompt cache still fits; a skill added later shows in
 sessions started after it.
-What it is not: the file format and locations (`skillfiles.py`) or what the model reads (`skillprompt.py`).
+What it is not: the file format and locations (`files.py`) or what the model reads (`prompt.py`).
 """
 
 from __future__ import annotations
