@@ -1,9 +1,10 @@
 """The engine as an ACP agent: one connection, v1 or v2 as the client asks, driving the Engine in process.
 
-Negotiation (acp.md §4) is `acp.handshake`'s, answered by `acp.serve` before the engine exists; this agent is
-built on the first other request, for the version chosen then (a repeated initialize keeps it). Method names per
-version come from `acp.versions` (the client's data); update shapes from `acp.translate`; routing of engine
-broadcasts from `acp.relay`. Sessions are engine sessions (same ids, same store), so `omniagent rpc` sees them too.
+Negotiation (acp.md §4) is `faces.acp.handshake`'s, answered by `faces.acp.serve` before the engine exists; this agent
+is built on the first other request, for the version chosen then (a repeated initialize keeps it). Method names per
+version come from `protocols.acp.versions` (the client's data); update shapes from `faces.acp.translate`; routing of
+engine broadcasts from `faces.acp.relay`. Sessions are engine sessions (same ids, same store), so `omniagent rpc` sees
+them too.
 
 Decisions (docs/acp.md): a prompt while the session's turn runs is refused with -32600 (no queueing); the `mcpServers`
 of `session/new`, `load`, `resume` and `fork` become the session's MCP servers (stdio and HTTP,

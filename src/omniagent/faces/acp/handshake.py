@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from omniagent.engine.providers.catalog.missing_keys import MissingKey
 
 AGENT_NAME = "omniagent"
-# The operations the agent serves (names per version in `acp.versions`); `session/cancel` is a notification.
+# The operations the agent serves (names per version in `protocols.acp.versions`); `session/cancel` is a notification.
 OPERATIONS = frozenset(
     {"authenticate", "logout", "new", "load", "resume", "close", "list", "delete", "prompt", "set_mode"}
     | {"set_config_option", "fork"}
