@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from omniagent.engine.errors import EngineError
-from omniagent.engine.skills import files as skillfiles
+from omniagent.engine.skills import files as skill_files
 from omniagent.engine.skills.files import Skill
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.content import SkillInfo, SkillRef
@@ -115,4 +115,4 @@ class Skills:
 
     def _discover(self, root: Path) -> list[Skill]:
         home = self._home or Path.home()
-        return skillfiles.discover(skillfiles.skill_roots(root, self._config_dir, home, self._env))
+        return skill_files.discover(skill_files.skill_roots(root, self._config_dir, home, self._env))
