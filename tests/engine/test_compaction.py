@@ -3,7 +3,7 @@ and the projected context that triggers automatic compaction."""
 
 from __future__ import annotations
 
-from omniagent.engine.compaction import rules as compaction
+from omniagent.engine.compaction import rules as compaction_rules
 from omniagent.protocols.yuke.content import ContentText
 from omniagent.protocols.yuke.messages import (
     AssistantMessage,
@@ -57,15 +57,15 @@ def test_the_cut_is_the_oldest_of_the_consecutive_user_messages_of_the_turn_hold
         _user(4, "queued two"),
         _assistant(5, "c" * 8000),
     ]
-    plan = compaction.plan(transcript, WINDOW)
-    assert isinstance(plan, compaction.Plan)
+    plan = compaction_rules.plan(transcript, WINDOW)
+    assert isinstance(plan, compaction_rules.Plan)
     assert [m.id for m in plan.covered] == [1, 2] and plan.first_kept_id == 3 and plan.previous is None
 
 
 def test_nothing_before_the_cut_or_no_message_at_all_is_a_skip() -> None:
     """§10.3: nothing earlier than the cut → too_few_messages; an empty range → nothing_to_summarize."""
-    assert compaction.plan([], WINDOW) == "nothing_to_summarize"
-    assert compaction.plan([_user(1, "hi"), _assistant(2, "hello")], WINDOW) == "too_few_messages"
+    assert compaction_rules.plan([], WINDOW) == "nothing_to_summarize"
+    assert compaction_rules.plan([_user(1, "hi"), _assistant(2, "hello")], WINDOW) == "too_few_messages"
 
 
 def test_a_second_compaction_covers_the_kept_messages_and_merges_the_previous_summary() -> None:
@@ -80,12 +80,12 @@ def test_a_second_compaction_covers_the_kept_messages_and_merges_the_previous_su
         _user(6, "y" * 9000),
         _assistant(7, "newest"),
     ]
-    checkpoint, kept = compaction.project(transcript)
+    checkpoint, kept = compaction_rules.project(transcript)
     assert checkpoint is not None and checkpoint.id == 5 and [m.id for m in kept] == [3, 4, 6, 7]
-    plan = compaction.plan(transcript, WINDOW)
-    assert isinstance(plan, compaction.Plan)
+    plan = compaction_rules.plan(transcript, WINDOW)
+    assert isinstance(plan, compaction_rules.Plan)
     assert plan.previous == checkpoint and [m.id for m in plan.covered] == [3, 4] and plan.first_kept_id == 6
-    prompt = compaction.instruction(plan.previous)
+    prompt = compaction_rules.instruction(plan.previous)
     assert "<previous-summary>\nold summary\n</previous-summary>" in prompt and "## Next steps" in prompt
 
 
@@ -94,8 +94,10 @@ def test_the_projected_context_uses_the_last_call_after_the_newest_checkpoint_on
     checkpoint is stale, so then everything is estimated (with the system prompt and tools)."""
     used = TokenUsage(input=15_000, output=500)
     transcript: list[Message] = [_user(1, "q"), _assistant(2, "a", used), _user(3, "z" * 400)]
-    assert compaction.context_tokens(transcript, frame_tokens=800) == 15_500 + 100
-    assert compaction.needs_compaction(15_600, WINDOW, 5_000) and not compaction.needs_compaction(15_600, None, 0)
+    assert compaction_rules.context_tokens(transcript, frame_tokens=800) == 15_500 + 100
+    assert compaction_rules.needs_compaction(15_600, WINDOW, 5_000) and not compaction_rules.needs_compaction(
+        15_600, None, 0
+    )
     compacted = [*transcript, _checkpoint(4, first_kept_id=3)]
-    expected = 800 + compaction.estimate_message(compacted[-1]) + 100
-    assert compaction.context_tokens(compacted, frame_tokens=800) == expected
+    expected = 800 + compaction_rules.estimate_message(compacted[-1]) + 100
+    assert compaction_rules.context_tokens(compacted, frame_tokens=800) == expected

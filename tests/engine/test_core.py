@@ -1,5 +1,5 @@
-"""Unit tests of the engine core on an in-memory store (issue 15): admission and the queue (`inputs.Inputs`), the
-run loop (`runs.RunExecutor`), tool calls (`toolrun`, through a `RunContext` of the test's own) and compaction runs.
+"""Unit tests of the engine core on an in-memory store (issue 15): admission and the queue (`inputs.Inputs`), the run
+loop (`executor.RunExecutor`), tool calls (`tool_calls`, through a `RunContext` of the test's own) and compaction runs.
 A failure here names the broken part, where the rpc end-to-end tests only name a yuke method."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from omniagent.engine.interactions.registry import Interactions
 from omniagent.engine.interactions.secrets import Scrubber
 from omniagent.engine.live import ActiveRun
 from omniagent.engine.providers import neutral as n
-from omniagent.engine.run import tool_calls as toolrun
+from omniagent.engine.run import tool_calls
 from omniagent.engine.run.context import RunContext, Sink
 from omniagent.engine.run.draft import Draft
 from omniagent.engine.store import Store
@@ -164,7 +164,8 @@ async def test_a_compaction_of_a_short_transcript_is_skipped_and_changes_nothing
 
 
 class RecordingContext:
-    """A `RunContext` without a run loop or an engine: what `toolrun` and `Draft` need, and a log of what they did."""
+    """A `RunContext` without a run loop or an engine: what `tool_calls` and `Draft` need, and a log of what they
+    did."""
 
     def __init__(self, store: Store, permissions: Permissions, root: Path) -> None:
         self.session_id = "0" * 32
@@ -237,7 +238,7 @@ async def test_a_guarded_call_waits_for_its_answer_and_a_rejection_is_what_the_m
         ctx = RecordingContext(store, permissions, tmp_path)
         draft = _draft_calling(ctx, "write", {"path": "out.txt", "content": "x"})
         assert draft.tool_parts() == [0] and ctx.emitted[-1][0] == "message.part_added"
-        running = asyncio.ensure_future(toolrun.run_tools(ctx, draft, str(tmp_path), [0]))
+        running = asyncio.ensure_future(tool_calls.run_tools(ctx, draft, str(tmp_path), [0]))
         await asyncio.wait_for(waiting.wait(), 5.0)
         permissions.answer(asked[0].interaction_id, Decision.REJECT)
         await asyncio.wait_for(running, 5.0)
@@ -256,7 +257,7 @@ async def test_an_unguarded_call_runs_and_reports_its_output_and_views(tmp_path:
     try:
         ctx = RecordingContext(store, Permissions(Interactions(Broadcaster())), tmp_path)
         draft = _draft_calling(ctx, "read", {"path": "notes.txt"})
-        await asyncio.wait_for(toolrun.run_tools(ctx, draft, str(tmp_path), [0]), 5.0)
+        await asyncio.wait_for(tool_calls.run_tools(ctx, draft, str(tmp_path), [0]), 5.0)
     finally:
         await store.aclose()
     states = [d.state for _, d in ctx.emitted if isinstance(d, ToolStateChangedData)]

@@ -1,5 +1,5 @@
-"""The engine's permission state (`engine/interactions/permissions.py`; issue "One system" part 2): which calls ask, what an
-answer does, and that a cancelled wait answers its ask `canceled`. Broadcasts are observed as a subscriber."""
+"""The engine's permission state (`engine/interactions/permissions.py`; issue "One system" part 2): which calls ask,
+what an answer does, and that a cancelled wait answers its ask `canceled`. Broadcasts are observed as a subscriber."""
 
 from __future__ import annotations
 

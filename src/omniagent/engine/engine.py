@@ -1,9 +1,10 @@
 """The Engine: owns the store, the live sessions and their runs, and the broadcaster. Commands in, broadcasts out.
 
 What it is: the composition root of the agent engine and its method table (yuke method name → handler).
-What it is not: a wire. `rpc.py` turns lines into handler calls; the handlers live in `sessions.py`
-(+ `fork.py`, `children.py`), `inputs.py`, `agents.py` and `accounts.py`; one run's rules live in `runs.py`. No
-other engine module takes the `Engine`: each part gets what it uses.
+What it is not: a wire. `faces/rpc/connection.py` turns lines into handler calls; the handlers live in
+`session/lifecycle.py` (+ `session/fork.py`, `children/tree.py`), `run/inputs.py`, `slots/methods.py` and
+`accounts/methods.py`; one run's rules live in `run/executor.py`. No other engine module takes the `Engine`: each part
+gets what it uses.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 What it is: the engine's one view of "which model does this selector mean, can it run now, what does it cost",
 handing the run loop a `Provider` that shares one HTTP connection pool.
-What it is not: the catalog itself (`providers/catalog.py`: built-ins + providers.json, states, revision, prices)
-or the key store (`providers/credentials.py`: the 0600 file). Refusals here become yuke error codes.
+What it is not: the catalog itself (`providers/catalog/table.py`: built-ins + providers.json, states, revision, prices)
+or the key store (`providers/auth/credentials.py`: the 0600 file). Refusals here become yuke error codes.
 """
 
 from __future__ import annotations

@@ -6,14 +6,15 @@ unsandboxed `exec` asks first in every permission mode, auto included, unless th
 (`ask_unsandboxed: false`) or answered "allow always" for exec (ACP).
 
 The same settings say whether `fetch` may reach the session's private network (loopback and private addresses;
-off by default, tools/addresses.py).
+off by default, tools/web/addresses.py).
 
 Like the permission mode, the settings live in memory for the life of the engine process (yuke has no field for
 them): a restarted engine starts every session sandboxed, network off, the safe direction. They are set with the
 engine extension method `session.set_sandbox` (docs/engine.md), or as the select options `SANDBOX_OPTIONS`
 (`sandbox`, `network`, `fetch`) that ACP's config options and the runtime adapter's offer, in one wording.
 
-What this is not: the sandbox itself (tools/sandbox.py builds and runs it) nor the ask (permissions.py).
+What this is not: the sandbox itself (tools/shell/sandbox.py builds and runs it) nor the ask
+(interactions/permissions.py).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """JSON-RPC peer over a pair of asyncio streams: calls both ways, id correlation, dispatch, the one error boundary.
 
-What it is: newline-delimited JSON-RPC (framing by `wire/jsonl.py`, envelope rules by `wire/dialects.py`). One
-`Peer` sends requests and notifications and answers the other side's, concurrently. It knows no protocol's
-methods: the layer above (`runtime/adapters/acp/client.py`, the engine's RPC server) passes handler tables of raw JSON params.
+What it is: newline-delimited JSON-RPC (framing by `wire/jsonl.py`, envelope rules by `wire/dialects.py`). One `Peer`
+sends requests and notifications and answers the other side's, concurrently. It knows no protocol's methods: the layer
+above (`runtime/adapters/acp/client.py`, the engine's RPC server) passes handler tables of raw JSON params.
 
 Ordering: incoming notifications and responses are handled in the reading task, in arrival order (so a
 `session/update` stream stays ordered, and a slow notification handler slows reading: that is the backpressure).

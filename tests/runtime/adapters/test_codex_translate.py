@@ -34,7 +34,7 @@ from omniagent.protocols.sidecar.events import (
     UserMessage,
 )
 from omniagent.runtime import driver as d
-from omniagent.runtime.adapters.codex import requests as codex_requests
+from omniagent.runtime.adapters.codex import requests as server_requests
 from omniagent.runtime.adapters.codex.info import CodexState, auth_status, creation_problem, parse_models
 from omniagent.runtime.adapters.codex.translate import FORK_POINT, RAW_FRAME, ThreadTranslator
 
@@ -162,14 +162,14 @@ def test_unknown_notifications_are_info_diagnostics_carrying_the_frame() -> None
 def test_approvals_offer_three_choices_and_answer_with_codex_decisions() -> None:
     t = ThreadTranslator(thread_id=THREAD)
     params = {"itemId": "call_1", "command": "touch a", "cwd": "/w", "reason": "needs write", "threadId": THREAD}
-    opened = codex_requests.opened(codex_requests.COMMAND_APPROVAL, "r0", params, t)
+    opened = server_requests.opened(server_requests.COMMAND_APPROVAL, "r0", params, t)
     request = opened.request.request
     assert request.options == [PermissionChoice.ALLOW_ONCE, PermissionChoice.ALLOW_ALWAYS, PermissionChoice.DENY_ONCE]
     assert request.detail == "needs write" and request.tool.title == "touch a"
-    method = codex_requests.COMMAND_APPROVAL
-    decide = {c: codex_requests.answer_result(method, PermissionAnswer(choice=c), params) for c in request.options}
+    method = server_requests.COMMAND_APPROVAL
+    decide = {c: server_requests.answer_result(method, PermissionAnswer(choice=c), params) for c in request.options}
     assert [v["decision"] for v in decide.values()] == ["accept", "acceptForSession", "decline"]
-    assert codex_requests.answer_result(method, None, params) == {"decision": "cancel"}
+    assert server_requests.answer_result(method, None, params) == {"decision": "cancel"}
 
 
 def test_user_input_questions_map_labels_and_free_text_both_ways() -> None:
@@ -180,14 +180,14 @@ def test_user_input_questions_map_labels_and_free_text_both_ways() -> None:
             {"id": "name", "header": "", "question": "Your name?", "options": None},
         ]
     }
-    opened = codex_requests.opened(codex_requests.USER_INPUT, "r3", params, t)
+    opened = server_requests.opened(server_requests.USER_INPUT, "r3", params, t)
     assert isinstance(opened.request, QuestionAsk)
     first, second = opened.request.request.questions
     assert [c.id for c in first.choices] == ["Py"] and not first.allows_free_text and second.allows_free_text
     answer = QuestionsAnswer(answers=[ChoicesAnswer(ids=["Py"]), TextAnswer(text="Ada")])
-    result = codex_requests.answer_result(codex_requests.USER_INPUT, answer, params)
+    result = server_requests.answer_result(server_requests.USER_INPUT, answer, params)
     assert result == {"answers": {"lang": {"answers": ["Py"]}, "name": {"answers": ["Ada"]}}}
-    assert codex_requests.answer_result(codex_requests.USER_INPUT, None, params) == {"answers": {}}
+    assert server_requests.answer_result(server_requests.USER_INPUT, None, params) == {"answers": {}}
 
 
 def test_auth_reads_the_account_and_only_a_chatgpt_plan_advertises_plan_usage() -> None:

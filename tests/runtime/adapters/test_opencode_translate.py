@@ -1,4 +1,4 @@
-"""opencode's `/event` objects → driver events (`opencode_translate`), on frames shaped as opencode-ai 1.18.33 sends
+"""opencode's `/event` objects → driver events (`opencode/translate.py`), on frames shaped as opencode-ai 1.18.33 sends
 them (observed with `opencode serve`): text once whatever way it arrives, the user's own parts and the compaction
 summary dropped, other sessions ignored, a completed answer ends its message with a fork point and context usage."""
 

@@ -2,7 +2,7 @@
 
 `auth.login` asks the provider's login server for a code and answers the verification URL and the code: that
 answer goes only to the connection that asked (it is a response, never a broadcast). The task then polls the
-token endpoint (`providers/oauth.py`); once the person approved, the grant (after the token exchange, for GitHub
+token endpoint (`providers/auth/oauth.py`); once the person approved, the grant (after the token exchange, for GitHub
 Copilot) is stored 0600 and the engine broadcasts `auth.changed` (and `catalog.changed` when the provider's state
 moved), then `auth.login_finished{succeeded}`. A denial, an expired code or a refusal ends it `failed{message}`
 with the stored credentials unchanged; `auth.cancel_login` (or the engine stopping) ends it `canceled`. One login

@@ -4,7 +4,7 @@ waits in a session tree when one of its runs ends. docs/engine.md "Child session
 What it is: the rules of the tree. A child is made by `session.create` with `child` (the parent's tool site must
 be live: the parent runs that tool call now), works in its parent's workspace on its slot's model or its
 parent's, and is at most `ChildLimits.max_depth` below its root. Its turns open only while the tree has room
-(`runrows`, `concurrency_limit`); each turn's end queues a report into the parent (`reports`, in the same
+(`run.rows`, `concurrency_limit`); each turn's end queues a report into the parent (`reports`, in the same
 transaction). When a run of the tree ends, every session of the tree that waits with queued input (a parent with
 a report, a child waiting for room) is started (`run_closed`), so an idle parent wakes up on its children's
 reports.

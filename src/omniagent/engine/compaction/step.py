@@ -4,7 +4,7 @@ run loop's retry and cancel rules with activity `compacting`, check the summary,
 The step runs as a whole compaction run (`session.compact`, reason `manual`) or inside a turn before a round that
 would overflow (reason `auto`). Nothing is written before the summary passed its checks, so a failed or canceled
 compaction leaves the transcript as it was. It works through the run's `RunContext`; the transactions that open,
-reserve and drop compaction runs are with the other run-row transactions in `runrows.py`.
+reserve and drop compaction runs are with the other run-row transactions in `engine/run/rows.py`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from omniagent.engine.compaction import rules as compaction
+from omniagent.engine.compaction import rules as compaction_rules
 from omniagent.engine.providers import neutral as n
 from omniagent.engine.routes import ModelRoute
 from omniagent.engine.run import conversation
@@ -87,9 +87,9 @@ async def auto(
     for the latter) and is not tried again in this run. Raises `RoundFailed` when the model call fails for good.
     """
     system = ctx.system_prompt
-    frame = compaction.estimate_request_frame(system, ctx.tools.specs())
-    context = compaction.context_tokens(transcript, frame)
-    if not compaction.needs_compaction(context, route.context_window, route.max_output_tokens):
+    frame = compaction_rules.estimate_request_frame(system, ctx.tools.specs())
+    context = compaction_rules.context_tokens(transcript, frame)
+    if not compaction_rules.needs_compaction(context, route.context_window, route.max_output_tokens):
         return transcript, True
     result = await compact(ctx, route, provider, transcript, "auto")
     if isinstance(result, CompactionMessage):
@@ -112,22 +112,22 @@ async def compact(
     record_ = await ctx.store.read(q.get_session, sid)
     assert record_ is not None
     window = route.context_window
-    planned = compaction.plan(transcript, window)
+    planned = compaction_rules.plan(transcript, window)
     if isinstance(planned, str):
         return planned
     tools = ctx.tools.specs()
     system = ctx.system_prompt
     needed = (
-        compaction.estimate_request_frame(system, tools)
-        + compaction.estimate_messages(planned.covered)
-        + compaction.SUMMARY_MAX_OUTPUT
+        compaction_rules.estimate_request_frame(system, tools)
+        + compaction_rules.estimate_messages(planned.covered)
+        + compaction_rules.SUMMARY_MAX_OUTPUT
     )
     if window is not None and needed > window:
         return RunOutcomeFailed(code="context_overflow", message="the messages to summarise do not fit the window")
     started = now_ms()
     state = ActivityCompacting(run_id=run.run_id, reason=reason, started_at_ms=started)
     ctx.set_activity(state)
-    instruction = compaction.instruction(planned.previous)
+    instruction = compaction_rules.instruction(planned.previous)
     request = conversation.summary_request(
         route, system, record_.session.root, planned.covered, instruction, tools, ctx.session_id
     )
@@ -136,7 +136,7 @@ async def compact(
     summary = sink.text
     if sink.stop != "stop" or not summary:
         return RunOutcomeFailed(code="provider", message="the model did not finish a summary")
-    after = compaction.tokens_after(summary, planned.kept)
+    after = compaction_rules.tokens_after(summary, planned.kept)
     if after >= planned.tokens_before or (window is not None and after > window - route.max_output_tokens):
         return RunOutcomeFailed(code="context_overflow", message="the summary does not make the context smaller")
     message = CompactionMessage(

@@ -6,10 +6,11 @@ modes before an `exec` that would run outside the sandbox (engine/sandboxes.py):
 `interaction.requested` (a yuke `confirm`) and the run waits, in `running_tool`, until a frontend answers. The
 answer is allow once, allow always (remembered for the session: that tool runs without asking again), reject, or
 canceled. The yuke wire answers with `interaction.respond` (a confirm `true` = allow once, `false` = reject; routed
-by `interactions.py`, which these asks share with the model's questions); an in-process frontend such as the ACP
+by `registry.py`, which these asks share with the model's questions); an in-process frontend such as the ACP
 agent reads the tool site with `pending()` and calls `answer()`, which can also say "always".
 
-What this is not: the run rules. When to ask, and what a refusal does to the tool call, live in `toolrun.py`.
+What this is not: the run rules. When to ask, and what a refusal does to the tool call, live in
+`engine/run/tool_calls.py`.
 
 The mode and the "always" set live in memory for the life of the engine process (yuke has no field for them): a
 restarted engine starts every session in ask mode again, the safe direction. The mode is set with the engine

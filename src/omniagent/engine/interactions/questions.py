@@ -6,10 +6,10 @@ wire (its arm must match the question's, a `select` value must be one of the opt
 in-process face (the ACP agent through elicitation, the runtime adapter through a Question request) calling
 `answer()`, which can also say that it cannot ask (`CannotAsk`: the tool fails with that sentence).
 
-A `secret` input's value goes to `secret_answers.Secrets` and never further: the tool learns only the name of the
+A `secret` input's value goes to `secrets.Secrets` and never further: the tool learns only the name of the
 environment variable that carries it to commands.
 
-What this is not: the registry and the wire dispatch (`interactions.py`), or the tool's arguments and the sentence
+What this is not: the registry and the wire dispatch (`registry.py`), or the tool's arguments and the sentence
 the model reads (`tools/ask.py`).
 """
 

@@ -7,7 +7,8 @@ value in a command without knowing it. It is never written to the store, a log, 
 output and view hints that would carry it (a command printing it, a file read back) are masked before anything
 records or sends them, live output included; a file checkpoint whose content holds it is withheld.
 
-What this is not: the question itself (questions.py) or the exec environment (tools/sandbox.py takes the variables).
+What this is not: the question itself (questions.py) or the exec environment (engine/tools/shell/sandbox.py takes the
+variables).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Provider-neutral request IR and the closed vocabulary of streamed answer events.
 
-This is the seam between the run loop (`engine.runs`) and the provider clients (`anthropic.py`, `openai_chat.py`,
-`openai_responses.py`). The run loop builds a `ModelRequest`, calls `Provider.stream()`, and consumes `StreamEvent`s.
+This is the seam between the run loop (`engine.run.executor`) and the provider clients (`clients/anthropic.py`,
+`clients/openai_chat.py`, `clients/openai_responses.py`). The run loop builds a `ModelRequest`, calls
+`Provider.stream()`, and consumes `StreamEvent`s.
 
 Stream contract (every provider keeps it; tests pin it):
 - Content arrives in *blocks* numbered by `index` = 0, 1, 2, … in order of appearance. At most one block is open at a

@@ -1,6 +1,6 @@
 """The retry policy for model calls (yuke §10.2), as a pure function: no I/O, no clock, no randomness of its own.
 
-`engine.runs` owns the attempt counter and the timer: after attempt `n` fails with `error`, it asks
+`engine.run.executor` owns the attempt counter and the timer: after attempt `n` fails with `error`, it asks
 `next_delay(n, error, jitter=random.random())`; None means fail the run with `error.code`, a number means show
 `retrying{attempt, max_attempts, next_at_ms, code, message}` and call again after that many seconds.
 """

@@ -1,6 +1,6 @@
-"""`RunContext`: what drafting (`draft.py`), tool calls (`toolrun.py`) and compaction (`compactrun.py`) need of
-the run they belong to, as a small protocol. The run loop (`runs.RunExecutor`) provides it; a unit test can provide
-its own. None of these parts sees the `Engine`.
+"""`RunContext`: what drafting (`draft.py`), tool calls (`tool_calls.py`) and compaction (`engine/compaction/step.py`)
+need of the run they belong to, as a small protocol. The run loop (`executor.RunExecutor`) provides it; a unit test can
+provide its own. None of these parts sees the `Engine`.
 
 `RunDeps` is what one run loop is built with: the engine parts a run uses, and nothing else.
 """
@@ -31,7 +31,7 @@ from omniagent.protocols.yuke.sessions import Session
 
 T = TypeVar("T")
 
-# The agent tools' capability at one tool site (session, message, part): `children.Children.control`.
+# The agent tools' capability at one tool site (session, message, part): `children.tree.Children.control`.
 AgentControls = Callable[[str, int, int], AgentControl]
 
 
@@ -99,7 +99,7 @@ class RunContext(Protocol):
         belong to that call (raises OSError when the workspace is not available)."""
 
     def scrubber(self) -> Scrubber:
-        """What masks the session's secret answers in tool output (secret_answers.py)."""
+        """What masks the session's secret answers in tool output (engine/interactions/secrets.py)."""
 
 
 @dataclass(frozen=True, slots=True)

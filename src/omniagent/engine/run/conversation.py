@@ -3,12 +3,12 @@
 Tool results live in the assistant message's tool parts (their final state); the provider wire wants them as a
 user message right after the assistant message that called them. Reasoning is replayed only to the protocol
 that produced it (signatures are opaque per protocol). After a compaction, a request sends the newest checkpoint's
-summary (as a user message) and then only the messages it kept (`compaction.project`).
+summary (as a user message) and then only the messages it kept (`compaction.rules.project`).
 """
 
 from __future__ import annotations
 
-from omniagent.engine.compaction import rules as compaction
+from omniagent.engine.compaction import rules as compaction_rules
 from omniagent.engine.providers import neutral as n
 from omniagent.engine.routes import ModelRoute
 from omniagent.protocols.yuke.content import ContentText
@@ -40,10 +40,10 @@ def build_request(
 ) -> n.ModelRequest:
     """One model call over the transcript as it projects after its newest compaction; `cache_key` is the session's
     (`ModelRequest.cache_key`)."""
-    checkpoint, kept = compaction.project(transcript)
+    checkpoint, kept = compaction_rules.project(transcript)
     messages: list[n.Message] = []
     if checkpoint is not None:
-        _append(messages, n.Message("user", (n.TextPart(compaction.summary_frame(checkpoint.summary)),)))
+        _append(messages, n.Message("user", (n.TextPart(compaction_rules.summary_frame(checkpoint.summary)),)))
     render(kept, route.protocol, messages)
     return n.ModelRequest(
         model=route.upstream_id,
@@ -75,7 +75,7 @@ def summary_request(
         system=system_prompt_of(system_prompt, root),
         messages=tuple(messages),
         tools=tools,
-        max_output_tokens=min(compaction.SUMMARY_MAX_OUTPUT, route.max_output_tokens),
+        max_output_tokens=min(compaction_rules.SUMMARY_MAX_OUTPUT, route.max_output_tokens),
         cache_key=cache_key,
     )
 

@@ -4,7 +4,7 @@ The run rules live here only: the retry loop over `providers.retry.next_delay` (
 retry-after as a floor, never once content has streamed, `retrying` activity while waiting), `max_rounds`,
 cancel (commit the partial draft with `finish: canceled`, or discard an empty one), usage and cost per message,
 and when to compact: a compaction run does one compaction step; a turn compacts (reason `auto`) before a round whose
-projected context would not fit the model's window (`compaction.needs_compaction`). A round in which a child was
+projected context would not fit the model's window (`compaction.rules.needs_compaction`). A round in which a child was
 spawned is the turn's last (finish `tool_calls`: it ends on its tool round): the child's report starts the next.
 """
 
@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from contextlib import aclosing
 from typing import TypeVar
 
-from omniagent.engine.compaction import step as compactrun
+from omniagent.engine.compaction import step as compaction_step
 from omniagent.engine.interactions.permissions import Permissions
 from omniagent.engine.interactions.secrets import Scrubber
 from omniagent.engine.live import ActiveRun, LiveSession
@@ -27,12 +27,11 @@ from omniagent.engine.providers import neutral as n
 from omniagent.engine.providers.retry import MAX_ATTEMPTS, next_delay
 from omniagent.engine.providers.routes import RouteError
 from omniagent.engine.routes import ModelRoute
-from omniagent.engine.run import conversation, instructions
-from omniagent.engine.run import tool_calls as toolrun
+from omniagent.engine.run import conversation, instructions, tool_calls
 from omniagent.engine.run.context import AgentControls, RunDeps, Sink
 from omniagent.engine.run.draft import Draft
 from omniagent.engine.session.transcript import ROOT_AGENT, parse_message, tokens_of
-from omniagent.engine.skills import prompt as skillprompt
+from omniagent.engine.skills import prompt as skill_prompt
 from omniagent.engine.store import Store, checkpoints, trees
 from omniagent.engine.store import queries as q
 from omniagent.engine.store.journal import now_ms, record
@@ -124,8 +123,8 @@ class RunExecutor:
         catalog = await self._deps.skills.catalog(record_.session.id, root)
         section = await self.step(asyncio.to_thread(self._deps.instructions.section, root))
         base = instructions.compose(conversation.system_prompt_of(record_.system_prompt, root), section)
-        self._system = skillprompt.system_prompt(base, catalog)
-        self._tools = skillprompt.tools_for(self._deps.tools, catalog)
+        self._system = skill_prompt.system_prompt(base, catalog)
+        self._tools = skill_prompt.tools_for(self._deps.tools, catalog)
         depth = await self._deps.store.read(trees.depth, record_.session.id)
         if self._agents is None or depth >= self._deps.child_limits.max_depth:
             self._tools = self._tools.without(AGENT_TOOL_NAMES)
@@ -143,7 +142,7 @@ class RunExecutor:
             self._rounds += 1
             try:
                 if self._auto_compact:
-                    transcript, self._auto_compact = await compactrun.auto(self, route, provider, transcript)
+                    transcript, self._auto_compact = await compaction_step.auto(self, route, provider, transcript)
             except RoundFailed as failed:
                 return RunOutcomeFailed(code=failed.error.code.value, message=failed.error.message)
             request = conversation.build_request(
@@ -170,7 +169,7 @@ class RunExecutor:
             spawned = False
             if tools:
                 try:
-                    spawned = await toolrun.run_tools(self, draft, record_.session.root, tools)
+                    spawned = await tool_calls.run_tools(self, draft, record_.session.root, tools)
                 except Interrupted:
                     await self._finish_draft(draft, route, "canceled", None)
                     raise
@@ -190,10 +189,10 @@ class RunExecutor:
         sid = self._live.session_id
         transcript = [parse_message(p) for p in await self._deps.store.read(q.all_messages, sid)]
         try:
-            result = await compactrun.compact(self, route, provider, transcript, "manual")
+            result = await compaction_step.compact(self, route, provider, transcript, "manual")
         except RoundFailed as failed:
             return RunOutcomeFailed(code=failed.error.code.value, message=failed.error.message)
-        return compactrun.outcome_of(result)
+        return compaction_step.outcome_of(result)
 
     async def attempts(
         self, provider: n.Provider, request: n.ModelRequest, draft: Sink, active: Callable[[], ActivityState]
@@ -355,7 +354,7 @@ class RunExecutor:
             if draft.opened:
                 self.emit("message.discarded", MessageDiscardedData(session_id=sid, message_id=draft.message_id))
             return None
-        toolrun.cancel_open_tools(self, draft)
+        tool_calls.cancel_open_tools(self, draft)
         tokens = tokens_of(draft.usage)
         message = AssistantMessage(
             id=draft.message_id,

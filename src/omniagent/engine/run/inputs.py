@@ -21,11 +21,10 @@ from typing import Protocol
 
 from omniagent.engine.errors import EngineError
 from omniagent.engine.live import ActiveRun, LiveSession, LiveSessions
-from omniagent.engine.run import executor as runs
-from omniagent.engine.run import orphans
-from omniagent.engine.run import rows as runrows
+from omniagent.engine.run import executor, orphans
+from omniagent.engine.run import rows as run_rows
 from omniagent.engine.run.context import RunDeps
-from omniagent.engine.skills import prompt as skillprompt
+from omniagent.engine.skills import prompt as skill_prompt
 from omniagent.engine.store import Store
 from omniagent.engine.store import queries as q
 from omniagent.engine.store.journal import Broadcast
@@ -56,7 +55,7 @@ MAX_MESSAGE_BYTES = 1_048_576  # bytes of one message string (yuke limit)
 
 
 class RunTree(Protocol):
-    """What admission needs of the child-session machinery (`children.Children`)."""
+    """What admission needs of the child-session machinery (`children.tree.Children`)."""
 
     def control(self, session_id: str, message_id: int, part_id: int) -> AgentControl:
         """The agent tools' capability at one tool site of the session."""
@@ -108,7 +107,7 @@ class Inputs:
                 raise EngineError.unknown_session()
             root = record_.session.root
         skill = (await self._deps.skills.catalog(session_id, root)).require(ref.name)
-        return [ContentText(text=skillprompt.invocation(skill, ref.arguments))], ref
+        return [ContentText(text=skill_prompt.invocation(skill, ref.arguments))], ref
 
     def check_input(self, input_: InputContent) -> list[ContentPart]:
         """The content of an acceptable content input; media is refused."""
@@ -142,17 +141,17 @@ class Inputs:
         new = (content, source, skill)
         async with self._lock(session_id):
             live = self._sessions.get(session_id)
-            result: runrows.Opened | runrows.Queued | str | None
+            result: run_rows.Opened | run_rows.Queued | str | None
             if live.run is None:
                 result = await self._open_input_run(live, new)
             else:
-                result = await self._store.write(runrows.queue_input, session_id, new, self._limit)
-            if isinstance(result, runrows.Opened):
+                result = await self._store.write(run_rows.queue_input, session_id, new, self._limit)
+            if isinstance(result, run_rows.Opened):
                 run_id, capacity = result.run.run_id, result.capacity
                 return SendInputStarted(input_id=result.input_id, run_id=run_id, capacity=capacity), result.session
             if result is None or result == "unknown":
                 raise EngineError.unknown_session()
-            if not isinstance(result, runrows.Queued):
+            if not isinstance(result, run_rows.Queued):
                 raise EngineError(ErrorCode.QUEUE_FULL, "the input queue is full")
             self._emit_all(result.before)
             self._emit_queued(result.data)
@@ -166,7 +165,7 @@ class Inputs:
             live = self._sessions.get(session_id)
             if live.run is not None:
                 return False
-            return isinstance(await self._open_input_run(live, None), runrows.Opened)
+            return isinstance(await self._open_input_run(live, None), run_rows.Opened)
 
     async def compact(self, params: SessionCompactParams) -> SessionCompactResult:
         """session.compact: start a compaction run on an idle session, or reserve one that starts when the active
@@ -180,7 +179,7 @@ class Inputs:
                 run = await self._open_compaction(live, None)
                 return SessionCompactResult(status="started", run_id=run.run_id)
             if live.pending_compaction is None:
-                reserved = await self._store.write(runrows.reserve_compaction, sid)
+                reserved = await self._store.write(run_rows.reserve_compaction, sid)
                 if reserved is None:
                     raise EngineError.unknown_session()
                 live.pending_compaction = reserved
@@ -190,7 +189,7 @@ class Inputs:
     async def cancel_input(self, params: SessionCancelInputParams) -> SessionCancelInputResult:
         """session.cancel_input: drop one queued input (never a report or notice the engine queued)."""
         async with self._lock(params.session_id):
-            data = await self._store.write(runrows.cancel_inputs, params.session_id, [params.input_id])
+            data = await self._store.write(run_rows.cancel_inputs, params.session_id, [params.input_id])
             if data is None:
                 raise EngineError.unknown_session()
             if data == "protected":
@@ -212,7 +211,7 @@ class Inputs:
         payloads = await self._store.read(txn)
         if payloads is None:
             raise EngineError.unknown_session()
-        return SessionQueueResult(items=[runrows.queued_input(p) for p in payloads])
+        return SessionQueueResult(items=[run_rows.queued_input(p) for p in payloads])
 
     async def cancel_run(self, params: SessionCancelRunParams) -> SessionCancelRunResult:
         """session.cancel_run: cancel the active run (its run.done follows), optionally clearing the queue (but
@@ -229,12 +228,12 @@ class Inputs:
             cleared: list[int] = []
             compaction = live.pending_compaction if params.clear_queue else None
             if compaction is not None:
-                dropped = await self._store.write(runrows.drop_reserved, params.session_id, compaction)
+                dropped = await self._store.write(run_rows.drop_reserved, params.session_id, compaction)
                 self._sessions.emit("run.done", dropped)
                 live.pending_compaction = None
                 self._sessions.activity_changed(live)
             if params.clear_queue:
-                data = await self._store.write(runrows.cancel_inputs, params.session_id, None)
+                data = await self._store.write(run_rows.cancel_inputs, params.session_id, None)
                 if isinstance(data, tuple) and data[0]:
                     self._emit_canceled(params.session_id, data)
                     cleared, notices = [d.input_id for d in data[0]], data[1]
@@ -287,14 +286,14 @@ class Inputs:
             run.step.cancel()
 
     async def _open_input_run(
-        self, live: LiveSession, new: runrows.NewInput | None
-    ) -> runrows.Opened | runrows.Queued | str | None:
-        """Commit the queued inputs (then `new`) as user messages and open a turn run (`runrows.open_input_run`).
+        self, live: LiveSession, new: run_rows.NewInput | None
+    ) -> run_rows.Opened | run_rows.Queued | str | None:
+        """Commit the queued inputs (then `new`) as user messages and open a turn run (`rows.open_input_run`).
         Caller holds the lock."""
         opened = await self._store.write(
-            runrows.open_input_run, self._store.ownership, live.session_id, new, self._limit
+            run_rows.open_input_run, self._store.ownership, live.session_id, new, self._limit
         )
-        if not isinstance(opened, runrows.Opened):
+        if not isinstance(opened, run_rows.Opened):
             return opened
         for broadcast in opened.broadcasts:
             if broadcast[0] == "run.started":
@@ -309,7 +308,7 @@ class Inputs:
 
     async def _open_compaction(self, live: LiveSession, reserved: int | None) -> ActiveRun:
         """Open a manual compaction run (the reserved one, when it was queued). Caller holds the lock."""
-        opened = await self._store.write(runrows.open_compaction, self._store.ownership, live.session_id, reserved)
+        opened = await self._store.write(run_rows.open_compaction, self._store.ownership, live.session_id, reserved)
         if opened is None:
             raise EngineError.unknown_session()
         started, session, run = opened
@@ -321,7 +320,7 @@ class Inputs:
     async def _drive(self, live: LiveSession, run: ActiveRun, session: Session) -> None:
         agents = self._tree.control if self._tree is not None else None
         try:
-            outcome = await runs.RunExecutor(self._deps, live, run, session, agents).execute()
+            outcome = await executor.RunExecutor(self._deps, live, run, session, agents).execute()
         except Exception as exc:  # a bug in the loop: the run still ends, recorded as internal
             log.error("run failed: %s: %s", type(exc).__name__, exc, exc_info=log.isEnabledFor(logging.DEBUG))
             outcome = RunOutcomeFailed(code="internal", message="the engine failed while running the turn")
@@ -345,7 +344,7 @@ class Inputs:
                 self._sessions.activity_changed(live)
             elif live.pending_compaction is not None:
                 await self._open_compaction(live, live.pending_compaction)
-            elif not queued or not isinstance(await self._open_input_run(live, None), runrows.Opened):
+            elif not queued or not isinstance(await self._open_input_run(live, None), run_rows.Opened):
                 self._sessions.activity_changed(live)
 
     async def recover(self) -> None:
@@ -354,5 +353,5 @@ class Inputs:
         live process's runs are left alone (see `orphans.py`)."""
         store = self._store
         self._emit_all(await store.write(orphans.end_orphans, store.ownership))
-        for done in await store.write(runrows.recover_reserved, store.ownership):
+        for done in await store.write(run_rows.recover_reserved, store.ownership):
             self._sessions.emit("run.done", done)

@@ -13,9 +13,9 @@ altogether, so a long general file never crowds out the workspace's own; a file 
 left out, and the prompt names it. A missing, empty or unreadable file is skipped; bytes that are not UTF-8 are
 replaced.
 
-What it is not: the session's own system prompt (fixed at creation, placeholders resolved: `sessions.py`). The
-section here is appended to it, or to the default one, when a run starts (`runs.py`), so an edited file counts from
-the next turn on.
+What it is not: the session's own system prompt (fixed at creation, placeholders resolved:
+`engine/session/lifecycle.py`). The section here is appended to it, or to the default one, when a run starts
+(`executor.py`), so an edited file counts from the next turn on.
 """
 
 from __future__ import annotations

@@ -2,11 +2,11 @@
 
 Tool states go pending → running → completed | error (or canceled when the run stops). In ask mode a guarded
 call first waits, still `pending` with the activity at `running_tool`, for the frontend's answer
-(`permissions.py`); a refused call goes to `error` with a sentence the model reads, and the run goes on.
-The tool's view hints become the state's `view` list (`tools/wire.py`); live output becomes `tool.output_delta`
-with `offset` = bytes sent so far; a new plan (the `plan` tool) becomes `plan.updated` just before the call's
-terminal state. The session's secret answers are masked in the output and the states (secret_answers.py).
-Everything here goes through the run's `RunContext`.
+(`engine/interactions/permissions.py`); a refused call goes to `error` with a sentence the model reads, and the run goes
+on. The tool's view hints become the state's `view` list (`tools/wire.py`); live output becomes `tool.output_delta` with
+`offset` = bytes sent so far; a new plan (the `plan` tool) becomes `plan.updated` just before the call's terminal state.
+The session's secret answers are masked in the output and the states (engine/interactions/secrets.py). Everything here
+goes through the run's `RunContext`.
 """
 
 from __future__ import annotations

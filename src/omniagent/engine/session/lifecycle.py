@@ -75,7 +75,7 @@ class Sessions:
 
     async def create(self, params: CreateSession) -> SessionResult:
         """session.create: validate the workspace and model, store the session and its first config (a child
-        session: `children.Children.create`)."""
+        session: `children.tree.Children.create`)."""
         root = canonical_workspace(params.workspace_path)
         if params.child is not None:
             return await self._children.create(params, root)

@@ -6,7 +6,7 @@ extension method, ACP's available commands and the runtime's slash commands. A s
 it is created there, or when it is first used there (resumed, listed, run). Keeping the catalog fixed keeps the
 system prompt and tools of a session stable, so a provider's prompt cache still fits; a skill added later shows in
 sessions started after it.
-What it is not: the file format and locations (`skillfiles.py`) or what the model reads (`skillprompt.py`).
+What it is not: the file format and locations (`files.py`) or what the model reads (`prompt.py`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from omniagent.engine.errors import EngineError
-from omniagent.engine.skills import files as skillfiles
+from omniagent.engine.skills import files as skill_files
 from omniagent.engine.skills.files import Skill
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.content import SkillInfo, SkillRef
@@ -115,4 +115,4 @@ class Skills:
 
     def _discover(self, root: Path) -> list[Skill]:
         home = self._home or Path.home()
-        return skillfiles.discover(skillfiles.skill_roots(root, self._config_dir, home, self._env))
+        return skill_files.discover(skill_files.skill_roots(root, self._config_dir, home, self._env))

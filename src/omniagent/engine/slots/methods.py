@@ -1,4 +1,4 @@
-"""The agents.* methods: read and write agents.json (`agentsfile.py`), resolve a model slot, and set the model of
+"""The agents.* methods: read and write agents.json (`file.py`), resolve a model slot, and set the model of
 an idle child session. docs/engine.md "agents.json".
 """
 

@@ -2,7 +2,7 @@
 it (`stop_agent`). docs/engine.md "Child sessions".
 
 This layer only reads the arguments and calls the context's `AgentControl`, the capability the run loop binds to
-the parent session and the call's tool site (the engine's `children.Children` implements it). A context without
+the parent session and the call's tool site (the engine's `children.tree.Children` implements it). A context without
 one (a child at the depth limit never sees these tools; a bare `ToolContext` in a unit test) gets an error result.
 A spawn that admitted its child ends the parent's turn after the round (`ToolResult.ends_turn`): the child's
 report arrives later as a new input and starts the next turn, so the model never waits by polling.

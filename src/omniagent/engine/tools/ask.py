@@ -1,5 +1,5 @@
-"""The `ask_user` tool: the model puts one question to the user (yes/no, a choice, or free text) and reads the
-answer as the tool's result. The question goes out through `ToolContext.ask` (engine/interactions/questions.py broadcasts it);
+"""The `ask_user` tool: the model puts one question to the user (yes/no, a choice, or free text) and reads the answer as
+the tool's result. The question goes out through `ToolContext.ask` (engine/interactions/questions.py broadcasts it);
 this module only reads the arguments and says what the answer was."""
 
 from __future__ import annotations

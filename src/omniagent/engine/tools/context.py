@@ -87,7 +87,7 @@ class FileImage:
 ABSENT = FileImage(None)
 
 # What a tool awaits before it changes a file: (the workspace-relative path, the file's image before the change).
-# The run stores the image durably before the tool writes (checkpoint.py, engine/session/rewind.py).
+# The run stores the image durably before the tool writes (files/checkpoint.py, engine/session/rewind.py).
 BeforeChange = Callable[[str, FileImage], Awaitable[None]]
 
 

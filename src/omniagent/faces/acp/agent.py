@@ -1,20 +1,21 @@
 """The engine as an ACP agent: one connection, v1 or v2 as the client asks, driving the Engine in process.
 
-Negotiation (acp.md §4) is `acp.handshake`'s, answered by `acp.serve` before the engine exists; this agent is
-built on the first other request, for the version chosen then (a repeated initialize keeps it). Method names per
-version come from `acp.versions` (the client's data); update shapes from `acp.translate`; routing of engine
-broadcasts from `acp.relay`. Sessions are engine sessions (same ids, same store), so `omniagent rpc` sees them too.
+Negotiation (acp.md §4) is `faces.acp.handshake`'s, answered by `faces.acp.serve` before the engine exists; this agent
+is built on the first other request, for the version chosen then (a repeated initialize keeps it). Method names per
+version come from `protocols.acp.versions` (the client's data); update shapes from `faces.acp.translate`; routing of
+engine broadcasts from `faces.acp.relay`. Sessions are engine sessions (same ids, same store), so `omniagent rpc` sees
+them too.
 
-Decisions (docs/acp.md): a prompt while the session's turn runs is refused with -32600 (no queueing); the
-`mcpServers` of `session/new`, `load`, `resume` and `fork` become the session's MCP servers (stdio and HTTP,
-`faces/acp/mcp_servers.py`; they stop at `session/close` or when the connection ends); additional directories are accepted
-and ignored (not advertised); the model's questions (`ask_user`) go out as `elicitation/create` forms when the
-client advertised them, else the tool fails with a sentence saying so (a secret question always does: forms must
-not ask for secrets); a failed run ends a v1 prompt with a -32603 error naming the failure, and a v2 turn with the
-failure as agent text and `end_turn`; `session/fork` (v1 and v2, unstable) copies the whole committed conversation
-into a new engine session working in the request's `cwd` (engine `session.fork`). A prompt's turn lasts until the
-session's tree of child sessions has settled (the children's reports start the session's next runs inside it);
-cancel stops the whole tree, and delete removes it.
+Decisions (docs/acp.md): a prompt while the session's turn runs is refused with -32600 (no queueing); the `mcpServers`
+of `session/new`, `load`, `resume` and `fork` become the session's MCP servers (stdio and HTTP,
+`faces/acp/mcp_servers.py`; they stop at `session/close` or when the connection ends); additional directories are
+accepted and ignored (not advertised); the model's questions (`ask_user`) go out as `elicitation/create` forms when the
+client advertised them, else the tool fails with a sentence saying so (a secret question always does: forms must not ask
+for secrets); a failed run ends a v1 prompt with a -32603 error naming the failure, and a v2 turn with the failure as
+agent text and `end_turn`; `session/fork` (v1 and v2, unstable) copies the whole committed conversation into a new
+engine session working in the request's `cwd` (engine `session.fork`). A prompt's turn lasts until the session's tree of
+child sessions has settled (the children's reports start the session's next runs inside it); cancel stops the whole
+tree, and delete removes it.
 """
 
 from __future__ import annotations

@@ -7,9 +7,9 @@ agent subscribes to its broadcasts. Closing stdin ends the connection: every req
 so a waiting `session/prompt` answers at once) and the process exits 0.
 
 Start-up is lazy (docs/performance.md): `initialize` is answered from the provider catalog alone
-(`acp.handshake`), usually by `faces/acp/serve.py` before this module is imported; the engine (store, providers, HTTP
-client), the ACP models and the agent are imported and built on the first other request, which waits for them.
-An editor that only asks `initialize` never pays for them.
+(`faces.acp.handshake`), usually by `faces/acp/serve.py` before this module is imported; the engine (store, providers,
+HTTP client), the ACP models and the agent are imported and built on the first other request, which waits for them. An
+editor that only asks `initialize` never pays for them.
 """
 
 from __future__ import annotations

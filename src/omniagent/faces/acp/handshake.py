@@ -1,8 +1,8 @@
 """The ACP agent's `initialize` answer and its auth methods: what `omniagent acp` says before the engine exists.
 
-Negotiation (acp.md §4): 2 when the client asks for 2 or more, else 1. The answer needs only which providers lack
-a key (`engine/providers/catalog/missing_keys.py`) and the version's shapes, so `faces/acp/serve.py` sends it before asyncio is
-imported and without the engine's store, providers or HTTP client, or the ACP models (docs/performance.md). Nothing
+Negotiation (acp.md §4): 2 when the client asks for 2 or more, else 1. The answer needs only which providers lack a key
+(`engine/providers/catalog/missing_keys.py`) and the version's shapes, so `faces/acp/serve.py` sends it before asyncio
+is imported and without the engine's store, providers or HTTP client, or the ACP models (docs/performance.md). Nothing
 here imports asyncio or logging, nor msgspec and the catalog unless a providers.json exists.
 """
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from omniagent.engine.providers.catalog.missing_keys import MissingKey
 
 AGENT_NAME = "omniagent"
-# The operations the agent serves (names per version in `acp.versions`); `session/cancel` is a notification.
+# The operations the agent serves (names per version in `protocols.acp.versions`); `session/cancel` is a notification.
 OPERATIONS = frozenset(
     {"authenticate", "logout", "new", "load", "resume", "close", "list", "delete", "prompt", "set_mode"}
     | {"set_config_option", "fork"}

@@ -1,8 +1,8 @@
 """`omniagent rpc`, the process: a first `initialize` answered before asyncio is imported, then the face.
 
 The answer needs only the provider catalog (`engine/handshake.py`), and asyncio is most of a bare Python start
-(docs/performance.md, `wire/first_request.py`). Every byte read so far then goes to the face (`faces/rpc/connection.py`),
-which answers all the rest, a first line this path did not take included.
+(docs/performance.md, `wire/first_request.py`). Every byte read so far then goes to the face
+(`faces/rpc/connection.py`), which answers all the rest, a first line this path did not take included.
 """
 
 from __future__ import annotations

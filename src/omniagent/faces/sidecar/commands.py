@@ -2,7 +2,7 @@
 call and its reply line; each opened session's events → event lines, then `closed`.
 
 Commands run concurrently (replies may come out of order; one session's commands apply in arrival order).
-One writer owns stdout (`sidecar.py` starts it); logs go to stderr. Nothing here decides a turn rule.
+One writer owns stdout (`connection.py` starts it); logs go to stderr. Nothing here decides a turn rule.
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@
     ← {"closed":"s1"}                                         (exactly once per opened session)
 
 Start-up is lazy (docs/performance.md): `faces/sidecar/serve.py` writes the hello before asyncio is imported;
-this module serves what follows. The runtime, the sidecar models and the commands (`sidecar_commands`) are imported
-when the first line arrives, so an app that only waits for the hello never pays for them.
+this module serves what follows. The runtime, the sidecar models and the commands (`faces/sidecar/commands.py`) are
+imported when the first line arrives, so an app that only waits for the hello never pays for them.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ log = logging.getLogger("omniagent.serve")
 
 
 def serve_sidecar(script: MockScript | None) -> int:
-    """Serve the app's lines once the hello is out (`sidecar_serve.run_sidecar`); returns the exit code (0 on EOF,
+    """Serve the app's lines once the hello is out (`serve.run_sidecar`); returns the exit code (0 on EOF,
     1 when stdout broke)."""
     return asyncio.run(_main(script))
 

@@ -1,7 +1,7 @@
 """ACP v1 vs v2 differences as data: method names, capability gates, initialize field names, turn completion.
 
-`runtime/adapters/acp/client.py` reads one `VersionSpec` (chosen by the agent's `initialize` answer) and never tests a version
-number itself. Sources: acp.md §3 (exact differences) and §2.4 (v2 capability rules).
+`runtime/adapters/acp/client.py` reads one `VersionSpec` (chosen by the agent's `initialize` answer) and never tests a
+version number itself. Sources: acp.md §3 (exact differences) and §2.4 (v2 capability rules).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The providers.json schema (yuke §10.6) and its strict loader.
 
 The file lives in the config dir, must be mode 0600 (it may hold literal keys) and not a symlink. Unknown fields
-are errors, so a typo never silently drops a setting. `catalog.py` merges the entries over the built-ins.
+are errors, so a typo never silently drops a setting. `table.py` merges the entries over the built-ins.
 
 The entries are frozen `msgspec.Struct`s, not pydantic models: `omniagent acp` reads this file to answer
 `initialize`, and defining them costs well under a millisecond where pydantic's took ~85 ms (docs/performance.md).

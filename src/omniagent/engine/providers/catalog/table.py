@@ -54,7 +54,7 @@ class Catalog:
     """Providers and models the engine can route to, with their states.
 
     Raises:
-        CatalogError: (constructor, `reload`) providers.json is invalid; see `catalog_file.load_providers_file`.
+        CatalogError: (constructor, `reload`) providers.json is invalid; see `catalog.file.load_providers_file`.
     """
 
     def __init__(

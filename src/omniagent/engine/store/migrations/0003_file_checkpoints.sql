@@ -1,4 +1,4 @@
--- File checkpoints (engine/rewind.py): the content a file had before the engine's own tools (write, edit) first
+-- File checkpoints (engine/session/rewind.py): the content a file had before the engine's own tools (write, edit) first
 -- changed it during one assistant message, so `session.rewind` can put the workspace back as it was at a message.
 -- Keyed by the message's id, which orders checkpoints in time: the state of a path at message M is the earliest
 -- checkpoint of that path with message_id >= M (none: the tools never changed it since). Rows outlive a rewind

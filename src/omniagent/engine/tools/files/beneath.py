@@ -10,7 +10,7 @@ swapped-in link is met by `O_NOFOLLOW` and walked (and refused) like any other.
 Writes never open their target for writing: they create a temp file in the parent's fd and rename it over the
 final name, and a rename replaces a symlink rather than following it.
 
-What this is not: the workspace's display rules (workspace.py) or text decoding (files.py). Linux and macOS only
+What this is not: the workspace's display rules (workspace.py) or text decoding (access.py). Linux and macOS only
 (`dir_fd` support), which is where the engine runs.
 """
 

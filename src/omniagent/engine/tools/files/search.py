@@ -1,6 +1,6 @@
 """The `search` tool: find files by glob and/or lines by regex under a workspace directory, bounded, skipping VCS dirs.
 
-The search itself runs in a worker process (search_walk.py, which also holds the glob rules): a regex that
+The search itself runs in a worker process (search_worker.py, which also holds the glob rules): a regex that
 backtracks without end cannot freeze the engine, the worker is killed when `search_timeout` passes or the run is
 cancelled, and the tool answers with an error the model can act on.
 """

@@ -1,10 +1,10 @@
 """The adapter for every ACP agent (Gemini CLI, Qwen Code, opencode, claude-code-acp, codex-acp, …), v1 or v2.
 
-Over `acp.client`: `connect` spawns the agent (its catalog row's launch args, or an inline agent's `acp_args`),
+Over `client.py`: `connect` spawns the agent (its catalog row's launch args, or an inline agent's `acp_args`),
 negotiates the version, opens the session (new, load or fork) with the caller's MCP servers and creation-time
 options, and yields a driver that turns commands into client calls and client callbacks into driver events
-(anyagent §11.4). What each update means lives in `acp_translate`; capabilities, options and logins in
-`acp_config`; the command line, MCP servers and failures in `acp_launch`; vendor extensions in `acp_extensions`.
+(anyagent §11.4). What each update means lives in `translate.py`; capabilities, options and logins in
+`info.py`; the command line, MCP servers and failures in `launch.py`; vendor extensions in `extensions.py`.
 Turn rules are the session loop's: this module never decides when a turn starts or ends.
 """
 

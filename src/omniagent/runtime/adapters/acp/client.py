@@ -2,7 +2,7 @@
 
 Layer: behaviour over `wire.process` (the child), `wire.jsonrpc` (the peer) and `protocols.acp` (typed models).
 Above it sits the runtime's ACP adapter, which turns `SessionEvent`s into its own events. Version differences
-come from `acp.versions` (data); this module never tests a version number.
+come from `protocols.acp.versions` (data); this module never tests a version number.
 
     handlers = ClientHandlers(on_update=..., on_permission=...)
     async with open_acp_client(["gemini", "--acp"], handlers=handlers) as acp:

@@ -1,10 +1,10 @@
 """The adapter for Claude Code itself (`claude -p` in stream-json mode, anyagent §11.2), one process per session.
 
-`connect` launches the CLI with the session's flags (`claude_launch`), sends the `initialize` control request and
-reads the account, models and commands it answers (`claude_info`), then yields a driver that writes prompts as
+`connect` launches the CLI with the session's flags (`launch.py`), sends the `initialize` control request and
+reads the account, models and commands it answers (`info.py`), then yields a driver that writes prompts as
 `user` lines and control requests (interrupt, set_model, set_permission_mode), and turns every stdout frame into
-driver events (`claude_translate`). The CLI's `can_use_tool` requests become permission or question requests,
-answered from the caller's answers (`claude_control`). Turn rules are the session loop's.
+driver events (`translate.py`). The CLI's `can_use_tool` requests become permission or question requests,
+answered from the caller's answers (`control.py`). Turn rules are the session loop's.
 
 Turn ends: the CLI writes exactly one `result` per user line, in order, so the driver counts the lines it wrote and
 lets only the result of the newest one end the loop's turn (a result of a line written before is stale).

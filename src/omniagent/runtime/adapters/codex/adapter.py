@@ -1,8 +1,8 @@
 """The adapter for Codex's native wire, `codex app-server` (JSON-RPC 2.0 without the `jsonrpc` member).
 
-`connect` spawns the app-server in the session's directory, runs the handshake (`codex_open`) and yields a driver
-that turns commands into app-server calls and notifications into driver events (`codex_translate`, tool items in
-`codex_tools`; server requests in `codex_requests`; login, options and capabilities in `codex_config`). anyagent
+`connect` spawns the app-server in the session's directory, runs the handshake (`launch.py`) and yields a driver
+that turns commands into app-server calls and notifications into driver events (`translate.py`, tool items in
+`tools.py`; server requests in `requests.py`; login, options and capabilities in `info.py`). anyagent
 §11.3.
 
 Turn bookkeeping the wire forces on us (never a turn rule; the loop owns those):
@@ -27,7 +27,7 @@ from omniagent.protocols.sidecar.events import DiagnosticEvent, Failed
 from omniagent.runtime import catalog
 from omniagent.runtime import driver as d
 from omniagent.runtime.adapters.acp.prompt import prompt_text
-from omniagent.runtime.adapters.codex import requests as codex_requests
+from omniagent.runtime.adapters.codex import requests as server_requests
 from omniagent.runtime.adapters.codex.info import EFFORT, CodexState
 from omniagent.runtime.adapters.codex.launch import handshake, launch_argv, mcp_config
 from omniagent.runtime.adapters.codex.translate import CLIENT_MESSAGE_PREFIX, ThreadTranslator
@@ -125,7 +125,7 @@ class _CodexDriver(DriverLoop):
     def peer_on(self, child: ChildProcess) -> Peer:
         """The JSON-RPC peer over the child's stdio, with every app-server request and notification routed here."""
         self._child = child
-        requests = {method: self._request_handler(method) for method in codex_requests.SERVER_REQUESTS}
+        requests = {method: self._request_handler(method) for method in server_requests.SERVER_REQUESTS}
         self._peer = Peer(
             child.stdout,
             child.stdin,
@@ -317,20 +317,20 @@ class _CodexDriver(DriverLoop):
         return handle
 
     async def _on_request(self, method: str, params: Mapping[str, Any]) -> Any:
-        if method not in codex_requests.HANDLED:
+        if method not in server_requests.HANDLED:
             await self._warn(f"refused the agent's {method} request (not supported)")
             raise RpcError(METHOD_NOT_FOUND, f"{method} is not supported by this client")
         if not self._live or self._closing:
-            return codex_requests.answer_result(method, None, params)
+            return server_requests.answer_result(method, None, params)
         request_id = "r" + json.dumps(current_request_id.get())  # anyagent §9.1: `r` + the raw id's JSON
-        opened = codex_requests.opened(method, request_id, params, self._threads)
+        opened = server_requests.opened(method, request_id, params, self._threads)
         pending = _Pending(method, params, asyncio.get_running_loop().create_future())
         self._pending[request_id] = pending
         try:
             thread = params.get("threadId")
             parent = self._threads.children.get(str(thread)) if thread != self.state.thread_id else None
             await self._events.send(d.AdapterEvent(opened, parent_tool_id=parent))
-            return codex_requests.answer_result(method, await pending.answer, params)
+            return server_requests.answer_result(method, await pending.answer, params)
         finally:
             del self._pending[request_id]
 

@@ -43,7 +43,7 @@ COMMAND_APPROVAL = "item/commandExecution/requestApproval"
 FILE_APPROVAL = "item/fileChange/requestApproval"
 USER_INPUT = "item/tool/requestUserInput"
 HANDLED = frozenset({COMMAND_APPROVAL, FILE_APPROVAL, USER_INPUT})
-# Every request the app-server may send us (0.171.0 schema); the ones `codex_requests` does not handle are refused.
+# Every request the app-server may send us (0.171.0 schema); the ones this module does not handle are refused.
 SERVER_REQUESTS = (
     "item/commandExecution/requestApproval",
     "item/fileChange/requestApproval",

@@ -1,9 +1,9 @@
 """The adapter for `omniagent`, our own engine, driven in process (docs/architecture.md, "The engine as an agent").
 
-`connect` leases the event loop's one Engine (`engine_host`), opens an engine session (`engine_open`: new,
+`connect` leases the event loop's one Engine (`host.py`), opens an engine session (`launch.py`: new,
 resumed by id, or forked when the engine can), subscribes to the engine's broadcasts, and yields a driver that
-turns commands into Engine calls and this session's broadcasts into driver events (`engine_translate`). Session
-facts and options are `engine_info`'s. Turn rules are the session loop's: this module never decides when a turn
+turns commands into Engine calls and this session's broadcasts into driver events (`translate.py`). Session
+facts and options are `info.py`'s. Turn rules are the session loop's: this module never decides when a turn
 starts or ends.
 
 The session's events come from the engine's `Subscription` (routing, child sessions, the turn's acknowledgement
@@ -56,8 +56,7 @@ from omniagent.protocols.yuke.runs import RunOutcomeFailed
 from omniagent.protocols.yuke.sessions import SendInputQueued, Session
 from omniagent.runtime import driver as d
 from omniagent.runtime.adapters.acp.prompt import prompt_text
-from omniagent.runtime.adapters.engine import info
-from omniagent.runtime.adapters.engine import launch as engine_open
+from omniagent.runtime.adapters.engine import info, launch
 from omniagent.runtime.adapters.engine.host import engine_host
 from omniagent.runtime.adapters.engine.translate import Translator, interaction_of, reply_of, stop_reason, tool_id
 from omniagent.runtime.errors import ResumeFailed, SpawnFailed
@@ -82,7 +81,7 @@ class EngineAdapter:
 
     @asynccontextmanager
     async def connect(self, request: d.ConnectRequest, events: d.EventSink) -> AsyncIterator[d.Driver]:
-        servers = engine_open.mcp_servers(request)
+        servers = launch.mcp_servers(request)
         async with AsyncExitStack() as stack:
             try:
                 engine, ended = await stack.enter_async_context(engine_host().lease())
@@ -143,12 +142,12 @@ class _EngineDriver:
         self._commands.put_nowait(None)
 
     async def open_session(self) -> Session:
-        """Open the engine session (`engine_open`) and return it. Raises what `connect` may raise."""
+        """Open the engine session (`launch.py`) and return it. Raises what `connect` may raise."""
 
         def describe(session: Session) -> AgentDetails:
             return info.session_info(self._engine, session, SkillCatalog([])).details
 
-        session = await engine_open.open_session(self._engine, self._request, describe)
+        session = await launch.open_session(self._engine, self._request, describe)
         self._skills = await self._engine.skills(session)  # its slash commands, in the info built next
         self._set_session(session)
         return session
@@ -275,7 +274,7 @@ class _EngineDriver:
         if self._session is None or self._request.resume is not None or self._request.fork is not None:
             return
         with suppress(ResumeFailed, EngineError):
-            if (await engine_open.existing(self._engine, self._session_id)).message_count == 0:
+            if (await launch.existing(self._engine, self._session_id)).message_count == 0:
                 await self._engine.remove_session(self._session_id)
 
     async def _cancel_run(self) -> None:
@@ -286,7 +285,7 @@ class _EngineDriver:
 
     async def _configure(self, option: str, value: ConfigValue) -> None:
         assert self._session is not None
-        self._session, problem = await engine_open.set_option(self._engine, self._session, option, value)
+        self._session, problem = await launch.set_option(self._engine, self._session, option, value)
         if problem is not None:
             self._warn(f"agent rejected configure `{option}`: {problem}")
         self._refresh(announce=True)

@@ -131,7 +131,7 @@ from omniagent.protocols.yuke.tools import (
 from omniagent.runtime import driver as d
 from omniagent.runtime.adapters.acp.translate import cap_output
 
-# What the engine asks about: its guarded tools. Answers map to the engine's decisions in `engine.py`.
+# What the engine asks about: its guarded tools. Answers map to the engine's decisions in `adapter.py`.
 FORK_POINT = "omniagent/fork_point"
 PERMISSION_OPTIONS = [PermissionChoice.ALLOW_ONCE, PermissionChoice.ALLOW_ALWAYS, PermissionChoice.DENY_ONCE]
 _KINDS: Mapping[FeedToolKind, Callable[[], ToolKind]] = {

@@ -1,7 +1,7 @@
 """The adapter for opencode's own HTTP face (`opencode serve`, anyagent §11.7): one server per session.
 
-`connect` launches the server (`opencode_server`), subscribes to its event stream, reads what the server offers
-(`opencode_info`), then creates, resumes or forks the session and yields the driver (`opencode_driver`). The resume
+`connect` launches the server (`server.py`), subscribes to its event stream, reads what the server offers
+(`info.py`), then creates, resumes or forks the session and yields the driver (`driver.py`). The resume
 token is opencode's session id. A fork point is the message id of a `MessageEnded` (its `opencode/fork_point`
 extension): the fork keeps that message and everything before it. The catalog row `opencode-acp` drives the same
 CLI through its ACP face instead.

@@ -1,7 +1,7 @@
 """One open opencode session: driver commands become HTTP calls, the `/event` stream becomes driver events.
 
 The event pump (`pump`) reads the server's SSE stream from before the session exists, so nothing of the first turn
-is missed; `opencode_translate` says what each event means. A prompt goes out with `prompt_async` (a known slash
+is missed; `translate.py` says what each event means. A prompt goes out with `prompt_async` (a known slash
 command with `/command`), after `TurnAck`; `session.idle` ends the turn (`Cancelled` after an abort, `Failed` after
 a session error); a prompt the server never admits fails after ADMIT_TIMEOUT. Rollback reverts to the N-th last
 user message, compact runs `/summarize`. Turn rules stay the session loop's.

@@ -2,8 +2,8 @@
 
 `connect` launches pi with the session's flags (`--session FILE` to resume, `--fork FILE` to fork), asks `get_state`,
 `get_available_models` and `get_commands`, checks creation-time options, and yields a driver that turns commands
-into pi commands and pi's events into driver events. What each event means lives in `pi_translate`; options,
-capabilities and logins in `pi_config`; the wire itself in `pi_rpc`.
+into pi commands and pi's events into driver events. What each event means lives in `translate.py`; options,
+capabilities and logins in `info.py`; the wire itself in `rpc.py`.
 
 Turn ends, as pi 0.73.1 behaves:
 - A prompted run ends with `agent_end`. A newer pi that also sends `agent_settled` (after its `agent_end`
@@ -288,7 +288,7 @@ class _PiDriver(DriverLoop):
     # --- from pi -------------------------------------------------------------------------------------------
 
     async def on_frame(self, frame: Mapping[str, Any]) -> None:
-        """One event from pi's reader (never waits for a response: see pi_rpc)."""
+        """One event from pi's reader (never waits for a response: see rpc.py)."""
         kind = frame.get("type")
         dialog = kind == "extension_ui_request" and frame.get("method") in DIALOGS
         if not self._live or self._closing or (dialog and self._cancelled and self._turn_open):
