@@ -1,7 +1,7 @@
 """The Engine: owns the store, the live sessions and their runs, and the broadcaster. Commands in, broadcasts out.
 
 What it is: the composition root of the agent engine and its method table (yuke method name → handler).
-What it is not: a wire. `faces/rpc/connection.py` turns lines into handler calls; the handlers live in
+What it is not: the API its callers use (`api.py`, `EngineApi`, wraps it) or a wire. The handlers live in
 `session/lifecycle.py` (+ `session/fork.py`, `children/tree.py`), `run/inputs.py`, `slots/methods.py` and
 `accounts/methods.py`; one run's rules live in `run/executor.py`. No other engine module takes the `Engine`: each part
 gets what it uses.
@@ -104,11 +104,11 @@ def engine_config(data_dir: Path | None) -> EngineConfig:
 class Engine:
     """The engine for one process: the composition root. Open with `async with Engine.open(config) as engine`.
 
-    Each part is built here with exactly what it uses, and is public for the faces (`acp`, the runtime's engine
-    adapter) to call directly: `sessions`, `inputs`, `children`, `agents`, `accounts`, `interactions` (every
-    open ask: `permissions` and `questions`), `sandboxes`, `routes`, `mcp` (each session's MCP servers), `live`
-    (live state, locks and the broadcaster). `handle()` is the one error boundary of the yuke method table;
-    `serves(method)` tells a face whether a method is served.
+    Each part is built here with exactly what it uses: `sessions`, `inputs`, `children`, `agents`, `accounts`,
+    `interactions` (every open ask: `permissions` and `questions`), `sandboxes`, `routes`, `mcp` (each session's
+    MCP servers), `live` (live state, locks and the broadcaster). Only `EngineApi` (`api.py`) reaches into them;
+    every face and the runtime's engine adapter go through it. `handle()` runs the yuke method table; `serves(method)`
+    tells whether a method is served; `spawn()` runs a task in the engine's task group.
     """
 
     def __init__(self, config: EngineConfig, store: Store, routes: Routes, tasks: asyncio.TaskGroup) -> None:
