@@ -16,7 +16,7 @@ from omniagent.batch import Status, TaskResult, load_tasks, parse_task, run
 from omniagent.batch.tasks import SCHEMA_FILE, task_schema
 from omniagent.testing import FakeLLMServer, Scenario
 from tests.batch.support import content, file_name, marker, scenario, tasks, write_tasks
-from tests.runtime.adapters.engine_harness import child_env, use_engine
+from tests.runtime.adapters.engine.harness import child_env, use_engine
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -11,7 +11,7 @@ import pytest
 from omniagent.testing import FakeLLMServer, Scenario
 from tests.batch.support import events, file_name, marker, results, run_batch, scenario, task_id, tasks, write_tasks
 from tests.e2e.agents.harness import agent_world
-from tests.runtime.adapters.engine_harness import engine_env
+from tests.runtime.adapters.engine.harness import engine_env
 
 pytestmark = pytest.mark.timeout(300)
 AGENTS = ("omniagent", "codex-acp")

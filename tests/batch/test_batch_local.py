@@ -27,7 +27,7 @@ from tests.batch.support import (
     wait_results,
     write_tasks,
 )
-from tests.runtime.adapters.engine_harness import child_env
+from tests.runtime.adapters.engine.harness import child_env
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -35,7 +35,7 @@ from tests.batch.support import (
 )
 from tests.batch.support import tasks as make_tasks
 from tests.e2e.agents.harness import namespaced_llm
-from tests.runtime.adapters.engine_harness import KEY, child_env
+from tests.runtime.adapters.engine.harness import KEY, child_env
 
 pytestmark = pytest.mark.timeout(300)
 SAME = ("task", "agent", "status", "stop", "error", "text", "changed_files", "tool_calls")

@@ -9,7 +9,7 @@ from pathlib import Path
 from omniagent.testing import FakeLLMServer, Scenario
 from tests.batch.support import scenario, tasks, write_tasks
 from tests.pty_terminal import Terminal
-from tests.runtime.adapters.engine_harness import child_env
+from tests.runtime.adapters.engine.harness import child_env
 
 
 def test_the_live_view_shows_counts_running_tasks_and_their_last_line_then_the_summary(tmp_path: Path) -> None:

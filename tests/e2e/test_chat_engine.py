@@ -10,7 +10,7 @@ from pathlib import Path
 
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
 from tests.pty_terminal import CTRL_C, CTRL_D, Terminal
-from tests.runtime.adapters.engine_harness import KEY, child_env, workspace
+from tests.runtime.adapters.engine.harness import KEY, child_env, workspace
 
 SLOW = 600.0  # seconds the fake LLM holds the turn that Ctrl-C cancels (the server's stop ends it at once)
 

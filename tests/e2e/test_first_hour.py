@@ -11,7 +11,7 @@ from pathlib import Path
 from omniagent.faces.cli.run import EXIT_NO_AGENT, EXIT_USAGE
 from omniagent.testing import ErrorReply, FakeLLMServer, Reply, Scenario
 from tests.pty_terminal import Terminal
-from tests.runtime.adapters.engine_harness import KEY, child_env, workspace
+from tests.runtime.adapters.engine.harness import KEY, child_env, workspace
 
 
 def test_first_run_on_a_terminal_prints_the_three_ways_forward(tmp_path: Path) -> None:

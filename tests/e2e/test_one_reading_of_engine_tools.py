@@ -16,7 +16,7 @@ from omniagent.runtime.adapters.acp.client import ClientHandlers, PermissionRequ
 from omniagent.testing import FakeLLMServer
 from tests.e2e.sidecar_client import Sidecar, kind_of
 from tests.faces.acp.agent_harness import agent_argv, agent_env, prepare
-from tests.runtime.adapters.engine_harness import child_env, tool_then_text, workspace
+from tests.runtime.adapters.engine.harness import child_env, tool_then_text, workspace
 
 WAIT = 30.0  # seconds: bound on every test body
 

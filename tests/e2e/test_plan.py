@@ -15,7 +15,7 @@ from tests.e2e.sidecar_client import Sidecar, kind_of
 from tests.engine.rpc_harness import RpcProcess, write_providers
 from tests.faces.acp.agent_harness import agent_argv, agent_env, check_transcript, prepare
 from tests.faces.acp.test_agent import Client
-from tests.runtime.adapters.engine_harness import child_env, workspace
+from tests.runtime.adapters.engine.harness import child_env, workspace
 
 WAIT = 30.0  # seconds: bound on every test body
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.agents.harness import agent_world, tool_scenario
-from tests.runtime.adapters.engine_harness import ENGINE_VARS
+from tests.runtime.adapters.engine.harness import ENGINE_VARS
 from tests.test_run_command import _read_until as read_pty_until
 
 pytestmark = pytest.mark.timeout(300)

@@ -18,7 +18,7 @@ from pathlib import Path
 from omniagent.faces.cli.run import EXIT_NO_AGENT, choose_agent
 from omniagent.protocols.sidecar.agents import AgentInstallation, DiscoveryReport, InstallationSource
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
-from tests.runtime.adapters.engine_harness import KEY, child_env, tool_then_text, workspace
+from tests.runtime.adapters.engine.harness import KEY, child_env, tool_then_text, workspace
 from tests.sidecar_schema import validate
 from tests.test_run_command import _read_until as read_pty_until
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from omniagent.testing import FakeLLMServer, Reply, Scenario
 from tests.e2e.sidecar_client import Sidecar, kind_of, statuses, texts
 from tests.mcp_support import START, STDIO, call, http_server, tool_results
-from tests.runtime.adapters.engine_harness import KEY, child_env, tool_then_text, workspace
+from tests.runtime.adapters.engine.harness import KEY, child_env, tool_then_text, workspace
 
 
 async def test_the_sidecar_drives_the_engine_through_a_permission_turn(tmp_path: Path) -> None:

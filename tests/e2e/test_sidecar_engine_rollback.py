@@ -8,7 +8,7 @@ from pathlib import Path
 
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
 from tests.e2e.sidecar_client import Sidecar, texts
-from tests.runtime.adapters.engine_harness import child_env, workspace
+from tests.runtime.adapters.engine.harness import child_env, workspace
 
 
 async def test_a_question_is_answered_over_the_wire_and_rollback_restores_the_files(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from omniagent.testing import FakeLLMServer, Reply, Scenario
 from tests.e2e.sidecar_client import Sidecar
-from tests.runtime.adapters.engine_harness import child_env, workspace
+from tests.runtime.adapters.engine.harness import child_env, workspace
 
 
 async def test_skills_are_the_engine_sessions_slash_commands(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
 from tests.pty_terminal import CTRL_D, Terminal
-from tests.runtime.adapters.engine_harness import child_env, workspace
+from tests.runtime.adapters.engine.harness import child_env, workspace
 
 SECRET = "hunter2-never-on-screen"
 

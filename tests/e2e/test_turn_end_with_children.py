@@ -23,7 +23,7 @@ from omniagent.protocols.sidecar.events import Cancelled, Completed, TextDelta, 
 from omniagent.runtime.adapters.acp.client import ClientHandlers, PermissionRequest, SessionEvent, open_acp_client
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
 from tests.faces.acp.agent_harness import agent_argv, agent_env, prepare
-from tests.runtime.adapters.engine_harness import collect, of, open_engine, runtime, use_engine, workspace
+from tests.runtime.adapters.engine.harness import collect, of, open_engine, runtime, use_engine, workspace
 
 WAIT = 30.0  # seconds: bound on every test body
 REPORT = "Report from the child agent"

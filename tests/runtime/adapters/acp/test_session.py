@@ -43,7 +43,7 @@ from omniagent.runtime.errors import (
     UnsupportedFeature,
 )
 from omniagent.runtime.runtime import Runtime
-from tests.runtime.adapters.acp_harness import (
+from tests.runtime.adapters.acp.harness import (
     AGENT,
     TIMING,
     WAIT,

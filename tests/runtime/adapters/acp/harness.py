@@ -22,7 +22,7 @@ from tests.event_stream import of as of  # re-exported for the tests
 from tests.sidecar_schema import validate
 
 K = TypeVar("K")
-AGENT = Path(__file__).resolve().parents[2] / "fixtures" / "acp_agents" / "fake_agent.py"
+AGENT = Path(__file__).resolve().parents[3] / "fixtures" / "acp_agents" / "fake_agent.py"
 QUIRKY_AGENT = AGENT.with_name("quirky_agent.py")
 # Seconds: the bound on every wait (a cold Python start plus a handshake is well under one).
 WAIT = 15.0

@@ -9,8 +9,8 @@ from pathlib import Path
 from omniagent.protocols.sidecar.commands import AcpSpec, InlineAcp
 from omniagent.protocols.sidecar.events import Cancelled, Completed, TextDelta, TurnEnded, UserMessage
 from omniagent.runtime.runtime import Runtime
-from tests.runtime.adapters.acp_harness import TIMING, WAIT, of, one_turn
-from tests.runtime.adapters.test_acp_client_ts_peer import dual_agent
+from tests.runtime.adapters.acp.harness import TIMING, WAIT, of, one_turn
+from tests.runtime.adapters.acp.test_client_ts_peer import dual_agent
 
 __all__ = ["dual_agent"]  # the module-scoped fixture, shared with the client's tests
 

@@ -27,7 +27,7 @@ from omniagent.protocols.sidecar.events import (
 )
 from omniagent.runtime.errors import InvalidRequest
 from tests.event_stream import tags
-from tests.runtime.adapters.acp_harness import agent_session, collect, is_kind, of, one_turn, quirky_agent, texts
+from tests.runtime.adapters.acp.harness import agent_session, collect, is_kind, of, one_turn, quirky_agent, texts
 
 
 def prompts(log: Path) -> list[dict[str, Any]]:

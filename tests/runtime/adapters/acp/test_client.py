@@ -25,7 +25,7 @@ from omniagent.runtime.adapters.acp.client import (
     open_acp_client,
 )
 
-AGENT = Path(__file__).resolve().parents[2] / "fixtures" / "acp_agents" / "fake_agent.py"
+AGENT = Path(__file__).resolve().parents[3] / "fixtures" / "acp_agents" / "fake_agent.py"
 WAIT = 20.0  # seconds: bound on every wait
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from omniagent.protocols.sidecar.base import DiagnosticLevel
 from omniagent.protocols.sidecar.events import Completed, DiagnosticEvent, Event, SessionUpdated, TurnEnded
-from tests.runtime.adapters.acp_harness import (
+from tests.runtime.adapters.acp.harness import (
     agent_session,
     collect,
     is_kind,

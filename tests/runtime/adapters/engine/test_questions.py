@@ -12,7 +12,7 @@ import pytest
 from omniagent.protocols.sidecar.commands import ChoicesAnswer, QuestionsAnswer, TextAnswer
 from omniagent.protocols.sidecar.events import Choice, QuestionAsk, RequestOpened, ToolStatus, ToolUpdated
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
-from tests.runtime.adapters.engine_harness import (
+from tests.runtime.adapters.engine.harness import (
     bodies,
     collect,
     is_kind,

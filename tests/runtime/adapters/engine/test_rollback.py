@@ -14,7 +14,7 @@ from omniagent.protocols.sidecar.base import DiagnosticLevel
 from omniagent.protocols.sidecar.commands import RollbackScope
 from omniagent.protocols.sidecar.events import Completed, DiagnosticEvent, TurnEnded
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
-from tests.runtime.adapters.engine_harness import bodies, of, one_turn, open_engine, runtime, use_engine, workspace
+from tests.runtime.adapters.engine.harness import bodies, of, one_turn, open_engine, runtime, use_engine, workspace
 
 
 def _write(path: str, content: str) -> Reply:

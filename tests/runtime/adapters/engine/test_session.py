@@ -27,7 +27,7 @@ from omniagent.protocols.sidecar.events import (
 from omniagent.runtime.discovery import discover
 from omniagent.runtime.errors import AuthRequired, InvalidConfiguration, ResumeFailed, SpawnFailed, UnsupportedFeature
 from omniagent.testing import FakeLLMServer, Reply, Scenario
-from tests.runtime.adapters.engine_harness import (
+from tests.runtime.adapters.engine.harness import (
     bodies,
     collect,
     of,

@@ -16,7 +16,7 @@ from omniagent.protocols.sidecar.base import DiagnosticLevel
 from omniagent.protocols.sidecar.events import DiagnosticEvent, SessionUpdated
 from omniagent.runtime.errors import InvalidConfiguration
 from omniagent.runtime.runtime import Runtime
-from tests.runtime.adapters.acp_harness import TIMING, WAIT, acp_session, collect, fake_agent, is_kind, of
+from tests.runtime.adapters.acp.harness import TIMING, WAIT, acp_session, collect, fake_agent, is_kind, of
 from tests.sidecar_schema import validate
 
 

@@ -22,7 +22,7 @@ from omniagent.protocols.sidecar.events import (
     TurnEnded,
 )
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
-from tests.runtime.adapters.engine_harness import (
+from tests.runtime.adapters.engine.harness import (
     collect,
     is_kind,
     of,

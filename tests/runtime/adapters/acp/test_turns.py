@@ -31,7 +31,7 @@ from omniagent.protocols.sidecar.events import (
     TurnStarted,
 )
 from omniagent.runtime.errors import AuthRequired, ProcessExited
-from tests.runtime.adapters.acp_harness import acp_session, collect, is_kind, of, one_turn, texts
+from tests.runtime.adapters.acp.harness import acp_session, collect, is_kind, of, one_turn, texts
 
 VERSIONS = pytest.mark.parametrize("version", [1, 2])
 

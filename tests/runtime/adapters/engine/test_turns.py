@@ -37,7 +37,7 @@ from omniagent.protocols.sidecar.events import (
     TurnStarted,
 )
 from omniagent.testing import ErrorReply, FakeLLMServer, FakeToolCall, FakeUsage, Reply, Scenario
-from tests.runtime.adapters.engine_harness import (
+from tests.runtime.adapters.engine.harness import (
     bodies,
     collect,
     is_kind,

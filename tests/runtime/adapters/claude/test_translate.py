@@ -32,7 +32,7 @@ from omniagent.runtime.adapters.claude.control import answer_body
 from omniagent.runtime.adapters.claude.info import ClaudeState
 from omniagent.runtime.adapters.claude.translate import FrameMapper, result_stop
 
-RECORDED = Path(__file__).resolve().parents[2] / "fixtures" / "claude" / "tool_turn.jsonl"
+RECORDED = Path(__file__).resolve().parents[3] / "fixtures" / "claude" / "tool_turn.jsonl"
 LOGINS = [EnvVarLogin(name="ANTHROPIC_API_KEY")]
 
 
