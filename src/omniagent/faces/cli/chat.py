@@ -18,7 +18,7 @@ import signal
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import IO, cast
+from typing import IO, Any, cast
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.filters import Condition
@@ -67,6 +67,8 @@ EXIT_INTERRUPTED = 130
 
 @dataclass(frozen=True, slots=True)
 class ChatOptions:
+    """What `omniagent chat` was asked to do (its arguments, by name)."""
+
     agent: str | None = None
     directory: str | None = None
     model: str | None = None
@@ -75,8 +77,9 @@ class ChatOptions:
     mock: str | None = None  # a mock script replacing the machine's agents (tests; not in --help)
 
 
-def run_chat(options: ChatOptions) -> int:
-    """Entry point of `omniagent chat`; returns the exit code."""
+def run_chat(**arguments: Any) -> int:
+    """Entry point of `omniagent chat`, given its parsed arguments (`ChatOptions`' fields); returns the exit code."""
+    options = ChatOptions(**arguments)
     started = starting_point("chat", options.directory, options.mock)
     if started is None:
         return EXIT_USAGE

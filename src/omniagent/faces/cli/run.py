@@ -18,6 +18,7 @@ import signal
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 from omniagent.errors import OmniagentError
 from omniagent.faces.cli.ask import Asker, TerminalAsker, UnattendedAsker
@@ -54,6 +55,8 @@ INTERRUPT_SLACK = 2.0
 
 @dataclass(frozen=True, slots=True)
 class RunOptions:
+    """What `omniagent run` was asked to do (its arguments, by name)."""
+
     prompt: str
     agent: str | None = None
     yes: bool = False
@@ -67,8 +70,9 @@ class NoAgent(OmniagentError):
     """There is no agent to run the prompt with; the message says why and what to do."""
 
 
-def run_command(options: RunOptions) -> int:
-    """Entry point of `omniagent run`; returns the exit code."""
+def run_command(**arguments: Any) -> int:
+    """Entry point of `omniagent run`, given its parsed arguments (`RunOptions`' fields); returns the exit code."""
+    options = RunOptions(**arguments)
     if not options.prompt.strip():
         print("omniagent run: error: the prompt is empty", file=sys.stderr)
         return EXIT_USAGE
