@@ -3,9 +3,9 @@
     omniagent chat [--agent ID] [-C DIR] [-m MODEL] [--yes] [--resume]
 
 One line editor (prompt_toolkit: history, Alt-Enter or a trailing backslash for a new line) stays open the whole
-time; the turn streams above it (`cli_render.HumanRenderer`). A line typed while a turn runs is sent at once and the
-runtime steers or queues it. While the agent asks something, the next line typed answers it (`cli_ask`'s menus).
-Ctrl-C cancels the running turn; a second Ctrl-C (or Ctrl-D) leaves. Slash commands are in `cli_slash.py`.
+time; the turn streams above it (`render.HumanRenderer`). A line typed while a turn runs is sent at once and the
+runtime steers or queues it. While the agent asks something, the next line typed answers it (`ask.py`'s menus).
+Ctrl-C cancels the running turn; a second Ctrl-C (or Ctrl-D) leaves. Slash commands are in `slash.py`.
 Exit codes (docs/cli.md): 0 left normally; 1 the agent died or could not start; 2 usage; 3 no agent to run;
 130 left with Ctrl-C.
 """

@@ -4,7 +4,7 @@
 
 Picks the agent (`choose_agent`: a ready engine first, else the first drivable agent; it says which and why),
 opens a session, sends the prompt, and reads the session's events until the turn ends: the renderer draws them
-(`cli_render.py`), the asker answers the agent's requests (`cli_ask.py`).
+(`render.py`), the asker answers the agent's requests (`ask.py`).
 Exit codes (docs/run.md): 0 completed; 1 failed, refused, cancelled or the agent died; 2 usage; 3 no agent to
 run (none found, unknown, not drivable yet, or it needs a login); 130 interrupted with Ctrl-C.
 """
