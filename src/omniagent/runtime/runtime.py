@@ -56,7 +56,12 @@ from omniagent.protocols.sidecar.events import (
 )
 from omniagent.runtime import driver as d
 from omniagent.runtime.adapters import adapter_for, plan_usage_reader_for
-from omniagent.runtime.adapters.mock import MOCK_AGENT_ID, MockAdapter, MockScript, mock_installation
+from omniagent.runtime.adapters.mock import MOCK_AGENT_ID, MockAdapter, load_script, mock_installation
+
+# Re-exported: what `Runtime(mock=…)` takes and what `Runtime.load_mock` raises, so callers need not reach into the
+# adapters.
+from omniagent.runtime.adapters.mock import MockScript as MockScript
+from omniagent.runtime.adapters.mock import MockScriptError as MockScriptError
 from omniagent.runtime.catalog import ConnectionKind, profile
 from omniagent.runtime.discovery import discover_async, engine_installation, resolve
 from omniagent.runtime.errors import (
@@ -101,6 +106,19 @@ class Runtime:
         self._group: asyncio.TaskGroup | None = None
         self._stack = AsyncExitStack()
         self._plan_usage = PlanUsageCache()
+
+    @staticmethod
+    def load_mock(source: str) -> MockScript:
+        """A mock script for `Runtime(mock=…)`: a file, or a bundled script by name (`turn`, `die`, …).
+
+        Raises: `MockScriptError` (the file is missing or does not follow the format).
+        """
+        return load_script(source)
+
+    @property
+    def cancel_grace(self) -> float:
+        """Seconds a cancelled turn is given to end before its session loop ends it itself."""
+        return self._timing.cancel_grace
 
     async def __aenter__(self) -> Runtime:
         self._group = await self._stack.enter_async_context(asyncio.TaskGroup())
@@ -163,6 +181,22 @@ class Runtime:
         if found is None:
             raise NotInstalled(agent)
         return found
+
+    def drivable(self, installation: AgentInstallation) -> bool:
+        """Whether `open` has an adapter for the installation's wire (the mock's, under a mock script)."""
+        if self._mock is not None and installation.id == MOCK_AGENT_ID:
+            return True
+        return adapter_for(installation) is not None
+
+    def engine_ready(self) -> bool:
+        """Whether our engine can run a turn now: a provider with a model and a key (reads the catalog and the key
+        file; no network). False under a mock script, which replaces every agent."""
+        if self._mock is not None:
+            return False
+        # Imported on first use: the engine is not needed to drive the other agents.
+        from omniagent.runtime.adapters.engine.info import engine_ready
+
+        return engine_ready()
 
     # --- sessions ------------------------------------------------------------------------------------------
 

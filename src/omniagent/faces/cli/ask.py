@@ -1,7 +1,7 @@
 """Who answers the agent's requests during `omniagent run`: a person at a terminal, or a rule when there is none.
 
 An asker turns one open request (a permission or a set of questions) into an `Answer`, or None when the turn
-should be cancelled instead. It never sends anything itself; `cli_run.py` does.
+should be cancelled instead. It never sends anything itself; `run.py` does.
 """
 
 from __future__ import annotations

@@ -10,8 +10,10 @@ import asyncio
 import logging
 import signal
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
@@ -30,17 +32,19 @@ EXIT_INTERRUPTED = 130
 
 @dataclass(frozen=True, slots=True)
 class BatchOptions:
+    """What `omniagent batch` was asked to do (its arguments, by name)."""
+
     tasks: Path
     out: Path
-    agents: tuple[str, ...] = ()
+    agents: Sequence[str] = ()
     jobs: int = 4
-    ray: bool = False
-    ray_address: str | None = None
+    ray: str | None = None  # None: run on this machine; "": on a local Ray cluster; else the cluster to join
     allow_unsandboxed: bool = False
 
 
-def run_batch(options: BatchOptions) -> int:
-    """Entry point of `omniagent batch`; returns the exit code."""
+def run_batch(**arguments: Any) -> int:
+    """Entry point of `omniagent batch`, given its parsed arguments (`BatchOptions`' fields); returns the exit code."""
+    options = BatchOptions(**arguments)
     notes = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
         tasks = load_tasks(options.tasks)
@@ -51,7 +55,7 @@ def run_batch(options: BatchOptions) -> int:
     except (TaskFileError, BatchError, ResultsFileError) as error:
         _error(str(error))
         return EXIT_USAGE
-    if options.ray:
+    if options.ray is not None:
         from omniagent.batch.ray_backend import RayUnavailable, require_ray
 
         try:
@@ -82,7 +86,7 @@ async def _run(options: BatchOptions, tasks: list[Task], notes: Console) -> bool
     loop.add_signal_handler(signal.SIGTERM, stop.set)
     try:
         with ProgressView(notes) as view:
-            ray = RayOptions(options.ray_address) if options.ray else None
+            ray = RayOptions(options.ray or None) if options.ray is not None else None
             async for _ in run(
                 tasks,
                 out=options.out,

@@ -3,9 +3,9 @@
     omniagent chat [--agent ID] [-C DIR] [-m MODEL] [--yes] [--resume]
 
 One line editor (prompt_toolkit: history, Alt-Enter or a trailing backslash for a new line) stays open the whole
-time; the turn streams above it (`cli_render.HumanRenderer`). A line typed while a turn runs is sent at once and the
-runtime steers or queues it. While the agent asks something, the next line typed answers it (`cli_ask`'s menus).
-Ctrl-C cancels the running turn; a second Ctrl-C (or Ctrl-D) leaves. Slash commands are in `cli_slash.py`.
+time; the turn streams above it (`render.HumanRenderer`). A line typed while a turn runs is sent at once and the
+runtime steers or queues it. While the agent asks something, the next line typed answers it (`ask.py`'s menus).
+Ctrl-C cancels the running turn; a second Ctrl-C (or Ctrl-D) leaves. Slash commands are in `slash.py`.
 Exit codes (docs/cli.md): 0 left normally; 1 the agent died or could not start; 2 usage; 3 no agent to run;
 130 left with Ctrl-C.
 """
@@ -18,7 +18,7 @@ import signal
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, cast
+from typing import IO, Any, cast
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.filters import Condition
@@ -35,12 +35,13 @@ from omniagent.faces.cli.run import (
     EXIT_TURN_FAILED,
     EXIT_USAGE,
     NoAgent,
-    explain_no_agent,
+    named_agent,
+    open_session,
     pick_agent,
-    start_failure,
     starting_point,
 )
 from omniagent.faces.cli.sessions import latest, remember, state_dir
+from omniagent.faces.cli.slash import SlashCommands
 from omniagent.protocols.sidecar.agents import AgentInstallation, SessionStatus
 from omniagent.protocols.sidecar.commands import PermissionMode, Queued, Steered
 from omniagent.protocols.sidecar.events import (
@@ -55,14 +56,10 @@ from omniagent.protocols.sidecar.events import (
     StopReason,
     TurnEnded,
 )
-from omniagent.runtime.adapters.mock import MockScript
-from omniagent.runtime.errors import AgentError, AuthRequired, NotInstalled, SessionClosed
+from omniagent.runtime.errors import AgentError, SessionClosed
 from omniagent.runtime.options import OpenOptions
-from omniagent.runtime.runtime import Runtime
+from omniagent.runtime.runtime import MockScript, Runtime
 from omniagent.runtime.session import Session
-
-if TYPE_CHECKING:
-    from omniagent.faces.cli.slash import SlashCommands
 
 EXIT_LEFT = 0
 EXIT_INTERRUPTED = 130
@@ -70,6 +67,8 @@ EXIT_INTERRUPTED = 130
 
 @dataclass(frozen=True, slots=True)
 class ChatOptions:
+    """What `omniagent chat` was asked to do (its arguments, by name)."""
+
     agent: str | None = None
     directory: str | None = None
     model: str | None = None
@@ -78,8 +77,9 @@ class ChatOptions:
     mock: str | None = None  # a mock script replacing the machine's agents (tests; not in --help)
 
 
-def run_chat(options: ChatOptions) -> int:
-    """Entry point of `omniagent chat`; returns the exit code."""
+def run_chat(**arguments: Any) -> int:
+    """Entry point of `omniagent chat`, given its parsed arguments (`ChatOptions`' fields); returns the exit code."""
+    options = ChatOptions(**arguments)
     started = starting_point("chat", options.directory, options.mock)
     if started is None:
         return EXIT_USAGE
@@ -109,33 +109,30 @@ async def _chat(options: ChatOptions, directory: str, script: MockScript | None)
             return EXIT_NO_AGENT
         resume = None
         if options.resume:
-            record = latest(directory, agent.id if options.agent else None)
-            if record is None:
-                renderer.note("no earlier chat in this directory to resume; starting a new one", style="yellow")
-            else:
-                if record.agent != agent.id:
-                    agent, why = await pick_agent(runtime, record.agent, mock=script is not None)
-                resume = record.resume_token
-                renderer.note(f"resuming {record.title or 'the last session'} ({agent.id})", style="dim")
+            agent, resume = await _resumed(runtime, renderer, directory, agent, named=options.agent is not None)
         if options.agent is None and resume is None:
             renderer.note(f"using {agent.name} ({agent.id}): {why}", style="dim")
         mode = PermissionMode.AUTO_APPROVE if options.yes else PermissionMode.ASK
-        try:
-            session = await runtime.open(
-                agent.id,
-                directory,
-                OpenOptions(
-                    resume=resume, permission_mode=mode, configure={"model": options.model} if options.model else {}
-                ),
-            )
-        except (AuthRequired, NotInstalled) as error:
-            renderer.note(explain_no_agent(agent, error, await runtime.discover()), style="red")
-            return EXIT_NO_AGENT
-        except AgentError as error:
-            renderer.note(start_failure(agent, error, options.model), style="red")
-            return EXIT_TURN_FAILED
-        chat = Chat(runtime, agent, directory, session, renderer, mode, pending)
-        return await chat.run()
+        opening = OpenOptions(resume=resume, permission_mode=mode)
+        session = await open_session(runtime, renderer, agent, directory, opening, options.model)
+        if not isinstance(session, Session):
+            return session
+        return await Chat(runtime, agent, directory, session, renderer, mode, pending).run()
+
+
+async def _resumed(
+    runtime: Runtime, renderer: HumanRenderer, directory: str, agent: AgentInstallation, *, named: bool
+) -> tuple[AgentInstallation, str | None]:
+    """The agent and resume token of the last chat in `directory` (with `agent`, when it was `named`), else
+    `agent` and None."""
+    record = latest(directory, agent.id if named else None)
+    if record is None:
+        renderer.note("no earlier chat in this directory to resume; starting a new one", style="yellow")
+        return agent, None
+    if record.agent != agent.id:
+        agent = await named_agent(runtime, record.agent)
+    renderer.note(f"resuming {record.title or 'the last session'} ({agent.id})", style="dim")
+    return agent, record.resume_token
 
 
 class PendingLine:
@@ -204,20 +201,22 @@ class Chat:
             renderer.break_line,
             read_line=self._read_answer,
         )
+        self._editor = self._line_editor()
+        pending.changed = self._editor.app.invalidate
+
+    def _line_editor(self) -> PromptSession[str]:
+        """The editor every line is typed in; its history is kept on disk, without the secret answers."""
         state = state_dir()
         state.mkdir(parents=True, exist_ok=True, mode=0o700)
-        self._editor: PromptSession[str] = PromptSession(
+        return PromptSession(
             history=_History(str(state / "chat-history"), keep=lambda: not self._secret_pending()),
             key_bindings=_key_bindings(),
             is_password=Condition(self._secret_pending),
         )
-        pending.changed = self._editor.app.invalidate
 
     # --- the loop ------------------------------------------------------------------------------------------
 
     async def run(self) -> int:
-        from omniagent.faces.cli.slash import SlashCommands
-
         slash = SlashCommands(self)
         self._remember()
         loop = asyncio.get_running_loop()

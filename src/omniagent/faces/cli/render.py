@@ -1,6 +1,6 @@
 """How `omniagent run` shows a turn: for a person (styled by `rich` on a terminal), or as event JSON lines (`--json`).
 
-A renderer only draws; it never answers a request or decides when the turn is over (that is `cli_run.py`).
+A renderer only draws; it never answers a request or decides when the turn is over (that is `run.py`).
 Stdout carries the turn; notes about the run (which agent, a denied permission, a diagnostic) go to stderr.
 
 Drawing goes through a `Screen`: on a terminal a `RichScreen` (colours, via rich); anywhere else a `PlainScreen`,

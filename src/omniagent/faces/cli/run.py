@@ -4,7 +4,7 @@
 
 Picks the agent (`choose_agent`: a ready engine first, else the first drivable agent; it says which and why),
 opens a session, sends the prompt, and reads the session's events until the turn ends: the renderer draws them
-(`cli_render.py`), the asker answers the agent's requests (`cli_ask.py`).
+(`render.py`), the asker answers the agent's requests (`ask.py`).
 Exit codes (docs/run.md): 0 completed; 1 failed, refused, cancelled or the agent died; 2 usage; 3 no agent to
 run (none found, unknown, not drivable yet, or it needs a login); 130 interrupted with Ctrl-C.
 """
@@ -18,6 +18,7 @@ import signal
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 from omniagent.errors import OmniagentError
 from omniagent.faces.cli.ask import Asker, TerminalAsker, UnattendedAsker
@@ -35,16 +36,12 @@ from omniagent.protocols.sidecar.events import (
     StopReason,
     TurnEnded,
 )
-from omniagent.runtime.adapters import adapter_for
-from omniagent.runtime.adapters.mock import MockScript, MockScriptError, load_script
 from omniagent.runtime.advice import first_run, login_hint, rejected_hint
 from omniagent.runtime.catalog import ENGINE_ID, ConnectionKind, profile
-from omniagent.runtime.discovery import resolve
 from omniagent.runtime.errors import AgentError, AuthRequired, InvalidConfiguration, NotInstalled, SessionClosed
 from omniagent.runtime.options import OpenOptions
-from omniagent.runtime.runtime import Runtime
+from omniagent.runtime.runtime import MockScript, MockScriptError, Runtime
 from omniagent.runtime.session import Session
-from omniagent.runtime.turns import CANCEL_GRACE
 
 EXIT_COMPLETED = 0
 EXIT_TURN_FAILED = 1  # the turn failed, was refused or cancelled, or the agent could not run it
@@ -52,12 +49,14 @@ EXIT_USAGE = 2  # argparse's code for bad arguments
 EXIT_NO_AGENT = 3  # nothing to run the prompt with: no agent, an unknown one, or one that needs a login
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what shells report for Ctrl-C
 
-# Seconds to wait for the turn to end after Ctrl-C: the session loop's cancel grace, plus slack to report it.
-INTERRUPT_WAIT = CANCEL_GRACE + 2.0
+# Seconds to wait for the turn to end after Ctrl-C beyond the runtime's cancel grace: slack to report the end.
+INTERRUPT_SLACK = 2.0
 
 
 @dataclass(frozen=True, slots=True)
 class RunOptions:
+    """What `omniagent run` was asked to do (its arguments, by name)."""
+
     prompt: str
     agent: str | None = None
     yes: bool = False
@@ -71,8 +70,9 @@ class NoAgent(OmniagentError):
     """There is no agent to run the prompt with; the message says why and what to do."""
 
 
-def run_command(options: RunOptions) -> int:
-    """Entry point of `omniagent run`; returns the exit code."""
+def run_command(**arguments: Any) -> int:
+    """Entry point of `omniagent run`, given its parsed arguments (`RunOptions`' fields); returns the exit code."""
+    options = RunOptions(**arguments)
     if not options.prompt.strip():
         print("omniagent run: error: the prompt is empty", file=sys.stderr)
         return EXIT_USAGE
@@ -104,7 +104,7 @@ def starting_point(command: str, wanted: str | None, mock: str | None) -> tuple[
         )
         return None
     try:
-        return directory, load_script(mock) if mock is not None else None
+        return directory, Runtime.load_mock(mock) if mock is not None else None
     except MockScriptError as error:
         print(f"omniagent {command}: error: {error}", file=sys.stderr)
         return None
@@ -140,52 +140,51 @@ def is_engine(agent: AgentInstallation) -> bool:
     return agent.acp_args is None and row is not None and row.connection is ConnectionKind.ENGINE
 
 
-def _engine_ready() -> bool:
-    from omniagent.runtime.adapters.engine.info import engine_ready
-
-    return engine_ready()
-
-
 async def pick_agent(runtime: Runtime, wanted: str | None, *, mock: bool) -> tuple[AgentInstallation, str]:
-    """The named agent, or `choose_agent`'s pick, with the reason for the pick ("" when named). A ready engine is
-    the pick whatever else is installed, so then nothing is discovered (no login shell is started). Raises:
-    `NoAgent`."""
+    """The named agent, or `choose_agent`'s pick, with the reason for the pick ("" when named); `mock`: the
+    runtime plays a mock script (its one agent is the pick). Raises: `NoAgent`."""
+    if wanted is not None:
+        return await named_agent(runtime, wanted), ""
+    return await _default_agent(runtime, mock=mock)
 
-    def drivable(agent: AgentInstallation) -> bool:
-        # With --mock the report holds the mock alone, and the runtime drives it itself.
-        return mock or adapter_for(agent) is not None
 
-    if wanted is None:
-        ready: list[bool] = []  # remembered: the key files are read once, whoever asks
-
-        def engine_ready() -> bool:
-            if not ready:
-                ready.append(_engine_ready())
-            return ready[0]
-
-        if not mock and engine_ready():
-            engine = await runtime.resolve(ENGINE_ID)
-            if drivable(engine):
-                return engine, _why(engine, ready)
-        report = await runtime.discover()
-        chosen = choose_agent(report, drivable, engine_ready)
-        if chosen is not None:
-            return chosen, _why(chosen, ready)
-        if not report.agents:
-            raise NoAgent("no agent CLI found on this machine; `omniagent agents` lists what to install")
-        names = ", ".join(agent.id for agent in report.agents)
-        raise NoAgent(f"omniagent cannot drive any installed agent yet (installed: {names})")
+async def named_agent(runtime: Runtime, wanted: str) -> AgentInstallation:
+    """The installed agent `wanted`. Raises: `NoAgent` (missing, unknown or not drivable: the message says which)."""
     report = await runtime.discover()
-    found = resolve(wanted, report)
+    found = next((agent for agent in report.agents if agent.id == wanted), None)
     if found is None:
         missing = next((agent for agent in report.missing if agent.id == wanted), None)
         if missing is not None:
             raise NoAgent(f"{missing.name} is not installed; install it with: {missing.install_hint}")
         names = ", ".join(agent.id for agent in report.agents) or "none"
         raise NoAgent(f"unknown agent `{wanted}` (installed: {names})")
-    if not drivable(found):
+    if not runtime.drivable(found):
         raise NoAgent(f"omniagent cannot drive {found.name} ({found.id}) yet")
-    return found, ""
+    return found
+
+
+async def _default_agent(runtime: Runtime, *, mock: bool) -> tuple[AgentInstallation, str]:
+    """`choose_agent`'s pick and why. A ready engine is the pick whatever else is installed, so then nothing is
+    discovered (no login shell is started)."""
+    ready: list[bool] = []  # remembered: the key files are read once, whoever asks
+
+    def engine_ready() -> bool:
+        if not ready:
+            ready.append(runtime.engine_ready())
+        return ready[0]
+
+    if not mock and engine_ready():
+        engine = await runtime.resolve(ENGINE_ID)
+        if runtime.drivable(engine):
+            return engine, _why(engine, ready)
+    report = await runtime.discover()
+    chosen = choose_agent(report, runtime.drivable, engine_ready)
+    if chosen is not None:
+        return chosen, _why(chosen, ready)
+    if not report.agents:
+        raise NoAgent("no agent CLI found on this machine; `omniagent agents` lists what to install")
+    names = ", ".join(agent.id for agent in report.agents)
+    raise NoAgent(f"omniagent cannot drive any installed agent yet (installed: {names})")
 
 
 def _why(chosen: AgentInstallation, engine_ready: list[bool]) -> str:
@@ -214,23 +213,17 @@ async def _run(options: RunOptions, script: MockScript | None) -> int:
         if options.agent is None:
             renderer.note(f"using {agent.name} ({agent.id}): {why}", style="dim")
         mode = PermissionMode.AUTO_APPROVE if options.yes else PermissionMode.ASK
-        try:
-            session = await runtime.open(
-                agent.id,
-                options.directory or os.getcwd(),
-                OpenOptions(permission_mode=mode, configure={"model": options.model} if options.model else {}),
-            )
-        except (AuthRequired, NotInstalled) as error:
-            return _no_agent(renderer, agent, error, await runtime.discover())
-        except AgentError as error:
-            renderer.note(start_failure(agent, error, options.model), style="red")
-            return EXIT_TURN_FAILED
-        outcome = await _TurnRunner(session, renderer, asker).run(options.prompt)
+        opening = OpenOptions(permission_mode=mode)
+        session = await open_session(runtime, renderer, agent, options.directory or os.getcwd(), opening, options.model)
+        if not isinstance(session, Session):
+            return session
+        wait = runtime.cancel_grace + INTERRUPT_SLACK
+        outcome = await _TurnRunner(session, renderer, asker, wait).run(options.prompt)
         renderer.finish()
         await runtime.aclose()
         ended_with = session.events.error  # known once the session has closed (a death or a lost login)
         if isinstance(ended_with, AuthRequired):
-            return _no_agent(renderer, agent, ended_with, await runtime.discover())
+            return await _no_agent(renderer, runtime, agent, ended_with)
     return _exit_code(renderer, outcome if outcome.error else replace(outcome, error=ended_with))
 
 
@@ -245,8 +238,27 @@ def _asker(options: RunOptions, renderer: Renderer, notes: Screen, *, interactiv
     return TerminalAsker(notes, note, lambda: None)  # --json keeps stdout for events: ask on stderr
 
 
-def _no_agent(renderer: Renderer, agent: AgentInstallation, error: AgentError, report: DiscoveryReport) -> int:
-    renderer.note(explain_no_agent(agent, error, report), style="red")
+async def open_session(
+    runtime: Runtime,
+    renderer: Renderer,
+    agent: AgentInstallation,
+    directory: str,
+    options: OpenOptions,
+    model: str | None,
+) -> Session | int:
+    """The session `run` and `chat` work in (`-m MODEL` set as its `model` option), or, once the renderer has said
+    why it did not open, the exit code."""
+    try:
+        return await runtime.open(agent.id, directory, options, configure={"model": model} if model else {})
+    except (AuthRequired, NotInstalled) as error:
+        return await _no_agent(renderer, runtime, agent, error)
+    except AgentError as error:
+        renderer.note(start_failure(agent, error, model), style="red")
+        return EXIT_TURN_FAILED
+
+
+async def _no_agent(renderer: Renderer, runtime: Runtime, agent: AgentInstallation, error: AgentError) -> int:
+    renderer.note(await explain_no_agent(runtime, agent, error), style="red")
     return EXIT_NO_AGENT
 
 
@@ -257,14 +269,15 @@ def start_failure(agent: AgentInstallation, error: AgentError, model: str | None
     return f"could not start {agent.id}: {error}"
 
 
-def explain_no_agent(agent: AgentInstallation, error: AgentError, report: DiscoveryReport) -> str:
+async def explain_no_agent(runtime: Runtime, agent: AgentInstallation, error: AgentError) -> str:
     """Why the agent cannot run and what to do, as `run` and `chat` say it. The engine picked only because
     nothing else is installed, and without a key, is a first run: the three ways forward."""
+    report = await runtime.discover()
     if not isinstance(error, AuthRequired):
         return str(error)
     if error.rejected is not None:
         return f"{agent.name} could not log in: {rejected_hint(error.rejected, error.login)}"
-    if is_engine(agent) and not any(not is_engine(other) and adapter_for(other) for other in report.agents):
+    if is_engine(agent) and not any(not is_engine(other) and runtime.drivable(other) for other in report.agents):
         return first_run(report)
     return f"{agent.name} needs a login: {login_hint(error.login)}"
 
@@ -274,7 +287,7 @@ class _Outcome:
     stop: StopReason | None = None  # how our turn ended, when it did
     error: AgentError | None = None  # why the events stopped before it did
     interrupted: bool = False  # Ctrl-C was pressed
-    timed_out: bool = False  # the turn did not end within INTERRUPT_WAIT of Ctrl-C
+    timed_out: bool = False  # the turn did not end within the runner's wait after Ctrl-C
 
 
 def _exit_code(renderer: Renderer, outcome: _Outcome) -> int:
@@ -301,12 +314,13 @@ def _exit_code(renderer: Renderer, outcome: _Outcome) -> int:
 
 class _TurnRunner:
     """Sends the prompt and reads events until the turn ends, answering requests as they open. Ctrl-C cancels
-    the turn; the runner then waits at most INTERRUPT_WAIT for it to end (a second Ctrl-C stops waiting)."""
+    the turn; the runner then waits at most `wait` seconds for it to end (a second Ctrl-C stops waiting)."""
 
-    def __init__(self, session: Session, renderer: Renderer, asker: Asker) -> None:
+    def __init__(self, session: Session, renderer: Renderer, asker: Asker, wait: float) -> None:
         self._session = session
         self._renderer = renderer
         self._asker = asker
+        self._wait = wait
         self._pending: dict[str, asyncio.Task[None]] = {}
         self._group: asyncio.TaskGroup | None = None
         self._deadline: asyncio.Timeout | None = None
@@ -386,7 +400,7 @@ class _TurnRunner:
         self._renderer.note("interrupted: cancelling the turn (Ctrl-C again to leave now)", style="yellow")
         for request_id in list(self._pending):
             self._withdraw(request_id)
-        self._deadline.reschedule(loop.time() + INTERRUPT_WAIT)
+        self._deadline.reschedule(loop.time() + self._wait)
         if self._group is not None:
             self._group.create_task(self._cancel())
 

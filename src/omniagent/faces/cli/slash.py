@@ -4,20 +4,23 @@
     /model [VALUE]  /mode [VALUE]  /<option> [VALUE]   show or set one of the session's options
     /<agent command> [ARGS]                            sent to the agent as typed (its own slash commands)
 
-Each command reports through the chat's renderer; a refusal from the agent is a note, never an exit.
+Each command reports through the chat's renderer; a refusal from the agent is a note, never an exit. The commands
+see the chat through `ChatControls` (which `chat.Chat` is), so this module does not import the chat.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from omniagent.faces.cli.render import Renderer
 from omniagent.faces.cli.usage import resets_in, why_not
-from omniagent.protocols.sidecar.agents import BooleanKind, ConfigOption, ConfigValue, PlanUsage
+from omniagent.protocols.sidecar.agents import AgentInstallation, BooleanKind, ConfigOption, ConfigValue, PlanUsage
+from omniagent.protocols.sidecar.commands import PermissionMode
+from omniagent.protocols.sidecar.events import ContextUsage
 from omniagent.runtime.errors import AgentError
 from omniagent.runtime.options import OpenOptions
-
-if TYPE_CHECKING:
-    from omniagent.faces.cli.chat import Chat
+from omniagent.runtime.runtime import Runtime
+from omniagent.runtime.session import Session
 
 OURS: dict[str, str] = {
     "help": "this list",
@@ -33,8 +36,33 @@ _TRUE = {"on", "true", "yes", "1"}
 _FALSE = {"off", "false", "no", "0"}
 
 
+class ChatControls(Protocol):
+    """The chat the slash commands run in, as far as they use it (`chat.Chat` is one); see `Chat` for each."""
+
+    @property
+    def runtime(self) -> Runtime: ...
+    @property
+    def agent(self) -> AgentInstallation: ...
+    @property
+    def directory(self) -> str: ...
+    @property
+    def session(self) -> Session: ...
+    @property
+    def renderer(self) -> Renderer: ...
+    @property
+    def mode(self) -> PermissionMode: ...
+    @property
+    def context(self) -> ContextUsage | None: ...
+    def leave(self) -> None: ...
+    async def send(self, text: str) -> None: ...
+    def switch_to(self, session: Session) -> None: ...
+    async def retire(self, session: Session) -> None: ...
+
+
 class SlashCommands:
-    def __init__(self, chat: Chat) -> None:
+    """Runs the slash commands typed in one chat."""
+
+    def __init__(self, chat: ChatControls) -> None:
         self._chat = chat
 
     async def run(self, line: str) -> None:
