@@ -59,7 +59,10 @@ def test_chat_runs_turns_asks_inline_queues_cancels_switches_model_and_resumes(t
             chat.expect("model → anthropic/claude-haiku-4-5")
             chat.line("/usage")
             chat.expect("context:")
-            chat.expect("plan:")  # the command is done: the editor reads keys again (Ctrl-D is a key, not EOF)
+            chat.expect("plan:")
+            # The editor drew its prompt after the command's output: it reads keys again (raw mode), so Ctrl-D is a
+            # key, not the line discipline's EOF. Output alone can come before the editor is back.
+            chat.expect("omniagent>")
             chat.type(CTRL_D)
             assert chat.wait() == 0
             screen = chat.screen
