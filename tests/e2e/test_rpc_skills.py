@@ -88,6 +88,40 @@ async def test_skills_are_listed_with_their_scope_and_hint(rpc: RpcProcess, work
     assert "skipped the skill in" in stderr and "the description is missing" in stderr
 
 
+async def test_a_literal_block_description_keeps_its_lines(
+    rpc: RpcProcess, llm: FakeLLMServer, workspace: Path
+) -> None:
+    """A `|` description keeps the author's line breaks (less the block's indentation and its final newline) in
+    `skills.list` and in the catalog the model reads; a `>` one is folded as YAML folds it."""
+    triage = (
+        "---\n"
+        "name: triage\n"
+        "description: |\n"
+        "  Sort incoming bug reports.\n"
+        "  Use when:\n"
+        "    - the user pastes a report\n"
+        "    - the user asks what to fix first\n"
+        "---\n"
+        "Sort them.\n"
+    )
+    _write_skill(workspace / ".omniagent" / "skills", "triage", triage)
+    folded = "---\nname: tidy\ndescription: >\n  Tidy\n  imports.\n\n  Use when asked.\n---\nTidy.\n"
+    _write_skill(workspace / ".omniagent" / "skills", "tidy", folded)
+    llm.enqueue(Reply(text="ok"))
+    sid = await _session(rpc, workspace)
+    listed = {s["name"]: s["description"] for s in (await rpc.call(SKILLS_LIST_METHOD, {"session_id": sid}))["skills"]}
+    lines = "Sort incoming bug reports.\nUse when:\n  - the user pastes a report\n  - the user asks what to fix first"
+    assert listed["triage"] == lines
+    assert listed["tidy"] == "Tidy imports.\nUse when asked."
+    await rpc.call("session.send_input", {"session_id": sid, "input": {"type": "content", "content": [
+        {"type": "text", "text": "hello"}
+    ]}})  # fmt: skip
+    await rpc.broadcast("run.done")
+    (request,) = await llm.wait_for_requests_async(1)
+    assert isinstance(request.body, dict)
+    assert f"<name>triage</name><description>{lines}</description>" in request.body["messages"][0]["content"]
+
+
 async def test_a_skill_runs_with_its_arguments(rpc: RpcProcess, llm: FakeLLMServer, workspace: Path) -> None:
     """`Input.skill` commits a user message carrying the skill, whose content is the command line and the skill's
     instructions with `$ARGUMENTS` replaced; that is what the model reads. The title is the command line."""

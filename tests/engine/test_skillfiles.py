@@ -56,6 +56,80 @@ def test_scalar_forms(value: str, expected: str) -> None:
     assert fields["description"] == expected
 
 
+# Block scalars as YAML reads them (each expected value is what a YAML 1.2 parser gives for the same text). The
+# field after the block shows where the block ends: the blank lines before it belong to the block (`|+` keeps them).
+@pytest.mark.parametrize(
+    ("block", "expected"),
+    [
+        # literal: the lines keep their breaks, less the first line's indentation; clip keeps one final newline
+        (
+            "|\n  Review code.\n  Use when:\n    - the user asks\n\n  Then report.\n",
+            "Review code.\nUse when:\n  - the user asks\n\nThen report.\n",
+        ),
+        ("|-\n  one\n  two\n\n", "one\ntwo"),
+        ("|+\n  one\n  two\n\n\n", "one\ntwo\n\n\n"),
+        ("|\n\n  one\n", "\none\n"),
+        ("|\n  a\n    \n  b\n", "a\n  \nb\n"),
+        ("|\n  # not a comment\n  two\n", "# not a comment\ntwo\n"),
+        ("| # a comment\n  one\n", "one\n"),
+        ("|2\n    code\n  text\n", "  code\ntext\n"),
+        ("|\n", ""),
+        ("|+\n\n", "\n"),
+        # folded: lines join with a space, a blank line is a newline, more-indented lines keep their breaks
+        (">\n  one\n  two\n", "one two\n"),
+        (">\n  one\n  two\n\n  three\n\n\n  four\n", "one two\nthree\n\nfour\n"),
+        (">\n  Use when:\n    - a\n    - b\n  and then\n  more\n", "Use when:\n  - a\n  - b\nand then more\n"),
+        (">\n  a\n\n    b\n\n  c\n", "a\n\n  b\n\nc\n"),
+        (">\n\n  one\n  two\n", "\none two\n"),
+        (">-\n  one\n  two\n\n", "one two"),
+        (">+\n  one\n  two\n\n", "one two\n\n"),
+        (">1-\n  a\n b\n", " a\nb"),
+        (">-1\n  a\n b\n", " a\nb"),
+        (">\n  one\n # a trailing comment\n", "one\n"),
+        # YAML's own example of folding (spec 1.2, example 8.10)
+        (
+            ">\n\n folded\n line\n\n next\n line\n   * bullet\n\n   * list\n   * lines\n\n last\n line\n\n# Comment\n",
+            "\nfolded line\nnext line\n  * bullet\n\n  * list\n  * lines\n\nlast line\n",
+        ),
+    ],
+)
+def test_block_scalars_keep_or_fold_lines_as_yaml_does(block: str, expected: str) -> None:
+    fields, _ = parse_skill_md(f"---\ndescription: {block}name: x\n---\n")
+    assert fields == {"description": expected, "name": "x"}
+
+
+@pytest.mark.parametrize(
+    ("block", "reason"),
+    [
+        ("|x\n  one\n", "block header"),
+        ("|++\n  one\n", "block header"),
+        (">-+\n  one\n", "block header"),
+        ("|0\n  one\n", "block header"),
+        ("|#c\n  one\n", "block header"),
+        ("> one\n", "block header"),
+        ("|\n    one\n  two\n", "less indented"),
+        ("|\n    \n  one\n", "less indented"),
+        ("|2\n one\n", "less indented"),
+    ],
+)
+def test_a_bad_block_header_or_indentation_is_refused(block: str, reason: str) -> None:
+    with pytest.raises(SkillFormatError, match=reason):
+        parse_skill_md(f"---\ndescription: {block}---\nbody\n")
+
+
+def test_a_description_keeps_its_line_breaks_and_loses_its_trailing_ones(tmp_path: Path) -> None:
+    """A `|` description keeps its lines, a `>` one is folded, a plain one spanning lines is one line; the final
+    newline a block's chomping leaves is dropped, as white space around the description is."""
+    literal = "description: |\n  Review code.\n  Use when:\n    - the user asks\n"
+    assert read_skill(_skill(tmp_path, "a", literal), "project").description == (
+        "Review code.\nUse when:\n  - the user asks"
+    )
+    folded = "description: >+\n  Review\n  code.\n\n  Then report.\n\n"
+    assert read_skill(_skill(tmp_path, "b", folded), "project").description == "Review code.\nThen report."
+    plain = "description: Review\n  code.\n"
+    assert read_skill(_skill(tmp_path, "c", plain), "project").description == "Review code."
+
+
 @pytest.mark.parametrize(
     ("front", "reason"),
     [

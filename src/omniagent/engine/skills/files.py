@@ -7,10 +7,12 @@ too. Every other field (`license`, `metadata`, `allowed-tools`, …) is skipped 
 The front matter is read by a small strict parser instead of a YAML library, because four string fields are all
 the engine needs. What it accepts, for the fields it reads: a plain scalar on one line (a colon inside it is kept,
 as many skill authors write `description: Use when: …`), continued on more-indented lines; a `'single'` or
-`"double"` quoted string on one line; a `|` or `>` block scalar (with `-`/`+` chomping). Comment lines, blank lines
-and the values of other fields (nested maps, lists, flow collections) are skipped. Anything else (a tab in the
-indentation, a line that is not `key: value`, a field given twice, an anchor, alias or tag on a field it reads)
-rejects the skill with a reason, which is logged, and discovery goes on.
+`"double"` quoted string on one line; a `|` (literal) or `>` (folded) block scalar, read as YAML reads one: its
+header may add an indentation digit and `-`/`+` chomping; a literal block keeps its lines, a folded one joins them
+with spaces except across blank lines and around more-indented lines. Comment lines, blank lines and the values of
+other fields (nested maps, lists, flow collections) are skipped. Anything else (a tab in the indentation, a line
+that is not `key: value`, a field given twice, an anchor, alias or tag on a field it reads, a bad block header, a
+block line less indented than its first) rejects the skill with a reason, which is logged, and discovery goes on.
 """
 
 from __future__ import annotations
@@ -40,7 +42,8 @@ MAX_HINT = 256  # characters of an argument hint kept
 # Skill names: what the spec allows (lowercase letters, digits, hyphens), plus `_` and `.` that other clients take.
 _NAME = re.compile(r"^[a-z0-9](?:[a-z0-9._-]{0,62}[a-z0-9])?$")
 _KEY = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_.-]*)[ ]*:(?:[ ]+(.*))?$")
-_BLOCK = re.compile(r"^([|>])([+-]?)$")
+# A block scalar's header: the style, then an indentation digit and a chomping sign, each optional, in either order.
+_BLOCK = re.compile(r"^([|>])(?:([1-9])?([+-])?|([+-])([1-9]))$")
 _FIELDS = frozenset({"name", "description", "argument-hint", "disable-model-invocation"})
 _DOUBLE_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "/": "/", "r": "\r", "0": "\0", " ": " "}
 
@@ -136,7 +139,9 @@ def read_skill(path: Path, scope: SkillScope) -> Skill:
     name = fields.get("name") or path.parent.name
     if not _NAME.match(name):
         raise SkillFormatError("the name must be 1-64 lowercase letters, digits, '-', '_' or '.'")
-    description = " ".join(fields.get("description", "").split())
+    # The line breaks of a block description are the author's (a list of when to use the skill, say) and are kept;
+    # those a block's chomping leaves at its end, and white space around it, mean nothing in one field.
+    description = fields.get("description", "").strip()[:MAX_DESCRIPTION].rstrip()
     if not description:
         raise SkillFormatError("the description is missing")
     invocation = fields.get("disable-model-invocation", "false").lower()
@@ -144,7 +149,7 @@ def read_skill(path: Path, scope: SkillScope) -> Skill:
         raise SkillFormatError("disable-model-invocation must be true or false")
     return Skill(
         name=name,
-        description=description[:MAX_DESCRIPTION],
+        description=description,
         scope=scope,
         argument_hint=" ".join(fields.get("argument-hint", "").split())[:MAX_HINT],
         path=path,
@@ -205,22 +210,27 @@ def _skippable(line: str) -> bool:
 
 
 def _continuation(lines: list[str], start: int) -> int:
-    """The index after the lines that belong to the field above (indented, blank or comment lines)."""
+    """The index after the lines that belong to the field above (indented or blank lines; the blank lines before
+    the next field are the field's too, as YAML's `|+` keeps them)."""
     end = start
     while end < len(lines) and (not lines[end].strip() or lines[end][0] == " "):
         _check_indent(lines[end])
         end += 1
-    while end > start and not lines[end - 1].strip():  # trailing blank lines separate, they do not continue
-        end -= 1
     return end
 
 
 def _scalar(key: str, value: str, more: list[str]) -> str:
     if value[:1] in ("&", "*", "!", "[", "{"):
         raise SkillFormatError(f"the field {key} is not a string this engine reads (anchor, alias, tag or collection)")
-    block = _BLOCK.match(value.split(" #", 1)[0].strip())
-    if block is not None:
-        return _block(block.group(1), block.group(2), more)
+    if value[:1] in ("|", ">"):  # a block header; YAML allows no plain value starting with these either
+        block = _BLOCK.match(value.split(" #", 1)[0].strip())
+        if block is None:
+            raise SkillFormatError(
+                f"the field {key} has a block header this engine does not read "
+                "(| or >, then optionally an indentation digit 1-9 and - or +)"
+            )
+        style, digit, chomping = block.group(1), block.group(2) or block.group(5), block.group(3) or block.group(4)
+        return _block(key, style, int(digit) if digit else None, chomping or "", more)
     if value[:1] in ("'", '"'):
         if any(line.strip() for line in more):
             raise SkillFormatError(f"the quoted field {key} spans lines")
@@ -267,16 +277,54 @@ def _unescape_double(key: str, inner: str) -> str:
     return "".join(out)
 
 
-def _block(style: str, chomping: str, more: list[str]) -> str:
-    content = [line for line in more if line.strip()]
-    indent = min((len(line) - len(line.lstrip(" ")) for line in content), default=0)
-    lines = [line[indent:] for line in more]
-    if style == "|":
-        text = "\n".join(lines)
-    else:  # folded: lines of a paragraph join with a space, a blank line is a newline
-        paragraphs = "\n".join(lines).split("\n\n")
-        text = "\n".join(" ".join(p.split("\n")) for p in paragraphs)
-    text = text.rstrip("\n")
-    if chomping == "+":
-        return text + "\n"
-    return text if chomping == "-" else text + ("\n" if text else "")
+def _block(key: str, style: str, indent: int | None, chomping: str, more: list[str]) -> str:
+    """A block scalar's value from its lines, as YAML reads it: the indentation is the header's digit, else the
+    first line with text's; a blank line no longer than it is an empty line, a longer one keeps its extra spaces."""
+    if indent is None:
+        # The first text's indentation; a blank line above it that is deeper sets it instead (so the text is less
+        # indented and refused, as YAML refuses it), and a block without text takes its deepest blank line's.
+        start = next((n for n, line in enumerate(more) if line.strip()), len(more))
+        leading = [len(line) for line in more[:start]]
+        if start < len(more):
+            leading.append(len(more[start]) - len(more[start].lstrip(" ")))
+        indent = max(leading, default=0)
+    less = f"the block of the field {key} has a line less indented than its first line"
+    texts: list[str | None] = []  # each line's text after the indentation; None for an empty line
+    for number, line in enumerate(more):
+        if not line.strip():
+            texts.append(line[indent:] if len(line) > indent else None)
+        elif len(line) - len(line.lstrip(" ")) >= indent:
+            texts.append(line[indent:])
+        elif line.lstrip().startswith("#") and all(not r.strip() or r.lstrip().startswith("#") for r in more[number:]):
+            break  # comments less indented than the block end it
+        else:
+            raise SkillFormatError(less)
+    last = max((n for n, text in enumerate(texts) if text is not None), default=-1)
+    body, trailing = texts[: last + 1], len(texts) - last - 1
+    text = "\n".join(t or "" for t in body) if style == "|" else _fold(body)
+    if chomping == "-":
+        return text
+    ending = "\n" if body else ""
+    return text + ending + ("\n" * trailing if chomping == "+" else "")
+
+
+def _fold(lines: list[str | None]) -> str:
+    """YAML's line folding of a `>` block's lines (None for an empty line): a line break between two lines of text
+    becomes a space, or, with empty lines between them, one newline per empty line; the breaks around a
+    more-indented line (one that starts with white space) are kept, as are the empty lines before the first."""
+    out: list[str] = []
+    previous: str | None = None
+    empty = 0
+    for line in lines:
+        if line is None:
+            empty += 1
+            continue
+        if previous is None:
+            out.append("\n" * empty)
+        elif previous[:1] in (" ", "\t") or line[:1] in (" ", "\t"):
+            out.append("\n" * (empty + 1))
+        else:
+            out.append("\n" * empty if empty else " ")
+        out.append(line)
+        previous, empty = line, 0
+    return "".join(out)
