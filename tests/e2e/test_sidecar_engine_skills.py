@@ -14,14 +14,16 @@ async def test_skills_are_the_engine_sessions_slash_commands(tmp_path: Path) -> 
     ws = workspace(tmp_path)
     skill = ws / ".claude" / "skills" / "review" / "SKILL.md"
     skill.parent.mkdir(parents=True)
-    skill.write_text("---\nname: review\ndescription: Review a file.\nargument-hint: <path>\n---\nRead $ARGUMENTS.\n")
+    # A description on several lines is one line as a slash command (a menu shows one line per command).
+    description = "description: |\n  Review a file.\n  Use when: asked.\n"
+    skill.write_text(f"---\nname: review\n{description}argument-hint: <path>\n---\nRead $ARGUMENTS.\n")
     async with (
         FakeLLMServer(Scenario([Reply(text="Reviewed.")])) as llm,
         Sidecar.running(env=child_env(tmp_path, llm)) as sidecar,
     ):
         info = await sidecar.ok("open", agent="omniagent", dir=str(ws))
         assert info["details"]["commands"] == [
-            {"name": "review", "description": "Review a file.", "input_hint": "<path>"}
+            {"name": "review", "description": "Review a file. Use when: asked.", "input_hint": "<path>"}
         ]
         await sidecar.ok("prompt", session=info["id"], text="/review src/app.py")
         ended = await sidecar.wait_event(info["id"], "TurnEnded")

@@ -46,7 +46,8 @@ def _setup(tmp_path: Path, llm: FakeLLMServer) -> tuple[Path, Path, Path, dict[s
     skill.write_text(REVIEW)
     personal = tmp_path / "home" / ".claude" / "skills" / "commit" / "SKILL.md"
     personal.parent.mkdir(parents=True)
-    personal.write_text("---\nname: commit\ndescription: Write a commit message.\n---\nGo.\n")
+    # A description on several lines is one line as a command (a command menu shows one line per command).
+    personal.write_text("---\nname: commit\ndescription: |\n  Write a commit message.\n  Use when: asked.\n---\nGo.\n")
     env = agent_env() | {"HOME": str(tmp_path / "home"), "CLAUDE_CONFIG_DIR": ""}
     return data, ws, log, env
 
@@ -66,7 +67,7 @@ async def test_v2_skills_are_available_commands_and_a_slash_prompt_runs_one(tmp_
     assert sent[0] == {
         "sessionUpdate": "available_commands_update",
         "availableCommands": [
-            {"name": "commit", "description": "Write a commit message."},
+            {"name": "commit", "description": "Write a commit message. Use when: asked."},
             {"name": "review", "description": "Review a file.", "input": {"type": "text", "hint": "<path>"}},
         ],
     }

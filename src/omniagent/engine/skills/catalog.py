@@ -72,9 +72,20 @@ class SkillCatalog:
         return [s for s in self._skills.values() if s.model_invocable]
 
     def infos(self) -> list[SkillInfo]:
-        """The catalog as the wire lists it."""
+        """The catalog as the wire lists it (`skills.list`): each description as its author broke its lines."""
         return [
             SkillInfo(name=s.name, description=s.description, scope=s.scope, argument_hint=s.argument_hint)
+            for s in self._skills.values()
+        ]
+
+    def commands(self) -> list[SkillInfo]:
+        """The catalog as slash commands (ACP's available commands, the runtime's slash commands): each description
+        on one line, since a command menu shows one line per command. All of its text, not its first line, which
+        is often only a lead-in ("Use when:") to the lines after it."""
+        return [
+            SkillInfo(
+                name=s.name, description=" ".join(s.description.split()), scope=s.scope, argument_hint=s.argument_hint
+            )
             for s in self._skills.values()
         ]
 

@@ -149,7 +149,7 @@ class AcpAgent:
             result["sessionId"] = session.id
         if not self.relay.shapes.state_updates:
             result["modes"] = t.wire(options.v1_modes(self._engine, session.id))
-        skills = (await self._engine.skills(session)).infos()
+        skills = (await self._engine.skills(session)).commands()
         if skills:
             # After the answer, which the peer queues once this handler returns: the client knows the session then.
             update = t.available_commands(self.relay.shapes, skills)

@@ -84,7 +84,8 @@ def session_info(engine: EngineApi, session: Session, skills: SkillCatalog) -> d
         features |= {Capability.ROLLBACK, Capability.ROLLBACK_FILES}
     options = config_options(engine, session)
     commands = [
-        SlashCommand(name=s.name, description=s.description, input_hint=s.argument_hint or None) for s in skills.infos()
+        SlashCommand(name=s.name, description=s.description, input_hint=s.argument_hint or None)
+        for s in skills.commands()
     ]
     details = AgentDetails(
         version=__version__,
