@@ -44,7 +44,7 @@ from omniagent.engine.store import queries as q
 from omniagent.engine.store.journal import now_ms, record
 from omniagent.engine.tools import ToolError
 from omniagent.engine.tools.context import FileImage
-from omniagent.engine.tools.files.checkpoint import current_image, put_image
+from omniagent.engine.tools.files.checkpoint import Image, current_image, put_image
 from omniagent.protocols.yuke.base import Empty
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.protocols.yuke.inputs import InputCanceledData
@@ -52,8 +52,9 @@ from omniagent.protocols.yuke.messages import TokenUsage
 from omniagent.protocols.yuke.runs import TranscriptTruncatedData
 from omniagent.protocols.yuke.sessions import Session, SessionRewindParams
 
-# What was at each restored path just before the rewind put its checkpoint back: the undo of a failed rewind.
-Undo = list[tuple[str, FileImage]]
+# What was at each restored path just before the rewind put its checkpoint back (a link as the link itself): the
+# undo of a failed rewind.
+Undo = list[tuple[str, Image]]
 
 
 async def rewind(store: Store, live: LiveSessions, children: Children, params: SessionRewindParams) -> Empty:
