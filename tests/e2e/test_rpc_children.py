@@ -463,3 +463,100 @@ async def test_at_the_depth_limit_a_child_calling_spawn_agent_anyway_gets_an_err
     assert spawned["type"] == "error" and "no tool named 'spawn_agent'" in spawned["error"]
     assert await _children(rpc, alpha) == {}
     assert await rpc.close() == 0
+
+
+async def test_rewinding_a_parent_before_a_spawn_removes_that_child_and_its_report_never_arrives(
+    tmp_path: Path, llm: FakeLLMServer
+) -> None:
+    """docs/engine.md "Rewind": a rewind removes what came after its cut, the children spawned there included. The
+    child `alpha` (spawned in message 6, its answer held by a gate) has its run canceled and its session removed
+    (`session.removed`); its report, queued into the parent as its run ended, is dropped (`input.canceled`), so no
+    turn of the parent reads it, even once the gate opens; its name is free for a new spawn. `keeper`, spawned
+    before the cut, stays."""
+    llm.enqueue(
+        Reply(text="Noted alpha.", match="agent `alpha` (run"),
+        Reply(tool_calls=(_spawn("alpha", "TASK-AGAIN"),), match="AFTER-REWIND"),
+        Reply(tool_calls=(_spawn("alpha", "TASK-ALPHA"),), match="SECOND-GO"),
+        Reply(text="Noted keeper.", match="agent `keeper` (run"),
+        Reply(tool_calls=(_spawn("keeper", "TASK-KEEPER"),), match="FIRST-GO"),
+        Reply(text="KEEPER-DONE", match="TASK-KEEPER"),
+        Reply(text="ALPHA-DONE", match="TASK-ALPHA", gate="alpha"),
+        Reply(text="AGAIN-DONE", match="TASK-AGAIN"),
+    )
+    rpc, parent = await _start(tmp_path, llm)
+    await rpc.call("session.send_input", {"session_id": parent, "input": _text("FIRST-GO")})
+    await _reported(rpc, parent, 1)
+    start = len(rpc.lines)
+    await rpc.call("session.send_input", {"session_id": parent, "input": _text("SECOND-GO")})
+    await rpc.broadcast("run.done", after=start, where=lambda p: p["session_id"] == parent)
+    assert await llm.wait_held_async("alpha")
+    kids = await _children(rpc, parent)
+    alpha, keeper = kids["alpha"], kids["keeper"]["id"]
+    cut = alpha["origin"]["parent_message_id"]
+    assert cut == 6
+
+    start = len(rpc.lines)
+    assert await rpc.call("session.rewind", {"session_id": parent, "before_message_id": cut}) == {}
+    done = rpc.lines[await rpc.broadcast("run.done", after=start, where=lambda p: p["session_id"] == alpha["id"])]
+    assert done["params"]["outcome"] == {"type": "canceled"}
+    removed = [line["params"]["session_id"] for line in rpc.lines[start:] if line.get("method") == "session.removed"]
+    assert removed == [alpha["id"]]
+    names = rpc.names(start)
+    assert names.index("session.removed") < names.index("response:session.rewind")
+    queued = rpc.lines[await rpc.broadcast("input.queued", after=start)]["params"]
+    assert queued["session_id"] == parent and queued["input"]["source"]["session_id"] == alpha["id"]
+    dropped = rpc.lines[await rpc.broadcast("input.canceled", after=start)]["params"]
+    assert (dropped["session_id"], dropped["input_id"]) == (parent, queued["input"]["input_id"])
+    assert await rpc.call_error("session.get", {"session_id": alpha["id"]}) == ErrorCode.UNKNOWN_SESSION
+    assert sorted(await _children(rpc, parent)) == ["keeper"]
+    assert (await rpc.call("session.queue", {"session_id": parent}))["items"] == []
+    assert (await rpc.call("session.get", {"session_id": parent}))["activity"]["queued"] == 0
+
+    llm.release("alpha")  # whatever the old stream does now, nothing of it may reach the parent
+    start = len(rpc.lines)
+    await rpc.call("session.send_input", {"session_id": parent, "input": _text("AFTER-REWIND")})
+    again = await rpc.broadcast(
+        "message.committed",
+        after=start,
+        where=lambda p: p["session_id"] == parent and p["message"].get("source", {}).get("type") == "child_report",
+    )
+    await rpc.broadcast("run.done", after=again, where=lambda p: p["session_id"] == parent)
+    kids = await _children(rpc, parent)
+    assert sorted(kids) == ["alpha", "keeper"] and kids["keeper"]["id"] == keeper
+    assert kids["alpha"]["id"] != alpha["id"]
+    reports = [(r["source"]["session_id"], r["content"][0]["text"]) for r in _reports(await _history(rpc, parent))]
+    assert [sid for sid, _ in reports] == [keeper, kids["alpha"]["id"]]
+    assert "AGAIN-DONE" in reports[1][1]
+    after = [json.dumps(r.body) for r in llm.requests if "AFTER-REWIND" in json.dumps(r.body)]
+    assert after and not any(alpha["id"] in body or "ALPHA-DONE" in body for body in after)
+    assert await rpc.close() == 0
+
+
+async def test_a_rewind_removes_a_removed_childs_own_children_too_the_deepest_first(
+    tmp_path: Path, llm: FakeLLMServer
+) -> None:
+    """With a depth limit of 2: `alpha` (spawned in message 2) waits for `sub`, whose answer a gate holds. Rewinding
+    the root before message 2 cancels `sub`'s run and removes both, `sub` first; `sub`'s report to `alpha` goes
+    with `alpha`, and nothing reaches the root."""
+    llm.enqueue(
+        Reply(tool_calls=(_spawn("alpha", "TASK-ALPHA"),), match="ROOT-GO"),
+        Reply(tool_calls=(_spawn("sub", "TASK-SUB"),), match="TASK-ALPHA"),
+        Reply(text="SUB-DONE", match="TASK-SUB", gate="sub"),
+    )
+    rpc, root = await _start(tmp_path, llm, {"OMNIAGENT_CHILD_MAX_DEPTH": "2"})
+    await rpc.call("session.send_input", {"session_id": root, "input": _text("ROOT-GO")})
+    assert await llm.wait_held_async("sub")
+    alpha = (await _children(rpc, root))["alpha"]["id"]
+    sub = (await _children(rpc, alpha))["sub"]["id"]
+    await rpc.broadcast("run.done", where=lambda p: p["session_id"] == alpha)
+
+    start = len(rpc.lines)
+    assert await rpc.call("session.rewind", {"session_id": root, "before_message_id": 2}) == {}
+    done = rpc.lines[await rpc.broadcast("run.done", after=start, where=lambda p: p["session_id"] == sub)]
+    assert done["params"]["outcome"] == {"type": "canceled"}
+    removed = [line["params"]["session_id"] for line in rpc.lines[start:] if line.get("method") == "session.removed"]
+    assert removed == [sub, alpha]
+    assert (await rpc.call("session.list", {"population": {"type": "all"}}))["total"] == 1
+    assert [m["id"] for m in await _history(rpc, root)] == [1]
+    assert (await rpc.call("session.queue", {"session_id": root}))["items"] == []
+    assert await rpc.close() == 0

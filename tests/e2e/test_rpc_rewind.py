@@ -1,9 +1,11 @@
 """session.rewind over a real `omniagent rpc` subprocess (docs/engine.md "Rewind"; issue 12 part 3): the transcript
 is cut before a message with `transcript.truncated`, ids are never reused, a busy session is refused, and with
-`restore_files` the files the engine's tools changed come back as they were at that message."""
+`restore_files` the files the engine's tools changed come back as they were at that message (a link standing at
+such a path now is replaced or removed, never written through; issue 26)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -148,3 +150,111 @@ async def test_a_file_that_cannot_be_put_back_rewinds_nothing(
     (ws / "b.txt").rmdir()
     await rpc.call("session.rewind", {"session_id": sid, "before_message_id": 2, "restore_files": True})
     assert (ws / "a.txt").read_text() == "a0\n" and not (ws / "b.txt").exists()
+
+
+async def test_a_link_the_model_wrote_through_stays_the_same_link_and_its_target_comes_back(
+    rpc: RpcProcess, llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    """The tools write through a link to a file inside the workspace (the link stays, the checkpoint is its
+    target's), so a rewind puts the target's content back and leaves the link as it was, target text and all."""
+    llm.enqueue(
+        _call("write", {"path": "link.txt", "content": "new\n"}),
+        _call("edit", {"path": "docs/link.md", "old_string": "old", "new_string": "newer"}),
+        Reply(text="ok"),
+    )
+    sid, ws = await new_session(rpc, tmp_path)
+    (ws / "real.txt").write_text("old\n")
+    (ws / "docs").mkdir()
+    (ws / "docs" / "real.md").write_text("old\n")
+    os.symlink("real.txt", ws / "link.txt")
+    os.symlink(ws / "docs" / "real.md", ws / "docs" / "link.md")
+    await _turn(rpc, sid, "write through the links")
+    assert (ws / "real.txt").read_text() == "new\n" and (ws / "docs" / "real.md").read_text() == "newer\n"
+    assert await rpc.call("session.rewind", {"session_id": sid, "before_message_id": 2, "restore_files": True}) == {}
+    assert os.readlink(ws / "link.txt") == "real.txt" and os.readlink(ws / "docs" / "link.md") == str(
+        ws / "docs" / "real.md"
+    )
+    assert (ws / "real.txt").read_text() == "old\n" and (ws / "docs" / "real.md").read_text() == "old\n"
+
+
+async def test_a_file_replaced_by_a_link_since_comes_back_as_the_file_and_nothing_is_written_through_the_link(
+    rpc: RpcProcess, llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    """After the turn, something outside the engine's tools (an `exec` command, the user) put links where the
+    model's files were: a.txt to a file outside the workspace, b.txt to c.txt inside. The rewind replaces each
+    link by the file the checkpoint holds; neither target is written."""
+    llm.enqueue(
+        _call("write", {"path": "a.txt", "content": "a1\n"}),
+        _call("write", {"path": "b.txt", "content": "b1\n"}),
+        Reply(text="ok"),
+    )
+    sid, ws = await new_session(rpc, tmp_path)
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not the workspace's\n")
+    (ws / "a.txt").write_text("a0\n")
+    (ws / "b.txt").write_text("b0\n")
+    (ws / "c.txt").write_text("c0\n")
+    await _turn(rpc, sid, "write a and b")
+    for name, target in (("a.txt", str(outside)), ("b.txt", "c.txt")):
+        (ws / name).unlink()
+        os.symlink(target, ws / name)
+    assert await rpc.call("session.rewind", {"session_id": sid, "before_message_id": 2, "restore_files": True}) == {}
+    for name, text in (("a.txt", "a0\n"), ("b.txt", "b0\n")):
+        assert not (ws / name).is_symlink() and (ws / name).read_text() == text
+    assert outside.read_text() == "not the workspace's\n" and (ws / "c.txt").read_text() == "c0\n"
+    assert await _ids(rpc, sid) == [1]
+
+
+async def test_a_link_made_where_the_model_created_a_file_is_removed_and_its_target_kept(
+    rpc: RpcProcess, llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    """The model created new.txt and far.txt (no file there before); links replaced them since, to keep.txt inside
+    and to a file outside. Rewinding removes the links themselves, never what they point to."""
+    llm.enqueue(
+        _call("write", {"path": "new.txt", "content": "new\n"}),
+        _call("write", {"path": "far.txt", "content": "far\n"}),
+        Reply(text="ok"),
+    )
+    sid, ws = await new_session(rpc, tmp_path)
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not the workspace's\n")
+    (ws / "keep.txt").write_text("keep\n")
+    await _turn(rpc, sid, "create two files")
+    for name, target in (("new.txt", "keep.txt"), ("far.txt", str(outside))):
+        (ws / name).unlink()
+        os.symlink(target, ws / name)
+    assert await rpc.call("session.rewind", {"session_id": sid, "before_message_id": 2, "restore_files": True}) == {}
+    assert sorted(p.name for p in ws.iterdir()) == ["keep.txt"]  # neither link, nor a temp file, is left
+    assert (ws / "keep.txt").read_text() == "keep\n" and outside.read_text() == "not the workspace's\n"
+
+
+async def test_a_failed_rewind_puts_a_link_back_as_the_link_and_a_parent_linked_outside_stays_refused(
+    rpc: RpcProcess, llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    """a.txt (message 2) is now a link to a file outside: it is put back first, replacing the link. sub/c.txt
+    (message 3) cannot be: its directory is now a link leading outside the workspace, which stays refused. So the
+    rewind undoes a.txt, restoring the link itself (the same target text), and answers runtime_failed; nothing is
+    written outside."""
+    llm.enqueue(
+        _call("write", {"path": "a.txt", "content": "a1\n"}),
+        _call("write", {"path": "sub/c.txt", "content": "c1\n"}),
+        Reply(text="ok"),
+    )
+    sid, ws = await new_session(rpc, tmp_path)
+    outside, elsewhere = tmp_path / "outside.txt", tmp_path / "elsewhere"
+    outside.write_text("not the workspace's\n")
+    elsewhere.mkdir()
+    (elsewhere / "c.txt").write_text("theirs\n")
+    (ws / "a.txt").write_text("a0\n")
+    await _turn(rpc, sid, "write a and sub/c")
+    (ws / "a.txt").unlink()
+    os.symlink(outside, ws / "a.txt")
+    (ws / "sub" / "c.txt").unlink()
+    (ws / "sub").rmdir()
+    os.symlink(elsewhere, ws / "sub")
+    code = await rpc.call_error("session.rewind", {"session_id": sid, "before_message_id": 2, "restore_files": True})
+    assert code == ErrorCode.RUNTIME_FAILED
+    assert os.readlink(ws / "a.txt") == str(outside) and os.readlink(ws / "sub") == str(elsewhere)
+    assert outside.read_text() == "not the workspace's\n" and sorted(p.name for p in elsewhere.iterdir()) == ["c.txt"]
+    assert (elsewhere / "c.txt").read_text() == "theirs\n"
+    assert await _ids(rpc, sid) == [1, 2, 3, 4]

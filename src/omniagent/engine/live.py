@@ -30,7 +30,8 @@ class ActiveRun:
     kind: RunKind
     config: RunConfig
     started_at_ms: int
-    cancel_reason: str | None = None  # "canceled" (user) or "interrupted" (engine shutdown)
+    # "canceled" (user), "interrupted" (engine shutdown) or "removed" (its session is being removed)
+    cancel_reason: str | None = None
     task: asyncio.Task[None] | None = None
     step: asyncio.Task[object] | None = None
 

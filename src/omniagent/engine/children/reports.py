@@ -12,14 +12,15 @@ done, and reports when a later turn, woken by its children's reports, ends.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 
 from omniagent.engine.run import queue
 from omniagent.engine.session.transcript import parse_message
 from omniagent.engine.store import queries as q
 from omniagent.engine.store import trees
-from omniagent.engine.store.journal import Broadcast
+from omniagent.engine.store.journal import Broadcast, record
 from omniagent.protocols.yuke.content import ContentText
-from omniagent.protocols.yuke.inputs import ChildInputCanceled, ChildReport, QueuedInput
+from omniagent.protocols.yuke.inputs import ChildInputCanceled, ChildReport, InputCanceledData, QueuedInput
 from omniagent.protocols.yuke.messages import AssistantMessage, TextPart
 from omniagent.protocols.yuke.runs import (
     RunKind,
@@ -74,6 +75,22 @@ def instructions_canceled(conn: sqlite3.Connection, session_id: str, canceled: l
     data = queue.enqueue(conn, parent_id, [ContentText(text=_clip(text)[0])], source, limit=None)
     assert data is not None
     return ("input.queued", data)
+
+
+def withdraw(conn: sqlite3.Connection, parent_id: str, children: set[str]) -> list[InputCanceledData]:
+    """Drop what the sessions `children` queued into their parent and no turn has read yet (they are being
+    removed, so nothing of theirs may reach the parent): the parent's `input.canceled` for each."""
+    out = []
+    for item, _skill in queue.queued(conn, parent_id):
+        source = item.source
+        if isinstance(source, ChildReport | ChildInputCanceled) and source.session_id in children:
+            q.delete_pending(conn, parent_id, item.input_id)
+            out.append(record(conn, parent_id, "input.canceled", _canceled(parent_id, item.input_id)))
+    return out
+
+
+def _canceled(parent_id: str, input_id: int) -> Callable[[int], InputCanceledData]:
+    return lambda seq: InputCanceledData(session_id=parent_id, seq=seq, input_id=input_id)
 
 
 def _parent(conn: sqlite3.Connection, session_id: str) -> str | None:

@@ -14,9 +14,11 @@ What it is not: admission itself (`inputs.Inputs`, which this drives) or the rep
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
+from dataclasses import dataclass
 
 from omniagent.engine.children.limits import ChildLimits
 from omniagent.engine.errors import EngineError
@@ -54,6 +56,13 @@ CHILD_SYSTEM_PROMPT = (
 _SETTLING = frozenset({"run.done", "session.removed"})
 
 
+@dataclass(slots=True)
+class Hold:
+    """A hold on a tree (`Children.halted`): `wake` False when its end must start nothing, like a stopped tree's."""
+
+    wake: bool = True
+
+
 class Children:
     """The child sessions of one engine: built with the store, the live sessions, the model routes, input
     admission (which it attaches itself to), the sessions' skills, agents.json and the limits.
@@ -79,7 +88,8 @@ class Children:
         self._agents = agents
         self.limits = limits
         self._inherit = inherit
-        self._halted: set[str] = set()  # trees being stopped: their run ends start nothing
+        self._halted: dict[str, int] = {}  # trees being stopped (how many times): their run ends start nothing
+        self._missed: set[str] = set()  # halted trees in which a run ended (what it would have started waits)
         self._closing: dict[str, int] = {}  # sessions whose run end is not fully handled yet
         self._waiters: set[asyncio.Event] = set()
         live.broadcaster.subscribe(self._on_broadcast)
@@ -172,14 +182,65 @@ class Children:
         queued input (the longest waiting first; a child waits on while the tree is full)."""
         try:
             root = await self._store.read(trees.tree_root, session_id)
-            if wake and root not in self._halted:
-                for waiting in await self._store.read(trees.waiting, root):
-                    await self._inputs.drain(waiting)
+            if wake and root in self._halted:
+                self._missed.add(root)
+            elif wake:
+                await self._wake(root)
         finally:
             left = self._closing.pop(session_id, 1) - 1
             if left:
                 self._closing[session_id] = left
             self._notify()
+
+    async def _wake(self, root: str) -> None:
+        for waiting in await self._store.read(trees.waiting, root):
+            await self._inputs.drain(waiting)
+
+    @contextlib.asynccontextmanager
+    async def halted(self, session_id: str) -> AsyncIterator[Hold]:
+        """Hold the session's tree: run ends in it start nothing meanwhile (so none waits on a lock the caller
+        holds); on the way out, what they would have started is started, unless the caller cleared `Hold.wake`.
+        Enter it before taking any session lock."""
+        root = await self._store.read(trees.tree_root, session_id)
+        hold = Hold()
+        self._halt(root)
+        try:
+            yield hold
+        finally:
+            if self._unhalt(root) and hold.wake:
+                await self._wake(root)
+
+    def _halt(self, root: str) -> None:
+        self._halted[root] = self._halted.get(root, 0) + 1
+
+    def _unhalt(self, root: str) -> bool:
+        """Release one hold of the tree; whether a run ended while it was held (and it is held no more)."""
+        left = self._halted.pop(root) - 1
+        if left:
+            self._halted[root] = left
+            return False
+        missed = root in self._missed
+        self._missed.discard(root)
+        return missed
+
+    @contextlib.asynccontextmanager
+    async def retiring(self, members: list[str]) -> AsyncIterator[None]:
+        """Stop the sessions `members`, about to be removed, and keep them stopped while the caller removes them:
+        each run is canceled (outcome `canceled`, its report queued as any run end's) and starts nothing after
+        it, and their locks are held, so no input starts one meanwhile. The caller holds their tree (`halted`)."""
+        while True:
+            runs = self._runs(members)
+            for run in runs:
+                self._inputs.interrupt(run, "removed")
+            tasks = [r.task for r in runs if r.task is not None]
+            if tasks:
+                await asyncio.wait(tasks)
+            async with contextlib.AsyncExitStack() as locks:
+                for member in members:
+                    await locks.enter_async_context(self._live.lock(member))
+                if not self._runs(members):  # else one started before its lock was taken: stop it too
+                    yield
+                    return
 
     async def settled(self, session_id: str) -> bool:
         """Whether the session and everything below it are done: no open run, and no run end still starting
@@ -210,7 +271,7 @@ class Children:
         until the next input there."""
         root = await self._store.read(trees.tree_root, session_id)
         members = await self._store.read(trees.subtree, session_id)
-        self._halted.add(root)
+        self._halt(root)
         try:
             tasks = [r.task for r in self._runs(members) if r.task is not None]
             for member in members:  # the session's own queue stays: its client decides about it
@@ -219,7 +280,7 @@ class Children:
             if tasks:
                 await asyncio.wait(tasks)
         finally:
-            self._halted.discard(root)
+            self._unhalt(root)  # what waits stays waiting: a stopped tree starts nothing
 
     def _runs(self, members: Iterable[str]) -> list[ActiveRun]:
         runs = []

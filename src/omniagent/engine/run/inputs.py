@@ -340,7 +340,9 @@ class Inputs:
             live.run = None
             live.state = ActivityIdle()
             queued: int = await self._store.read(q.count_pending, live.session_id)
-            if run.cancel_reason == "interrupted":  # the engine stops: a reserved compaction is recovered at start
+            # The engine stops (a reserved compaction is recovered at start), or the session is being removed
+            # (`Children.retiring`): nothing of it starts now.
+            if run.cancel_reason in ("interrupted", "removed"):
                 self._sessions.activity_changed(live)
             elif live.pending_compaction is not None:
                 await self._open_compaction(live, live.pending_compaction)

@@ -287,7 +287,7 @@ class Sessions:
 
         Raises: `EngineError` unknown_session, unknown_message, session_busy, runtime_failed.
         """
-        return await rewind.rewind(self._store, self._live, params)
+        return await rewind.rewind(self._store, self._live, self._children, params)
 
 
 def canonical_workspace(path: str) -> str:

@@ -6,7 +6,16 @@ Decisions (docs/engine.md "Rewind"):
   `transcript.truncated{first_removed_id}` and sets the summary from what is left (message count, title, context
   gauge; `usage_total` keeps the tokens already spent). Ids are never reused: the high-water marks stay.
 - A session with an open run (here or in another process sharing the store) is refused `session_busy`; the
-  session's lock is held throughout, so no run can start meanwhile. The queue is kept.
+  session's lock is held throughout, so no run can start meanwhile. The queue is kept, but for what the removed
+  children queued (below).
+- The child sessions spawned in a removed message (their origin's `parent_message_id` >= `before_message_id`),
+  and every session below them, are removed with it: what came after the cut is gone, their names are free
+  again. Their runs are canceled first (`Children.retiring`, the tree held so that no run end starts anything),
+  then in the same transaction as the cut their reports and notices still queued in the session are dropped
+  (`input.canceled`) and they are deleted, the deepest first (`session.removed` each). Children spawned before
+  the cut stay. A child to be removed that another process runs makes the rewind `session_busy`. If the rewind
+  fails after the runs were canceled, they stay canceled (a run cannot be resumed) and nothing starts; all else is
+  as it was.
 - `restore_files` (default false, so a yuke client gets exactly the spec's rewind): every file the engine's `write`
   and `edit` changed from that message on gets the content it had then (per path, its earliest checkpoint from
   that message on; see store/checkpoints.py), or is removed when it did not exist. Files are put back *before*
@@ -21,64 +30,102 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+from dataclasses import dataclass
 from pathlib import Path
 
+from omniagent.engine.children import reports
+from omniagent.engine.children.tree import Children
 from omniagent.engine.errors import EngineError
 from omniagent.engine.live import LiveSessions
 from omniagent.engine.session import transcript
-from omniagent.engine.store import Store, checkpoints
+from omniagent.engine.store import Store, checkpoints, trees
 from omniagent.engine.store import forks as f
 from omniagent.engine.store import queries as q
 from omniagent.engine.store.journal import now_ms, record
 from omniagent.engine.tools import ToolError
 from omniagent.engine.tools.context import FileImage
-from omniagent.engine.tools.files.checkpoint import current_image, put_image
+from omniagent.engine.tools.files.checkpoint import Image, current_image, put_image
 from omniagent.protocols.yuke.base import Empty
 from omniagent.protocols.yuke.envelope import ErrorCode
+from omniagent.protocols.yuke.inputs import InputCanceledData
 from omniagent.protocols.yuke.messages import TokenUsage
 from omniagent.protocols.yuke.runs import TranscriptTruncatedData
 from omniagent.protocols.yuke.sessions import Session, SessionRewindParams
 
-# What was at each restored path just before the rewind put its checkpoint back: the undo of a failed rewind.
-Undo = list[tuple[str, FileImage]]
+# What was at each restored path just before the rewind put its checkpoint back (a link as the link itself): the
+# undo of a failed rewind.
+Undo = list[tuple[str, Image]]
 
 
-async def rewind(store: Store, live: LiveSessions, params: SessionRewindParams) -> Empty:
+async def rewind(store: Store, live: LiveSessions, children: Children, params: SessionRewindParams) -> Empty:
     """session.rewind (through `Sessions.rewind`).
 
     Raises: `EngineError` unknown_session, unknown_message (no such message in the transcript), session_busy (a
-    run is open), runtime_failed (a file could not be put back; nothing changed).
+    run is open, or another process runs a child to be removed), runtime_failed (a file could not be put back;
+    nothing changed).
     """
     sid, before = params.session_id, params.before_message_id
-    async with live.lock(sid):
+    async with children.halted(sid) as hold, live.lock(sid):
         if live.is_busy(sid):
             raise _busy()
-        root, images = await store.read(_plan, sid, before, params.restore_files)
-        undo = await asyncio.to_thread(_restore, Path(root), images)
-        try:
-            truncated, session, gauge = await store.write(_truncate, sid, before)
-        except BaseException:
-            await asyncio.to_thread(_undo, Path(root), undo)
-            raise
-        live.emit("transcript.truncated", truncated)
-        live.summary_changed(session)
-        resident = live.get(sid)
-        resident.context_usage = gauge
-        live.activity_changed(resident)
+        plan = await store.read(_plan, sid, before, params.restore_files)
+        # The children go first: they work in the same workspace, so none may change a file being put back.
+        async with children.retiring(plan.doomed):
+            try:
+                cut = await _cut(store, sid, before, plan)
+            except BaseException:
+                # Their canceled runs cannot be taken back: as in a stopped tree, nothing starts, and their reports
+                # wait in the session's queue (a rewind that succeeds drops them).
+                hold.wake = not plan.doomed
+                raise
+            _announce(live, cut)
     return Empty()
 
 
-def _plan(
-    conn: sqlite3.Connection, sid: str, before: int, with_files: bool
-) -> tuple[str, list[checkpoints.Checkpoint]]:
+async def _cut(store: Store, sid: str, before: int, plan: _Plan) -> _Cut:
+    """Put the files back, then cut the transcript and remove the children; the files undone if the cut fails."""
+    undo = await asyncio.to_thread(_restore, Path(plan.root), plan.images)
+    try:
+        return await store.write(_truncate, sid, before)
+    except BaseException:
+        await asyncio.to_thread(_undo, Path(plan.root), undo)
+        raise
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    root: str
+    images: list[checkpoints.Checkpoint]
+    doomed: list[str]  # the children spawned from the cut on and their descendants, each before its children
+
+
+@dataclass(frozen=True, slots=True)
+class _Cut:
+    truncated: TranscriptTruncatedData
+    session: Session
+    gauge: TokenUsage
+    withdrawn: list[InputCanceledData]  # the removed children's reports and notices the session had queued
+    removed: list[str]  # deepest first
+
+
+def _plan(conn: sqlite3.Connection, sid: str, before: int, with_files: bool) -> _Plan:
     _check(conn, sid, before)
     record_ = q.get_session(conn, sid)
     assert record_ is not None
-    return record_.session.root, checkpoints.images_at(conn, sid, before) if with_files else []
+    images = checkpoints.images_at(conn, sid, before) if with_files else []
+    return _Plan(record_.session.root, images, trees.spawned_since(conn, sid, before))
 
 
-def _truncate(conn: sqlite3.Connection, sid: str, before: int) -> tuple[TranscriptTruncatedData, Session, TokenUsage]:
+def _truncate(conn: sqlite3.Connection, sid: str, before: int) -> _Cut:
     _check(conn, sid, before)  # again, under the write lock: another process may have opened a run meanwhile
+    doomed = trees.spawned_since(conn, sid, before)
+    for child in doomed:  # stopped here (`retiring`); a run still open is another process's
+        rec = q.get_session(conn, child)
+        if rec is not None and rec.open_run_id is not None:
+            raise EngineError(ErrorCode.SESSION_BUSY, "a child session spawned after that message has an active run")
+    withdrawn = reports.withdraw(conn, sid, set(doomed))
+    for child in reversed(doomed):
+        q.delete_session(conn, child)
     q.delete_messages_from(conn, sid, before)
     left = [transcript.parse_message(p) for p in q.all_messages(conn, sid)]
     gauge = transcript.context_of(left)
@@ -91,7 +138,21 @@ def _truncate(conn: sqlite3.Connection, sid: str, before: int) -> tuple[Transcri
     )
     fresh = q.get_session(conn, sid)
     assert fresh is not None
-    return data, fresh.session, gauge
+    return _Cut(data, fresh.session, gauge, withdrawn, list(reversed(doomed)))
+
+
+def _announce(live: LiveSessions, cut: _Cut) -> None:
+    sid = cut.session.id
+    live.emit("transcript.truncated", cut.truncated)
+    for canceled in cut.withdrawn:
+        live.emit("input.canceled", canceled)
+    live.summary_changed(cut.session)
+    resident = live.get(sid)
+    resident.context_usage = cut.gauge
+    resident.queued = max(0, resident.queued - len(cut.withdrawn))
+    live.activity_changed(resident)
+    for child in cut.removed:
+        live.removed(child)
 
 
 def _check(conn: sqlite3.Connection, sid: str, before: int) -> None:

@@ -14,6 +14,8 @@ _SUBTREE = (
     "WITH RECURSIVE tree(id) AS (SELECT ?1 UNION ALL SELECT s.id FROM sessions s JOIN tree ON s.parent_id = tree.id)"
 )
 
+_CHILDREN = "SELECT id FROM sessions WHERE parent_id = ? ORDER BY created_at_ms, id"
+
 
 def ancestors(conn: sqlite3.Connection, session_id: str) -> list[tuple[str, str | None]]:
     """(id, name) of the session and each session above it, the session first and the tree's root last."""
@@ -49,6 +51,20 @@ def child_named(conn: sqlite3.Connection, parent_id: str, name: str) -> str | No
     """The id of the parent's child called `name`, or None."""
     row = conn.execute("SELECT id FROM sessions WHERE parent_id = ? AND name = ?", (parent_id, name)).fetchone()
     return None if row is None else str(row[0])
+
+
+def spawned_since(conn: sqlite3.Connection, parent_id: str, message_id: int) -> list[str]:
+    """The parent's children spawned in message `message_id` or a later one, and every session below them, each
+    session before its own children (a rewind before that message removes them: session/rewind.py)."""
+    rows = conn.execute(
+        "SELECT id FROM sessions WHERE parent_id = ? AND parent_message_id >= ? ORDER BY created_at_ms, id",
+        (parent_id, message_id),
+    ).fetchall()
+    out, frontier = [str(r[0]) for r in rows], [str(r[0]) for r in rows]
+    while frontier:
+        frontier = [str(r[0]) for p in frontier for r in conn.execute(_CHILDREN, (p,))]
+        out += frontier
+    return out
 
 
 def subtree(conn: sqlite3.Connection, session_id: str) -> list[str]:

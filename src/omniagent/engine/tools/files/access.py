@@ -11,7 +11,14 @@ import stat
 from omniagent.engine.tools.context import ToolError
 from omniagent.engine.tools.files.beneath import Opened, Slot
 
-__all__ = ["check_regular_file", "decode_text", "read_existing", "write_bytes_atomically", "write_text_atomically"]
+__all__ = [
+    "check_regular_file",
+    "decode_text",
+    "read_existing",
+    "write_bytes_atomically",
+    "write_link_atomically",
+    "write_text_atomically",
+]
 
 # Bytes read per call when slurping a file.
 READ_CHUNK = 1024 * 1024
@@ -79,7 +86,7 @@ def write_text_atomically(slot: Slot, text: str, mode: int | None) -> None:
 
 def write_bytes_atomically(slot: Slot, data: bytes, mode: int | None) -> None:
     """`write_text_atomically` for bytes (a checkpoint put back may hold any content)."""
-    temp = f".{slot.name[:200]}.{secrets.token_hex(4)}.tmp"
+    temp = _temp_name(slot)
     fd = os.open(temp, _CREATE_FLAGS, 0o600, dir_fd=slot.dir_fd)
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -90,6 +97,27 @@ def write_bytes_atomically(slot: Slot, data: bytes, mode: int | None) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temp, dir_fd=slot.dir_fd)
         raise
+
+
+def write_link_atomically(slot: Slot, target: str) -> None:
+    """Make the name at `slot` a symbolic link to `target` (its text as given, which may lead anywhere: a link is
+    made, nothing is written where it points), replacing whatever file or link is there in one rename.
+
+    Raises:
+        OSError: the directory is not writable, or a directory stands at the name; nothing is then changed.
+    """
+    temp = _temp_name(slot)
+    os.symlink(target, temp, dir_fd=slot.dir_fd)
+    try:
+        os.replace(temp, slot.name, src_dir_fd=slot.dir_fd, dst_dir_fd=slot.dir_fd)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp, dir_fd=slot.dir_fd)
+        raise
+
+
+def _temp_name(slot: Slot) -> str:
+    return f".{slot.name[:200]}.{secrets.token_hex(4)}.tmp"
 
 
 def _read_umask() -> int:

@@ -50,7 +50,7 @@ class Opened:
 @dataclass(slots=True)
 class Slot:
     """Where a file is (or will be) written: an fd of its directory and its name there (not a symlink when
-    resolved), with its workspace-relative path. `close()` releases the directory fd."""
+    resolved, unless asked for as it is), with its workspace-relative path. `close()` releases the directory fd."""
 
     dir_fd: int
     name: str
@@ -75,11 +75,12 @@ def open_beneath(root: Path, path: str) -> Opened:
     return Opened(fd, rel, stat.S_ISDIR(os.fstat(fd).st_mode))
 
 
-def slot_beneath(root: Path, path: str, *, create_dirs: bool) -> Slot:
+def slot_beneath(root: Path, path: str, *, create_dirs: bool, follow_last: bool = True) -> Slot:
     """The directory fd and final name to write `path` at inside `root`; missing parents made when `create_dirs`.
 
     A final component that is a link is followed (inside only), so writing a link to an inside file writes that
-    file, as a plain path would.
+    file, as a plain path would. Without `follow_last` the final name is the slot whatever stands there (a link
+    itself, to be replaced or removed: a file checkpoint put back, checkpoint.py); its parents are still walked.
 
     Raises:
         ToolError: as `open_beneath`, or the path names the workspace root itself.
@@ -87,7 +88,7 @@ def slot_beneath(root: Path, path: str, *, create_dirs: bool) -> Slot:
     """
     walk = _Walk(root, path)
     try:
-        dir_fd, name = walk.run(create_dirs=create_dirs, open_last=False)
+        dir_fd, name = walk.run(create_dirs=create_dirs, open_last=False, follow_last=follow_last)
         rel = walk.rel(name)
     finally:
         walk.close()
@@ -117,9 +118,10 @@ class _Walk:
     def rel(self, name: str = "") -> str:
         return "/".join([*self.names, name] if name else self.names) or "."
 
-    def run(self, *, create_dirs: bool, open_last: bool) -> tuple[int, str]:
+    def run(self, *, create_dirs: bool, open_last: bool, follow_last: bool = True) -> tuple[int, str]:
         """Walk every component. Returns (an fd of the last one, its rel path) when `open_last`, else (a dup of
-        the parent's fd, the last name). The fds returned are the caller's."""
+        the parent's fd, the last name: a link there followed only with `follow_last`). The fds returned are the
+        caller's."""
         while self.pending:
             name = self.pending.popleft()
             if name in ("", "."):
@@ -129,7 +131,7 @@ class _Walk:
                 continue
             last = not any(p not in ("", ".") for p in self.pending)
             if last and not open_last:
-                if self._follow_if_link(name):
+                if follow_last and self._follow_if_link(name):
                     continue
                 return os.dup(self.stack[-1]), name
             fd = self._open(name, directory=not last, create=create_dirs and not last)
