@@ -39,7 +39,14 @@ from omniagent.protocols.sidecar.events import (
 )
 from omniagent.runtime.advice import first_run, login_hint, rejected_hint
 from omniagent.runtime.catalog import ENGINE_ID, ConnectionKind, profile
-from omniagent.runtime.errors import AgentError, AuthRequired, InvalidConfiguration, NotInstalled, SessionClosed
+from omniagent.runtime.errors import (
+    AgentError,
+    AuthRequired,
+    InvalidConfiguration,
+    NotInstalled,
+    ProcessExited,
+    SessionClosed,
+)
 from omniagent.runtime.options import OpenOptions
 from omniagent.runtime.runtime import EngineChoice, MockScript, MockScriptError, Runtime
 from omniagent.runtime.session import Session
@@ -315,7 +322,8 @@ def _exit_code(renderer: Renderer, outcome: _Outcome) -> int:
         return EXIT_COMPLETED
     if isinstance(stop, Failed):
         reason = f"the turn failed: {stop.message}"
-        if outcome.error is not None:
+        # An agent's death is already in the turn's message, with its status and stderr: not said twice.
+        if outcome.error is not None and not isinstance(outcome.error, ProcessExited):
             reason += f" ({outcome.error})"
     elif isinstance(stop, Refused):
         reason = "the agent refused the prompt"
