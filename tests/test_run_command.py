@@ -52,7 +52,8 @@ def test_completed_turn_prints_text_reasoning_tools_diff_and_plan_and_exits_0(tm
         assert f"Write hello.txt  {status}" in "\n".join(lines)
     assert [line for line in lines if line in ("    -hi", "    +hello")] == ["    -hi", "    +hello"]
     assert "  [x] write hello.txt" in lines and "  [~] say hello" in lines
-    assert "using Mock (mock)" in out.stderr  # no --agent: the pick is announced, on stderr
+    # no --agent: the pick is announced, on stderr
+    assert "omniagent: using Mock (the agent the --mock script plays)\n" in out.stderr
 
 
 def test_failed_turn_exits_1_with_the_reason_on_stderr(tmp_path: Path) -> None:
@@ -87,7 +88,7 @@ def test_json_prints_only_schema_valid_event_lines_ending_with_the_turn(tmp_path
     assert [event["sequence"] for event in events] == list(range(1, len(events) + 1))
     assert events[0]["kind"] == {"TurnStarted": {"origin": {"Prompt": "p1"}}}
     assert events[-1]["kind"]["TurnEnded"]["stop"] == {"Completed": {"source": "Protocol"}}
-    assert "using Mock (mock)" in out.stderr
+    assert "omniagent: using Mock (the agent the --mock script plays)\n" in out.stderr
 
 
 def test_permission_without_a_terminal_is_denied_and_the_turn_goes_on(tmp_path: Path) -> None:

@@ -92,6 +92,7 @@ def test_a_local_openai_compatible_server_needs_no_key(tmp_path: Path) -> None:
         )
         assert done.returncode == 0, done.stderr
         assert "local hello" in done.stdout
+        assert "omniagent: using our engine with ollama/qwen3:8b (ollama needs no key)\n" in done.stderr
         request = llm.requests[-1]
         assert request.path == "/v1/chat/completions"
         assert isinstance(request.body, dict) and request.body["model"] == "qwen3:8b"

@@ -1,6 +1,7 @@
 """Provider answers that are not the protocol, over a real `omniagent rpc` against the fake LLM server: a `200`
 that is not an event stream (a captive portal) fails at once, naming the URL and the content type; a stream that
-goes silent after its headers is a retryable `timeout` after the idle timeout (docs/providers.md)."""
+goes silent after its headers is a retryable `timeout` after the idle timeout; an error answer's own message is
+kept in the run's failure, bounded and without the key (docs/providers.md)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from omniagent.testing import FakeLLMServer, RawReply, Reply
+from omniagent.testing import ErrorReply, FakeLLMServer, RawReply, Reply
 from tests.engine.rpc_harness import RpcProcess, write_providers
 
 PROVIDERS = {"anthropic_messages": "fake-anthropic", "openai_chat": "fake-chat", "openai_responses": "fake-responses"}
@@ -17,8 +18,12 @@ PATHS = {"fake-anthropic": "/v1/messages", "fake-chat": "/v1/chat/completions", 
 IDLE = "1.5"
 
 
+# A key shaped like the real ones, so a provider echoing it back is a leak the test can see.
+KEY = "sk-test-provider-key-0123456789abcdef"
+
+
 async def _run(tmp_path: Path, llm: FakeLLMServer, provider: str, env: dict[str, str]) -> tuple[RpcProcess, str]:
-    write_providers(tmp_path / "data", llm)
+    write_providers(tmp_path / "data", llm, key=KEY)
     rpc = await RpcProcess.start(tmp_path / "data", env)
     workspace = tmp_path / "ws"
     workspace.mkdir()
@@ -70,6 +75,46 @@ async def test_a_stream_silent_after_its_headers_is_a_retried_timeout(
     assert len(llm.requests) == 2
     history = await rpc.call("session.history", {"session_id": sid, "before_message_id": 2**53 - 1})
     assert history["messages"][-1]["content"][0]["text"] == "the second attempt answers"
+    assert await rpc.close() == 0
+
+
+@pytest.mark.parametrize("provider", list(PROVIDERS.values()))
+async def test_a_400_fails_the_run_with_the_providers_own_message_without_the_key(
+    tmp_path: Path, llm: FakeLLMServer, provider: str
+) -> None:
+    """Issue 26: a 400's own message (what was wrong with the request) is kept in `run.done`'s failure message,
+    after our sentence; a key the provider echoes back is redacted, and a long message is cut."""
+    said = f"tools.0.input_schema: Field required (sent with key {KEY})"
+    llm.enqueue(ErrorReply(400, "invalid_request_error", message=said + " " + "y" * 5000))
+    rpc, _ = await _run(tmp_path, llm, provider, {})
+    done = await rpc.broadcast("run.done")
+    outcome = rpc.lines[done]["params"]["outcome"]
+    assert outcome["type"] == "failed" and outcome["code"] == "provider", outcome
+    message = outcome["message"]
+    assert message.startswith("The provider rejected the request as invalid."), message
+    assert "tools.0.input_schema: Field required (sent with key [redacted])" in message, message
+    assert KEY not in message and KEY not in "\n".join(str(line) for line in rpc.lines)
+    assert len(message) < 1000 and "y" * 5000 not in message
+    assert await rpc.close() == 0
+    assert KEY not in await rpc.stderr()
+
+
+async def test_a_gemini_400_keeps_its_message_without_the_key(tmp_path: Path, llm: FakeLLMServer) -> None:
+    """Gemini's `{"error": {"message"}}` too: its key went in `x-goog-api-key`, and is redacted when echoed."""
+    key = "AIzaSyFakeGoogleKeyForTests0123456789"
+    llm.enqueue(ErrorReply(400, message=f'Invalid JSON payload received. Unknown name "tool" (key {key})'))
+    env = {"GOOGLE_API_KEY": key, "GOOGLE_GEMINI_BASE_URL": llm.url}
+    rpc = await RpcProcess.start(tmp_path / "data", env)
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    params = {"workspace_path": str(workspace), "model": "gemini/gemini-2.5-flash"}
+    sid = (await rpc.call("session.create", params))["session"]["id"]
+    content = [{"type": "text", "text": "hi"}]
+    await rpc.call("session.send_input", {"session_id": sid, "input": {"type": "content", "content": content}})
+    done = await rpc.broadcast("run.done")
+    message = rpc.lines[done]["params"]["outcome"]["message"]
+    assert 'Invalid JSON payload received. Unknown name "tool" (key [redacted])' in message, message
+    assert key not in message
     assert await rpc.close() == 0
 
 

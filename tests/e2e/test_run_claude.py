@@ -89,6 +89,8 @@ async def test_run_prefers_claude_over_claude_code_acp_when_both_are_installed(t
         acp.chmod(0o755)
         env = _without_engine(world.runtime_env, tmp_path / "user") | {"OMNIAGENT_CLAUDE_CODE_ACP_BIN": str(acp)}
         code, _, rest, notes = await asyncio.to_thread(_terminal_run, ["create the marker file"], env, world.work)
+        launcher = world.launcher
     assert code == 0, notes
-    assert "using Claude Code (claude)" in notes
+    why = f"the first agent CLI found: {launcher}; our engine has no model provider key"
+    assert f"omniagent: using Claude Code ({why})\n" in notes
     assert "tool done" in rest

@@ -5,8 +5,14 @@ Every line is schema-checked and held to G1-G4 by the client (`tests/e2e/sidecar
 
 from __future__ import annotations
 
+import os
+import sys
+from pathlib import Path
+
 from omniagent._version import __version__
 from tests.e2e.sidecar_client import Sidecar, kind_of, statuses, texts
+
+FAKE_ACP_AGENT = Path(__file__).resolve().parents[1] / "fixtures" / "acp_agents" / "fake_agent.py"
 
 
 async def test_hello_is_the_first_line_and_discover_lists_the_mock_agent_under_the_callers_id() -> None:
@@ -110,10 +116,35 @@ async def test_an_agent_death_ends_the_turn_failed_then_sends_process_exited_the
         assert before[ended_at - 1] == "MessageEnded"
         assert set(before[ended_at + 1 :]) <= {"StatusChanged"}  # only bookkeeping between the end and the error
         ended = mine[ended_at]["event"]["kind"]["TurnEnded"]
-        assert ended["stop"] == {"Failed": {"message": "agent exited during the turn"}}
+        assert ended["stop"] == {"Failed": {"message": "agent exited during the turn (9): mock died"}}
         assert all("event" in line for line in mine[error_at + 1 : -1])
         assert mine[-1] == {"closed": session}
         assert (await sidecar.error("prompt", session=session, text="again"))["kind"] == "SessionClosed"
+
+
+async def test_an_acp_agent_dying_mid_turn_is_reported_with_its_exit_status_and_stderr_tail(tmp_path: Path) -> None:
+    """Issue 26: a real agent process (the ACP fake, inline) writes to stderr and exits 3 mid-turn: TurnEnded
+    Failed and the ProcessExited error both carry "exit status: 3" and its last stderr lines, at most 2,000
+    characters of them, with the value of a secret variable of its environment redacted."""
+    key = "fake-agent-key-0123456789abcdef"
+    async with Sidecar.running(env={**os.environ, "FAKE_AGENT_KEY": key}) as sidecar:
+        fake = {"name": "fake-acp", "path": sys.executable, "args": [str(FAKE_ACP_AGENT), "--max-version", "1"]}
+        agent = {"acp": fake}
+        session = (await sidecar.ok("open", agent=agent, dir=str(tmp_path)))["id"]
+        await sidecar.send("prompt", session=session, text="crash")
+        await sidecar.wait_closed(session)
+        mine = [line for line in sidecar.lines if _belongs_to(line, session)]
+    [error] = [line["error"] for line in mine if "error" in line]
+    assert error["kind"] == "ProcessExited" and error["status"] == "exit status: 3", error
+    assert error["stderr"].startswith("…") and len(error["stderr"]) == 2000, error
+    tail = "x\nfake agent: retrying with key [redacted]\nfake agent: out of memory, giving up"
+    assert error["stderr"].endswith(tail), error
+    assert error["message"] == f"agent process exited (exit status: 3): {error['stderr']}"
+    events = [line["event"] for line in mine if "event" in line]
+    [ended] = [event["kind"]["TurnEnded"] for event in events if kind_of(event) == "TurnEnded"]
+    failed = f"agent exited during the turn (exit status: 3): {error['stderr']}"
+    assert ended["stop"] == {"Failed": {"message": failed}}
+    assert key not in str(sidecar.lines)
 
 
 async def test_an_event_with_text_that_has_no_utf8_form_is_still_delivered_in_sequence() -> None:

@@ -7,6 +7,10 @@ from typing import Any
 from omniagent.errors import OmniagentError
 from omniagent.protocols.sidecar.agents import LoginMethod
 from omniagent.protocols.sidecar.lines import ErrorBody, ErrorKind
+from omniagent.wire.redact import clip, named_secrets, redact
+
+# Characters of an agent's stderr an error carries: its last lines, not a whole log.
+STDERR_CHARS = 2000
 
 
 class AgentError(OmniagentError):
@@ -105,12 +109,22 @@ class ProtocolFailed(_WithDetail):
 
 
 class ProcessExited(AgentError):
+    """The agent process ended by itself: `status` is its exit status (or signal) as text, `stderr` its last stderr
+    lines, redacted of secrets (those of our environment, which the agent inherits, and key-shaped words) and cut
+    to the last STDERR_CHARS characters."""
+
     kind = ErrorKind.PROCESS_EXITED
 
     def __init__(self, status: str, stderr: str) -> None:
+        stderr = clip(redact(stderr, named_secrets()), STDERR_CHARS, keep_end=True)
         super().__init__(f"agent process exited ({status}): {stderr}")
         self.status = status
         self.stderr = stderr
+
+    def during_turn(self) -> str:
+        """The failure of the turn this exit cut short, with the status and the stderr tail: often the only
+        account of why the agent died."""
+        return f"agent exited during the turn ({self.status})" + (f": {self.stderr}" if self.stderr else "")
 
     def fields(self) -> dict[str, Any]:
         return {"status": self.status, "stderr": self.stderr}

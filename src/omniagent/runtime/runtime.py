@@ -16,6 +16,7 @@ import logging
 import os
 from collections.abc import Mapping
 from contextlib import AsyncExitStack, suppress
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -81,6 +82,14 @@ from omniagent.runtime.stream import EventStream
 from omniagent.runtime.turns import SessionLoop, Timing
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class EngineChoice:
+    """The model a new session of our engine would run, and what lets its provider run it, in words for a person."""
+
+    model: str  # the `provider/model` selector
+    because: str  # e.g. "ANTHROPIC_API_KEY is set": where the key is, never the key
 
 
 class Runtime:
@@ -191,12 +200,19 @@ class Runtime:
     def engine_ready(self) -> bool:
         """Whether our engine can run a turn now: a provider with a model and a key (reads the catalog and the key
         file; no network). False under a mock script, which replaces every agent."""
-        if self._mock is not None:
-            return False
-        # Imported on first use: the engine is not needed to drive the other agents.
-        from omniagent.runtime.adapters.engine.info import engine_ready
+        return self.engine_choice() is not None
 
-        return engine_ready()
+    def engine_choice(self, model: str | None = None) -> EngineChoice | None:
+        """The model a new engine session would run (`model`, else the engine's default) and what lets its
+        provider run it, in words for a person (`ANTHROPIC_API_KEY is set`; never a key); None when it cannot run
+        now, and under a mock script. Reads the catalog and the key file; no network."""
+        if self._mock is not None:
+            return None
+        # Imported on first use: the engine is not needed to drive the other agents.
+        from omniagent.runtime.adapters.engine.info import engine_choice
+
+        found = engine_choice(model)
+        return EngineChoice(*found) if found is not None else None
 
     # --- sessions ------------------------------------------------------------------------------------------
 

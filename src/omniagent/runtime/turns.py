@@ -495,7 +495,8 @@ class SessionLoop:
         elif isinstance(event, d.AuthLost):
             self._on_fatal(AuthRequired(event.login, rejected=event.rejected), "agent needs login")
         elif isinstance(event, d.Exited):
-            self._on_fatal(ProcessExited(event.status, event.stderr), "agent exited during the turn")
+            exited = ProcessExited(event.status, event.stderr)
+            self._on_fatal(exited, exited.during_turn())
 
     def _on_adapter_event(self, event: d.AdapterEvent) -> None:
         kind = event.kind
@@ -570,7 +571,8 @@ class SessionLoop:
     def _on_channel_end(self) -> None:
         if self._phase is not Phase.CLOSING and self._error is None:
             # The adapter ended without saying why: treat it as an exit we know nothing about.
-            self._on_fatal(ProcessExited("unknown", ""), "agent exited during the turn")
+            exited = ProcessExited("unknown", "")
+            self._on_fatal(exited, exited.during_turn())
 
     def _apply_info(self, info: d.DriverInfo) -> None:
         self.driver_info = info

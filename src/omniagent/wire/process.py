@@ -1,5 +1,8 @@
 """Child processes with piped stdio: spawn in its own process group, keep the stderr tail, close in steps.
 
+The stderr tail is kept redacted (`redact.py`): the values of the secret-named variables the child was given, and
+anything key-shaped, never reach an error report or a debug log.
+
 Use as `async with open_process(argv) as child:`; `child.stdout` / `child.stdin` are the streams a `Peer` or a
 line reader runs on. Leaving the block closes the child: stdin EOF → `CLOSE_GRACE` → SIGTERM to the group →
 `TERM_GRACE` → SIGKILL to the group. The close is bounded, and a cancelled close still kills the group.
@@ -20,6 +23,7 @@ from types import TracebackType
 
 from omniagent.wire.errors import WireError
 from omniagent.wire.jsonl import MAX_LINE_BYTES, read_lines
+from omniagent.wire.redact import named_secrets, redact
 
 log = logging.getLogger(__name__)
 
@@ -92,6 +96,8 @@ class ChildProcess:
         self._close_grace = close_grace
         self._term_grace = term_grace
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=stderr_lines)
+        # What the child may print of its environment (its own keys, in a crash dump or a debug line).
+        self._secrets = named_secrets(env)
         self._proc: asyncio.subprocess.Process | None = None
         self._tg: asyncio.TaskGroup | None = None
         self._stderr_task: asyncio.Task[None] | None = None
@@ -162,7 +168,7 @@ class ChildProcess:
         return self._process().returncode
 
     def stderr_tail(self) -> list[str]:
-        """The last stderr lines (decoded, newline stripped), oldest first."""
+        """The last stderr lines (decoded, newline stripped, secrets redacted), oldest first."""
         return list(self._stderr_tail)
 
     async def wait(self) -> ExitStatus:
@@ -226,7 +232,7 @@ class ChildProcess:
         assert stream is not None
         async for line in read_lines(stream, max_bytes=STDERR_LINE_BYTES):
             if isinstance(line, bytes):
-                text = line.decode(errors="replace")
+                text = redact(line.decode(errors="replace"), self._secrets)
                 self._stderr_tail.append(text)
                 log.debug("%s stderr: %s", self.argv[0], text)
             else:

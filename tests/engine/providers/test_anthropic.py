@@ -182,7 +182,7 @@ async def test_cache_breakpoints_mark_the_frame_and_the_two_newest_messages_neve
 async def test_error_status_maps_to_run_error_code(
     llm: FakeLLMServer, status: int, error_type: str, message: str, code: str, retryable: bool
 ) -> None:
-    """providers.md §1 error table → yuke RunErrorCode; the message is our fixed sentence, not the provider's."""
+    """providers.md §1 error table → yuke RunErrorCode; the message is our sentence, then the provider's own."""
     llm.enqueue(ErrorReply(status, error_type, message=message))
     error = await failure(provider(llm))
     assert (error.code, error.status, error.retryable, error.content_streamed) == (
@@ -191,7 +191,18 @@ async def test_error_status_maps_to_run_error_code(
         retryable,
         False,
     )
-    assert message not in str(error) and KEY not in repr(error)
+    assert str(error).endswith(f' The provider said: "{message}"') and KEY not in repr(error)
+
+
+async def test_a_key_echoed_in_the_providers_message_is_redacted(llm: FakeLLMServer) -> None:
+    """Issue 26: the provider's own words are kept, but never the key it was sent (`x-api-key`), nor a stranger
+    that looks like one; many lines become one, and a page-long message is cut."""
+    said = f"invalid x-api-key: {KEY}\nalso saw sk-other-looking-key-9876543210 " + "z" * 2000
+    llm.enqueue(ErrorReply(401, "authentication_error", message=said))
+    error = await failure(provider(llm))
+    assert 'The provider said: "invalid x-api-key: [redacted] also saw [redacted] zzz' in str(error)
+    assert KEY not in str(error) and "sk-other" not in str(error) and "\n" not in str(error)
+    assert str(error).endswith('…"') and len(str(error)) < 600
 
 
 async def test_retry_after_header_is_read_as_seconds(llm: FakeLLMServer) -> None:

@@ -163,7 +163,14 @@ async def test_error_status_maps_to_run_error_code(
     llm.enqueue(ErrorReply(status, message=message))
     error = await failure(provider(llm))
     assert (error.code, error.status, error.retryable) == (RunErrorCode(code), status, retryable)
-    assert message not in str(error) and KEY not in repr(error)
+    assert str(error).endswith(f' The provider said: "{message}"') and KEY not in repr(error)
+
+
+async def test_a_key_echoed_in_the_error_message_is_redacted(llm: FakeLLMServer) -> None:
+    """Issue 26: the key went in `x-goog-api-key`; echoed back in Gemini's message, it is redacted."""
+    llm.enqueue(ErrorReply(400, message=f"API key not valid: {KEY}. Please pass a valid API key."))
+    error = await failure(provider(llm))
+    assert str(error).endswith('The provider said: "API key not valid: [redacted]. Please pass a valid API key."')
 
 
 async def test_a_retry_info_delay_in_the_error_body_is_the_retry_floor(llm: FakeLLMServer) -> None:

@@ -122,6 +122,18 @@ async def test_error_answer_maps_to_run_error_code(
     assert (error.code, error.retryable) == (RunErrorCode(code), retryable)
 
 
+async def test_a_bearer_key_echoed_in_the_error_message_is_redacted(llm: FakeLLMServer) -> None:
+    """Issue 26: OpenAI's 401 quotes the key it refused (masked, `sk-proj-****cdef`); neither that nor the whole
+    key sent as `Bearer` reaches our message, the rest of the provider's words do."""
+    said = f"Incorrect API key provided: sk-proj-****cdef (sent {KEY}). You can find your API key at the dashboard."
+    llm.enqueue(ErrorReply(401, "invalid_request_error", code="invalid_api_key", message=said))
+    error = await failure(provider(llm))
+    assert str(error).endswith(
+        'The provider said: "Incorrect API key provided: [redacted] (sent [redacted]). You can find your API key at '
+        'the dashboard."'
+    )
+
+
 async def test_retry_after_ms_is_preferred_and_read_in_milliseconds(llm: FakeLLMServer) -> None:
     """providers.md §2 headers: retry-after-ms (honoured by the SDKs) over retry-after."""
     llm.enqueue(ErrorReply(429, code="rate_limit_exceeded", retry_after=9, retry_after_ms=1500))

@@ -64,7 +64,8 @@ async def test_a_slow_consumer_through_a_small_adapter_buffer_gets_every_event_i
 
 
 async def test_agent_death_fails_the_turn_then_the_stream_raises_process_exited() -> None:
-    """anyagent §6/§17 crash path: TurnEnded Failed "agent exited during the turn", then ProcessExited status 9."""
+    """anyagent §6/§17 crash path: TurnEnded Failed "agent exited during the turn" with the status and stderr,
+    then ProcessExited status 9."""
     async with mock_session({"turns": [[text("hi"), "Die"]]}) as (_, session):
         await session.prompt("go")
         seen = []
@@ -74,7 +75,7 @@ async def test_agent_death_fails_the_turn_then_the_stream_raises_process_exited(
                     seen.append(event)
         assert died.value.status == "9" and died.value.stderr == "mock died"
         ended = [e.kind for e in seen if isinstance(e.kind, TurnEnded)]
-        assert ended == [TurnEnded(stop=Failed(message="agent exited during the turn"))]
+        assert ended == [TurnEnded(stop=Failed(message="agent exited during the turn (9): mock died"))]
         with pytest.raises(SessionClosed):
             await session.prompt("again")
 

@@ -1,18 +1,21 @@
 """Provider failures as data: each failure kind → (class, RunErrorCode, safe sentence), and the status classifier.
 
-The sentence is what reaches the wire (`run.done{failed{message}}`, `retrying` activity): fixed text that can never
-echo a key or provider-supplied text. Provider bodies are read only to pick a kind, never to build a message.
+The message is what reaches the wire (`run.done{failed{message}}`, `retrying` activity): our fixed sentence, then,
+for an HTTP error answer, the provider's own message (what was wrong with the request is often only there), quoted
+after "The provider said:". Those words pass `provider_words` first: secrets redacted (the credential headers we
+sent, anything key-shaped), escapes dropped, one line, at most MAX_PROVIDER_WORDS characters.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum, StrEnum
 
 import httpx
 
 from omniagent.engine.providers.neutral import ProviderError, RunErrorCode
+from omniagent.wire.redact import clip, redact
 
 
 class FailureClass(Enum):
@@ -84,6 +87,9 @@ FAILURES: Mapping[FailureKind, Failure] = {
     FailureKind.NOT_EVENT_STREAM: Failure(_P, _C.PROTOCOL, "The answer is not an event stream"),
 }
 
+# Characters of a provider's own error message kept in ours: its sentence, never a body the size of a page.
+MAX_PROVIDER_WORDS = 500
+
 # Fragments of provider error text that mean "the prompt does not fit", across vendors.
 _OVERFLOW_MARKERS = (
     "prompt is too long",
@@ -102,15 +108,18 @@ def provider_error(
     content_streamed: bool = False,
     detail: str | None = None,
     body: object = None,
+    said: str | None = None,
 ) -> ProviderError:
     """Build the `ProviderError` for `kind`, reading retry hints from response `headers` when given, else from the
     error `body` (Gemini's `RetryInfo`).
 
     `detail` (our own facts, e.g. a URL without query and a checked media type; never provider text) is appended
-    to the kind's sentence.
+    to the kind's sentence; `said` (the provider's own message, from `provider_words`) is quoted after it.
     """
     failure = FAILURES[kind]
     sentence = failure.sentence if detail is None else f"{failure.sentence}: {detail}."
+    if said:
+        sentence += f' The provider said: "{said}"'
     retryable = failure.failure_class is not FailureClass.PERMANENT
     retry_after = None
     if headers is not None:
@@ -129,6 +138,14 @@ def provider_error(
         retryable=retryable,
         content_streamed=content_streamed,
     )
+
+
+def provider_words(message: str, secrets: Iterable[str] = ()) -> str | None:
+    """A provider's error message made fit to quote in ours: `secrets` (the credentials the call sent) and anything
+    key-shaped redacted, escapes dropped, whitespace runs made one space, cut to MAX_PROVIDER_WORDS characters;
+    None when nothing is left."""
+    words = " ".join(redact(message, secrets).split())
+    return clip(words, MAX_PROVIDER_WORDS) if words else None
 
 
 def classify_status(status: int, error_type: str, error_code: str, error_message: str) -> FailureKind:

@@ -238,7 +238,8 @@ class RunErrorCode(StrEnum):
 
 
 class ProviderError(OmniagentError):
-    """A model call failed. `str(error)` is a fixed, safe sentence: never a key, never raw provider text.
+    """A model call failed. `str(error)` is a safe sentence: ours, then at most the provider's own error message,
+    redacted and bounded (`failures.provider_words`); never a key.
 
     Attributes:
         code: the yuke RunErrorCode for `run.done{failed}` and `retrying` activity.

@@ -103,15 +103,15 @@ async def _chat(options: ChatOptions, directory: str, script: MockScript | None)
     renderer = HumanRenderer(RichScreen(text), RichScreen(Console(stderr=True, highlight=False)), root=directory)
     async with Runtime(mock=script) as runtime:
         try:
-            agent, why = await pick_agent(runtime, options.agent, mock=script is not None)
+            agent, using = await pick_agent(runtime, options.agent, mock=script is not None, model=options.model)
         except NoAgent as error:
             renderer.note(str(error), style="red")
             return EXIT_NO_AGENT
         resume = None
         if options.resume:
             agent, resume = await _resumed(runtime, renderer, directory, agent, named=options.agent is not None)
-        if options.agent is None and resume is None:
-            renderer.note(f"using {agent.name} ({agent.id}): {why}", style="dim")
+        if using is not None and resume is None:
+            renderer.note(using, style="dim")
         mode = PermissionMode.AUTO_APPROVE if options.yes else PermissionMode.ASK
         opening = OpenOptions(resume=resume, permission_mode=mode)
         session = await open_session(runtime, renderer, agent, directory, opening, options.model)

@@ -2,9 +2,10 @@
 
     omniagent run [--agent ID] [--yes] [--json] PROMPT
 
-Picks the agent (`choose_agent`: a ready engine first, else the first drivable agent; it says which and why),
-opens a session, sends the prompt, and reads the session's events until the turn ends: the renderer draws them
-(`render.py`), the asker answers the agent's requests (`ask.py`).
+Picks the agent (`choose_agent`: a ready engine first, else the first drivable agent; it says which, with the
+engine's model or where the agent was found, and why), opens a session, sends the prompt, and reads the session's
+events until the turn ends: the renderer draws them (`render.py`), the asker answers the agent's requests
+(`ask.py`).
 Exit codes (docs/run.md): 0 completed; 1 failed, refused, cancelled or the agent died; 2 usage; 3 no agent to
 run (none found, unknown, not drivable yet, or it needs a login); 130 interrupted with Ctrl-C.
 """
@@ -38,9 +39,16 @@ from omniagent.protocols.sidecar.events import (
 )
 from omniagent.runtime.advice import first_run, login_hint, rejected_hint
 from omniagent.runtime.catalog import ENGINE_ID, ConnectionKind, profile
-from omniagent.runtime.errors import AgentError, AuthRequired, InvalidConfiguration, NotInstalled, SessionClosed
+from omniagent.runtime.errors import (
+    AgentError,
+    AuthRequired,
+    InvalidConfiguration,
+    NotInstalled,
+    ProcessExited,
+    SessionClosed,
+)
 from omniagent.runtime.options import OpenOptions
-from omniagent.runtime.runtime import MockScript, MockScriptError, Runtime
+from omniagent.runtime.runtime import EngineChoice, MockScript, MockScriptError, Runtime
 from omniagent.runtime.session import Session
 
 EXIT_COMPLETED = 0
@@ -140,12 +148,16 @@ def is_engine(agent: AgentInstallation) -> bool:
     return agent.acp_args is None and row is not None and row.connection is ConnectionKind.ENGINE
 
 
-async def pick_agent(runtime: Runtime, wanted: str | None, *, mock: bool) -> tuple[AgentInstallation, str]:
-    """The named agent, or `choose_agent`'s pick, with the reason for the pick ("" when named); `mock`: the
-    runtime plays a mock script (its one agent is the pick). Raises: `NoAgent`."""
+async def pick_agent(
+    runtime: Runtime, wanted: str | None, *, mock: bool, model: str | None = None
+) -> tuple[AgentInstallation, str | None]:
+    """The named agent, or `choose_agent`'s pick with the line that says which it is and why (`using …`); None
+    for a named agent, and for the engine picked only because nothing else is there when it cannot run (the
+    error that follows says what to do). `mock`: the runtime plays a mock script (its one agent is the pick);
+    `model`: the `-m` the session will get. Raises: `NoAgent`."""
     if wanted is not None:
-        return await named_agent(runtime, wanted), ""
-    return await _default_agent(runtime, mock=mock)
+        return await named_agent(runtime, wanted), None
+    return await _default_agent(runtime, mock=mock, model=model)
 
 
 async def named_agent(runtime: Runtime, wanted: str) -> AgentInstallation:
@@ -163,36 +175,46 @@ async def named_agent(runtime: Runtime, wanted: str) -> AgentInstallation:
     return found
 
 
-async def _default_agent(runtime: Runtime, *, mock: bool) -> tuple[AgentInstallation, str]:
-    """`choose_agent`'s pick and why. A ready engine is the pick whatever else is installed, so then nothing is
-    discovered (no login shell is started)."""
-    ready: list[bool] = []  # remembered: the key files are read once, whoever asks
+async def _default_agent(runtime: Runtime, *, mock: bool, model: str | None) -> tuple[AgentInstallation, str | None]:
+    """`choose_agent`'s pick and the line saying it. A ready engine is the pick whatever else is installed, so
+    then nothing is discovered (no login shell is started)."""
+    ready: list[EngineChoice | None] = []  # remembered: the key files are read once, whoever asks
 
     def engine_ready() -> bool:
         if not ready:
-            ready.append(runtime.engine_ready())
-        return ready[0]
+            ready.append(runtime.engine_choice())
+        return ready[0] is not None
 
     if not mock and engine_ready():
         engine = await runtime.resolve(ENGINE_ID)
         if runtime.drivable(engine):
-            return engine, _why(engine, ready)
+            return engine, _using_engine(runtime, ready[0], model)
     report = await runtime.discover()
     chosen = choose_agent(report, runtime.drivable, engine_ready)
+    if chosen is not None and is_engine(chosen):
+        return chosen, _using_engine(runtime, ready[0] if ready else None, model)
     if chosen is not None:
-        return chosen, _why(chosen, ready)
+        if mock:
+            return chosen, f"using {chosen.name} (the agent the --mock script plays)"
+        why = f"the first agent CLI found: {chosen.executable_path}"
+        if ready:  # the engine was asked first, and could not run
+            why += "; our engine has no model provider key"
+        return chosen, f"using {chosen.name} ({why})"
     if not report.agents:
         raise NoAgent("no agent CLI found on this machine; `omniagent agents` lists what to install")
     names = ", ".join(agent.id for agent in report.agents)
     raise NoAgent(f"omniagent cannot drive any installed agent yet (installed: {names})")
 
 
-def _why(chosen: AgentInstallation, engine_ready: list[bool]) -> str:
-    if is_engine(chosen):
-        return "a model provider has a key" if engine_ready[-1] else "no other agent to drive"
-    if engine_ready:
-        return "the engine has no provider key"
-    return "the first installed agent omniagent can drive"
+def _using_engine(runtime: Runtime, default: EngineChoice | None, model: str | None) -> str | None:
+    """The engine's line: the model its session will run and what lets it (`-m`'s model when given), else, for a
+    `-m` it cannot run, only why the engine was picked; None when the engine cannot run at all."""
+    chosen = runtime.engine_choice(model) if model is not None else default
+    if chosen is not None:
+        return f"using our engine with {chosen.model} ({chosen.because})"
+    if default is not None:  # the session will refuse `-m` and say why
+        return f"using our engine ({default.because})"
+    return None
 
 
 async def _run(options: RunOptions, script: MockScript | None) -> int:
@@ -206,12 +228,12 @@ async def _run(options: RunOptions, script: MockScript | None) -> int:
     asker = _asker(options, renderer, notes, interactive=interactive)
     async with Runtime(mock=script) as runtime:
         try:
-            agent, why = await pick_agent(runtime, options.agent, mock=script is not None)
+            agent, using = await pick_agent(runtime, options.agent, mock=script is not None, model=options.model)
         except NoAgent as error:
             renderer.note(str(error), style="red")
             return EXIT_NO_AGENT
-        if options.agent is None:
-            renderer.note(f"using {agent.name} ({agent.id}): {why}", style="dim")
+        if using is not None:
+            renderer.note(using, style="dim")
         mode = PermissionMode.AUTO_APPROVE if options.yes else PermissionMode.ASK
         opening = OpenOptions(permission_mode=mode)
         session = await open_session(runtime, renderer, agent, options.directory or os.getcwd(), opening, options.model)
@@ -300,7 +322,8 @@ def _exit_code(renderer: Renderer, outcome: _Outcome) -> int:
         return EXIT_COMPLETED
     if isinstance(stop, Failed):
         reason = f"the turn failed: {stop.message}"
-        if outcome.error is not None:
+        # An agent's death is already in the turn's message, with its status and stderr: not said twice.
+        if outcome.error is not None and not isinstance(outcome.error, ProcessExited):
             reason += f" ({outcome.error})"
     elif isinstance(stop, Refused):
         reason = "the agent refused the prompt"

@@ -16,15 +16,18 @@ from typing import Any
 from omniagent.protocols.sidecar.base import Diagnostic, DiagnosticLevel
 from omniagent.protocols.sidecar.events import DiagnosticEvent
 from omniagent.runtime import driver as d
+from omniagent.runtime.errors import STDERR_CHARS
+from omniagent.wire.redact import clip
 
 # Last stderr lines carried by `Exited` and by handshake failures (anyagent §11.1).
 STDERR_TAIL = 6
 
 
 def stderr_tail(lines: Sequence[str]) -> str:
-    """The agent's last STDERR_TAIL non-blank stderr lines, each on a line of its own after a newline ("" if none)."""
+    """The agent's last STDERR_TAIL non-blank stderr lines, each on a line of its own after a newline ("" if none),
+    at most their last STDERR_CHARS characters (a line can be kilobytes long)."""
     kept = [line for line in lines if line.strip()][-STDERR_TAIL:]
-    return "\n" + "\n".join(kept) if kept else ""
+    return "\n" + clip("\n".join(kept), STDERR_CHARS, keep_end=True) if kept else ""
 
 
 class DriverLoop(ABC):

@@ -182,7 +182,8 @@ async def test_cancel_mid_stream_ends_the_turn_cancelled(tmp_path: Path, monkeyp
 async def test_a_failed_run_ends_the_turn_failed_with_the_engines_message(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue: run.done failed → TurnEnded Failed(message): the engine's sentence and its error code."""
+    """Issue: run.done failed → TurnEnded Failed(message): the engine's sentence (with the provider's own words)
+    and its error code."""
     ws = workspace(tmp_path)
     async with FakeLLMServer(Scenario([ErrorReply(400, "invalid_request_error", message="bad things")])) as llm:
         use_engine(monkeypatch, tmp_path, llm)
@@ -191,7 +192,8 @@ async def test_a_failed_run_ends_the_turn_failed_with_the_engines_message(
             await session.prompt("hi")
             events = await one_turn(session)
     stop = of(events, TurnEnded)[-1].stop
-    assert stop == Failed(message="The provider rejected the request as invalid. (provider)")
+    said = 'The provider said: "bad things"'
+    assert stop == Failed(message=f"The provider rejected the request as invalid. {said} (provider)")
 
 
 async def test_a_refused_key_fails_the_turn_and_closes_the_session_needing_a_login(

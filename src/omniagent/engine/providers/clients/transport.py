@@ -1,7 +1,8 @@
 """HTTP for every provider client: one POST answered by SSE, and the one place httpx failures become ProviderError.
 
 Each provider builds its URL, headers and body, then reads `post_sse()`; error answers (non-2xx) and transport
-exceptions are classified here through `failures.py`, so no provider text or key can leak into an error message.
+exceptions are classified here through `failures.py`. Of an error answer's body only its own error message reaches
+ours, redacted of the credentials this call sent (`failures.provider_words`), so no key can leak into a message.
 """
 
 from __future__ import annotations
@@ -23,8 +24,10 @@ from omniagent.engine.providers.failures import (
     classify_status,
     classify_transport,
     provider_error,
+    provider_words,
 )
 from omniagent.engine.providers.neutral import ModelRequest, ProviderError, StreamEnd, StreamEvent, Usage
+from omniagent.wire.redact import named_secrets
 
 CONNECT_TIMEOUT = 10.0  # seconds to open a TCP/TLS connection; local endpoints answer in milliseconds
 # Seconds of silence (no byte at all, headers included) before a call is a retryable `timeout`. Providers keep
@@ -173,5 +176,8 @@ async def _status_error(response: httpx.Response) -> ProviderError:
         parsed: object = json.loads(raw[:MAX_ERROR_BODY])
     except ValueError:
         parsed = None
-    kind = classify_status(response.status_code, *error_fields(parsed))
-    return provider_error(kind, status=response.status_code, headers=response.headers, body=parsed)
+    error_type, error_code, message = error_fields(parsed)
+    kind = classify_status(response.status_code, error_type, error_code, message)
+    # The request's own headers hold the key as sent (an auth flow's token included): the values to redact.
+    said = provider_words(message, named_secrets(response.request.headers))
+    return provider_error(kind, status=response.status_code, headers=response.headers, body=parsed, said=said)

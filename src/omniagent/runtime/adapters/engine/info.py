@@ -174,16 +174,49 @@ def has_ready_model(catalog: Catalog) -> bool:
     return any(p.models and _state(catalog, p.id) == "ready" for p in catalog.providers)
 
 
-def engine_ready() -> bool:
-    """Whether the engine could run a turn now, read without opening its store: a provider with a model and a
-    key, from the same data and config dirs and environment an engine of this process would use."""
+def engine_choice(model: str | None = None) -> tuple[str, str] | None:
+    """The model a new engine session would run (`model`, else the default `session.create` picks: the first
+    model of the first ready provider) and what lets its provider run it, in words for a person (e.g.
+    "ANTHROPIC_API_KEY is set": where the key is, never the key); None when it cannot run now (no ready provider,
+    an unknown model, a provider without its key or route). Read without opening the engine's store,
+    from the same data and config dirs and environment an engine of this process would use."""
+    catalog = _catalog()
+    if model is None:
+        ready = next((p for p in catalog.providers if p.models and _state(catalog, p.id) == "ready"), None)
+        if ready is None or not ready.models:
+            return None
+        model = f"{ready.id}/{ready.models[0].id}"
+    found = catalog.model(model)
+    if found is None or _state(catalog, found[0].id) != "ready":
+        return None
+    return model, _credential(catalog, found[0].id)
+
+
+def _catalog() -> Catalog:
     config = EngineApi.config(None)
     credentials = CredentialStore(config.data_dir)
     try:
-        catalog = Catalog(config.config_dir, credentials)
+        return Catalog(config.config_dir, credentials)
     except CatalogError:
-        catalog = Catalog(None, credentials)  # what the engine does with a bad providers.json
-    return has_ready_model(catalog)
+        return Catalog(None, credentials)  # what the engine does with a bad providers.json
+
+
+def _credential(catalog: Catalog, provider_id: str) -> str:
+    """What makes a ready provider ready, for a person: where its key is, its login, or that it needs none."""
+    provider = catalog.provider(provider_id)
+    try:
+        origin = catalog.api_key_origin(provider) if provider is not None else None
+    except CredentialError:  # the key file went unreadable since the state was read
+        origin = None
+    if origin == "stored":
+        return f"the {provider_id} key stored with omniagent"
+    if origin == "providers.json":
+        return f"the {provider_id} key in providers.json"
+    if origin is not None:
+        return f"{origin} is set"
+    if catalog.credentials.grant(provider_id) is not None:
+        return f"signed in to {provider_id}"
+    return f"{provider_id} needs no key"
 
 
 def _auth(catalog: Catalog, selector: str) -> Authenticated | Unauthenticated:
