@@ -68,3 +68,9 @@ def test_permanent_failures_are_never_retried(kind: FailureKind) -> None:
 def test_transient_and_transport_failures_are_retried(kind: FailureKind) -> None:
     """§10.2 + providers.md §6: rate limits, overload, connection failures retry with backoff."""
     assert next_delay(1, provider_error(kind)) == 0.5
+
+
+def test_a_detail_continues_the_kinds_sentence_before_its_full_stop() -> None:
+    """Issue 26 (found with item 7): "Could not connect to the provider: URL.", never "provider.: URL."."""
+    error = provider_error(FailureKind.CONNECT_FAILED, detail="http://127.0.0.1:9/v1/messages")
+    assert str(error) == "Could not connect to the provider: http://127.0.0.1:9/v1/messages."

@@ -117,7 +117,8 @@ def provider_error(
     to the kind's sentence; `said` (the provider's own message, from `provider_words`) is quoted after it.
     """
     failure = FAILURES[kind]
-    sentence = failure.sentence if detail is None else f"{failure.sentence}: {detail}."
+    # "Could not connect to the provider: http://…" — the detail continues the sentence, before its full stop.
+    sentence = failure.sentence if detail is None else f"{failure.sentence.removesuffix('.')}: {detail}."
     if said:
         sentence += f' The provider said: "{said}"'
     retryable = failure.failure_class is not FailureClass.PERMANENT
