@@ -1,7 +1,8 @@
 """`omniagent rpc`: the yuke JSONL RPC on stdin/stdout → Engine methods, via `protocols.yuke.methods`. Thin.
 
 Envelope rules (docs/yuke-rpc.md §1): string ids only; no id = a notification (run, never answered, not even
-with an error); absent params = `{}`; every bad line gets `-32602` with `id: ""` and the loop goes on.
+with an error); absent params = `{}`; every bad line gets `-32602` with `id: ""` and the loop goes on, but for a
+request holding a number out of range, which is JSON all the same and keeps its id.
 Requests run one at a time in arrival order, and broadcasts they produce are queued before their response on
 the single writer, so they are written first.
 
@@ -26,7 +27,7 @@ from omniagent.engine.config import MAX_LINE_BYTES, STDIN_LIMIT, engine_dirs
 from omniagent.engine.errors import EngineError
 from omniagent.protocols.yuke.base import DecodeError, Empty, YukeModel, decode
 from omniagent.protocols.yuke.envelope import ErrorCode
-from omniagent.wire.decode import BadJson, decode_line
+from omniagent.wire.decode import BadJson, NumberOutOfRange, decode_line
 from omniagent.wire.encode import dumps
 from omniagent.wire.errors import LineTooLarge
 from omniagent.wire.first_request import Prelude
@@ -128,8 +129,11 @@ async def handle_line(face: Face, writer: LineWriter, line: bytes) -> None:
     """Decode one line, run it, and answer it (unless it is a notification)."""
     if not line.strip():
         return
+    out_of_range = None  # JSON holding a number out of range: its request is refused with its own id
     try:
         message = decode_line(line)
+    except NumberOutOfRange as exc:
+        message, out_of_range = exc.value, exc.reason
     except BadJson as exc:
         _error(writer, "", ErrorCode.BAD_REQUEST, f"the line is not valid JSON: {exc.reason}")
         return
@@ -142,6 +146,8 @@ async def handle_line(face: Face, writer: LineWriter, line: bytes) -> None:
         _error(writer, "", ErrorCode.BAD_REQUEST, "the request id must be a string")
         return
     try:
+        if out_of_range is not None:
+            raise EngineError.bad_request(f"bad parameters: {out_of_range}")
         result = await _call(face, message["method"], message.get("params"))
     except EngineError as exc:
         if has_id:
