@@ -83,6 +83,7 @@ class Peer:
         name: str = "jsonrpc",
         answer_after_eof: bool = False,
         repair_surrogates: bool = False,
+        on_output_error: Callable[[BaseException], None] | None = None,
     ) -> None:
         self.dialect = dialect
         # A server keeps answering requests it read before the other side closed its end (`echo request | server`);
@@ -92,7 +93,8 @@ class Peer:
         self._repair_surrogates = repair_surrogates
         self.name = name
         self._reader = reader
-        self._writer = LineWriter(sink)
+        # Told when writing to `sink` fails: a stdio face ends when its reader is gone.
+        self._writer = LineWriter(sink, on_error=on_output_error)
         self._requests: dict[str, RequestHandler] = dict(requests or {})
         self._notifications: dict[str, NotificationHandler] = dict(notifications or {})
         self._other_notifications = other_notifications
