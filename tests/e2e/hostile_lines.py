@@ -1,9 +1,11 @@
 """Hypothesis strategies for hostile input lines, and a blocking line-pipe harness for the stdio faces.
 
 Every `undecodable` line is, by construction, not a JSON value any face may accept (invalid UTF-8, a lone surrogate
-escape, nesting past the limit, a number out of range, NaN/Infinity, a truncated object, a raw NUL), so each face
+escape, nesting past the limit, an id out of range, NaN/Infinity, a truncated object, a raw NUL), so each face
 must answer it with its wire's "unknown id" error. `wrong_shape` lines are JSON but not a call (and never a
-notification or a response), so each face must answer them with one error line too.
+notification or a response), so each face must answer them with one error line too. `out_of_range` lines are the
+template's request with a number out of range in its params: JSON all the same, so each face answers it with the
+request's id where its wire takes that id (issue 26).
 """
 
 from __future__ import annotations
@@ -38,11 +40,13 @@ def _fill(slot: str, hostile: bytes) -> bytes:
 
 
 @st.composite
-def _in_slot(draw: st.DrawFn, hostile: st.SearchStrategy[bytes], *, string: bool) -> bytes:
-    """`hostile` in one slot of the template: any slot for string content (quoted), else the id or a value."""
+def _in_slot(
+    draw: st.DrawFn, hostile: st.SearchStrategy[bytes], *, string: bool, slots: tuple[str, ...] = ("ID", "VALUE")
+) -> bytes:
+    """`hostile` in one slot of the template: any slot for string content (quoted), else one of `slots`."""
     if string:
         return _fill(draw(st.sampled_from(_SLOTS)), b'"' + draw(hostile) + b'"')
-    return _fill(draw(st.sampled_from(("ID", "VALUE"))), draw(hostile))
+    return _fill(draw(st.sampled_from(slots)), draw(hostile))
 
 
 @st.composite
@@ -105,7 +109,7 @@ def undecodable() -> st.SearchStrategy[bytes]:
         _in_slot(_lone_surrogate(), string=True),
         _in_slot(_deep(), string=False),
         _deep(),
-        _in_slot(_huge_number(), string=False),
+        _in_slot(_huge_number(), string=False, slots=("ID",)),
         _in_slot(_non_finite(), string=False),
         _truncated(),
         _nul_junk(),
@@ -136,12 +140,21 @@ def wrong_shape() -> st.SearchStrategy[bytes]:
     return _json_values().map(lambda value: json.dumps(value, ensure_ascii=False).encode())
 
 
+def out_of_range() -> st.SearchStrategy[bytes]:
+    """The template's request (id 7) with a number out of range as its one param's value."""
+    return _in_slot(_huge_number(), string=False, slots=("VALUE",))
+
+
 def batches(min_size: int, max_size: int) -> st.SearchStrategy[list[tuple[str, bytes]]]:
-    """A batch of hostile lines, each tagged `undecodable` or `shape`."""
-    line = st.one_of(
-        undecodable().map(lambda b: ("undecodable", b)),
-        wrong_shape().map(lambda b: ("shape", b)),
-    )
+    """A batch of hostile lines, each tagged `undecodable`, `shape` or `out_of_range` (one line in 16, about as
+    many as when these lines counted as undecodable)."""
+    tagged = {
+        "undecodable": undecodable().map(lambda b: ("undecodable", b)),
+        "shape": wrong_shape().map(lambda b: ("shape", b)),
+        "out_of_range": out_of_range().map(lambda b: ("out_of_range", b)),
+    }
+    common = st.one_of(tagged["undecodable"], tagged["shape"])
+    line = st.integers(0, 15).flatmap(lambda n: tagged["out_of_range"] if n == 0 else common)
     return st.lists(line, min_size=min_size, max_size=max_size)
 
 

@@ -2,7 +2,8 @@
 
 Per face: ≥ 1,000 hypothesis-generated bad lines (seeded: `derandomize`), in batches; every line gets exactly one
 reply in the wire's error shape, every stdout line is the wire's JSON (a traceback would fail to parse), and after
-each batch the process answers a valid request. Plus a 50 MB line, and a request followed at once by EOF.
+each batch the process answers a valid request. Plus a 50 MB line, a request followed at once by EOF, and requests
+holding a number out of range (answered with their own id).
 """
 
 from __future__ import annotations
@@ -45,6 +46,12 @@ class Face:
     any_error: Callable[[Any], bool]  # the reply to JSON that is not a call
     check: Callable[[Any], None]  # the wire's own validation of any output line
     greeting: int  # lines written before any input (serve's hello)
+    # A valid request but for one number out of range (`NUMBER`, put in by the test), and the reply it must get:
+    # the wire's error for bad params, with the request's own id.
+    out_of_range: bytes
+    is_out_of_range_answer: Callable[[Any], bool]
+    # The reply to the fuzz's `out_of_range` lines (the template's request, id 7, a number out of range in params).
+    template_out_of_range_error: Callable[[Any], bool]
 
 
 def _omniagent(*args: str) -> list[str]:
@@ -64,6 +71,15 @@ def _acp_error(line: Any) -> bool:
         and isinstance(error, dict)
         and error.get("code") in (-32700, -32600)
         and isinstance(error.get("message"), str)
+    )
+
+
+def _acp_invalid_params(line: Any, request_id: object) -> bool:
+    return (
+        isinstance(line, dict)
+        and line.get("jsonrpc") == "2.0"
+        and line.get("id") == request_id
+        and line.get("error", {}).get("code") == -32602
     )
 
 
@@ -89,6 +105,9 @@ FACES = [
         any_error=_sidecar_error,
         check=validate_line,
         greeting=1,
+        out_of_range=b'{"id":4242,"cmd":"rollback","session":"s1","turns":NUMBER}',
+        is_out_of_range_answer=lambda line: _sidecar_error(line) and line["id"] == 4242,
+        template_out_of_range_error=lambda line: _sidecar_error(line) and line["id"] == 7,
     ),
     Face(
         name="rpc",
@@ -99,6 +118,12 @@ FACES = [
         any_error=_rpc_error,
         check=lambda line: check_line(line, {line.get("id"): "initialize"} if "result" in line else {}),
         greeting=0,
+        out_of_range=(
+            b'{"id":"r1","method":"session.rewind",'
+            b'"params":{"session_id":"0123456789abcdef0123456789abcdef","before_message_id":NUMBER}}'
+        ),
+        is_out_of_range_answer=lambda line: _rpc_error(line, ("r1",)),
+        template_out_of_range_error=_rpc_error,  # yuke ids are strings: 7 is no id, so it gets ""
     ),
     Face(
         name="acp",
@@ -113,6 +138,9 @@ FACES = [
         any_error=_acp_error,
         check=_acp_check,
         greeting=0,
+        out_of_range=b'{"jsonrpc":"2.0","id":"r1","method":"initialize","params":{"protocolVersion":NUMBER}}',
+        is_out_of_range_answer=lambda line: _acp_invalid_params(line, "r1"),
+        template_out_of_range_error=lambda line: _acp_invalid_params(line, 7),
     ),
 ]
 
@@ -140,7 +168,7 @@ def _probe(pipe: LinePipe, face: Face, n: int) -> None:
 @pytest.mark.parametrize("face", FACES, ids=lambda f: f.name)
 def test_every_hostile_line_is_answered_and_the_face_goes_on(face: Face, tmp_path: Path) -> None:
     pipe = _start(face, tmp_path)
-    sent = {"undecodable": 0, "shape": 0}
+    sent = {"undecodable": 0, "shape": 0, "out_of_range": 0}
     try:
         _probe(pipe, face, 0)
 
@@ -158,6 +186,9 @@ def test_every_hostile_line_is_answered_and_the_face_goes_on(face: Face, tmp_pat
                 if not probe_seen and face.is_probe_answer(line, probe_number):
                     probe_seen = True
                     continue
+                if face.template_out_of_range_error(line) and "out_of_range" in expected:
+                    expected.remove("out_of_range")
+                    continue
                 kind = "undecodable" if face.unknown_id_error(line) and "undecodable" in expected else "shape"
                 assert face.any_error(line), f"not an error reply: {line}"
                 assert kind in expected, f"more replies than lines: {line}"
@@ -168,6 +199,7 @@ def test_every_hostile_line_is_answered_and_the_face_goes_on(face: Face, tmp_pat
         one_batch()
         assert sum(sent.values()) >= LINES_PER_FACE, sent
         assert sent["undecodable"] > LINES_PER_FACE // 3, sent
+        assert sent["out_of_range"] > 0, sent
         _probe(pipe, face, 0)
     finally:
         code = pipe.end()
@@ -204,3 +236,25 @@ def test_a_request_followed_by_eof_is_answered_before_exit(face: Face, newline: 
     face.check(answer)
     assert face.is_probe_answer(answer, 1), answer
     assert pipe.end() == 0
+
+
+# Past u64 either way, a float that overflows, and an integer past Python's own digit limit: each is valid JSON.
+OUT_OF_RANGE = [b"18446744073709551616", b"-18446744073709551616", b"1e400", b"9" * 5000]
+
+
+@pytest.mark.parametrize("face", FACES, ids=lambda f: f.name)
+def test_a_number_out_of_range_is_answered_with_the_request_id_and_nothing_is_lost(face: Face, tmp_path: Path) -> None:
+    """Issue 26: a request holding a number no peer can represent is answered with its own id and the wire's error
+    for bad params (not the anonymous parse error), as the first line (the faces' early path) and later, and the next
+    request on the connection is answered as usual."""
+    pipe = _start(face, tmp_path)
+    try:
+        for n, number in enumerate(OUT_OF_RANGE, start=1):
+            pipe.write(face.out_of_range.replace(b"NUMBER", number) + b"\n")
+            refusal = pipe.next_line()
+            face.check(refusal)
+            assert face.is_out_of_range_answer(refusal), (number[:30], refusal)
+            _probe(pipe, face, n)
+    finally:
+        code = pipe.end()
+    assert code == 0, pipe.stderr.decode(errors="replace")[-2000:]

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import math
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from omniagent.wire.decode import MAX_DEPTH, BadJson, decode_line
+from omniagent.wire.decode import MAX_DEPTH, BadJson, NumberOutOfRange, decode_line
 
 
 @pytest.mark.parametrize(
@@ -48,6 +49,38 @@ def test_hostile_lines_are_refused_with_a_reason(line: bytes, reason: str) -> No
 )
 def test_good_json_is_kept(line: bytes, value: object) -> None:
     assert decode_line(line) == value
+
+
+@pytest.mark.parametrize(
+    ("line", "value"),
+    [
+        (b'{"id":"r1","n":18446744073709551616}', {"id": "r1", "n": 2**64}),
+        (b'{"id":7,"n":[-1e400]}', {"id": 7, "n": [-math.inf]}),
+        (b'{"id":7,"n":' + b"9" * 5000 + b"}", {"id": 7, "n": math.inf}),  # past Python's own digit limit
+        (b'{"id":18446744073709551616}', {"id": 2**64}),
+    ],
+)
+def test_a_number_out_of_range_keeps_the_rest_of_the_line_readable(line: bytes, value: object) -> None:
+    """Issue 26: the line is refused, but it is JSON: the error carries it decoded, for the request's id."""
+    with pytest.raises(NumberOutOfRange) as caught:
+        decode_line(line)
+    assert "out of range" in caught.value.reason or "digits" in caught.value.reason
+    assert caught.value.value == value
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"id":1,"n":1e400,"m":NaN}',
+        b'{"id":1,"n":1e400',
+        b'{"id":"\\ud800","n":1e400}',
+        b"[" * 200 + b"1e400" + b"]" * 200,
+    ],
+)
+def test_a_number_out_of_range_beside_another_fault_is_just_bad_json(line: bytes) -> None:
+    with pytest.raises(BadJson) as caught:
+        decode_line(line)
+    assert not isinstance(caught.value, NumberOutOfRange)
 
 
 def test_nesting_at_the_limit_is_kept() -> None:

@@ -15,6 +15,7 @@ from omniagent.wire.errors import PeerClosed
 from omniagent.wire.jsonrpc import Peer, RequestHandler
 from omniagent.wire.messages import (
     INTERNAL_ERROR,
+    INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
@@ -232,6 +233,42 @@ async def test_bad_lines_get_parse_or_invalid_request_errors_and_reading_goes_on
         assert (await raw.recv())["error"]["code"] == INVALID_REQUEST
         raw.send({"jsonrpc": "2.0", "id": 6, "method": "ping"})
         assert await raw.recv() == {"jsonrpc": "2.0", "id": 6, "result": "pong"}
+
+
+async def test_a_number_out_of_range_refuses_its_request_by_id_and_loses_nothing_else() -> None:
+    """Issue 26: JSON holding a number past u64 (or an overflowing float) is still JSON: a request is answered
+    -32602 with its own id, a notification is dropped, a response fails the call it answers; an out-of-range id
+    cannot be echoed, so that line is answered as unreadable (id null). Reading goes on."""
+    seen: list[Any] = []
+
+    async def ping(params: Any) -> Any:
+        return "pong"
+
+    async def note(params: Any) -> None:
+        seen.append(params)
+
+    async with peer_with_raw_end({"ping": ping}) as (peer, raw):
+        peer.on_notification("note", note)
+        raw.send(b'{"jsonrpc":"2.0","id":"r1","method":"ping","params":{"n":18446744073709551616}}')
+        reply = await raw.recv()
+        assert (reply["id"], reply["error"]["code"]) == ("r1", INVALID_PARAMS)
+        assert "out of range" in reply["error"]["message"]
+        raw.send(b'{"jsonrpc":"2.0","id":2,"method":"ping","params":[1e400]}')
+        assert (await raw.recv())["id"] == 2
+        raw.send(b'{"jsonrpc":"2.0","id":18446744073709551616,"method":"ping"}')
+        assert (await raw.recv())["id"] is None
+        raw.send(b'{"jsonrpc":"2.0","method":"note","params":{"n":-18446744073709551616}}')
+        raw.send(b'{"jsonrpc":"2.0","method":"note","params":{"n":1}}')
+        raw.send({"jsonrpc": "2.0", "id": 3, "method": "ping"})
+        assert await raw.recv() == {"jsonrpc": "2.0", "id": 3, "result": "pong"}
+        assert seen == [{"n": 1}]
+        call = asyncio.create_task(peer.request("x"))
+        sent = await raw.recv()
+        raw.send(b'{"jsonrpc":"2.0","id":%d,"result":{"n":1e400}}' % sent["id"])
+        with pytest.raises(RpcError) as info:
+            async with asyncio.timeout(WAIT):
+                await call
+        assert info.value.code == PARSE_ERROR
 
 
 async def test_an_oversize_line_is_answered_and_skipped() -> None:

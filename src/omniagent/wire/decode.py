@@ -11,6 +11,10 @@ every JSON-RPC peer parses its input through.
 - nesting deeper than `MAX_DEPTH`: validation, storage and encoding all recurse, so a 2 KB line of `[` must stop
   here rather than exhaust the stack in whichever of them comes first.
 
+A line refused only for a number out of range is JSON all the same: it raises `NumberOutOfRange`, which carries the
+line decoded anyway, so a face can read the request's id and answer it with the wire's error for bad params rather
+than with an anonymous parse error (the client would not know which request failed).
+
 Framing (line splitting and the size cap) is `wire/jsonl.py`; this module sees one complete line.
 """
 
@@ -41,6 +45,16 @@ class BadJson(WireError):
         self.reason = reason
 
 
+class NumberOutOfRange(BadJson):
+    """A line that is JSON but holds a number out of range (and is otherwise acceptable). `value` is the line decoded
+    anyway, each such number as Python reads it (a big int, or an infinite float when even Python cannot hold it):
+    read its envelope (id, method) only, and mind that the id may be one of those numbers."""
+
+    def __init__(self, reason: str, value: Any = None) -> None:
+        super().__init__(reason)
+        self.value = value
+
+
 def _reject_constant(name: str) -> Any:
     raise BadJson(f"{name} is not a JSON number")
 
@@ -48,19 +62,30 @@ def _reject_constant(name: str) -> Any:
 def _finite_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
-        raise BadJson("a number is out of range")
+        raise NumberOutOfRange("a number is out of range")
     return value
 
 
 def _bounded_int(text: str) -> int:
-    # Python refuses more than 4300 digits itself (ValueError); this bounds the rest.
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError as exc:  # more digits than Python converts (4300 by default)
+        raise NumberOutOfRange(_short(exc)) from None
     if abs(value) > MAX_INT_MAGNITUDE:
-        raise BadJson("an integer is out of range")
+        raise NumberOutOfRange("an integer is out of range")
     return value
 
 
+def _any_int(text: str) -> int | float:
+    try:
+        return int(text)
+    except ValueError:  # past Python's digit limit: a number no one can hold, like a float that overflows
+        return -math.inf if text.startswith("-") else math.inf
+
+
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float, parse_int=_bounded_int)
+# For a line refused only for a number out of range: every number taken, to read the rest of the line.
+_LENIENT = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_any_int)
 
 
 def decode_line(line: bytes, *, repair_surrogates: bool = False) -> Any:
@@ -75,13 +100,26 @@ def decode_line(line: bytes, *, repair_surrogates: bool = False) -> Any:
     except UnicodeDecodeError as exc:
         raise BadJson(f"invalid UTF-8 at byte {exc.start}") from None
     try:
-        value = _DECODER.decode(text)
+        return _checked(line, _parse(_DECODER, text), repair_surrogates)
+    except NumberOutOfRange as exc:
+        out_of_range = exc.reason
+    # The rest of the line may be bad too (then that is the reason), or the number is all that is wrong.
+    raise NumberOutOfRange(out_of_range, _checked(line, _parse(_LENIENT, text), repair_surrogates))
+
+
+def _parse(decoder: json.JSONDecoder, text: str) -> Any:
+    try:
+        return decoder.decode(text)
     except BadJson:
         raise
     except RecursionError:
         raise BadJson(f"nested deeper than {MAX_DEPTH} levels") from None
-    except ValueError as exc:  # JSONDecodeError, and an integer over Python's digit limit
+    except ValueError as exc:  # JSONDecodeError
         raise BadJson(_short(exc)) from None
+
+
+def _checked(line: bytes, value: Any, repair_surrogates: bool) -> Any:
+    """`value`, decoded from `line`, unless it nests too deep or holds a lone surrogate (see `decode_line`)."""
     # Nesting can only exceed the limit when the line holds that many brackets (a cheap count, in C).
     if line.count(b"[") + line.count(b"{") > MAX_DEPTH and _deeper_than(value, MAX_DEPTH):
         raise BadJson(f"nested deeper than {MAX_DEPTH} levels")

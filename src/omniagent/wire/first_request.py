@@ -9,9 +9,10 @@ logging are on this path.
 What it answers: a first line that is a valid call of `dialect` (`messages.valid_call`, the peer's own rule) with an
 id, for a method in `handlers`. A handler is a plain function of the raw params returning the raw result or raising
 `RpcError`, answered exactly as the peer answers. Anything else (a notification, another method, a line that is not
-JSON, a batch, a handler failing otherwise, a first line longer than `max_bytes`) is not answered here: it stays in
-`Prelude.unread` and the face's peer answers it as any other line. So a handler may run twice for one line (once
-here, failing, once in the peer) and must give the same answer each time.
+JSON or holds a number out of range, a batch, a handler failing otherwise, a first line longer than `max_bytes`) is
+not answered here: it stays in `Prelude.unread` and the face's peer answers it as any other line (so a request with
+a number out of range gets its id back from the one place that decides how). So a handler may run twice for one
+line (once here, failing, once in the peer) and must give the same answer each time.
 """
 
 from __future__ import annotations

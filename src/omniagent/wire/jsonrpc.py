@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from types import TracebackType
 from typing import Any, TypeVar
 
-from omniagent.wire.decode import BadJson, decode_line
+from omniagent.wire.decode import MAX_INT_MAGNITUDE, BadJson, NumberOutOfRange, decode_line
 from omniagent.wire.dialects import STRICT, Dialect, RequestId
 from omniagent.wire.encode import dumps
 from omniagent.wire.errors import LineTooLarge, PeerClosed
@@ -31,6 +31,7 @@ from omniagent.wire.jsonl import MAX_LINE_BYTES, ByteSink, LineWriter, read_line
 from omniagent.wire.messages import (
     INTERNAL_ERROR,
     INTERNAL_SENTENCE,
+    INVALID_PARAMS,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
     REQUEST_CANCELLED,
@@ -82,6 +83,7 @@ class Peer:
         name: str = "jsonrpc",
         answer_after_eof: bool = False,
         repair_surrogates: bool = False,
+        on_output_error: Callable[[BaseException], None] | None = None,
     ) -> None:
         self.dialect = dialect
         # A server keeps answering requests it read before the other side closed its end (`echo request | server`);
@@ -91,7 +93,8 @@ class Peer:
         self._repair_surrogates = repair_surrogates
         self.name = name
         self._reader = reader
-        self._writer = LineWriter(sink)
+        # Told when writing to `sink` fails: a stdio face ends when its reader is gone.
+        self._writer = LineWriter(sink, on_error=on_output_error)
         self._requests: dict[str, RequestHandler] = dict(requests or {})
         self._notifications: dict[str, NotificationHandler] = dict(notifications or {})
         self._other_notifications = other_notifications
@@ -230,6 +233,9 @@ class Peer:
             return
         try:
             message = decode_line(line, repair_surrogates=self._repair_surrogates)
+        except NumberOutOfRange as exc:
+            self._refuse_out_of_range(exc)
+            return
         except BadJson as exc:
             self._send_error(self.dialect.unknown_id, PARSE_ERROR, f"parse error: {exc.reason}")
             return
@@ -239,6 +245,24 @@ class Peer:
         reply = await self._handle_message(message, in_batch=False)
         if isinstance(reply, bytes):
             self._send_line(reply)
+
+    def _refuse_out_of_range(self, exc: NumberOutOfRange) -> None:
+        """A line that is JSON but holds a number out of range: a request is answered with its own id (so the other
+        side knows which request failed), a notification is dropped (never answered), a response fails the request
+        it answers (rather than leave it waiting); anything else, a batch included, is answered as unreadable."""
+        message, dialect = exc.value, self.dialect
+        if isinstance(message, dict) and "method" in message and valid_call(message, dialect):
+            request_id = message.get("id")
+            if "id" not in message:
+                log.warning("%s: dropped notification %s: %s", self.name, message["method"], exc.reason)
+                return
+            if not isinstance(request_id, int) or abs(request_id) <= MAX_INT_MAGNITUDE:
+                self._send_error(request_id, INVALID_PARAMS, f"invalid params: {exc.reason}")
+                return
+        elif isinstance(message, dict) and "method" not in message and ("result" in message or "error" in message):
+            self._resolve({"id": message.get("id"), "error": {"code": PARSE_ERROR, "message": exc.reason}})
+            return
+        self._send_error(dialect.unknown_id, PARSE_ERROR, f"parse error: {exc.reason}")
 
     async def _handle_batch(self, items: list[Any]) -> None:
         if not self.dialect.batches or not items:

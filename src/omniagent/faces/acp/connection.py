@@ -4,7 +4,8 @@ after `initialize` routed to the agent, the end of input.
 One process = one engine = one ACP connection. The engine runs in this process (no `omniagent rpc` child): the
 agent subscribes to its broadcasts. Closing stdin ends the connection: every request already read is still answered
 (`echo '<initialize>' | omniagent acp` prints its reply), an active run ends `interrupted` (as with `omniagent rpc`,
-so a waiting `session/prompt` answers at once) and the process exits 0.
+so a waiting `session/prompt` answers at once) and the process exits 0. A write that finds stdout's reader gone ends
+it too, at once (nobody is left to answer), with exit code 141.
 
 Start-up is lazy (docs/performance.md): `initialize` is answered from the provider catalog alone
 (`faces.acp.handshake`), usually by `faces/acp/serve.py` before this module is imported; the engine (store, providers,
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from omniagent.engine.config import STDIN_LIMIT
 from omniagent.faces.acp import handshake
+from omniagent.faces.pipes import EXIT_READER_GONE, reader_gone, unless_reader_gone
 from omniagent.logs import face_logger
 from omniagent.protocols.acp.versions import VersionSpec
 from omniagent.wire.dialects import STRICT
@@ -39,10 +41,14 @@ _ROUND = 0.2
 _SHUTDOWN_GRACE = 5.0
 
 
-def serve_connection(data_dir: Path | None, greeted: handshake.Handshake, prelude: Prelude) -> None:
-    """Serve the connection until stdin closes; `greeted` holds what an `initialize` answered already fixed,
-    `prelude` the bytes read before (`wire/first_request.py`). KeyboardInterrupt propagates."""
-    asyncio.run(_serve(data_dir, greeted, prelude))
+def serve_connection(data_dir: Path | None, greeted: handshake.Handshake, prelude: Prelude) -> int:
+    """Serve the connection until stdin closes (exit code 0) or a write finds stdout broken (141 when its reader is
+    gone, else 1); `greeted` holds what an `initialize` answered already fixed, `prelude` the bytes read before
+    (`wire/first_request.py`). KeyboardInterrupt propagates."""
+    failed = asyncio.run(_serve(data_dir, greeted, prelude))
+    if failed is None:
+        return 0
+    return EXIT_READER_GONE if reader_gone(failed) else 1
 
 
 class _Connection:
@@ -144,8 +150,16 @@ class _Connection:
             await self._engine_task
 
 
-async def _serve(data_dir: Path | None, greeted: handshake.Handshake, prelude: Prelude) -> None:
+async def _serve(data_dir: Path | None, greeted: handshake.Handshake, prelude: Prelude) -> BaseException | None:
+    """Serve; returns why writing to stdout failed, if it did (then the face stops at once: nobody reads it)."""
     tasks: set[asyncio.Task[None]] = set()
+    failed: list[BaseException] = []
+    broken = asyncio.Event()
+
+    def on_broken_output(exc: BaseException) -> None:
+        face_logger("acp").error("stdout is broken (%s); shutting down", type(exc).__name__)
+        failed.append(exc)
+        broken.set()
 
     def spawn(coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         task = asyncio.ensure_future(coro)
@@ -154,16 +168,19 @@ async def _serve(data_dir: Path | None, greeted: handshake.Handshake, prelude: P
         return task
 
     async with open_stdio(limit=STDIN_LIMIT, prelude=prelude) as (reader, sink):
-        peer = Peer(reader, sink, dialect=STRICT, name="acp-agent", answer_after_eof=True)
+        peer = Peer(
+            reader, sink, dialect=STRICT, name="acp-agent", answer_after_eof=True, on_output_error=on_broken_output
+        )
         connection = _Connection(data_dir, greeted, peer, spawn)
         try:
             async with peer:
                 try:
-                    await peer.wait_closed()
-                    await connection.answer_the_rest()
+                    await unless_reader_gone(peer.wait_closed(), broken)
+                    await unless_reader_gone(connection.answer_the_rest(), broken)
                 finally:
                     for task in list(tasks):
                         task.cancel()
                     await asyncio.gather(*tasks, return_exceptions=True)
         finally:
             await connection.close()
+    return failed[0] if failed else None

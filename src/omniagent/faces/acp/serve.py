@@ -16,7 +16,8 @@ from omniagent.wire.first_request import answer_first_request
 
 
 def run_acp(data_dir: Path | None) -> int:
-    """Serve ACP on stdin/stdout until stdin closes; returns the exit code."""
+    """Serve ACP on stdin/stdout until stdin closes; returns the exit code (0; 141 when stdout's reader went away,
+    1 when stdout broke otherwise; 130 on Ctrl-C)."""
     greeted = Handshake(data_dir)
     try:
         prelude = answer_first_request(STRICT, {"initialize": greeted.initialize})
@@ -25,7 +26,6 @@ def run_acp(data_dir: Path | None) -> int:
         configure("acp")
         from omniagent.faces.acp.connection import serve_connection
 
-        serve_connection(data_dir, greeted, prelude)
+        return serve_connection(data_dir, greeted, prelude)
     except KeyboardInterrupt:
         return 130
-    return 0

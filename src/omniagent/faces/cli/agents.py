@@ -40,10 +40,11 @@ def run_agents(*, as_json: bool) -> int:
 def _print_tables(report: DiscoveryReport) -> None:
     # rich is imported here so `--json` never pays for it.
     from rich import box
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console(width=None if sys.stdout.isatty() else _PIPE_WIDTH, highlight=False)
+    from omniagent.faces.pipes import stdout_console
+
+    console = stdout_console(width=None if sys.stdout.isatty() else _PIPE_WIDTH, highlight=False)
     if report.agents:
         installed = Table(title=f"Installed agents ({len(report.agents)})", title_justify="left", box=box.SIMPLE_HEAD)
         for header in ("id", "name", "executable", "found via"):

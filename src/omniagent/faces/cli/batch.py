@@ -22,6 +22,7 @@ from omniagent.batch.results import ResultsFile, ResultsFileError, Status
 from omniagent.batch.scheduler import BatchError, RayOptions, plan, run
 from omniagent.batch.tasks import Task, TaskFileError, load_tasks
 from omniagent.errors import OmniagentError
+from omniagent.faces.pipes import stdout_console
 
 EXIT_ALL_COMPLETED = 0
 EXIT_SOME_FAILED = 1
@@ -71,7 +72,7 @@ def run_batch(**arguments: Any) -> int:
         return EXIT_NO_RAY if type(error).__name__ == "RayUnavailable" else EXIT_USAGE
     results = [r for r in ResultsFile(options.out).finished().values()]
     if results:
-        Console(highlight=False).print(summary_table(results))
+        stdout_console(highlight=False).print(summary_table(results))
     if stopped:
         notes.print("stopped: finished runs are kept; run the same command again to resume", style="yellow")
         return EXIT_INTERRUPTED

@@ -272,8 +272,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)  # `omniagent` alone: the command list
         return EXIT_USAGE
     try:
-        return _run(name, arguments)
+        code = _run(name, arguments)
+        sys.stdout.flush()  # a closed pipe is met here, not by the interpreter's flush at exit ("Exception ignored")
+        return code
     except Exception as error:  # a bug of ours: one sentence for a person, the traceback when asked for
+        from omniagent.faces.pipes import leave_quietly, reader_gone
+
+        if reader_gone(error):  # `omniagent … | head`: not a bug, and nobody is left to tell
+            return leave_quietly()
         if debug:
             raise
         print(

@@ -149,9 +149,10 @@ class PlainScreen:
 def screen(file: IO[str]) -> Screen:
     """A `RichScreen` for a terminal (or when rich's own variables may make one of `file`), else a `PlainScreen`."""
     if file.isatty() or any(os.environ.get(name) for name in _RICH_TERMINAL_VARIABLES):
-        from rich.console import Console
+        from omniagent.faces.pipes import stdout_console
 
-        return RichScreen(Console(file=file, highlight=False, soft_wrap=True))
+        # Not rich's own Console: its answer to a closed pipe (exit 1 at once) would skip the CLI's (faces/pipes.py).
+        return RichScreen(stdout_console(file=file, highlight=False, soft_wrap=True))
     return PlainScreen(file)
 
 

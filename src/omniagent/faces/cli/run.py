@@ -7,7 +7,8 @@ engine's model or where the agent was found, and why), opens a session, sends th
 events until the turn ends: the renderer draws them (`render.py`), the asker answers the agent's requests
 (`ask.py`).
 Exit codes (docs/run.md): 0 completed; 1 failed, refused, cancelled or the agent died; 2 usage; 3 no agent to
-run (none found, unknown, not drivable yet, or it needs a login); 130 interrupted with Ctrl-C.
+run (none found, unknown, not drivable yet, or it needs a login); 130 interrupted with Ctrl-C; 141 stdout's reader
+went away (`| head`: the CLI's error boundary, `faces/pipes.py`).
 """
 
 from __future__ import annotations
@@ -95,9 +96,6 @@ def run_command(**arguments: Any) -> int:
         return asyncio.run(_run(options, script))
     except KeyboardInterrupt:  # Ctrl-C before the turn started (or after it ended)
         return EXIT_INTERRUPTED
-    except BrokenPipeError:  # stdout's reader went away (`| head`): nothing more to say to it
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_TURN_FAILED
 
 
 def starting_point(command: str, wanted: str | None, mock: str | None) -> tuple[str, MockScript | None] | None:

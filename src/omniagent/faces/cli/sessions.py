@@ -94,8 +94,9 @@ def run_sessions(*, every_directory: bool, as_json: bool) -> int:
         where = "anywhere" if here is None else "in this directory"
         print(f"no chat sessions to resume {where} (`omniagent chat` starts one)", file=sys.stderr)
         return 0
-    from rich.console import Console
     from rich.table import Table
+
+    from omniagent.faces.pipes import stdout_console
 
     table = Table(box=None, pad_edge=False)
     for column in ("agent", "last used", "title", *(("directory",) if here is None else ())):
@@ -104,6 +105,6 @@ def run_sessions(*, every_directory: bool, as_json: bool) -> int:
         used = time.strftime("%Y-%m-%d %H:%M", time.localtime(record.updated))
         row = [record.agent, used, record.title or "(untitled)"]
         table.add_row(*row, *((record.directory,) if here is None else ()))
-    Console(highlight=False).print(table)
+    stdout_console(highlight=False).print(table)
     print("resume the newest with `omniagent chat --resume` (add --agent ID for another agent's)", file=sys.stderr)
     return 0

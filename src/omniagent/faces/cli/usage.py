@@ -113,12 +113,13 @@ def _bar_style(window: UsageWindow) -> str:
 
 def _print(answers: list[AgentUsage]) -> None:
     # rich is imported here so `--json` never pays for it.
-    from rich.console import Console
     from rich.progress_bar import ProgressBar
     from rich.table import Table
     from rich.text import Text
 
-    console = Console(highlight=False)
+    from omniagent.faces.pipes import stdout_console
+
+    console = stdout_console(highlight=False)
     if not answers:
         console.print("No agent CLI found (see `omniagent agents`).")
     # Agents with windows first, then one line each for the rest (each group in discovery order).

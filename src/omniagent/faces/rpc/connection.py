@@ -1,7 +1,8 @@
 """`omniagent rpc`: the yuke JSONL RPC on stdin/stdout → Engine methods, via `protocols.yuke.methods`. Thin.
 
 Envelope rules (docs/yuke-rpc.md §1): string ids only; no id = a notification (run, never answered, not even
-with an error); absent params = `{}`; every bad line gets `-32602` with `id: ""` and the loop goes on.
+with an error); absent params = `{}`; every bad line gets `-32602` with `id: ""` and the loop goes on, but for a
+request holding a number out of range, which is JSON all the same and keeps its id.
 Requests run one at a time in arrival order, and broadcasts they produce are queued before their response on
 the single writer, so they are written first.
 
@@ -24,9 +25,10 @@ import msgspec
 from omniagent.engine import handshake
 from omniagent.engine.config import MAX_LINE_BYTES, STDIN_LIMIT, engine_dirs
 from omniagent.engine.errors import EngineError
+from omniagent.faces.pipes import EXIT_READER_GONE, reader_gone, unless_reader_gone
 from omniagent.protocols.yuke.base import DecodeError, Empty, YukeModel, decode
 from omniagent.protocols.yuke.envelope import ErrorCode
-from omniagent.wire.decode import BadJson, decode_line
+from omniagent.wire.decode import BadJson, NumberOutOfRange, decode_line
 from omniagent.wire.encode import dumps
 from omniagent.wire.errors import LineTooLarge
 from omniagent.wire.first_request import Prelude
@@ -41,24 +43,42 @@ log = logging.getLogger("omniagent.rpc")
 _encode = msgspec.json.Encoder().encode
 
 
-def serve_rpc(data_dir: Path | None, prelude: Prelude) -> None:
-    """Serve the engine on stdin/stdout until stdin closes, after the bytes `prelude` kept
-    (`faces/rpc/serve.py`). KeyboardInterrupt propagates."""
-    asyncio.run(_serve(data_dir, prelude))
+def serve_rpc(data_dir: Path | None, prelude: Prelude) -> int:
+    """Serve the engine on stdin/stdout until stdin closes (exit code 0) or a write finds stdout broken (141 when its
+    reader is gone, else 1), after the bytes `prelude` kept (`faces/rpc/serve.py`). KeyboardInterrupt propagates."""
+    failed = asyncio.run(_serve(data_dir, prelude))
+    if failed is None:
+        return 0
+    return EXIT_READER_GONE if reader_gone(failed) else 1
 
 
-async def _serve(data_dir: Path | None, prelude: Prelude) -> None:
-    async with open_stdio(limit=STDIN_LIMIT, prelude=prelude) as (reader, sink), LineWriter(sink) as writer:
+async def _serve(data_dir: Path | None, prelude: Prelude) -> BaseException | None:
+    """Serve; returns why writing to stdout failed, if it did (then the face stops at once: nobody reads it)."""
+    broken = asyncio.Event()
+
+    def on_broken_output(exc: BaseException) -> None:
+        log.error("stdout is broken (%s); shutting down", type(exc).__name__)
+        broken.set()
+
+    async with (
+        open_stdio(limit=STDIN_LIMIT, prelude=prelude) as (reader, sink),
+        LineWriter(sink, on_error=on_broken_output) as writer,
+    ):
         face = Face(data_dir, writer)
         try:
-            async for line in read_lines(reader, max_bytes=MAX_LINE_BYTES):
-                if isinstance(line, LineTooLarge):
-                    _error(writer, "", ErrorCode.BAD_REQUEST, "the line exceeds the size limit")
-                    continue
-                await handle_line(face, writer, line)
+            await unless_reader_gone(_answer_lines(face, writer, reader), broken)
         finally:
             await face.close()
         await writer.wait_flushed()
+    return writer.failed
+
+
+async def _answer_lines(face: Face, writer: LineWriter, reader: asyncio.StreamReader) -> None:
+    async for line in read_lines(reader, max_bytes=MAX_LINE_BYTES):
+        if isinstance(line, LineTooLarge):
+            _error(writer, "", ErrorCode.BAD_REQUEST, "the line exceeds the size limit")
+            continue
+        await handle_line(face, writer, line)
 
 
 class Face:
@@ -105,7 +125,7 @@ class Face:
         from omniagent.engine.api import EngineApi
 
         def notify(name: str, data: YukeModel) -> None:
-            self._writer.send_nowait(notification_line(name, data))
+            _send(self._writer, notification_line(name, data))
 
         try:
             async with EngineApi.open(EngineApi.config(self._data_dir), broadcasts=notify) as engine:
@@ -128,8 +148,11 @@ async def handle_line(face: Face, writer: LineWriter, line: bytes) -> None:
     """Decode one line, run it, and answer it (unless it is a notification)."""
     if not line.strip():
         return
+    out_of_range = None  # JSON holding a number out of range: its request is refused with its own id
     try:
         message = decode_line(line)
+    except NumberOutOfRange as exc:
+        message, out_of_range = exc.value, exc.reason
     except BadJson as exc:
         _error(writer, "", ErrorCode.BAD_REQUEST, f"the line is not valid JSON: {exc.reason}")
         return
@@ -142,6 +165,8 @@ async def handle_line(face: Face, writer: LineWriter, line: bytes) -> None:
         _error(writer, "", ErrorCode.BAD_REQUEST, "the request id must be a string")
         return
     try:
+        if out_of_range is not None:
+            raise EngineError.bad_request(f"bad parameters: {out_of_range}")
         result = await _call(face, message["method"], message.get("params"))
     except EngineError as exc:
         if has_id:
@@ -155,7 +180,7 @@ async def handle_line(face: Face, writer: LineWriter, line: bytes) -> None:
             _error(writer, request_id, ErrorCode.INTERNAL, "the command failed")
         return
     if has_id:
-        writer.send_nowait(result_line(request_id, result))
+        _send(writer, result_line(request_id, result))
 
 
 async def _call(face: Face, method: str, raw_params: Any) -> YukeModel:
@@ -191,4 +216,10 @@ def _json(value: YukeModel | str) -> bytes:
 
 
 def _error(writer: LineWriter, request_id: str, code: ErrorCode, message: str) -> None:
-    writer.send_nowait(dumps({"id": request_id, "error": {"code": int(code), "message": message}}))
+    _send(writer, dumps({"id": request_id, "error": {"code": int(code), "message": message}}))
+
+
+def _send(writer: LineWriter, line: bytes) -> None:
+    """Queue one line; dropped once stdout broke (the face is stopping: nobody would read it)."""
+    if writer.failed is None:
+        writer.send_nowait(line)

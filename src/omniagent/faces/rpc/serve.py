@@ -17,7 +17,8 @@ from omniagent.wire.first_request import answer_first_request
 
 
 def run_rpc(data_dir: Path | None) -> int:
-    """Serve the engine on stdin/stdout until stdin closes; returns the exit code."""
+    """Serve the engine on stdin/stdout until stdin closes; returns the exit code (0; 141 when stdout's reader went
+    away, 1 when stdout broke otherwise; 130 on Ctrl-C)."""
     try:
         first = functools.partial(handshake.first_reply, data_dir)
         prelude = answer_first_request(LITE, {"initialize": first}, max_bytes=MAX_LINE_BYTES)
@@ -26,7 +27,6 @@ def run_rpc(data_dir: Path | None) -> int:
         configure("rpc")
         from omniagent.faces.rpc.connection import serve_rpc
 
-        serve_rpc(data_dir, prelude)
+        return serve_rpc(data_dir, prelude)
     except KeyboardInterrupt:
         return 130
-    return 0

@@ -45,7 +45,7 @@ from omniagent.runtime.errors import AgentError, ProtocolFailed, UnknownSession
 from omniagent.runtime.options import OpenOptions
 from omniagent.runtime.runtime import Runtime
 from omniagent.runtime.session import Session
-from omniagent.wire.decode import BadJson, decode_line
+from omniagent.wire.decode import BadJson, NumberOutOfRange, decode_line
 from omniagent.wire.encode import dumps
 from omniagent.wire.errors import LineTooLarge
 from omniagent.wire.jsonl import LineWriter
@@ -99,8 +99,11 @@ class Sidecar:
     # --- one command ---------------------------------------------------------------------------------------
 
     async def _dispatch(self, line: bytes) -> None:
+        out_of_range = None  # JSON holding a number out of range: the frame is refused, with its id when it has one
         try:
             value = decode_line(line)
+        except NumberOutOfRange as exc:
+            value, out_of_range = exc.value, exc.reason
         except BadJson as exc:
             self._send_error(None, _bad_frame(f"invalid JSON: {exc.reason}"))
             return
@@ -108,6 +111,9 @@ class Sidecar:
         if frame_id is None:
             # Checked before the command: a bad frame's error keeps its id only when that id is a u64 (§5).
             self._send_error(None, _bad_frame(_why_no_id(value)))
+            return
+        if out_of_range is not None:
+            self._send_error(frame_id, _bad_frame(out_of_range))
             return
         try:
             command: Command = convert(value, Command)
