@@ -21,7 +21,6 @@ import logging
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
-from omniagent.faces.pipes import EXIT_READER_GONE, reader_gone
 from omniagent.wire.errors import LineTooLarge
 from omniagent.wire.jsonl import MAX_LINE_BYTES, LineWriter, read_lines
 from omniagent.wire.stdio import open_stdio
@@ -33,8 +32,8 @@ log = logging.getLogger("omniagent.serve")
 
 
 def serve_sidecar(script: MockScript | None) -> int:
-    """Serve the app's lines once the hello is out (`serve.run_sidecar`); returns the exit code (0 on EOF, 141 when
-    a write found stdout's reader gone, 1 when stdout broke otherwise)."""
+    """Serve the app's lines once the hello is out (`serve.run_sidecar`); returns the exit code: 0 on EOF, 1 when
+    stdout stopped accepting writes (its reader gone included: anyagent §1, "serve returns the io error → exit 1")."""
     return asyncio.run(_main(script))
 
 
@@ -57,9 +56,7 @@ async def _main(script: MockScript | None) -> int:
 
             async with Runtime(mock=script) as runtime:
                 await Sidecar(runtime, writer, broken).serve(_after(first, lines))
-    if writer.failed is None:
-        return 0
-    return EXIT_READER_GONE if reader_gone(writer.failed) else 1
+    return 0 if writer.failed is None else 1
 
 
 async def _first_line(lines: AsyncIterator[bytes | LineTooLarge], broken: asyncio.Event) -> bytes | LineTooLarge | None:

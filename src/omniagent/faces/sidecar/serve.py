@@ -23,8 +23,8 @@ HELLO = dumps({"hello": {"protocol": PROTOCOL_VERSION, "anyagent": __version__}}
 
 
 def run_sidecar(*, mock: str | None) -> int:
-    """Entry point of `omniagent serve`; returns the exit code (0 on EOF, 141 when stdout's reader went away, 1 when
-    stdout broke otherwise or the mock script is bad, 130 on Ctrl-C)."""
+    """Entry point of `omniagent serve`; returns the exit code (0 on EOF; 1 when stdout stopped accepting writes,
+    its reader gone included, as anyagent §1 says, or the mock script is bad; 130 on Ctrl-C)."""
     try:
         return _run(mock)
     except KeyboardInterrupt:
@@ -45,9 +45,7 @@ def _run(mock: str | None) -> int:
         write_all(sys.stdout.fileno(), HELLO + b"\n")
     except OSError as exc:
         _log().error("stdout is broken (%s); shutting down", type(exc).__name__)
-        from omniagent.faces.pipes import EXIT_READER_GONE, reader_gone
-
-        return EXIT_READER_GONE if reader_gone(exc) else 1
+        return 1
     _log()
     from omniagent.faces.sidecar.connection import serve_sidecar
 
