@@ -7,6 +7,7 @@ Catch `OmniagentError` to catch them all. The tree (module, then the classes it 
     │   ├── wire.errors.LineTooLarge               a line over the reader's cap (skipped, the reader goes on)
     │   ├── wire.errors.PeerClosed                  the other side closed its end
     │   ├── wire.decode.BadJson                     a line that is not a JSON value this side accepts
+    │   │   └── wire.decode.NumberOutOfRange        JSON, but a number out of range (answered with the line's id)
     │   ├── wire.process.SpawnError                 a child process could not be started
     │   ├── wire.messages.RpcError                  a JSON-RPC error answer (sent or received)
     │   ├── runtime.adapters.pi.rpc.PiError         pi answered a command with an error
