@@ -144,3 +144,18 @@ async def test_chat_drives_a_real_acp_agent_through_a_permission(tmp_path: Path)
             assert world.touched.exists()
             chat.line("/quit")
             assert chat.wait() == 0
+
+
+def test_resuming_a_chat_whose_agent_is_gone_says_so_and_exits_3(tmp_path: Path) -> None:
+    """Issue 26's closing note (noticed): the last chat here was with an agent no longer installed; `chat --resume`
+    says which and how to install it, and exits 3 (no agent), never "internal error"."""
+    ws = workspace(tmp_path)
+    state = tmp_path / "state"
+    state.mkdir()
+    record = {"agent": "claude", "directory": str(ws), "resume_token": "t-1", "title": "old", "updated": 1.0}
+    (state / "chat-sessions.json").write_text(json.dumps({"sessions": [record]}))
+    with FakeLLMServer(Scenario([])) as llm, Terminal("chat", "--resume", cwd=ws, env=_env(tmp_path, llm)) as chat:
+        chat.expect("Claude Code is not installed")
+        assert chat.wait() == 3
+        screen = chat.screen
+    assert "internal error" not in screen and "Traceback" not in screen

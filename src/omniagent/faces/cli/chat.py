@@ -102,14 +102,14 @@ async def _chat(options: ChatOptions, directory: str, script: MockScript | None)
     text = Console(file=cast(IO[str], pending), highlight=False, soft_wrap=True, force_terminal=True)
     renderer = HumanRenderer(RichScreen(text), RichScreen(Console(stderr=True, highlight=False)), root=directory)
     async with Runtime(mock=script) as runtime:
+        resume = None
         try:
             agent, using = await pick_agent(runtime, options.agent, mock=script is not None, model=options.model)
+            if options.resume:
+                agent, resume = await _resumed(runtime, renderer, directory, agent, named=options.agent is not None)
         except NoAgent as error:
             renderer.note(str(error), style="red")
             return EXIT_NO_AGENT
-        resume = None
-        if options.resume:
-            agent, resume = await _resumed(runtime, renderer, directory, agent, named=options.agent is not None)
         if using is not None and resume is None:
             renderer.note(using, style="dim")
         mode = PermissionMode.AUTO_APPROVE if options.yes else PermissionMode.ASK
@@ -124,13 +124,16 @@ async def _resumed(
     runtime: Runtime, renderer: HumanRenderer, directory: str, agent: AgentInstallation, *, named: bool
 ) -> tuple[AgentInstallation, str | None]:
     """The agent and resume token of the last chat in `directory` (with `agent`, when it was `named`), else
-    `agent` and None."""
+    `agent` and None. Raises: `NoAgent` when the last chat's agent can no longer be driven (the message says so)."""
     record = latest(directory, agent.id if named else None)
     if record is None:
         renderer.note("no earlier chat in this directory to resume; starting a new one", style="yellow")
         return agent, None
     if record.agent != agent.id:
-        agent = await named_agent(runtime, record.agent)
+        try:
+            agent = await named_agent(runtime, record.agent)
+        except NoAgent as error:
+            raise NoAgent(f"the last chat in this directory was with {record.agent}: {error}") from error
     renderer.note(f"resuming {record.title or 'the last session'} ({agent.id})", style="dim")
     return agent, record.resume_token
 
