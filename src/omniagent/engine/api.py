@@ -64,13 +64,10 @@ from omniagent.engine.subscription import (
 from omniagent.engine.tools.context import Answered, CannotAsk, Dismissed, PlanEntry, Question
 from omniagent.engine.tools.plan import PLAN_TOOL
 from omniagent.protocols.yuke.base import YukeModel
-from omniagent.protocols.yuke.content import Input
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.protocols.yuke.messages import Message
 from omniagent.protocols.yuke.sessions import (
     CreateSession,
-    SendInputQueued,
-    SendInputStarted,
     Session,
     SessionCancelInputParams,
     SessionCompactParams,
@@ -139,7 +136,6 @@ __all__ = [
     "TurnEnded",
     "TurnStarted",
     "describe",
-    "engine_config",
     "message_ref",
     "option_values",
     "plan_of_part",
@@ -199,9 +195,10 @@ class EngineApi:
         """Whether `handle(method, …)` runs the method (others answer not_implemented)."""
         return self._engine.serves(method)
 
+    @_guarded
     async def handle(self, method: str, params: YukeModel) -> YukeModel:
         """Run one yuke method. Raises: `EngineError` (the method's refusal, or not_implemented)."""
-        return await _guarded(self._engine.handle)(method, params)
+        return await self._engine.handle(method, params)
 
     def extension_params(self, method: str) -> type[YukeModel] | None:
         """The params model of an engine extension method (docs/engine.md), or None."""
@@ -327,11 +324,6 @@ class EngineApi:
         return self._engine.live.is_busy(session_id)
 
     @_guarded
-    async def send_input(self, session_id: str, input_: Input) -> SendInputStarted | SendInputQueued:
-        """Start a run with the input, or queue it behind the active one. Raises: `EngineError`."""
-        return await self._engine.inputs.send(session_id, input_)
-
-    @_guarded
     async def cancel_input(self, session_id: str, input_id: int) -> None:
         """Withdraw a queued input. Raises: `EngineError` (unknown, or already started)."""
         await self._engine.inputs.cancel_input(SessionCancelInputParams(session_id=session_id, input_id=input_id))
@@ -345,11 +337,6 @@ class EngineApi:
     async def settled(self, session_id: str) -> bool:
         """Whether the session and everything below it are done."""
         return await self._engine.children.settled(session_id)
-
-    @_guarded
-    async def wait_settled(self, session_id: str) -> None:
-        """Return once the session and everything below it are done."""
-        await self._engine.children.wait_settled(session_id)
 
     @_guarded
     async def stop_tree(self, session_id: str) -> None:

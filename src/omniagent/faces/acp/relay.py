@@ -3,9 +3,8 @@
 What it is: the subscriber of each open session's `Subscription` (the engine's routing, child sessions and settled
 turn end; synchronous, never blocking) that keeps the little per-session state the rendering needs (the open run,
 the `spawn_agent` calls) and writes updates through the peer's single writer, so an update is on the wire in the
-order the engine emitted it. Turn ends resolve futures the prompt handler waits
-on; each permission ask becomes a `session/request_permission` task and each of the model's questions an
-`elicitation/create` task (the engine run waits meanwhile).
+order the engine emitted it. Each permission ask becomes a `session/request_permission` task and each of the
+model's questions an `elicitation/create` task (the engine run waits meanwhile).
 What it is not: the shapes (`faces/acp/translate.py`) or the method handlers (`faces/acp/agent.py`).
 
 v2 ordering (acp.md §5): the prompt response `{}` must precede the turn's first update, yet the engine emits the
@@ -82,19 +81,18 @@ class OpenSession:
     turn: Subscription = field(init=False)  # the engine's view of the session and its children
     run_id: int | None = None
     held: list[t.Update] | None = None
-    calls: dict[str, AgentCall] = field(default_factory=dict)  # child session below this one → its spawn call
-    agent_calls: set[str] = field(default_factory=set)  # tool call ids of the spawn calls with a child
+    agent_calls: dict[str, AgentCall] = field(default_factory=dict)  # tool call id → a spawn call with a child
 
 
 @dataclass(slots=True)
 class AgentCall:
-    """A `spawn_agent` call of an open session and what its child (and the child's own children) did so far."""
+    """A `spawn_agent` call of an open session and what its child (and the child's own children, which share the
+    call but not its status) did so far."""
 
     session_id: str  # the open session the call belongs to
     message_id: int  # the call's tool site
     part_id: int
     name: str
-    child_id: str  # the child the call started (its own children share the call, not its status)
     steps: list[str] = field(default_factory=list)
     text: str = ""
     status: str = "in_progress"
@@ -178,9 +176,8 @@ class Relay:
         elif isinstance(event, SessionChanged):
             self._summary(event.session)
         elif isinstance(event, ChildFollowed):
-            call = AgentCall(open_.session_id, *event.branch.site, event.branch.name, event.branch.session_id)
-            open_.calls[event.branch.session_id] = call
-            open_.agent_calls.add(call.tool_call_id)
+            call = AgentCall(open_.session_id, *event.branch.site, event.branch.name)
+            open_.agent_calls[call.tool_call_id] = call
         elif isinstance(event, RunStarted):
             open_.run_id = event.data.run_id
             if self.shapes.state_updates:
@@ -204,9 +201,8 @@ class Relay:
         elif isinstance(item, ToolOpened):
             self.send(sid, t.tool_opened(self.shapes, open_.root, item.call))
         elif isinstance(item, ToolChanged):
-            tool_call_id = t.tool_call_id(item.call.message_id, item.call.part_id)
-            if tool_call_id in open_.agent_calls and isinstance(item.state, ToolStateCompleted):
-                call = next(c for c in open_.calls.values() if c.tool_call_id == tool_call_id)
+            call = open_.agent_calls.get(t.tool_call_id(item.call.message_id, item.call.part_id))
+            if call is not None and isinstance(item.state, ToolStateCompleted):
                 self._agent_update(call)  # the receipt: the call goes on while its child works
                 return
             update = t.tool_state(self.shapes, open_.root, item.call, item.state)
@@ -249,7 +245,7 @@ class Relay:
 
     def _child(self, open_: OpenSession, branch: Branch, event: SessionEvent) -> None:
         """A child's (or grandchild's) event as progress of the open session's `spawn_agent` call it descends from."""
-        agent = open_.calls.get(branch.top.session_id)
+        agent = open_.agent_calls.get(t.tool_call_id(*branch.top.site))
         if agent is None:
             return
         direct = branch.parent is None

@@ -157,21 +157,21 @@ def login_methods(catalog: Catalog, refused: str | None = None) -> list[LoginMet
 
 def refused_credential(catalog: Catalog, provider_id: str) -> str:
     """How to name, for a person, the key a provider just refused: its variable, or where it is kept."""
-    provider = catalog.provider(provider_id)
-    try:
-        origin = catalog.api_key_origin(provider) if provider is not None else None
-    except CredentialError:
-        origin = None
-    if origin == "stored":
-        return f"the {provider_id} key stored with omniagent"
-    if origin == "providers.json":
-        return f"the {provider_id} key in providers.json"
+    origin = _key_origin(catalog, provider_id)
+    if origin in _KEY_PLACES:
+        return _KEY_PLACES[origin].format(provider_id)
     return origin or f"the {provider_id} key"
 
 
 def has_ready_model(catalog: Catalog) -> bool:
     """Whether some provider with at least one model can run now (what `session.create` needs for its default)."""
-    return any(p.models and _state(catalog, p.id) == "ready" for p in catalog.providers)
+    return _default_model(catalog) is not None
+
+
+def _default_model(catalog: Catalog) -> str | None:
+    """The model `session.create` gives a new session: the first model of the first ready provider."""
+    ready = next((p for p in catalog.providers if p.models and _state(catalog, p.id) == "ready"), None)
+    return f"{ready.id}/{ready.models[0].id}" if ready is not None and ready.models else None
 
 
 def engine_choice(model: str | None = None) -> tuple[str, str] | None:
@@ -182,10 +182,9 @@ def engine_choice(model: str | None = None) -> tuple[str, str] | None:
     from the same data and config dirs and environment an engine of this process would use."""
     catalog = _catalog()
     if model is None:
-        ready = next((p for p in catalog.providers if p.models and _state(catalog, p.id) == "ready"), None)
-        if ready is None or not ready.models:
+        model = _default_model(catalog)
+        if model is None:
             return None
-        model = f"{ready.id}/{ready.models[0].id}"
     found = catalog.model(model)
     if found is None or _state(catalog, found[0].id) != "ready":
         return None
@@ -201,17 +200,25 @@ def _catalog() -> Catalog:
         return Catalog(None, credentials)  # what the engine does with a bad providers.json
 
 
-def _credential(catalog: Catalog, provider_id: str) -> str:
-    """What makes a ready provider ready, for a person: where its key is, its login, or that it needs none."""
+# Where a key other than an environment variable is kept, in words (`{}`: the provider).
+_KEY_PLACES = {"stored": "the {} key stored with omniagent", "providers.json": "the {} key in providers.json"}
+
+
+def _key_origin(catalog: Catalog, provider_id: str) -> str | None:
+    """Where the provider's key comes from: `stored`, `providers.json`, its variable's name, or None (no key, or a
+    key file gone unreadable)."""
     provider = catalog.provider(provider_id)
     try:
-        origin = catalog.api_key_origin(provider) if provider is not None else None
-    except CredentialError:  # the key file went unreadable since the state was read
-        origin = None
-    if origin == "stored":
-        return f"the {provider_id} key stored with omniagent"
-    if origin == "providers.json":
-        return f"the {provider_id} key in providers.json"
+        return catalog.api_key_origin(provider) if provider is not None else None
+    except CredentialError:
+        return None
+
+
+def _credential(catalog: Catalog, provider_id: str) -> str:
+    """What makes a ready provider ready, for a person: where its key is, its login, or that it needs none."""
+    origin = _key_origin(catalog, provider_id)
+    if origin in _KEY_PLACES:
+        return _KEY_PLACES[origin].format(provider_id)
     if origin is not None:
         return f"{origin} is set"
     if catalog.credentials.grant(provider_id) is not None:
