@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import asyncio
+    import logging
 
     from rich.console import Console
 
@@ -57,6 +58,30 @@ def stdout_closed() -> bool:
     except (AttributeError, OSError, ValueError):  # no poll here, or no stdout at all
         return False
     return any(event & (select.POLLERR | select.POLLHUP) for _, event in events)
+
+
+class BrokenStdout:
+    """A stdio face's `on_error` for its stdout writer: says once on stderr that stdout broke, keeps why (`error`)
+    and sets `event`, which stops the face at once (`unless_reader_gone`): nobody reads what it would answer."""
+
+    def __init__(self, log: logging.Logger) -> None:
+        import asyncio
+
+        self.event = asyncio.Event()
+        self.error: BaseException | None = None
+        self._log = log
+
+    def __call__(self, error: BaseException) -> None:
+        if self.error is None:
+            self._log.error("stdout is broken (%s); shutting down", type(error).__name__)
+            self.error = error
+        self.event.set()
+
+    def exit_status(self) -> int:
+        """0 when stdout never broke, `EXIT_READER_GONE` when its reader went away, else 1."""
+        if self.error is None:
+            return 0
+        return EXIT_READER_GONE if reader_gone(self.error) else 1
 
 
 def leave_quietly() -> int:

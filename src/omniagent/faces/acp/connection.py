@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from omniagent.engine.config import STDIN_LIMIT
 from omniagent.faces.acp import handshake
-from omniagent.faces.pipes import EXIT_READER_GONE, reader_gone, unless_reader_gone
+from omniagent.faces.pipes import BrokenStdout, unless_reader_gone
 from omniagent.logs import face_logger
 from omniagent.protocols.acp.versions import VersionSpec
 from omniagent.wire.dialects import STRICT
@@ -45,10 +45,7 @@ def serve_connection(data_dir: Path | None, greeted: handshake.Handshake, prelud
     """Serve the connection until stdin closes (exit code 0) or a write finds stdout broken (141 when its reader is
     gone, else 1); `greeted` holds what an `initialize` answered already fixed, `prelude` the bytes read before
     (`wire/first_request.py`). KeyboardInterrupt propagates."""
-    failed = asyncio.run(_serve(data_dir, greeted, prelude))
-    if failed is None:
-        return 0
-    return EXIT_READER_GONE if reader_gone(failed) else 1
+    return asyncio.run(_serve(data_dir, greeted, prelude))
 
 
 class _Connection:
@@ -150,16 +147,10 @@ class _Connection:
             await self._engine_task
 
 
-async def _serve(data_dir: Path | None, greeted: handshake.Handshake, prelude: Prelude) -> BaseException | None:
-    """Serve; returns why writing to stdout failed, if it did (then the face stops at once: nobody reads it)."""
+async def _serve(data_dir: Path | None, greeted: handshake.Handshake, prelude: Prelude) -> int:
+    """Serve; returns the exit code (a broken stdout stops the face at once: nobody reads it)."""
     tasks: set[asyncio.Task[None]] = set()
-    failed: list[BaseException] = []
-    broken = asyncio.Event()
-
-    def on_broken_output(exc: BaseException) -> None:
-        face_logger("acp").error("stdout is broken (%s); shutting down", type(exc).__name__)
-        failed.append(exc)
-        broken.set()
+    broken = BrokenStdout(face_logger("acp"))
 
     def spawn(coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         task = asyncio.ensure_future(coro)
@@ -168,19 +159,17 @@ async def _serve(data_dir: Path | None, greeted: handshake.Handshake, prelude: P
         return task
 
     async with open_stdio(limit=STDIN_LIMIT, prelude=prelude) as (reader, sink):
-        peer = Peer(
-            reader, sink, dialect=STRICT, name="acp-agent", answer_after_eof=True, on_output_error=on_broken_output
-        )
+        peer = Peer(reader, sink, dialect=STRICT, name="acp-agent", answer_after_eof=True, on_output_error=broken)
         connection = _Connection(data_dir, greeted, peer, spawn)
         try:
             async with peer:
                 try:
-                    await unless_reader_gone(peer.wait_closed(), broken)
-                    await unless_reader_gone(connection.answer_the_rest(), broken)
+                    await unless_reader_gone(peer.wait_closed(), broken.event)
+                    await unless_reader_gone(connection.answer_the_rest(), broken.event)
                 finally:
                     for task in list(tasks):
                         task.cancel()
                     await asyncio.gather(*tasks, return_exceptions=True)
         finally:
             await connection.close()
-    return failed[0] if failed else None
+    return broken.exit_status()

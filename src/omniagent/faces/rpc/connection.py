@@ -25,7 +25,7 @@ import msgspec
 from omniagent.engine import handshake
 from omniagent.engine.config import MAX_LINE_BYTES, STDIN_LIMIT, engine_dirs
 from omniagent.engine.errors import EngineError
-from omniagent.faces.pipes import EXIT_READER_GONE, reader_gone, unless_reader_gone
+from omniagent.faces.pipes import BrokenStdout, unless_reader_gone
 from omniagent.protocols.yuke.base import DecodeError, Empty, YukeModel, decode
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.wire.decode import BadJson, NumberOutOfRange, decode_line
@@ -46,31 +46,23 @@ _encode = msgspec.json.Encoder().encode
 def serve_rpc(data_dir: Path | None, prelude: Prelude) -> int:
     """Serve the engine on stdin/stdout until stdin closes (exit code 0) or a write finds stdout broken (141 when its
     reader is gone, else 1), after the bytes `prelude` kept (`faces/rpc/serve.py`). KeyboardInterrupt propagates."""
-    failed = asyncio.run(_serve(data_dir, prelude))
-    if failed is None:
-        return 0
-    return EXIT_READER_GONE if reader_gone(failed) else 1
+    return asyncio.run(_serve(data_dir, prelude))
 
 
-async def _serve(data_dir: Path | None, prelude: Prelude) -> BaseException | None:
-    """Serve; returns why writing to stdout failed, if it did (then the face stops at once: nobody reads it)."""
-    broken = asyncio.Event()
-
-    def on_broken_output(exc: BaseException) -> None:
-        log.error("stdout is broken (%s); shutting down", type(exc).__name__)
-        broken.set()
-
+async def _serve(data_dir: Path | None, prelude: Prelude) -> int:
+    """Serve; returns the exit code (a broken stdout stops the face at once: nobody reads it)."""
+    broken = BrokenStdout(log)
     async with (
         open_stdio(limit=STDIN_LIMIT, prelude=prelude) as (reader, sink),
-        LineWriter(sink, on_error=on_broken_output) as writer,
+        LineWriter(sink, on_error=broken) as writer,
     ):
         face = Face(data_dir, writer)
         try:
-            await unless_reader_gone(_answer_lines(face, writer, reader), broken)
+            await unless_reader_gone(_answer_lines(face, writer, reader), broken.event)
         finally:
             await face.close()
         await writer.wait_flushed()
-    return writer.failed
+    return broken.exit_status()
 
 
 async def _answer_lines(face: Face, writer: LineWriter, reader: asyncio.StreamReader) -> None:

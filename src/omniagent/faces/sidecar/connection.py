@@ -21,6 +21,7 @@ import logging
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
+from omniagent.faces.pipes import BrokenStdout
 from omniagent.wire.errors import LineTooLarge
 from omniagent.wire.jsonl import MAX_LINE_BYTES, LineWriter, read_lines
 from omniagent.wire.stdio import open_stdio
@@ -38,25 +39,20 @@ def serve_sidecar(script: MockScript | None) -> int:
 
 
 async def _main(script: MockScript | None) -> int:
-    broken = asyncio.Event()
-
-    def on_broken_output(exc: BaseException) -> None:
-        log.error("stdout is broken (%s); shutting down", type(exc).__name__)
-        broken.set()
-
+    broken = BrokenStdout(log)
     async with (
         open_stdio(limit=MAX_LINE_BYTES) as (reader, sink),
-        LineWriter(sink, on_error=on_broken_output) as writer,
+        LineWriter(sink, on_error=broken) as writer,
     ):
         lines = read_lines(reader)
-        first = await _first_line(lines, broken)
+        first = await _first_line(lines, broken.event)
         if first is not None:
             from omniagent.faces.sidecar.commands import Sidecar
             from omniagent.runtime.runtime import Runtime
 
             async with Runtime(mock=script) as runtime:
-                await Sidecar(runtime, writer, broken).serve(_after(first, lines))
-    return 0 if writer.failed is None else 1
+                await Sidecar(runtime, writer, broken.event).serve(_after(first, lines))
+    return 0 if broken.error is None else 1  # anyagent §1: any stdout failure, its reader gone included, is 1
 
 
 async def _first_line(lines: AsyncIterator[bytes | LineTooLarge], broken: asyncio.Event) -> bytes | LineTooLarge | None:
