@@ -203,15 +203,12 @@ class Children:
         Enter it before taking any session lock."""
         root = await self._store.read(trees.tree_root, session_id)
         hold = Hold()
-        self._halt(root)
+        self._halted[root] = self._halted.get(root, 0) + 1
         try:
             yield hold
         finally:
             if self._unhalt(root) and hold.wake:
                 await self._wake(root)
-
-    def _halt(self, root: str) -> None:
-        self._halted[root] = self._halted.get(root, 0) + 1
 
     def _unhalt(self, root: str) -> bool:
         """Release one hold of the tree; whether a run ended while it was held (and it is held no more)."""
@@ -269,18 +266,15 @@ class Children:
         """Cancel the runs of the session and of everything below it, and the inputs that may be canceled; wait
         for those runs to end. Their ends start nothing: the children's reports stay queued in their parents
         until the next input there."""
-        root = await self._store.read(trees.tree_root, session_id)
-        members = await self._store.read(trees.subtree, session_id)
-        self._halt(root)
-        try:
+        async with self.halted(session_id) as hold:
+            hold.wake = False  # what waits stays waiting: a stopped tree starts nothing
+            members = await self._store.read(trees.subtree, session_id)
             tasks = [r.task for r in self._runs(members) if r.task is not None]
             for member in members:  # the session's own queue stays: its client decides about it
                 clear = member != session_id
                 await self._inputs.cancel_run(SessionCancelRunParams(session_id=member, clear_queue=clear))
             if tasks:
                 await asyncio.wait(tasks)
-        finally:
-            self._unhalt(root)  # what waits stays waiting: a stopped tree starts nothing
 
     def _runs(self, members: Iterable[str]) -> list[ActiveRun]:
         runs = []
