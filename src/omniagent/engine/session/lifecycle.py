@@ -26,7 +26,7 @@ from omniagent.engine.session.transcript import (
     resolve_placeholders,
 )
 from omniagent.engine.skills.catalog import Skills
-from omniagent.engine.store import Store
+from omniagent.engine.store import Store, trees
 from omniagent.engine.store import queries as q
 from omniagent.engine.store.journal import now_ms, record
 from omniagent.protocols.yuke.base import Empty
@@ -183,14 +183,7 @@ class Sessions:
         sid = params.session_id
 
         def collect(conn: sqlite3.Connection) -> list[str] | None:
-            if q.get_session(conn, sid) is None:
-                return None
-            order, frontier = [sid], [sid]
-            while frontier:
-                kids = [k for parent in frontier for k in q.child_ids(conn, parent)]
-                order += kids
-                frontier = kids
-            return order
+            return None if q.get_session(conn, sid) is None else trees.with_descendants(conn, [sid])
 
         doomed = await self._store.read(collect)
         if doomed is None:
@@ -200,17 +193,7 @@ class Sessions:
         if any(self._live.is_busy(d) for d in doomed):
             raise EngineError(ErrorCode.SESSION_BUSY, "the session has an active run")
 
-        def txn(conn: sqlite3.Connection) -> bool:
-            # Another process may run one of them: its open-run marker is in the store, not in our live sessions.
-            for d in doomed:
-                rec = q.get_session(conn, d)
-                if rec is not None and rec.open_run_id is not None:
-                    return False
-            for d in reversed(doomed):
-                q.delete_session(conn, d)
-            return True
-
-        if not await self._store.write(txn):
+        if not await self._store.write(trees.delete_unless_running, doomed):
             raise EngineError(ErrorCode.SESSION_BUSY, "the session has an active run")
         for d in reversed(doomed):
             self._live.removed(d)

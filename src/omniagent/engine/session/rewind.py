@@ -119,13 +119,10 @@ def _plan(conn: sqlite3.Connection, sid: str, before: int, with_files: bool) -> 
 def _truncate(conn: sqlite3.Connection, sid: str, before: int) -> _Cut:
     _check(conn, sid, before)  # again, under the write lock: another process may have opened a run meanwhile
     doomed = trees.spawned_since(conn, sid, before)
-    for child in doomed:  # stopped here (`retiring`); a run still open is another process's
-        rec = q.get_session(conn, child)
-        if rec is not None and rec.open_run_id is not None:
-            raise EngineError(ErrorCode.SESSION_BUSY, "a child session spawned after that message has an active run")
+    # Stopped here (`retiring`): a run still open is another process's; then nothing is deleted or cut.
+    if not trees.delete_unless_running(conn, doomed):
+        raise EngineError(ErrorCode.SESSION_BUSY, "a child session spawned after that message has an active run")
     withdrawn = reports.withdraw(conn, sid, set(doomed))
-    for child in reversed(doomed):
-        q.delete_session(conn, child)
     q.delete_messages_from(conn, sid, before)
     left = [transcript.parse_message(p) for p in q.all_messages(conn, sid)]
     gauge = transcript.context_of(left)

@@ -158,10 +158,6 @@ def count_sessions(
     return int(conn.execute(f"SELECT count(*) FROM sessions WHERE {where}", args).fetchone()[0])
 
 
-def child_ids(conn: sqlite3.Connection, session_id: str) -> list[str]:
-    return [r[0] for r in conn.execute("SELECT id FROM sessions WHERE parent_id = ?", (session_id,))]
-
-
 def delete_session(conn: sqlite3.Connection, session_id: str) -> None:
     conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
 

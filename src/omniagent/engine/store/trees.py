@@ -60,11 +60,28 @@ def spawned_since(conn: sqlite3.Connection, parent_id: str, message_id: int) -> 
         "SELECT id FROM sessions WHERE parent_id = ? AND parent_message_id >= ? ORDER BY created_at_ms, id",
         (parent_id, message_id),
     ).fetchall()
-    out, frontier = [str(r[0]) for r in rows], [str(r[0]) for r in rows]
+    return with_descendants(conn, [str(r[0]) for r in rows])
+
+
+def with_descendants(conn: sqlite3.Connection, session_ids: list[str]) -> list[str]:
+    """`session_ids` and every session below them, breadth first: each session before its own children."""
+    out, frontier = list(session_ids), list(session_ids)
     while frontier:
         frontier = [str(r[0]) for p in frontier for r in conn.execute(_CHILDREN, (p,))]
         out += frontier
     return out
+
+
+def delete_unless_running(conn: sqlite3.Connection, doomed: list[str]) -> bool:
+    """Delete the sessions `doomed` (each listed before its children) the deepest first; none, and False, when one
+    has an open run: another process's (its marker is in the store, not in this process's live sessions)."""
+    for session_id in doomed:
+        row = conn.execute("SELECT open_run_id FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        if row is not None and row[0] is not None:
+            return False
+    for session_id in reversed(doomed):
+        conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+    return True
 
 
 def subtree(conn: sqlite3.Connection, session_id: str) -> list[str]:
