@@ -7,6 +7,7 @@ import contextlib
 import os
 import secrets
 import stat
+from collections.abc import Iterator
 
 from omniagent.engine.tools.context import ToolError
 from omniagent.engine.tools.files.beneath import Opened, Slot
@@ -86,17 +87,11 @@ def write_text_atomically(slot: Slot, text: str, mode: int | None) -> None:
 
 def write_bytes_atomically(slot: Slot, data: bytes, mode: int | None) -> None:
     """`write_text_atomically` for bytes (a checkpoint put back may hold any content)."""
-    temp = _temp_name(slot)
-    fd = os.open(temp, _CREATE_FLAGS, 0o600, dir_fd=slot.dir_fd)
-    try:
+    with _replacing(slot) as temp:
+        fd = os.open(temp, _CREATE_FLAGS, 0o600, dir_fd=slot.dir_fd)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             os.fchmod(handle.fileno(), mode if mode is not None else 0o666 & ~_UMASK)
-        os.replace(temp, slot.name, src_dir_fd=slot.dir_fd, dst_dir_fd=slot.dir_fd)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp, dir_fd=slot.dir_fd)
-        raise
 
 
 def write_link_atomically(slot: Slot, target: str) -> None:
@@ -106,18 +101,22 @@ def write_link_atomically(slot: Slot, target: str) -> None:
     Raises:
         OSError: the directory is not writable, or a directory stands at the name; nothing is then changed.
     """
-    temp = _temp_name(slot)
-    os.symlink(target, temp, dir_fd=slot.dir_fd)
+    with _replacing(slot) as temp:
+        os.symlink(target, temp, dir_fd=slot.dir_fd)
+
+
+@contextlib.contextmanager
+def _replacing(slot: Slot) -> Iterator[str]:
+    """A fresh temporary name beside `slot`'s for the block to make a file or link at, renamed over the name when
+    the block ends (one rename: a reader sees the old entry or the new one); removed again if anything fails."""
+    temp = f".{slot.name[:200]}.{secrets.token_hex(4)}.tmp"
     try:
+        yield temp
         os.replace(temp, slot.name, src_dir_fd=slot.dir_fd, dst_dir_fd=slot.dir_fd)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temp, dir_fd=slot.dir_fd)
         raise
-
-
-def _temp_name(slot: Slot) -> str:
-    return f".{slot.name[:200]}.{secrets.token_hex(4)}.tmp"
 
 
 def _read_umask() -> int:
