@@ -16,7 +16,8 @@ ALLOWED: dict[str, set[str]] = {
     "engine": {"wire", "protocols"},
     "runtime": {"wire", "protocols", "engine"},
     "batch": {"wire", "protocols", "engine", "runtime"},
-    "faces": {"wire", "protocols", "engine", "runtime", "batch"},
+    "hub": {"wire", "protocols", "runtime"},
+    "faces": {"wire", "protocols", "engine", "runtime", "batch", "hub"},
 }
 # What of the engine its callers may import: the API, and what a face needs to answer its first line before the
 # engine exists (standard library and platformdirs only; docs/performance.md).

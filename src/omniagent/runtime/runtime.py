@@ -14,7 +14,7 @@ import asyncio
 import itertools
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import AsyncExitStack, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,7 +96,8 @@ class Runtime:
     """Drives the agents on this machine. Use as `async with Runtime() as runtime:`; leaving closes every session.
 
     `mock` replaces the machine's agents with one scripted agent, id `mock` (what `serve --mock` does).
-    `timing` shortens the session loop's clocks (tests).
+    `timing` shortens the session loop's clocks (tests). `session_ids` names the sessions (default `s1`, `s2`, …;
+    the hub continues its index's numbering so ids stay unique across its restarts).
     """
 
     def __init__(
@@ -105,13 +106,14 @@ class Runtime:
         mock: MockScript | None = None,
         timing: Timing | None = None,
         env: Mapping[str, str] | None = None,
+        session_ids: Iterator[str] | None = None,
     ) -> None:
         self._mock = mock
         self._timing = timing or Timing()
         self._env = env
         self._report: DiscoveryReport | None = None
         self._sessions: dict[str, Session] = {}
-        self._ids = itertools.count(1)  # session ids are process-global: s1, s2, …
+        self._ids = session_ids or (f"s{n}" for n in itertools.count(1))
         self._group: asyncio.TaskGroup | None = None
         self._stack = AsyncExitStack()
         self._plan_usage = PlanUsageCache()
@@ -237,7 +239,7 @@ class Runtime:
     async def _open(self, request: d.ConnectRequest, *, register: bool) -> Session:
         """Open a session; `register` keeps it findable by id (throwaway probe/generate sessions are not)."""
         adapter = self._adapter(request.installation)
-        session_id = f"s{next(self._ids)}"
+        session_id = next(self._ids)
         placeholder = SessionInfo(
             id=session_id,
             agent=request.installation,

@@ -1,0 +1,285 @@
+"""One session the hub owns, and the clients attached to it.
+
+A `HubSession` wraps the runtime's `Session`: one task (the pump) reads its events into an `EventLog`, so the session
+goes on with no client attached, and every client reads the log at its own pace. A client reaches a session through
+an `Attachment`, which has the `Session` methods and a role: a controller prompts, answers, cancels and configures; an
+observer only reads. Two controllers' prompts reach the session loop as one client's would (queue or steer by the same
+turn rules), and an answer to a request is the loop's: the first one resolves it, a later one is refused
+(`InvalidRequest`), and every client sees `RequestClosed`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from omniagent.hub.log import DEFAULT_RETENTION, EventLog
+from omniagent.protocols.sidecar.agents import ConfigValue, SessionInfo, SessionStatus
+from omniagent.protocols.sidecar.commands import Answer, Delivery, RollbackScope
+from omniagent.protocols.sidecar.events import Event, RequestClosed, RequestOpened
+from omniagent.runtime.errors import AgentError, InvalidRequest, SessionClosed
+from omniagent.runtime.session import Session
+
+log = logging.getLogger(__name__)
+
+
+class Role(StrEnum):
+    """What an attached client may do."""
+
+    CONTROLLER = "controller"  # prompt, answer, cancel, configure, close
+    OBSERVER = "observer"  # read only
+
+
+class History(StrEnum):
+    """What a client attaching without a cursor is replayed first (the names of ACP's multi-client attach draft)."""
+
+    FULL = "full"  # every kept event
+    PENDING_ONLY = "pending_only"  # only the requests still waiting for an answer
+    NONE = "none"  # nothing: live events only
+
+
+class Activity(StrEnum):
+    """A session's state as a list of sessions shows it."""
+
+    WORKING = "working"
+    NEEDS_INPUT = "needs_input"
+    IDLE = "idle"
+    ENDED = "ended"
+
+
+@dataclass(frozen=True, slots=True)
+class ClientInfo:
+    """Who a client says it is (shown to other clients; not an identity: the token is)."""
+
+    name: str
+    version: str | None = None
+    transport: str = "unknown"  # "websocket", "sse", "stdio", …
+
+
+_attachment_ids = itertools.count(1)
+
+
+class HubSession:
+    """A session of any agent, kept by the hub until a client closes it or its agent ends it."""
+
+    def __init__(
+        self,
+        session: Session,
+        *,
+        agent: str,
+        directory: str,
+        retention: int = DEFAULT_RETENTION,
+        on_change: Callable[[HubSession], None] | None = None,
+    ) -> None:
+        self._session = session
+        self.agent = agent
+        self.directory = directory
+        self.created_at = time.time()
+        self.log = EventLog(retention)
+        self._attachments: dict[int, Attachment] = {}
+        self._open_requests: dict[str, Event] = {}  # request id → its RequestOpened event, while it waits
+        self._on_change = on_change
+        self._pump = asyncio.ensure_future(self._read_events())
+
+    @property
+    def id(self) -> str:
+        return self._session.id
+
+    @property
+    def closed(self) -> bool:
+        """Whether the session has ended (its events may still be read from the log)."""
+        return self.log.ended
+
+    def info(self) -> SessionInfo:
+        """The latest snapshot of the session (status included)."""
+        return self._session.info()
+
+    @property
+    def activity(self) -> Activity:
+        if self.log.ended:
+            return Activity.ENDED
+        if self._open_requests:
+            return Activity.NEEDS_INPUT
+        status = self._session.info().status
+        if status is SessionStatus.NEEDS_INPUT:
+            return Activity.NEEDS_INPUT
+        return Activity.WORKING if status is SessionStatus.WORKING else Activity.IDLE
+
+    @property
+    def clients(self) -> list[Attachment]:
+        """The clients attached now."""
+        return list(self._attachments.values())
+
+    def attach(
+        self,
+        client: ClientInfo,
+        role: Role = Role.CONTROLLER,
+        *,
+        after: int | None = None,
+        history: History = History.FULL,
+    ) -> Attachment:
+        """Attach a client: it reads the events after `after` (a sequence it already has), else what `history`
+        says, then every new event, in order, none twice."""
+        replay: list[Event] = []
+        if after is None:
+            if history is History.FULL:
+                after = 0
+            else:
+                after = self.log.last
+                if history is History.PENDING_ONLY:
+                    replay = list(self._open_requests.values())
+        attachment = Attachment(self, client, role, after, replay)
+        self._attachments[attachment.number] = attachment
+        self._changed()
+        return attachment
+
+    async def wait_closed(self) -> None:
+        """Wait until the session has ended and every event is in the log."""
+        await asyncio.shield(self._pump)
+
+    async def close(self) -> None:
+        """End the session for every client."""
+        if not self._session.closed:
+            with contextlib.suppress(SessionClosed):
+                await self._session.close()
+        await self.wait_closed()
+
+    def _detach(self, attachment: Attachment) -> None:
+        if self._attachments.pop(attachment.number, None) is not None:
+            self._changed()
+
+    async def _read_events(self) -> None:
+        error: AgentError | None = None
+        try:
+            async for batch in self._session.events.batches():
+                for event in batch:
+                    kind = event.kind
+                    if isinstance(kind, RequestOpened):
+                        self._open_requests[kind.request.request.id] = event
+                    elif isinstance(kind, RequestClosed):
+                        self._open_requests.pop(kind.request_id, None)
+                self.log.extend(batch)
+        except AgentError as exc:
+            error = exc
+        except Exception:
+            log.exception("session %s: reading its events failed", self.id)
+        self._open_requests.clear()
+        self.log.end(error)
+        self._changed()
+
+    def _changed(self) -> None:
+        if self._on_change is not None:
+            self._on_change(self)
+
+
+class Attachment:
+    """One client on one session: its reading position, its role, and the session's methods (checked against the
+    role). Detaching leaves the session running."""
+
+    def __init__(self, session: HubSession, client: ClientInfo, role: Role, after: int, replay: list[Event]) -> None:
+        self.session = session
+        self.client = client
+        self.role = role
+        self.number = next(_attachment_ids)
+        self._replay = replay
+        self._detached = asyncio.Event()
+        # Events the client asked for that were no longer kept: it starts after them.
+        self.missed = session.log.since(after).missed
+        self._cursor = after + self.missed
+
+    @property
+    def id(self) -> str:
+        return self.session.id
+
+    @property
+    def cursor(self) -> int:
+        """The sequence of the last event this client was given."""
+        return self._cursor
+
+    @property
+    def detached(self) -> bool:
+        return self._detached.is_set()
+
+    def info(self) -> SessionInfo:
+        return self.session.info()
+
+    def detach(self) -> None:
+        """Stop reading; the session goes on. Idempotent."""
+        if not self._detached.is_set():
+            self._detached.set()
+            self.session._detach(self)
+
+    async def batches(self) -> AsyncIterator[list[Event]]:
+        """The events after the cursor, in lists of what is ready (replay first), until the session ends or the
+        client detaches. Raises the agent's error (`ProcessExited`, `AuthRequired`) after the last event when the
+        session ended with one. A reader that falls behind the log's retention skips what is gone (`missed` grows)."""
+        if self._replay:
+            replay, self._replay = self._replay, []
+            yield replay
+        log_ = self.session.log
+        while not self._detached.is_set():
+            changed = log_.pending()
+            got = log_.since(self._cursor)
+            if got.missed:
+                self.missed += got.missed
+                self._cursor += got.missed
+            if got.events:
+                self._cursor = got.events[-1].sequence
+                yield got.events
+                continue
+            if log_.ended:
+                if log_.error is not None:
+                    raise log_.error
+                return
+            await _first(changed, self._detached)
+
+    # --- the session's methods, for controllers -----------------------------------------------------------------
+
+    def _control(self, verb: str) -> Session:
+        if self.role is not Role.CONTROLLER:
+            raise InvalidRequest(f"this client is attached as an observer and cannot {verb}")
+        if self._detached.is_set():
+            raise InvalidRequest("this client has detached from the session")
+        return self.session._session
+
+    async def prompt(self, text: str, attachments: Sequence[str] = ()) -> Delivery:
+        return await self._control("prompt").prompt(text, attachments)
+
+    async def dequeue(self, prompt_id: str) -> None:
+        await self._control("dequeue").dequeue(prompt_id)
+
+    async def answer(self, request_id: str, answer: Answer) -> None:
+        await self._control("answer").answer(request_id, answer)
+
+    async def configure(self, option: str, value: ConfigValue) -> None:
+        await self._control("configure").configure(option, value)
+
+    async def rollback(self, turns: int, scope: RollbackScope) -> None:
+        await self._control("roll back").rollback(turns, scope)
+
+    async def compact(self) -> None:
+        await self._control("compact").compact()
+
+    async def cancel(self, clear_queue: bool = False) -> None:
+        await self._control("cancel").cancel(clear_queue)
+
+    async def close(self) -> None:
+        """End the session for every client."""
+        self._control("close")
+        await self.session.close()
+
+
+async def _first(*events: asyncio.Event) -> None:
+    """Wait until one of `events` is set."""
+    waits = [asyncio.ensure_future(event.wait()) for event in events]
+    try:
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for wait in waits:
+            wait.cancel()
