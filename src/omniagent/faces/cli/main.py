@@ -129,6 +129,33 @@ def _engine_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data-dir", type=Path, help="where the engine keeps its store and credentials")
 
 
+def _hub_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.set_defaults(action=None, rotate=False)
+    parser.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8765, metavar="N", help="the port (default 8765; 0: any free)")
+    parser.add_argument("--agent", metavar="ID", help="the agent a new session runs unless the client says")
+    parser.add_argument("--data-dir", type=Path, help="where the hub keeps its token and session index (in hub/)")
+    parser.add_argument("--tls-cert", type=Path, metavar="FILE", help="serve HTTPS with this certificate (PEM)")
+    parser.add_argument("--tls-key", type=Path, metavar="FILE", help="the certificate's private key (PEM)")
+    parser.add_argument(
+        "--allow-remote", action="store_true", help="listen beyond loopback without TLS (warns: all in clear)"
+    )
+    parser.add_argument(
+        "--allow-host",
+        dest="allow_hosts",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a Host name clients may use besides loopback's and --host (repeat)",
+    )
+    parser.add_argument("--max-clients", type=int, default=64, metavar="N", help="connections at once (default 64)")
+    parser.add_argument("--mock", metavar="SCRIPT", help=argparse.SUPPRESS)  # tests: a scripted agent
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", title="actions")
+    token = actions.add_parser("token", help="print the hub's bearer token (made if missing)")
+    token.add_argument("--rotate", action="store_true", help="replace it first (clients then need the new one)")
+    token.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS, help="the data dir, as for the hub")
+
+
 # In the order `omniagent --help` lists them.
 COMMANDS = (
     Command(
@@ -231,6 +258,19 @@ COMMANDS = (
         _engine_arguments,
         """examples:
   omniagent acp                       # as an editor's agent server, e.g. Zed's agent_servers""",
+    ),
+    Command(
+        "hub",
+        "a server owning sessions of any agent, for many clients (ACP over HTTP/WebSocket)",
+        "Serve the hub: sessions of any agent that keep running with no client attached, reached by any number of "
+        "clients over ACP (streamable HTTP with SSE, or WebSocket) and the sidecar wire over WebSocket, with a "
+        "bearer token. `omniagent hub token` prints the token. See docs/hub.md.",
+        "omniagent.faces.hub.serve:run_hub",
+        _hub_arguments,
+        """examples:
+  omniagent hub                       # http://127.0.0.1:8765/acp
+  omniagent hub --port 0 --agent claude
+  omniagent hub token                 # the bearer token; --rotate makes a new one""",
     ),
     Command("version", "print the version", "Print omniagent's version.", "omniagent.faces.cli.main:print_version"),
 )

@@ -1,0 +1,96 @@
+"""The hub's ASGI application: its routes behind the guard.
+
+    /acp              ACP: POST, GET (SSE), DELETE, and GET with Upgrade: websocket; sessions run the default agent
+    /acp/{agent}      the same, sessions running `agent` unless a client says otherwise
+    /sidecar          the sidecar wire over WebSocket (`faces/hub/sidecar.py`, mounted when present)
+
+Everything is refused before routing without the right `Host`, `Origin` and bearer token (`guard.py`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route, WebSocketRoute
+from starlette.types import ASGIApp
+from starlette.websockets import WebSocket
+
+from omniagent.faces.hub.connection import AcpSide, BindAcp
+from omniagent.faces.hub.guard import Guard, TokenFile
+from omniagent.faces.hub.registry import Registry
+from omniagent.faces.hub.settings import Limits, Listener
+from omniagent.faces.hub.streamable import StreamableHttp, refusal
+from omniagent.faces.hub.websocket import serve_acp_websocket
+from omniagent.hub.hub import Hub, HubClient
+from omniagent.hub.session import ClientInfo
+from omniagent.wire.jsonrpc import Peer
+
+# An agent id in a path: what the runtime's ids look like, so a path never smuggles anything else.
+AGENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+# Builds the ACP agent side of one connection: (peer, the connection's hub client, the agent its sessions run).
+AcpFactory = Callable[[Peer, HubClient, str], AcpSide]
+# Serves the sidecar wire on one WebSocket, not yet accepted (`faces/hub/sidecar.py` `sidecar_endpoint`).
+SidecarEndpoint = Callable[[WebSocket, Hub, ClientInfo], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class HubApp:
+    """The application and what the server must close when it stops."""
+
+    asgi: ASGIApp
+    registry: Registry
+
+
+def build_app(
+    hub: Hub,
+    *,
+    listener: Listener,
+    token: TokenFile,
+    default_agent: str,
+    acp: AcpFactory,
+    limits: Limits | None = None,
+    sidecar: SidecarEndpoint | None = None,
+) -> HubApp:
+    """The hub's application over `hub`: ACP connections built by `acp`, the sidecar by `sidecar` (absent: 404)."""
+    registry = Registry(hub, limits or Limits())
+
+    def bind_for(agent: str | None) -> BindAcp:
+        chosen = agent or default_agent
+        return lambda peer, client: acp(peer, client, chosen)
+
+    http = StreamableHttp(registry, bind_for)
+
+    async def acp_http(request: Request) -> Response:
+        agent = request.path_params.get("agent")
+        if agent is not None and not AGENT_ID.fullmatch(agent):
+            return refusal(404, "no such agent id")
+        return await http.handle(request)
+
+    async def acp_websocket(websocket: WebSocket) -> None:
+        agent = websocket.path_params.get("agent")
+        if agent is not None and not AGENT_ID.fullmatch(agent):
+            await websocket.send_denial_response(refusal(404, "no such agent id"))
+            return
+        await serve_acp_websocket(websocket, registry, bind_for(agent))
+
+    async def sidecar_websocket(websocket: WebSocket) -> None:
+        if sidecar is None:
+            await websocket.send_denial_response(refusal(404, "the sidecar wire is not served by this hub yet"))
+            return
+        await sidecar(websocket, hub, ClientInfo("sidecar", transport="websocket"))
+
+    methods = ["GET", "POST", "DELETE"]
+    routes = [
+        Route("/acp", acp_http, methods=methods),
+        Route("/acp/{agent}", acp_http, methods=methods),
+        WebSocketRoute("/acp", acp_websocket),
+        WebSocketRoute("/acp/{agent}", acp_websocket),
+        WebSocketRoute("/sidecar", sidecar_websocket),
+    ]
+    return HubApp(Guard(Starlette(routes=routes), listener=listener, token=token), registry)

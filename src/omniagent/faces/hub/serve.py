@@ -1,0 +1,213 @@
+"""`omniagent hub`, the process: the hub's state in the data dir, its socket, hypercorn serving the app, until a
+signal stops it (every session closed on the way out). `omniagent hub token` prints (or rotates) the token.
+
+It prints where it listens and where the token is to stdout, never the token itself; logs go to stderr.
+Listening beyond loopback needs TLS (`--tls-cert`, `--tls-key`) or `--allow-remote`, which warns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import logging
+import signal
+import socket
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from hypercorn.asyncio import serve
+from hypercorn.config import Config
+
+from omniagent.engine.config import engine_dirs
+from omniagent.faces.hub.app import AcpFactory, SidecarEndpoint, build_app
+from omniagent.faces.hub.guard import TokenFile
+from omniagent.faces.hub.settings import LOOPBACK_NAMES, Limits, Listener
+from omniagent.hub.hub import Hub
+from omniagent.hub.state import TOKEN_FILE, HubState
+from omniagent.logs import configure, face_logger
+from omniagent.runtime.runtime import MockScript, Runtime
+
+EXIT_USAGE = 2
+# Seconds hypercorn gives open requests at shutdown (the streams are ended before it waits).
+GRACEFUL_SECONDS = 3.0
+# Seconds between WebSocket pings, so a client that vanished without closing is noticed.
+PING_SECONDS = 20.0
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """What `omniagent hub` was asked for."""
+
+    host: str
+    port: int
+    default_agent: str
+    tls: tuple[Path, Path] | None
+    allowed_hosts: frozenset[str]
+    limits: Limits
+
+
+def hub_folder(data_dir: Path | None) -> Path:
+    """The hub's folder: `hub/` in the engine's data dir (`--data-dir`, else OMNIAGENT_DATA_DIR, else the user's)."""
+    return engine_dirs(data_dir)[0] / "hub"
+
+
+def run_hub(
+    *,
+    action: str | None,
+    rotate: bool,
+    host: str,
+    port: int,
+    agent: str | None,
+    data_dir: Path | None,
+    tls_cert: Path | None,
+    tls_key: Path | None,
+    allow_remote: bool,
+    allow_hosts: list[str],
+    max_clients: int,
+    mock: str | None,
+) -> int:
+    """Entry point of `omniagent hub` (and `omniagent hub token`); returns the exit code."""
+    state = HubState(hub_folder(data_dir))
+    if action == "token":
+        print(state.rotate() if rotate else state.token())
+        return 0
+    configure("hub")
+    log = face_logger("hub")
+    if (tls_cert is None) != (tls_key is None):
+        log.error("--tls-cert and --tls-key go together")
+        return EXIT_USAGE
+    tls = (tls_cert, tls_key) if tls_cert is not None and tls_key is not None else None
+    if not _loopback(host):
+        if tls is None and not allow_remote:
+            log.error("refusing to listen on %s without TLS: give --tls-cert and --tls-key (or --allow-remote)", host)
+            return EXIT_USAGE
+        if tls is None:
+            log.warning("listening on %s without TLS: the token and every message cross the network in clear", host)
+    script = _mock(mock, log)
+    if mock is not None and script is None:
+        return 1
+    named = {host if ":" not in host or host.startswith("[") else f"[{host}]", *allow_hosts}
+    options = Options(
+        host=host,
+        port=port,
+        default_agent=agent or ("mock" if script is not None else "omniagent"),
+        tls=tls,
+        allowed_hosts=frozenset(name.lower() for name in named) | frozenset(LOOPBACK_NAMES),
+        limits=Limits(max_clients=max_clients),
+    )
+    try:
+        return asyncio.run(_serve(options, state, script))
+    except KeyboardInterrupt:
+        return 130
+
+
+def _loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _mock(source: str | None, log: logging.Logger) -> MockScript | None:
+    if source is None:
+        return None
+    from omniagent.runtime.adapters.mock import MockScriptError
+
+    try:
+        return Runtime.load_mock(source)
+    except MockScriptError as exc:
+        log.error("%s", exc)
+        return None
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """The listening socket (bound here, so port 0 can be told as the port it became)."""
+    bare = host.strip("[]")
+    family = socket.AF_INET6 if ":" in bare else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((bare, port))
+    sock.listen(128)
+    return sock
+
+
+def _config(options: Options, sock: socket.socket) -> Config:
+    config = Config()
+    config.bind = [f"fd://{sock.detach()}"]  # hypercorn owns the descriptor from here
+    config.accesslog = None
+    config.errorlog = logging.getLogger("omniagent.hub.http")
+    config.graceful_timeout = GRACEFUL_SECONDS
+    config.websocket_max_message_size = options.limits.max_body_bytes
+    config.websocket_ping_interval = PING_SECONDS
+    config.include_server_header = False
+    if options.tls is not None:
+        config.certfile, config.keyfile = (str(path) for path in options.tls)
+    return config
+
+
+async def _serve(options: Options, state: HubState, script: MockScript | None) -> int:
+    log = face_logger("hub")
+    try:
+        sock = _bind(options.host, options.port)
+    except OSError as exc:
+        log.error("cannot listen on %s:%d: %s", options.host, options.port, exc.strerror or exc)
+        return 1
+    port = sock.getsockname()[1]
+    state.token()  # made on first start, so a client can read it before its first request
+    listener = Listener(port=port, tls=options.tls is not None, hosts=options.allowed_hosts)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    async with Hub.start(state=state, mock=script) as hub:
+        app = build_app(
+            hub,
+            listener=listener,
+            token=TokenFile(state.folder / TOKEN_FILE),
+            default_agent=options.default_agent,
+            acp=acp_factory(),
+            limits=options.limits,
+            sidecar=sidecar_endpoint(),
+        )
+        _announce(options, listener, state)
+
+        async def stopping() -> None:
+            await stop.wait()
+            await app.registry.aclose()  # streams end, so hypercorn need not wait for them
+
+        await serve(app.asgi, _config(options, sock), shutdown_trigger=stopping)  # type: ignore[arg-type]
+    return 0
+
+
+def _announce(options: Options, listener: Listener, state: HubState) -> None:
+    """Where to reach the hub and how to authenticate: stdout, for a person or the program that started it."""
+    host = options.host if ":" not in options.host or options.host.startswith("[") else f"[{options.host}]"
+    base = f"{listener.scheme}://{host}:{listener.port}"
+    ws = "wss" if listener.tls else "ws"
+    print(
+        f"omniagent hub listening on {base}\n"
+        f"  ACP (streamable HTTP and WebSocket): {base}/acp  (a session's agent: {base}/acp/AGENT;"
+        f" default {options.default_agent})\n"
+        f"  sidecar wire (WebSocket): {ws}://{host}:{listener.port}/sidecar\n"
+        f"  authenticate with 'Authorization: Bearer TOKEN'; the token is in {state.folder / TOKEN_FILE}"
+        " (`omniagent hub token` prints it)",
+        flush=True,
+    )
+    sys.stdout.flush()
+
+
+def acp_factory() -> AcpFactory:
+    """The ACP agent side of each connection: `faces/acp/hub`'s `HubAcpConnection`."""
+    from omniagent.faces.acp.hub.connection import HubAcpConnection
+
+    return lambda peer, client, agent: HubAcpConnection(peer, client, default_agent=agent)
+
+
+def sidecar_endpoint() -> SidecarEndpoint | None:
+    """The `/sidecar` endpoint: `faces/hub/sidecar.py`'s."""
+    from omniagent.faces.hub.sidecar import sidecar_endpoint as endpoint
+
+    return endpoint
