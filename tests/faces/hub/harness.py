@@ -240,3 +240,38 @@ async def take(events: AsyncIterator[tuple[str | None, dict[str, Any]]], count: 
         if len(got) == count:
             break
     return got
+
+
+def cycle_http(hub: HubProcess) -> None:
+    """One streamable HTTP client's life on its own TCP connection: initialize, open the stream, DELETE, leave."""
+    with httpx.Client(timeout=30) as client:
+        answer = client.post(f"{hub.url}/acp", json=initialize(), headers=hub.headers())
+        assert answer.status_code == 200, answer.text
+        connection = {"Acp-Connection-Id": answer.headers["acp-connection-id"]}
+        with client.stream(
+            "GET", f"{hub.url}/acp", headers=hub.headers(Accept="text/event-stream", **connection)
+        ) as stream:
+            assert stream.status_code == 200
+            assert client.delete(f"{hub.url}/acp", headers=hub.headers(**connection)).status_code == 202
+            for _ in stream.iter_bytes():  # the stream ends with its connection
+                pass
+
+
+def cycle_websocket(hub: HubProcess) -> None:
+    """One WebSocket client's life: upgrade, initialize, close."""
+    from websockets.sync.client import connect
+
+    with connect(hub.url.replace("http", "ws") + "/acp", additional_headers=hub.headers()) as ws:
+        ws.send(json.dumps(initialize()))
+        assert json.loads(ws.recv(timeout=30))["id"] == 1
+
+
+def settled_fds(hub: HubProcess, at_most: int, within: float = 30.0) -> int:
+    """The hub's open descriptors once they are `at_most` (sockets the clients closed are closed by the hub a moment
+    later), or what they are after `within` seconds."""
+    import time
+
+    deadline = time.monotonic() + within
+    while (count := hub.fds()) > at_most and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return count
