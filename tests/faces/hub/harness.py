@@ -14,6 +14,7 @@ import json
 import os
 import re
 import socket
+import ssl
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -166,6 +167,10 @@ class HubProcess:
             self.stop()
             raise AssertionError(f"no URL in the hub's first line: {self.banner!r}; stderr: {self.stderr()}")
         self.url = found.group(1)
+        while "omniagent hub token" not in self.banner:  # the banner's last line says how to get the token
+            line = self.proc.stdout.readline().decode()
+            assert line, f"the hub's banner ended early: {self.banner!r}"
+            self.banner += line
         self.port = int(self.url.rsplit(":", 1)[1])
         self.token = (data_dir / "hub" / TOKEN_FILE).read_text().strip()
 
@@ -242,9 +247,13 @@ async def take(events: AsyncIterator[tuple[str | None, dict[str, Any]]], count: 
     return got
 
 
+# One TLS context for every client a cycle makes: httpx builds one per client otherwise (~25 ms, the client's cost).
+_TLS = ssl.create_default_context()
+
+
 def cycle_http(hub: HubProcess) -> None:
     """One streamable HTTP client's life on its own TCP connection: initialize, open the stream, DELETE, leave."""
-    with httpx.Client(timeout=30) as client:
+    with httpx.Client(timeout=30, verify=_TLS) as client:
         answer = client.post(f"{hub.url}/acp", json=initialize(), headers=hub.headers())
         assert answer.status_code == 200, answer.text
         connection = {"Acp-Connection-Id": answer.headers["acp-connection-id"]}

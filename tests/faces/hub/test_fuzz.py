@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from websockets.sync.client import ClientConnection, connect
 
-from tests.faces.hub.harness import HubProcess, call, hub_process, initialize
+from tests.faces.hub.harness import HubProcess, call, hub_process, initialize, settled_fds
 
 EXAMPLES = 1000
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
@@ -45,8 +45,12 @@ bodies = st.one_of(
     json_values.map(lambda value: json.dumps(value).encode()),
     messages.map(lambda value: json.dumps(value).encode()),
 )
-header_names = st.text(alphabet="abcdefghijklmnopqrstuvwxyz-", min_size=1, max_size=20)
-header_values = st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=60)
+# The framing headers are the client's to write (a wrong one makes the client fail, not the hub).
+FRAMING = {"content-length", "transfer-encoding", "connection", "upgrade", "te", "keep-alive"}
+header_names = st.text(alphabet="abcdefghijklmnopqrstuvwxyz-", min_size=1, max_size=20).filter(
+    lambda name: name not in FRAMING
+)
+header_values = st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=60).map(str.strip)
 
 
 @pytest.fixture(scope="module")
@@ -190,6 +194,8 @@ def test_raw_websocket_frames(hub: HubProcess) -> None:
         "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
         f"Sec-WebSocket-Key: {base64.b64encode(os.urandom(16)).decode()}\r\n\r\n"
     ).encode()
+    _still_answers(hub)
+    baseline = hub.fds()
 
     @FUZZ
     @given(frame=st.binary(min_size=1, max_size=200))
@@ -200,9 +206,8 @@ def test_raw_websocket_frames(hub: HubProcess) -> None:
             while b"\r\n\r\n" not in head:
                 head += sock.recv(4096)
             assert head.startswith(b"HTTP/1.1 101"), head
-            sock.sendall(frame)
-            sock.shutdown(socket.SHUT_WR)
-            _read_all(sock)  # whatever the hub answers, then its close
+            sock.sendall(frame)  # then gone: a frame cut short is as likely as a whole bad one
 
     send()
     _still_answers(hub)
+    assert settled_fds(hub, baseline) <= baseline  # every one of those sockets was closed by the hub

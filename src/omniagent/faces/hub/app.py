@@ -21,6 +21,7 @@ from starlette.types import ASGIApp
 from starlette.websockets import WebSocket
 
 from omniagent.faces.hub.connection import AcpSide, BindAcp
+from omniagent.faces.hub.drain import DrainFirst
 from omniagent.faces.hub.guard import Guard, TokenFile
 from omniagent.faces.hub.registry import Registry
 from omniagent.faces.hub.settings import Limits, Listener
@@ -93,4 +94,5 @@ def build_app(
         WebSocketRoute("/acp/{agent}", acp_websocket),
         WebSocketRoute("/sidecar", sidecar_websocket),
     ]
-    return HubApp(Guard(Starlette(routes=routes), listener=listener, token=token), registry)
+    guarded = Guard(Starlette(routes=routes), listener=listener, token=token)
+    return HubApp(DrainFirst(guarded, limit=registry.limits.max_body_bytes), registry)

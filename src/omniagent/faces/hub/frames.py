@@ -23,10 +23,12 @@ class Frame:
     method: str | None  # None for a response (the client answering one of our requests)
     request_id: RequestId | None  # the id of a request, else None
     session_id: str | None  # `params.sessionId`, when the message has one
+    exact: bool = True  # False: it holds a number out of range (the peer answers it, by its id when it can)
 
     @property
     def is_initialize(self) -> bool:
-        return self.method == "initialize" and self.request_id is not None
+        """A request to `initialize` whose answer can be told by its id (so a POST can return it)."""
+        return self.method == "initialize" and self.request_id is not None and self.exact
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,10 +43,11 @@ def read_frame(body: bytes) -> Frame | Refused:
     """Judge one message. JSON whitespace may hold newlines, and a newline inside a JSON string is escaped, so turning
     every CR and LF into a space makes any JSON text one line and leaves its meaning alone."""
     line = body.replace(b"\r", b" ").replace(b"\n", b" ")
+    exact = True
     try:
         value: Any = decode_line(line)
     except NumberOutOfRange as exc:
-        value = exc.value  # the peer answers it (with its own id when it is a request)
+        value, exact = exc.value, False  # the peer answers it (with its own id when it is a request)
     except BadJson as exc:
         return Refused(400, error_line(STRICT, None, PARSE_ERROR, f"parse error: {exc.reason}"))
     if isinstance(value, list):
@@ -53,7 +56,7 @@ def read_frame(body: bytes) -> Frame | Refused:
         return Refused(400, error_line(STRICT, None, INVALID_REQUEST, "invalid request: not a JSON-RPC message"))
     method = value.get("method")
     raw_id = value.get("id")
-    request_id = raw_id if isinstance(raw_id, int | str) and not isinstance(raw_id, bool) else None
+    request_id = raw_id if STRICT.valid_id(raw_id) else None
     params = value.get("params")
     session = params.get("sessionId") if isinstance(params, dict) else None
     return Frame(
@@ -61,4 +64,5 @@ def read_frame(body: bytes) -> Frame | Refused:
         method=method if isinstance(method, str) else None,
         request_id=request_id if "method" in value else None,
         session_id=session if isinstance(session, str) else None,
+        exact=exact,
     )

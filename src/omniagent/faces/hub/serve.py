@@ -31,8 +31,6 @@ from omniagent.runtime.runtime import MockScript, Runtime
 EXIT_USAGE = 2
 # Seconds hypercorn gives open requests at shutdown (the streams are ended before it waits).
 GRACEFUL_SECONDS = 3.0
-# Seconds between WebSocket pings, so a client that vanished without closing is noticed.
-PING_SECONDS = 20.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +127,9 @@ def _bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in bare else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # Accepted sockets inherit it: without it, an answer written in two parts waits on the client's delayed ACK
+    # (hypercorn sets it only on sockets it binds itself, and this one is handed over by descriptor).
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind((bare, port))
     sock.listen(128)
     return sock
@@ -141,7 +142,8 @@ def _config(options: Options, sock: socket.socket) -> Config:
     config.errorlog = logging.getLogger("omniagent.hub.http")
     config.graceful_timeout = GRACEFUL_SECONDS
     config.websocket_max_message_size = options.limits.max_body_bytes
-    config.websocket_ping_interval = PING_SECONDS
+    # No WebSocket pings: hypercorn 0.18 keeps each closed WebSocket's connection alive until its next ping is due,
+    # which held ~100 KB per closed connection for the whole interval (docs/performance.md, "Hub").
     config.include_server_header = False
     if options.tls is not None:
         config.certfile, config.keyfile = (str(path) for path in options.tls)
