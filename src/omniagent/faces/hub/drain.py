@@ -10,6 +10,8 @@ the answer goes out anyway, and the connection may close: the client sent more t
 
 from __future__ import annotations
 
+import asyncio
+
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 
@@ -24,19 +26,27 @@ class DrainFirst:
         if scope["type"] != "http":
             await self._app(scope, receive, send)
             return
-        ended = False
+        ended = asyncio.Event()
+        receiving = 0  # calls of `receive` in flight (a streaming answer listens for the disconnect meanwhile)
 
         async def tracked() -> Message:
-            nonlocal ended
-            message = await receive()
+            nonlocal receiving
+            receiving += 1
+            try:
+                message = await receive()
+            finally:
+                receiving -= 1
             if message["type"] == "http.disconnect" or not message.get("more_body", False):
-                ended = True
+                ended.set()
             return message
 
         async def answering(message: Message) -> None:
             discarded = 0
-            while message["type"] == "http.response.start" and not ended and discarded <= self._limit:
-                discarded += len((await tracked()).get("body", b""))
+            while message["type"] == "http.response.start" and not ended.is_set() and discarded <= self._limit:
+                if receiving:  # another reader gets the body's end (two readers would wait on each other)
+                    await ended.wait()
+                else:
+                    discarded += len((await tracked()).get("body", b""))
             await send(message)
 
         await self._app(scope, tracked, answering)
