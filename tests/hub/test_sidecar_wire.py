@@ -253,3 +253,30 @@ def _reattach(url: str, cwd: Path, env: dict[str, str]) -> None:
         chat.expect("mock>")
         chat.type(CTRL_D)
         assert chat.wait() == 0
+
+
+async def test_a_reader_the_retention_left_behind_is_let_go_instead_of_given_a_gap(tmp_path: Path) -> None:
+    """The hub's host of the wire: a connection whose reader is behind what the hub still keeps stops following the
+    session (its forwarder then writes `closed`, no error) rather than skip events; the session goes on, and
+    attaching again says how many were missed. The reader here reads only once the turn is over: behind for sure."""
+    from omniagent.faces.sidecar.hub import HubHost
+    from omniagent.hub.hub import Hub
+    from omniagent.hub.session import ClientInfo
+    from omniagent.protocols.sidecar.commands import Attach
+    from omniagent.runtime.runtime import Runtime
+
+    async with Hub.start(mock=Runtime.load_mock("chatter"), retention=4) as hub:
+        owner = await hub.client(ClientInfo("owner")).open("mock", tmp_path)
+        host = HubHost(hub.client(ClientInfo("slow")))
+        slow, attached = host.attach(Attach(id=1, session=owner.id, after=0))
+        assert (attached.from_, attached.missed) == (1, 0)
+        await owner.prompt("go")
+        log = hub.session(owner.id).log
+        async with asyncio.timeout(WAIT):
+            while log.last < 8:
+                await log.pending().wait()
+        assert [batch async for batch in host.follow(slow)] == []
+        assert [client.client.name for client in hub.session(owner.id).clients] == ["owner"]
+        _, again = host.attach(Attach(id=2, session=owner.id, after=0))
+        assert (again.from_, again.missed) == (5, 4)
+        assert not hub.session(owner.id).closed
