@@ -159,8 +159,10 @@ class Follower:
                 self._arrive()
             async for batch in self.attachment.batches():
                 await self._open.wait()
+                # A request opened and closed within one batch (a replay's) is history: shown, never asked.
+                settled = {e.kind.request_id for e in batch if isinstance(e.kind, RequestClosed)}
                 for event in batch:
-                    self._handle(event)
+                    self._handle(event, settled)
                 if not self._caught_up.done() and self.attachment.cursor >= self._target:
                     self._arrive()
                 self._wake()
@@ -185,7 +187,7 @@ class Follower:
         self.hold()
         self._caught_up.set_result(None)
 
-    def _handle(self, event: Event) -> None:
+    def _handle(self, event: Event, settled: set[str]) -> None:
         kind = event.kind
         if isinstance(kind, TurnStarted) and isinstance(kind.origin, FromPrompt) and event.turn_info is not None:
             _keep(self._prompt_turns, kind.origin.prompt_id, event.turn_info.id)
@@ -193,7 +195,7 @@ class Follower:
             _keep(self._turn_ends, event.turn_info.id, kind.stop)
         for update in self.view.updates(event):
             self.send(update, event.sequence)
-        if isinstance(kind, RequestOpened):
+        if isinstance(kind, RequestOpened) and _request_id(kind) not in settled:
             self._opened(kind, event.sequence)
         elif isinstance(kind, RequestClosed):
             self._closed(kind.request_id, event.sequence)
@@ -282,3 +284,7 @@ def _keep(kept: dict[str, Any], key: str, value: Any) -> None:
     kept[key] = value
     if len(kept) > _KEPT:
         del kept[next(iter(kept))]
+
+
+def _request_id(opened: RequestOpened) -> str:
+    return opened.request.request.id
