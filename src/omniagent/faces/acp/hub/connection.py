@@ -239,7 +239,7 @@ class HubAcpConnection:
             result.setdefault("_meta", {})["omniagent"] |= {"cursor": attachment.cursor, "missed": attachment.missed}
             return result
         finally:
-            follower.release_soon()
+            follower.after_replay_soon()
 
     async def _detach(self, params: dict[str, Any]) -> dict[str, Any]:
         session_id = params.get("sessionId")

@@ -90,6 +90,7 @@ class Follower:
         if not catch_up:
             self._caught_up.set_result(None)
         self._target = session.log.last
+        self._early = False
         self._task: asyncio.Task[None] | None = None
 
     @property
@@ -102,7 +103,7 @@ class Follower:
 
     async def caught_up(self) -> None:
         """Wait until every event the session had when this follower was made is sent; the follower then holds
-        until `release_soon` (a load or attach answers after its replay, before what follows)."""
+        until `after_replay_soon` (a load or attach answers after its replay, before what follows)."""
         await asyncio.shield(self._caught_up)
 
     # --- holding ---------------------------------------------------------------------------------------------------
@@ -115,6 +116,14 @@ class Follower:
     def release_soon(self) -> None:
         """Undo one `hold` once the peer has queued the answer being returned."""
         asyncio.get_running_loop().call_soon(self._release)
+
+    def after_replay_soon(self) -> None:
+        """What a handler that awaited `caught_up` calls as it returns (or gives up): the follower goes on once
+        the peer has queued the answer."""
+        if self._caught_up.done():
+            self.release_soon()
+        else:
+            self._early = True  # given up before the replay was sent: its end holds for nobody
 
     def _release(self) -> None:
         self._holds = max(0, self._holds - 1)
@@ -184,7 +193,8 @@ class Follower:
                 self._on_end(self)
 
     def _arrive(self) -> None:
-        self.hold()
+        if not self._early:
+            self.hold()
         self._caught_up.set_result(None)
 
     def _handle(self, event: Event, settled: set[str]) -> None:
