@@ -5,8 +5,11 @@ a cursor replays only what follows it."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from omniagent.hub.hub import Hub
 from omniagent.runtime.runtime import Runtime
@@ -107,3 +110,64 @@ async def test_an_observer_reads_from_its_cursor_is_never_asked_and_may_not_prom
         assert not any(_is_permission(m) for m in watcher.seen)
         assert (await watcher.request(4, "session/detach", {"sessionId": session_id}))["result"] == {}
         assert len(hub.session(session_id).clients) == 1
+
+
+def _two_turns(steer: bool) -> dict[str, Any]:
+    """Turn 1 asks a permission, turn 2 says `second`; a model option to configure."""
+    permission = {
+        "id": "r1",
+        "tool": {"id": "tool-1", "kind": "Execute", "title": "make", "status": "Pending"},
+        "options": ["AllowOnce", "DenyOnce"],
+    }
+    model = {
+        "id": "model",
+        "name": "Model",
+        "category": "model",
+        "kind": {"Select": {"choices": [{"value": "sonnet", "label": "Sonnet"}, {"value": "opus", "label": "Opus"}]}},
+        "current": "sonnet",
+        "live": True,
+    }
+    first = [
+        {"Emit": {"TextDelta": {"message_id": "m1", "text": "first "}}},
+        {"Emit": {"RequestOpened": {"Permission": permission}}},
+        "AwaitAnswer",
+        {"End": {"Completed": {"source": "Protocol"}}},
+    ]
+    second = [{"Emit": {"TextDelta": {"message_id": "m2", "text": "second"}}}, {"End": {"Completed": {}}}]
+    return {"turns": [first, second], "steer": steer, "options": [model]}
+
+
+@pytest.mark.parametrize("steer", [False, True])
+async def test_two_controllers_prompt_by_the_turn_rules_and_see_each_others_configuration(
+    steer: bool, tmp_path: Path
+) -> None:
+    """A second controller's prompt while a turn runs is queued (its answer comes when its own turn ends) or, with
+    an agent that steers, joins the running turn (its answer comes when that turn ends); a configuration one
+    controller sets reaches the other as `config_option_update`."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(_two_turns(steer)))
+    async with Hub.start(mock=Runtime.load_mock(str(script))) as hub, acp_server(hub) as connect:
+        first, second = await connect(), await connect()
+        await first.request(0, "initialize", {"protocolVersion": 1})
+        session_id = (await first.request(1, "session/new", {"cwd": str(tmp_path), "mcpServers": []}))["result"][
+            "sessionId"
+        ]
+        await second.request(0, "initialize", {"protocolVersion": 1})
+        await second.request(1, "session/attach", {"sessionId": session_id, "role": "controller"})
+        configured = await first.request(
+            2, "session/set_config_option", {"sessionId": session_id, "configId": "model", "value": "opus"}
+        )
+        assert configured["result"]["configOptions"][0]["currentValue"] == "opus"
+        # The other controller is told (a wait that times out when it is not).
+        await second.until(lambda m: "config_option_update" in str(m) and "'currentValue': 'opus'" in str(m))
+
+        first.send(_prompt(3, session_id, "go"))
+        asked = await first.until(_is_permission)
+        second.send(_prompt(2, session_id, "and this"))
+        await second.until(_is_permission)
+        first.send({"id": asked["id"], "result": {"outcome": {"outcome": "selected", "optionId": "allow_once"}}})
+        assert (await first.until(lambda m: m.get("id") == 3))["result"] == {"stopReason": "end_turn"}
+        answer = await second.until(lambda m: m.get("id") == 2 and "method" not in m)
+        assert answer["result"] == {"stopReason": "end_turn"}
+        # Queued: the second prompt's own turn ran before its answer; steered: it ended with the first turn.
+        assert ("second" in _texts(second.seen)) is not steer

@@ -34,6 +34,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from msgspec import UNSET
+from msgspec.structs import replace
 
 from omniagent._version import __version__
 from omniagent.faces.acp import handshake
@@ -338,7 +339,10 @@ class HubAcpConnection:
         if not isinstance(option, str) or not isinstance(value, str | bool):
             raise RpcError(INVALID_PARAMS, "set_config_option takes a configId and a value id (or a boolean)")
         await attachment.configure(option, value)
-        return {"configOptions": t.wire(config_options(self.shapes, attachment.info()))}
+        # The agent's confirmation reaches the session's info with its next event: answer with the value set.
+        info = attachment.info()
+        now = replace(info.configuration, options={**info.configuration.options, option: value})
+        return {"configOptions": t.wire(config_options(self.shapes, replace(info, configuration=now)))}
 
     async def _set_mode(self, params: dict[str, Any]) -> dict[str, Any]:
         attachment = self._attachment(params)
