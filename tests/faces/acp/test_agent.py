@@ -75,8 +75,8 @@ def _write(path: str = "notes.txt", content: str = "one\ntwo\n", call_id: str = 
 
 
 async def test_v2_is_negotiated_and_a_turn_streams_the_v2_lifecycle(tmp_path: Path, llm: FakeLLMServer) -> None:
-    """acp.md §4-5: asked for 2 the agent answers 2 with real capabilities; the prompt is answered `{}` before any
-    update, then user_message (own messageId), running, thought and message chunks with message ids,
+    """acp.md §4-5: asked for 2 the agent answers 2 with real capabilities; the prompt is answered `{messageId}` before
+    any update, then user_message (that messageId), running, thought and message chunks with message ids,
     usage_update, session_info_update (title), and idle `end_turn`."""
     llm.enqueue(Reply(text="Hello there, friend.", reasoning="Think first.", usage=FakeUsage(input=120, output=30)))
     data, ws, log = prepare(tmp_path, llm)
@@ -111,9 +111,10 @@ async def test_v2_is_negotiated_and_a_turn_streams_the_v2_lifecycle(tmp_path: Pa
         "size": 100000,
     }
     assert raw[-1] == {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}
-    # On the wire the prompt's `{}` comes before the first update of the turn.
+    # On the wire the prompt's answer, the user message's id (the draft's receipt), comes before the first update of
+    # the turn, which echoes that message under the same id.
     wire = agent_messages(log)
-    prompt_answer = next(i for i, m in enumerate(wire) if m.get("result") == {})
+    prompt_answer = next(i for i, m in enumerate(wire) if m.get("result") == {"messageId": raw[0]["messageId"]})
     first_update = next(i for i, m in enumerate(wire) if m.get("method") == "session/update")
     assert prompt_answer < first_update
     assert check_transcript(log) > 8
