@@ -14,8 +14,8 @@ import pytest
 
 from omniagent.protocols.acp import v2
 from omniagent.runtime.adapters.acp.client import ClientHandlers, PermissionRequest, SessionEvent, open_acp_client
-from omniagent.testing import FakeLLMServer, FakeToolCall, FakeUsage, Reply, Scenario
-from omniagent.wire.messages import INVALID_PARAMS, INVALID_REQUEST, RESOURCE_NOT_FOUND, RpcError
+from omniagent.testing import ErrorReply, FakeLLMServer, FakeToolCall, FakeUsage, Reply, Scenario
+from omniagent.wire.messages import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, RESOURCE_NOT_FOUND, RpcError
 from tests.faces.acp.agent_harness import (
     MODEL,
     agent_argv,
@@ -268,7 +268,7 @@ async def test_bad_requests_get_acp_errors_and_a_prompt_during_a_turn_is_refused
     ):
         with pytest.raises(RpcError) as unknown:
             await acp.prompt("f" * 32, [v2.ContentBlockText(text="hi")])
-        assert unknown.value.code == RESOURCE_NOT_FOUND
+        assert unknown.value.code == RESOURCE_NOT_FOUND and unknown.value.data == {"sessionId": "f" * 32}
         with pytest.raises(RpcError) as relative:
             await acp.new_session("relative/dir")
         assert relative.value.code == INVALID_PARAMS
@@ -284,6 +284,32 @@ async def test_bad_requests_get_acp_errors_and_a_prompt_during_a_turn_is_refused
         assert (await turn).stop_reason == "end_turn"
         await acp._call_raw("session/delete", {"sessionId": session.session_id})
         assert (await acp.list_sessions()).sessions == []
+    check_transcript(log)
+
+
+async def test_a_failed_v2_turn_ends_with_the_error_stop_reason_and_says_why(
+    tmp_path: Path, llm: FakeLLMServer
+) -> None:
+    """docs/acp.md "The v2 draft": a run that fails for good ends the turn idle with the draft's `error` stop reason
+    carrying a -32603 error that names the failure, and the failure is also agent text (alpha.2 clients); the prompt
+    itself was answered with its receipt. No key on the wire."""
+    llm.enqueue(ErrorReply(400, "invalid_request_error", message="bad request from the test"))
+    data, ws, log = prepare(tmp_path, llm)
+    client = Client()
+    async with (
+        asyncio.timeout(WAIT),
+        open_acp_client(agent_argv(data, log), handlers=client.handlers(), env=agent_env()) as acp,
+    ):
+        session = await acp.new_session(str(ws))
+        end = await acp.prompt(session.session_id, [v2.ContentBlockText(text="fail")])
+    assert end.stop_reason == "error"
+    raw = [e.raw for e in client.events]
+    idle = raw[-1]
+    assert idle["state"] == "idle" and idle["error"]["code"] == INTERNAL_ERROR
+    assert idle["error"]["message"].startswith("the turn failed (")
+    said = [r["content"]["text"] for r in raw if r["sessionUpdate"] == "agent_message_chunk"]
+    assert said and said[-1].startswith("The turn failed (")
+    assert "test-key" not in log.read_text()
     check_transcript(log)
 
 
