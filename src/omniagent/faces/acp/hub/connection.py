@@ -309,8 +309,8 @@ class HubAcpConnection:
         return {"stopReason": stop_reason(stop)}
 
     async def _prompt_v2(self, attachment: Attachment, follower: Follower, text: str) -> dict[str, Any]:
-        """`{}` once the session took the prompt; then (after the answer, before the turn's updates) the
-        `user_message` that echoes it."""
+        """`{messageId}` (the current draft's receipt) once the session took the prompt; then (after the answer,
+        before the turn's updates) the `user_message` that echoes it."""
         follower.hold()
         try:
             delivery = await attachment.prompt(text)
@@ -321,7 +321,8 @@ class HubAcpConnection:
         finally:
             follower.release_soon()
         how = type(delivery.kind).__name__.lower()
-        return {"_meta": {"omniagent": {"promptId": delivery.prompt_id, "delivery": how, "userMessageId": message_id}}}
+        meta = {"promptId": delivery.prompt_id, "delivery": how, "userMessageId": message_id}
+        return {"messageId": message_id, "_meta": {"omniagent": meta}}
 
     async def _cancel(self, params: Any) -> None:
         session_id = params.get("sessionId") if isinstance(params, dict) else None
