@@ -143,6 +143,16 @@ def _engine_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data-dir", type=Path, help="where the engine keeps its store and credentials")
 
 
+def _acp_arguments(parser: argparse.ArgumentParser) -> None:
+    _engine_arguments(parser)
+    parser.add_argument(
+        "--agent",
+        metavar="ID",
+        help="serve this agent (claude, codex, pi, opencode, an ACP agent: `omniagent agents`) instead of our engine",
+    )
+    parser.add_argument("--mock", metavar="SCRIPT", help=argparse.SUPPRESS)  # tests: `--agent mock` plays SCRIPT
+
+
 # In the order `omniagent --help` lists them.
 COMMANDS = (
     Command(
@@ -241,13 +251,14 @@ COMMANDS = (
     ),
     Command(
         "acp",
-        "our engine as an ACP agent on stdin/stdout (for editors)",
+        "our engine (or any agent) as an ACP agent on stdin/stdout (for editors)",
         "Serve our own agent engine as an Agent Client Protocol agent on stdin/stdout, for editors such as Zed "
-        "and JetBrains. See docs/acp.md.",
+        "and JetBrains; with --agent, serve that agent (Claude Code, Codex, …) instead. See docs/acp.md.",
         "omniagent.faces.acp.serve:run_acp",
-        _engine_arguments,
+        _acp_arguments,
         """examples:
-  omniagent acp                       # as an editor's agent server, e.g. Zed's agent_servers""",
+  omniagent acp                       # as an editor's agent server, e.g. Zed's agent_servers
+  omniagent acp --agent claude        # Claude Code as an ACP agent""",
     ),
     Command("version", "print the version", "Print omniagent's version.", "omniagent.faces.cli.main:print_version"),
 )
