@@ -280,3 +280,36 @@ async def test_a_reader_the_retention_left_behind_is_let_go_instead_of_given_a_g
         _, again = host.attach(Attach(id=2, session=owner.id, after=0))
         assert (again.from_, again.missed) == (5, 4)
         assert not hub.session(owner.id).closed
+
+
+def test_chat_attach_to_a_session_waiting_for_an_answer_asks_it_and_the_opener_sees_the_turn_end(
+    tmp_path: Path,
+) -> None:
+    """A session opened and prompted by a wire client waits for a permission; `chat --attach URL/ID` replays the
+    request and asks it; the answer typed there ends the turn, which the opener sees too."""
+    asyncio.run(_chat_answers(tmp_path))
+
+
+async def _chat_answers(tmp_path: Path) -> None:
+    async with running_hub(tmp_path / "hub", mock="turn") as hub, WireClient.connect(hub) as opener:
+        session = (await opener.ok("open", agent="mock", dir=str(tmp_path)))["id"]
+        await opener.ok("prompt", session=session, text="run the tests")
+        await opener.event(session, "RequestOpened")
+        env = os.environ | {"OMNIAGENT_HUB_TOKEN": hub.token, "OMNIAGENT_STATE_DIR": str(tmp_path / "state")}
+        env["PYTHONPATH"] = f"{ROOT / 'src'}{os.pathsep}{ROOT}"
+        await asyncio.to_thread(_answer_in_chat, f"{hub.url}/{session}", tmp_path, env)
+        ended = await opener.event(session, "TurnEnded")
+        assert ended["kind"]["TurnEnded"]["stop"] == {"Completed": {"source": "Protocol"}}
+        assert "Done." in [e["kind"]["TextDelta"]["text"] for e in opener.events(session) if "TextDelta" in e["kind"]]
+
+
+def _answer_in_chat(url: str, cwd: Path, env: dict[str, str]) -> None:
+    with Terminal("chat", "--attach", url, cwd=cwd, env=env) as chat:
+        chat.expect("cargo test")
+        chat.expect("choice")
+        chat.line("y")
+        chat.expect("Done.")
+        chat.expect("mock>")
+        chat.type(CTRL_D)
+        chat.expect("detached")
+        assert chat.wait() == 0
