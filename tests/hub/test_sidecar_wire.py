@@ -214,9 +214,11 @@ async def _chat_attach(tmp_path: Path) -> None:
                 [],
                 str(tmp_path),
             )
+        # No token given: the one in the hub's folder of the data dir, as on the hub's own machine.
+        local = {k: v for k, v in env.items() if k != "OMNIAGENT_HUB_TOKEN"} | {"OMNIAGENT_DATA_DIR": str(tmp_path)}
         listing = await asyncio.to_thread(
             subprocess.run, [sys.executable, "-m", "omniagent", "sessions", "--hub", hub.url],
-            env=env, capture_output=True, text=True, timeout=WAIT,
+            env=local, capture_output=True, text=True, timeout=WAIT,
         )  # fmt: skip
         assert listing.returncode == 0, listing.stderr
         header, entry = listing.stdout.splitlines()[:2]

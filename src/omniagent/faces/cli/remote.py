@@ -20,7 +20,6 @@ import os
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -29,6 +28,8 @@ from msgspec.structs import replace
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus, InvalidURI
 
+from omniagent.engine.config import engine_dirs
+from omniagent.hub.state import TOKEN_FILE, HubState
 from omniagent.protocols.sidecar import PROTOCOL_VERSION
 from omniagent.protocols.sidecar.agents import ConfigValue, PlanUsage, SessionInfo
 from omniagent.protocols.sidecar.base import convert
@@ -91,20 +92,9 @@ def hub_token(explicit: str | None = None) -> str | None:
         return explicit
     if os.environ.get(TOKEN_ENV):
         return os.environ[TOKEN_ENV]
-    path = _data_dir() / "hub" / "token"
-    try:
-        return path.read_text(encoding="utf-8").strip() or None
-    except OSError:
-        return None
-
-
-def _data_dir() -> Path:
-    override = os.environ.get("OMNIAGENT_DATA_DIR")
-    if override:
-        return Path(override).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("omniagent"))
+    # The folder `omniagent hub` keeps its state in (`hub/` in the data dir); read, never made, from here.
+    state = HubState(engine_dirs(None)[0] / "hub")
+    return state.token() if (state.folder / TOKEN_FILE).is_file() else None
 
 
 def error_from_body(body: ErrorBody) -> AgentError:
