@@ -23,6 +23,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from omniagent.errors import OmniagentError
 from omniagent.faces.acp import translate as t
 from omniagent.faces.acp.hub import asks
 from omniagent.faces.acp.hub.updates import SessionView
@@ -53,7 +54,7 @@ RESOLVED = "_omniagent/request_resolved"
 _KEPT = 256
 
 
-class SessionEnded(Exception):
+class SessionEnded(OmniagentError):
     """The session ended before the turn a prompt waits for did; `args[0]` says why."""
 
 
