@@ -375,7 +375,8 @@ class Generator:
             method, side = schema.get("x-method"), schema.get("x-side")
             if not isinstance(method, str) or not isinstance(side, str):
                 continue
-            sides = ["agent", "client"] if side == "both" else [side]
+            # `proxy` methods (proxy chains) are neither an agent's nor a client's: no table holds them.
+            sides = ["agent", "client"] if side == "both" else [side] if side in notifications else []
             for one in sides:
                 if name.endswith("Notification"):
                     notifications[one][method] = name

@@ -33,6 +33,7 @@ def test_every_spec_the_tests_validate_against_is_in_the_repository_with_its_sou
     assert {path.name for path in schemas} == {
         "acp-v1.schema.json",
         "acp-v2.schema.json",
+        "acp-v2-alpha.2.schema.json",
         "anyagent-wire.schema.json",
     }
     for path in schemas:

@@ -42,7 +42,8 @@ Catch `OmniagentError` to catch them all. The tree (module, then the classes it 
     ├── batch.workspace.WorkspaceError              a batch task's workspace cannot be prepared or diffed
     ├── batch.scheduler.BatchError                  a batch cannot start (a task without an agent, a bad option)
     ├── batch.ray_backend.RayUnavailable            Ray is not installed, or its cluster cannot be started or joined
-    └── faces.cli.run.NoAgent                       `omniagent run` has no agent to run the prompt with
+    ├── faces.cli.run.NoAgent                       `omniagent run` has no agent to run the prompt with
+    └── faces.acp.hub.follow.SessionEnded           a hub session ended before the turn a prompt waits for did
 
 Each wire turns these into its own error shape in exactly one place: `faces.sidecar.commands` for the anyagent wire,
 `Engine.handle` (with `faces.rpc.connection`) for yuke, `faces.acp.agent` for ACP. Messages are fixed sentences with the

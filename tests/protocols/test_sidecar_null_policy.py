@@ -23,6 +23,7 @@ from msgspec.structs import FieldInfo
 
 import omniagent.protocols.sidecar as sidecar
 from omniagent.protocols.sidecar.base import Newtype, SidecarModel, Variant
+from omniagent.protocols.sidecar.commands import EXTENSIONS
 from tests.sidecar_schema import SPEC
 
 # The only fields the wire omits when absent (anyagent §8.3).
@@ -41,6 +42,7 @@ def classes() -> Iterator[type[SidecarModel]]:
                 and issubclass(value, SidecarModel)
                 and value.__module__ == module.__name__
                 and name not in NOT_SHAPES
+                and value not in EXTENSIONS
             ):
                 yield value
 
@@ -116,6 +118,17 @@ def test_the_walk_finds_the_models_of_every_module() -> None:
     """A guard on the walk itself: models from each module are among those checked."""
     names = {model.__name__ for model in MODELS}
     assert {"ConfigChoice", "Choice", "ToolUpdate", "ContextUsage", "Open", "ErrorLine", "Diagnostic"} <= names
+
+
+@pytest.mark.parametrize("model", EXTENSIONS, ids=lambda model: model.__name__)
+def test_omniagents_extensions_are_no_shape_of_the_schema(model: type[SidecarModel]) -> None:
+    """The hub's commands and replies (attach, detach, list) are ours: they must not shadow a schema command or
+    definition, or an anyagent client would read them as its own."""
+    assert model.__name__ not in definitions()
+    command = _command(model)
+    if command is not None:
+        commands = {arm.get("properties", {}).get("cmd", {}).get("const") for arm in _arms(definitions()["Frame"])}
+        assert command not in commands
 
 
 @pytest.mark.parametrize("model", MODELS, ids=lambda model: model.__name__)

@@ -3,7 +3,9 @@ check of every message the agent wrote.
 
 Every test that runs the agent ends with `check_transcript(log)`: each agent → client line must be JSON-RPC 2.0
 and validate against the ACP JSON schema of the version the connection negotiated — responses against the result
-type of the request they answer, errors against `Error`, notifications and requests against their params type.
+type of the request they answer, errors against `Error`, notifications and requests against their params type. A v2
+connection validates against both v2 schemas we keep: the current draft and 2.0.0-alpha.2 (a v2 client may have been
+built on either, and both say version 2).
 """
 
 from __future__ import annotations
@@ -39,13 +41,16 @@ def npm_peer(name: str) -> tuple[str, Path]:
     return node, packages.entry(name)
 
 
-async def run_peer(argv: list[str], *, within: float, cwd: Path | None = None) -> tuple[str, str, int]:
+async def run_peer(
+    argv: list[str], *, within: float, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> tuple[str, str, int]:
     """Run an outside ACP peer (a node client driving `omniagent acp`) to its end: its stdout, stderr and exit code.
-    Killed if it has not ended `within` seconds."""
+    Killed if it has not ended `within` seconds. `env`: the peer's (and so the agent's) environment, else
+    `agent_env()`."""
     proc = await asyncio.create_subprocess_exec(
         *argv,
         cwd=cwd,
-        env=agent_env(),
+        env=env if env is not None else agent_env(),
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
@@ -73,6 +78,11 @@ def agent_argv(data_dir: Path, log: Path) -> list[str]:
         "--data-dir",
         str(data_dir),
     ]
+
+
+def hub_agent_argv(agent: str, log: Path) -> list[str]:
+    """`omniagent acp --agent AGENT` (any agent through the hub), behind the tap that logs every line to `log`."""
+    return [sys.executable, str(TAP), str(log), "--", sys.executable, "-m", "omniagent", "acp", "--agent", agent]
 
 
 def agent_env() -> dict[str, str]:
@@ -109,41 +119,65 @@ def agent_messages(log: Path) -> list[dict[str, Any]]:
     return [m for d, m in read_log(log) if d == "out"]
 
 
-@cache
-def _schema(version: int) -> dict[str, Any]:
-    return dict(json.loads((SCHEMA_DIR / f"acp-v{version}.schema.json").read_text()))
+# The schemas a connection of each version must satisfy (files in SCHEMA_DIR, without `.schema.json`).
+SCHEMAS = {1: ("acp-v1",), 2: ("acp-v2", "acp-v2-alpha.2")}
 
 
 @cache
-def _validator(version: int, definition: str) -> jsonschema.Draft202012Validator:
-    schema = _schema(version)
-    return jsonschema.Draft202012Validator({"$ref": f"#/$defs/{definition}", "$defs": schema["$defs"]})
+def _schema(name: str) -> dict[str, Any]:
+    return dict(json.loads((SCHEMA_DIR / f"{name}.schema.json").read_text()))
 
 
 @cache
-def _root(version: int) -> jsonschema.Draft202012Validator:
-    return jsonschema.Draft202012Validator(_schema(version))
+def _validator(name: str, definition: str) -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator({"$ref": f"#/$defs/{definition}", "$defs": _schema(name)["$defs"]})
 
 
-def _definition(version: int, method: str, side: str, suffix: tuple[str, ...]) -> str:
-    for name, body in _schema(version)["$defs"].items():
+@cache
+def _root(name: str) -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(_schema(name))
+
+
+def _definition(name: str, method: str, side: str, suffix: tuple[str, ...]) -> str:
+    for definition, body in _schema(name)["$defs"].items():
         # `$/cancel_request` belongs to both sides: its x-side is "protocol".
-        if body.get("x-method") == method and body.get("x-side") in (side, "protocol") and name.endswith(suffix):
-            return str(name)
-    raise AssertionError(f"no v{version} definition for {method} ({side})")
+        if body.get("x-method") == method and body.get("x-side") in (side, "protocol") and definition.endswith(suffix):
+            return str(definition)
+    raise AssertionError(f"no {name} definition for {method} ({side})")
 
 
-def _check(version: int, definition: str, value: Any, where: str) -> None:
-    errors = sorted(_validator(version, definition).iter_errors(value), key=lambda e: list(e.path))
+def _check(name: str, definition: str, value: Any, where: str) -> None:
+    errors = sorted(_validator(name, definition).iter_errors(value), key=lambda e: list(e.path))
     if errors:
-        raise AssertionError(
-            f"v{version} {definition} invalid in {where}: {errors[0].message} at {list(errors[0].path)}"
-        )
+        raise AssertionError(f"{name} {definition} invalid in {where}: {errors[0].message} at {list(errors[0].path)}")
 
 
-def check_transcript(log: Path) -> int:
-    """Validate every agent → client message of a logged connection; returns how many were checked."""
-    entries = read_log(log)
+def check_message(version: int, message: dict[str, Any], requests: dict[Any, str], *, side: str = "client") -> None:
+    """Validate one message against every schema of `version`: a request or notification against its params type
+    (`side`: who receives it), a response against the result type of the request it answers (`requests`: id →
+    method of the requests it may answer), an error against `Error`."""
+    assert message.get("jsonrpc") == "2.0", message
+    answering = "agent" if side == "client" else "client"
+    where = json.dumps(message)[:300]
+    for name in SCHEMAS[version]:
+        root_errors = list(_root(name).iter_errors(message))
+        assert not root_errors, f"{name} envelope invalid: {root_errors[0].message} in {where}"
+        if "method" in message:
+            if message["method"].startswith("_"):
+                continue  # an extension method: its params are its own
+            suffix = ("Request",) if "id" in message else ("Notification",)
+            _check(name, _definition(name, message["method"], side, suffix), message.get("params"), where)
+        elif "error" in message:
+            _check(name, "Error", message["error"], where)
+        else:
+            method = requests.get(message.get("id"))
+            assert method is not None, f"a response to an id never sent: {where}"
+            if not method.startswith("_"):
+                _check(name, _definition(name, method, answering, ("Response",)), message["result"], where)
+
+
+def negotiated(entries: list[tuple[str, dict[str, Any]]]) -> int:
+    """The protocol version the agent's initialize answer chose."""
     version = next(
         (
             m["result"]["protocolVersion"]
@@ -152,26 +186,20 @@ def check_transcript(log: Path) -> int:
         ),
         None,
     )
-    assert version in (1, 2), f"no initialize answer in {log}"
+    assert version in (1, 2), "no initialize answer"
+    return int(version)
+
+
+def check_transcript(log: Path) -> int:
+    """Validate every agent → client message of a logged connection; returns how many were checked."""
+    entries = read_log(log)
+    version = negotiated(entries)
     requests = {m["id"]: m["method"] for d, m in entries if d == "in" and "method" in m and "id" in m}
     checked = 0
     for direction, message in entries:
-        if direction != "out":
-            continue
-        assert message.get("jsonrpc") == "2.0", message
-        where = json.dumps(message)[:300]
-        root_errors = list(_root(version).iter_errors(message))
-        assert not root_errors, f"v{version} envelope invalid: {root_errors[0].message} in {where}"
-        if "method" in message:
-            suffix = ("Request",) if "id" in message else ("Notification",)
-            _check(version, _definition(version, message["method"], "client", suffix), message.get("params"), where)
-        elif "error" in message:
-            _check(version, "Error", message["error"], where)
-        else:
-            method = requests.get(message.get("id"))
-            assert method is not None, f"a response to an id never sent: {where}"
-            _check(version, _definition(version, method, "agent", ("Response",)), message["result"], where)
-        checked += 1
+        if direction == "out":
+            check_message(version, message, requests)
+            checked += 1
     return checked
 
 

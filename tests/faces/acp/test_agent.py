@@ -14,8 +14,8 @@ import pytest
 
 from omniagent.protocols.acp import v2
 from omniagent.runtime.adapters.acp.client import ClientHandlers, PermissionRequest, SessionEvent, open_acp_client
-from omniagent.testing import FakeLLMServer, FakeToolCall, FakeUsage, Reply, Scenario
-from omniagent.wire.messages import INVALID_PARAMS, INVALID_REQUEST, RESOURCE_NOT_FOUND, RpcError
+from omniagent.testing import ErrorReply, FakeLLMServer, FakeToolCall, FakeUsage, Reply, Scenario
+from omniagent.wire.messages import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, RESOURCE_NOT_FOUND, RpcError
 from tests.faces.acp.agent_harness import (
     MODEL,
     agent_argv,
@@ -75,8 +75,8 @@ def _write(path: str = "notes.txt", content: str = "one\ntwo\n", call_id: str = 
 
 
 async def test_v2_is_negotiated_and_a_turn_streams_the_v2_lifecycle(tmp_path: Path, llm: FakeLLMServer) -> None:
-    """acp.md §4-5: asked for 2 the agent answers 2 with real capabilities; the prompt is answered `{}` before any
-    update, then user_message (own messageId), running, thought and message chunks with message ids,
+    """acp.md §4-5: asked for 2 the agent answers 2 with real capabilities; the prompt is answered `{messageId}` before
+    any update, then user_message (that messageId), running, thought and message chunks with message ids,
     usage_update, session_info_update (title), and idle `end_turn`."""
     llm.enqueue(Reply(text="Hello there, friend.", reasoning="Think first.", usage=FakeUsage(input=120, output=30)))
     data, ws, log = prepare(tmp_path, llm)
@@ -111,9 +111,10 @@ async def test_v2_is_negotiated_and_a_turn_streams_the_v2_lifecycle(tmp_path: Pa
         "size": 100000,
     }
     assert raw[-1] == {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}
-    # On the wire the prompt's `{}` comes before the first update of the turn.
+    # On the wire the prompt's answer, the user message's id (the draft's receipt), comes before the first update of
+    # the turn, which echoes that message under the same id.
     wire = agent_messages(log)
-    prompt_answer = next(i for i, m in enumerate(wire) if m.get("result") == {})
+    prompt_answer = next(i for i, m in enumerate(wire) if m.get("result") == {"messageId": raw[0]["messageId"]})
     first_update = next(i for i, m in enumerate(wire) if m.get("method") == "session/update")
     assert prompt_answer < first_update
     assert check_transcript(log) > 8
@@ -267,7 +268,7 @@ async def test_bad_requests_get_acp_errors_and_a_prompt_during_a_turn_is_refused
     ):
         with pytest.raises(RpcError) as unknown:
             await acp.prompt("f" * 32, [v2.ContentBlockText(text="hi")])
-        assert unknown.value.code == RESOURCE_NOT_FOUND
+        assert unknown.value.code == RESOURCE_NOT_FOUND and unknown.value.data == {"sessionId": "f" * 32}
         with pytest.raises(RpcError) as relative:
             await acp.new_session("relative/dir")
         assert relative.value.code == INVALID_PARAMS
@@ -283,6 +284,32 @@ async def test_bad_requests_get_acp_errors_and_a_prompt_during_a_turn_is_refused
         assert (await turn).stop_reason == "end_turn"
         await acp._call_raw("session/delete", {"sessionId": session.session_id})
         assert (await acp.list_sessions()).sessions == []
+    check_transcript(log)
+
+
+async def test_a_failed_v2_turn_ends_with_the_error_stop_reason_and_says_why(
+    tmp_path: Path, llm: FakeLLMServer
+) -> None:
+    """docs/acp.md "The v2 draft": a run that fails for good ends the turn idle with the draft's `error` stop reason
+    carrying a -32603 error that names the failure, and the failure is also agent text (alpha.2 clients); the prompt
+    itself was answered with its receipt. No key on the wire."""
+    llm.enqueue(ErrorReply(400, "invalid_request_error", message="bad request from the test"))
+    data, ws, log = prepare(tmp_path, llm)
+    client = Client()
+    async with (
+        asyncio.timeout(WAIT),
+        open_acp_client(agent_argv(data, log), handlers=client.handlers(), env=agent_env()) as acp,
+    ):
+        session = await acp.new_session(str(ws))
+        end = await acp.prompt(session.session_id, [v2.ContentBlockText(text="fail")])
+    assert end.stop_reason == "error"
+    raw = [e.raw for e in client.events]
+    idle = raw[-1]
+    assert idle["state"] == "idle" and idle["error"]["code"] == INTERNAL_ERROR
+    assert idle["error"]["message"].startswith("the turn failed (")
+    said = [r["content"]["text"] for r in raw if r["sessionUpdate"] == "agent_message_chunk"]
+    assert said and said[-1].startswith("The turn failed (")
+    assert "test-key" not in log.read_text()
     check_transcript(log)
 
 

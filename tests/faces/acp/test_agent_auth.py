@@ -1,5 +1,6 @@
 """Auth methods of `omniagent acp` (issue "One system" part 1: "auth methods for providers that need a key"):
-each provider whose key is missing is an `env_var` method naming its variable; a key is never on the wire."""
+each provider whose key is missing is a method naming its variable (v1 `env_var`, v2 `agent`, the draft having no
+`env_var`); a key is never on the wire."""
 
 from __future__ import annotations
 
@@ -17,22 +18,28 @@ SECRET = "sk-test-never-on-the-wire-4242"
 
 
 @pytest.mark.parametrize("version", [1, 2])
-async def test_providers_without_a_key_are_env_var_auth_methods_and_keys_never_travel(
+async def test_providers_without_a_key_are_auth_methods_naming_their_variable_and_keys_never_travel(
     tmp_path: Path, version: int
 ) -> None:
-    """OpenAI has its key (from the environment) so it is not offered; Anthropic and Gemini lack one: each is an
-    env_var method naming its variable. Logging in with it answers -32000 (auth required) until the key is there;
-    logging in with a ready provider succeeds. The key's value appears nowhere in the traffic."""
+    """OpenAI has its key (from the environment) so it is not offered; Anthropic and Gemini lack one: each is a
+    method naming its variable (v1 env_var `vars`, v2 an `agent` method's description). Logging in with it answers
+    -32000 (auth required) until the key is there; logging in with a ready provider succeeds. The key's value
+    appears nowhere in the traffic."""
     data, ws, log = tmp_path / "data", tmp_path / "ws", tmp_path / "acp.log"
     ws.mkdir()
     env = {**agent_env(), "OPENAI_API_KEY": SECRET}
     async with asyncio.timeout(WAIT), open_acp_client(agent_argv(data, log), env=env, protocol_version=version) as acp:
         methods = acp.init_result["authMethods"]
-        key = "methodId" if version == 2 else "id"
-        assert [(m["type"], m[key], [v["name"] for v in m["vars"]]) for m in methods] == [
-            ("env_var", "anthropic", ["ANTHROPIC_API_KEY"]),
-            ("env_var", "gemini", ["GEMINI_API_KEY"]),
-        ]
+        if version == 1:
+            assert [(m["type"], m["id"], [v["name"] for v in m["vars"]]) for m in methods] == [
+                ("env_var", "anthropic", ["ANTHROPIC_API_KEY"]),
+                ("env_var", "gemini", ["GEMINI_API_KEY"]),
+            ]
+        else:
+            assert [(m["type"], m["methodId"], m["description"]) for m in methods] == [
+                ("agent", "anthropic", "Set ANTHROPIC_API_KEY in the agent's environment, then restart it"),
+                ("agent", "gemini", "Set GEMINI_API_KEY in the agent's environment, then restart it"),
+            ]
         with pytest.raises(RpcError) as missing:
             await acp.authenticate("anthropic")
         assert missing.value.code == AUTH_REQUIRED

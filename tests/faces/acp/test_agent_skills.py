@@ -67,8 +67,13 @@ async def test_v2_skills_are_available_commands_and_a_slash_prompt_runs_one(tmp_
     assert sent[0] == {
         "sessionUpdate": "available_commands_update",
         "availableCommands": [
-            {"name": "commit", "description": "Write a commit message. Use when: asked."},
-            {"name": "review", "description": "Review a file.", "input": {"type": "text", "hint": "<path>"}},
+            {"type": "command", "name": "commit", "description": "Write a commit message. Use when: asked."},
+            {
+                "type": "command",
+                "name": "review",
+                "description": "Review a file.",
+                "input": {"type": "text", "hint": "<path>"},
+            },
         ],
     }
     # The update follows the answer that made the session known to the client.

@@ -28,7 +28,7 @@ from typing import Any
 from omniagent.engine.api import SANDBOX_OPTION_IDS, EngineApi, EngineError, ErrorCode, PermissionMode
 from omniagent.faces.acp import history, mcp_servers, options
 from omniagent.faces.acp import translate as t
-from omniagent.faces.acp.relay import Relay, Spawn
+from omniagent.faces.acp.relay import Relay, Spawn, turn_failure
 from omniagent.faces.acp.shapes import SHAPES
 from omniagent.protocols.acp import methods
 from omniagent.protocols.acp.methods import ValidationError
@@ -46,7 +46,7 @@ from omniagent.wire.messages import (
     RpcError,
 )
 
-# Seconds `session/delete` waits for a cancelled run to record its end.
+# Seconds `session/close` and `session/delete` wait for a cancelled turn to record its end.
 DELETE_WAIT = 10.0
 _SESSION_ID = re.compile(r"^[0-9a-f]{32}$")
 _PARAMS_CODES = {
@@ -136,9 +136,23 @@ class AcpAgent:
     # Sessions -------------------------------------------------------------------------------------------------
 
     async def _session(self, session_id: Any) -> Session:
-        if not isinstance(session_id, str) or not _SESSION_ID.match(session_id):
-            raise RpcError(RESOURCE_NOT_FOUND, "unknown session")
-        return await self._engine.session(session_id)
+        """The engine session `session_id` names; -32002 with the draft's `{sessionId}` data when there is none."""
+        if isinstance(session_id, str) and _SESSION_ID.match(session_id):
+            try:
+                return await self._engine.session(session_id)
+            except EngineError as exc:
+                if exc.code != ErrorCode.UNKNOWN_SESSION:
+                    raise
+        raise RpcError(RESOURCE_NOT_FOUND, "unknown session", {"sessionId": session_id})
+
+    async def _existing(self, session_id: Any) -> Session | None:
+        """The session, or None when it does not exist (for the methods where that is no error)."""
+        try:
+            return await self._session(session_id)
+        except RpcError as exc:
+            if exc.code == RESOURCE_NOT_FOUND:
+                return None
+            raise
 
     async def _opened(self, session: Session, new_id: bool) -> dict[str, Any]:
         self.relay.open(session)
@@ -196,15 +210,30 @@ class AcpAgent:
                 self.relay.send(session.id, update)
 
     async def _close(self, params: dict[str, Any]) -> dict[str, Any]:
-        session = await self._session(params.get("sessionId"))
+        """Cancel the session's turn, then stop relaying it; closing a session that does not exist succeeds (draft)."""
+        session = await self._existing(params.get("sessionId"))
+        if session is None:
+            return {}
+        open_ = self.relay.sessions.get(session.id)
         if not await self._engine.settled(session.id):
-            await self._engine.stop_tree(session.id)
+            if open_ is None:
+                await self._engine.stop_tree(session.id)
+            else:
+                # As `session/cancel`: the turn's last updates and its end (v2 idle `cancelled`, v1 the prompt's
+                # answer) go out before the close's answer, as the draft requires.
+                ended = open_.turn.turn_end()
+                await open_.turn.cancel()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(ended), DELETE_WAIT)
         self.relay.close(session.id)
         await self._engine.detach_mcp(session.id)
         return {}
 
     async def _delete(self, params: dict[str, Any]) -> dict[str, Any]:
-        session = await self._session(params.get("sessionId"))
+        """Delete the session and its children; deleting one that does not exist succeeds silently (draft)."""
+        session = await self._existing(params.get("sessionId"))
+        if session is None:
+            return {}
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._engine.stop_tree(session.id), DELETE_WAIT)
         self.relay.close(session.id)
@@ -265,20 +294,26 @@ class AcpAgent:
         if self._engine.is_busy(session.id):
             raise RpcError(INVALID_REQUEST, "a turn is already running in this session")
         relay, sid = self.relay, session.id
-        turn = relay.open(session).turn
+        open_ = relay.open(session)
+        turn = open_.turn
         v2 = relay.shapes.state_updates
         skill = await self._skill_command(session, parts)
         if v2:
             relay.hold(sid)
+        open_.user_message_id = None
         try:
             started = await turn.start_turn(skill or InputContent(content=parts))
         finally:
             if v2:
-                relay.release_soon(sid)  # runs after the peer queued our `{}` (relay.py module doc)
+                relay.release_soon(sid)  # runs after the peer queued our answer (relay.py module doc)
         if not isinstance(started, SendInputStarted):  # queued behind a run that started meanwhile
             raise RpcError(INVALID_REQUEST, "a turn is already running in this session")
         if v2:
-            return {}
+            # The draft's receipt: the id of the inserted user message, which its `user_message` update carries too
+            # (the engine commits it before `start_turn` returns); an alpha.2 client ignores the member.
+            if open_.user_message_id is None:
+                raise RpcError(INTERNAL_ERROR, "the prompt was not recorded")
+            return {"messageId": open_.user_message_id}
         # Made after the run started, so only this turn's end resolves it (a settled end needs the run's end first).
         ended = turn.turn_end()
         try:
@@ -289,7 +324,7 @@ class AcpAgent:
             raise
         stop, outcome = relay.stop_reason(last), last.last_run.outcome
         if stop != "cancelled" and isinstance(outcome, RunOutcomeFailed) and outcome.code != "max_rounds":
-            raise RpcError(INTERNAL_ERROR, f"the turn failed ({outcome.code}): {outcome.message}")
+            raise RpcError(INTERNAL_ERROR, turn_failure(outcome))
         return {"stopReason": stop}
 
     async def _skill_command(self, session: Session, parts: list[ContentPart]) -> InputSkill | None:

@@ -98,7 +98,22 @@ def initialize_result(shapes: Shapes, auth: list[dict[str, Any]], fork: bool) ->
 
 
 def auth_methods(missing: Iterable[MissingKey], shapes: Shapes) -> list[dict[str, Any]]:
-    """One env-var auth method per provider that needs a key and has none (names only, never values)."""
+    """One auth method per provider that needs a key and has none (names only, never values).
+
+    v1: an `env_var` method naming the variable. v2: the draft knows only `agent`, `terminal` and `_`-prefixed
+    types, so an `agent` method (`auth/login` answers whether the key is there now) whose description names the
+    variable; alpha.2 clients take `agent` methods too.
+    """
+    if shapes.state_updates:
+        return [
+            {
+                "type": "agent",
+                "methodId": key.provider_id,
+                "name": f"{key.name} API key",
+                "description": f"Set {key.env} in the agent's environment, then restart it",
+            }
+            for key in missing
+        ]
     return [
         {
             "type": "env_var",

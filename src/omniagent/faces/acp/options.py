@@ -9,8 +9,8 @@ modes, and auth methods. Read from the engine's catalog and permission state; no
   `network`: `off` or `on` inside the sandbox, and `fetch`: `public` or `private` (the fetch tool may reach this
   machine and private networks too) — the engine's sandbox settings, worded once (`engine/sandboxes.py`
   `SANDBOX_OPTIONS`). Selects, not booleans, so every client can show them.
-- Auth methods (listed by `acp.handshake`): one `env_var` method per provider that needs a key and has none.
-  `auth/login` / `authenticate` checks that the key is there now.
+- Auth methods (listed by `acp.handshake`): one method per provider that needs a key and has none (v1 `env_var`,
+  v2 `agent`). `auth/login` / `authenticate` checks that the key is there now.
 """
 
 from __future__ import annotations

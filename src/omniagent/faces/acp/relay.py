@@ -62,6 +62,7 @@ from omniagent.protocols.yuke.sessions import Session
 from omniagent.protocols.yuke.tools import ToolStateCompleted
 from omniagent.wire.errors import PeerClosed
 from omniagent.wire.jsonrpc import Peer
+from omniagent.wire.messages import INTERNAL_ERROR
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +82,7 @@ class OpenSession:
     turn: Subscription = field(init=False)  # the engine's view of the session and its children
     run_id: int | None = None
     held: list[t.Update] | None = None
+    user_message_id: str | None = None  # the ACP id of the session's newest user message (a v2 prompt answers it)
     agent_calls: dict[str, AgentCall] = field(default_factory=dict)  # tool call id → a spawn call with a child
 
 
@@ -168,6 +170,14 @@ class Relay:
         """How a turn ended: `cancelled` when the client canceled it, else as its last run ended."""
         return "cancelled" if ended.canceled else t.stop_reason(ended.last_run.outcome)
 
+    def _idle(self, ended: TurnEnded) -> t.Update:
+        """v2's idle `state_update` ending a turn: a failed last run (not cancelled, not out of rounds) is the
+        draft's `error` stop reason carrying the failure, as v1 answers the prompt with it."""
+        outcome = ended.last_run.outcome
+        if not ended.canceled and isinstance(outcome, RunOutcomeFailed) and outcome.code != "max_rounds":
+            return t.failed_idle(INTERNAL_ERROR, turn_failure(outcome))
+        return t.state_update("idle", self.stop_reason(ended))
+
     # The subscriber -------------------------------------------------------------------------------------------
 
     def _deliver(self, open_: OpenSession, branch: Branch | None, event: SessionEvent) -> None:
@@ -186,7 +196,7 @@ class Relay:
             self._done(open_, event.data)
         elif isinstance(event, TurnEnded):
             if self.shapes.state_updates:
-                self.send(open_.session_id, t.state_update("idle", self.stop_reason(event)))
+                self.send(open_.session_id, self._idle(event))
         else:
             self._render(open_, event)
 
@@ -237,7 +247,7 @@ class Relay:
         open_.run_id = None
         failed = data.outcome if isinstance(data.outcome, RunOutcomeFailed) else None
         if self.shapes.state_updates and failed is not None and failed.code != "max_rounds":
-            # v2 has no error stop reason in our schema: say what failed as agent text; the turn then ends.
+            # Also as agent text: an alpha.2 client does not know the `error` stop reason the turn then ends with.
             text = f"The turn failed ({failed.code}): {failed.message}"
             self.send(open_.session_id, t.chunk("agent_message_chunk", f"r{data.run_id}.error", text))
 
@@ -287,6 +297,8 @@ class Relay:
         self.send(agent.session_id, t.agent_call_update(self.shapes, agent.tool_call_id, agent.status, agent.content()))
 
     def _committed(self, open_: OpenSession, message: Message) -> None:
+        if isinstance(message, UserMessage):
+            open_.user_message_id = t.message_id(message.id)
         if isinstance(message, UserMessage) and self.shapes.user_message_ack:
             for update in t.user_message(self.shapes, message):
                 self.send(open_.session_id, update)
@@ -368,6 +380,11 @@ class Relay:
             return  # answered meanwhile (the run was cancelled)
         if self.shapes.state_updates and open_.run_id is not None:
             self.send(open_.session_id, t.state_update("running"))
+
+
+def turn_failure(outcome: RunOutcomeFailed) -> str:
+    """The sentence naming a failed turn's failure (the engine's message names no secret)."""
+    return f"the turn failed ({outcome.code}): {outcome.message}"
 
 
 def _decision(request: asyncio.Future[Any]) -> Decision:

@@ -4,6 +4,9 @@ The process answers the client's first request before it imports asyncio when th
 usual case): the answer needs only the provider catalog (`faces/acp/handshake.py`), and asyncio is most of a bare
 Python start (docs/performance.md, `wire/first_request.py`). Then the connection takes over (`faces/acp/connection.py`)
 with every byte read so far. Logs go to stderr; stdout carries only the wire.
+
+With `--agent ID` the process serves that agent through an in-process hub instead (`faces/acp/hub/serve.py`): no
+engine, no answer before asyncio.
 """
 
 from __future__ import annotations
@@ -15,9 +18,12 @@ from omniagent.wire.dialects import STRICT
 from omniagent.wire.first_request import answer_first_request
 
 
-def run_acp(data_dir: Path | None) -> int:
+def run_acp(data_dir: Path | None, agent: str | None = None, mock: str | None = None) -> int:
     """Serve ACP on stdin/stdout until stdin closes; returns the exit code (0; 141 when stdout's reader went away,
-    1 when stdout broke otherwise; 130 on Ctrl-C)."""
+    1 when stdout broke otherwise or the mock script is bad; 130 on Ctrl-C). `agent`: serve that agent through the
+    hub, not the engine (`mock`: the script agent `mock` plays)."""
+    if agent is not None:
+        return _run_hub(agent, mock)
     greeted = Handshake(data_dir)
     try:
         prelude = answer_first_request(STRICT, {"initialize": greeted.initialize})
@@ -27,5 +33,26 @@ def run_acp(data_dir: Path | None) -> int:
         from omniagent.faces.acp.connection import serve_connection
 
         return serve_connection(data_dir, greeted, prelude)
+    except KeyboardInterrupt:
+        return 130
+
+
+def _run_hub(agent: str, mock: str | None) -> int:
+    from omniagent.logs import configure, face_logger
+
+    configure("acp")
+    script = None
+    if mock is not None:
+        from omniagent.runtime.adapters.mock import MockScriptError, load_script
+
+        try:
+            script = load_script(mock)
+        except MockScriptError as exc:
+            face_logger("acp").error("%s", exc)
+            return 1
+    from omniagent.faces.acp.hub.serve import serve_hub_acp
+
+    try:
+        return serve_hub_acp(agent, script)
     except KeyboardInterrupt:
         return 130

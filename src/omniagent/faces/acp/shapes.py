@@ -45,7 +45,7 @@ class Shapes:
     config_id_field: str
     # The id member of auth methods: v2 `methodId`, v1 `id`.
     auth_id_key: str
-    # A command's input: v2 tags it (`{"type":"text","hint"}`), v1 has only the untagged `{"hint"}`.
+    # v2 tags a command (`type: "command"`) and its input (`{"type":"text","hint"}`); v1 tags neither.
     typed_command_input: bool
     # v2 plans: `plan_update` with `plan: {type: "items", planId, entries}`; v1: `plan` with `entries`.
     plan_items: bool

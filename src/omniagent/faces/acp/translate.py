@@ -131,8 +131,9 @@ def available_commands(shapes: Shapes, skills: list[SkillInfo]) -> Update:
     """The session's skills as its slash commands; a skill's argument hint is its command's input hint."""
     m = shapes.models
     hinted = m.AvailableCommandInputText if shapes.typed_command_input else m.UnstructuredCommandInput
+    command = m.AvailableCommandCommand if shapes.typed_command_input else m.AvailableCommand
     commands = [
-        m.AvailableCommand(
+        command(
             name=skill.name,
             description=skill.description,
             input=hinted(hint=skill.argument_hint) if skill.argument_hint else UNSET,
@@ -345,15 +346,32 @@ def elicited(question: Question, result: Any) -> Answered | Dismissed | CannotAs
 # Turns, sessions, replay --------------------------------------------------------------------------------------------
 
 
+_IDLE: dict[str, Callable[..., Update]] = {
+    "end_turn": v2.SessionUpdateStateUpdateIdleEndTurn,
+    "max_tokens": v2.SessionUpdateStateUpdateIdleMaxTokens,
+    "max_turn_requests": v2.SessionUpdateStateUpdateIdleMaxTurnRequests,
+    "refusal": v2.SessionUpdateStateUpdateIdleRefusal,
+    "cancelled": v2.SessionUpdateStateUpdateIdleCancelled,
+}
+
+
 def state_update(state: str, stop_reason: str | None = None) -> Update:
-    """v2's `state_update`: `running`, `requires_action`, or `idle` with the turn's stop reason."""
-    if state == "idle":
-        return v2.SessionUpdateStateUpdateIdle(stop_reason=UNSET if stop_reason is None else stop_reason)
+    """v2's `state_update`: `running`, `requires_action`, or `idle` with the turn's stop reason (see `failed_idle`
+    for `error`)."""
+    if state == "idle" and stop_reason is not None:
+        return _IDLE[stop_reason]()
     if state == "running":
         return v2.SessionUpdateStateUpdateRunning()
     if state == "requires_action":
         return v2.SessionUpdateStateUpdateRequiresAction()
     raise ValueError(f"no session state {state!r}")
+
+
+def failed_idle(code: int, message: str) -> Update:
+    """The idle `state_update` of a turn that failed: the draft's `error` stop reason with the failure as a JSON-RPC
+    error object (an alpha.2 client reads `error` as a stop reason it does not know; the relay also says the failure
+    as agent text)."""
+    return v2.SessionUpdateStateUpdateIdleError(error=v2.Error(code=code, message=message))
 
 
 def stop_reason(outcome: RunOutcome) -> str:

@@ -1,13 +1,15 @@
 """`omniagent chat`: a multi-turn terminal session on any agent the runtime drives (ours included).
 
     omniagent chat [--agent ID] [-C DIR] [-m MODEL] [--yes] [--resume]
+    omniagent chat --attach URL[/SESSION] [--token TOKEN] [--agent ID] …   a session a hub owns (`omniagent hub`)
 
 One line editor (prompt_toolkit: history, Alt-Enter or a trailing backslash for a new line) stays open the whole
 time; the turn streams above it (`render.HumanRenderer`). A line typed while a turn runs is sent at once and the
 runtime steers or queues it. While the agent asks something, the next line typed answers it (`ask.py`'s menus).
 Ctrl-C cancels the running turn; a second Ctrl-C (or Ctrl-D) leaves. Slash commands are in `slash.py`.
-Exit codes (docs/cli.md): 0 left normally; 1 the agent died or could not start; 2 usage; 3 no agent to run;
-130 left with Ctrl-C.
+With `--attach` the session is the hub's (`remote.py`): the same chat, but leaving detaches and the session goes on
+(`AttachedChat`). Exit codes (docs/cli.md): 0 left normally; 1 the agent died or could not start (or the hub could
+not be reached); 2 usage; 3 no agent to run; 130 left with Ctrl-C.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from omniagent.faces.cli.run import (
     starting_point,
 )
 from omniagent.faces.cli.sessions import latest, remember, state_dir
-from omniagent.faces.cli.slash import SlashCommands
+from omniagent.faces.cli.slash import ChatBackend, ChatSession, SlashCommands
 from omniagent.protocols.sidecar.agents import AgentInstallation, SessionStatus
 from omniagent.protocols.sidecar.commands import PermissionMode, Queued, Steered
 from omniagent.protocols.sidecar.events import (
@@ -74,6 +76,8 @@ class ChatOptions:
     model: str | None = None
     yes: bool = False
     resume: bool = False
+    attach: str | None = None  # a hub's URL, with a session to attach to or without (open one): `attach.py`
+    token: str | None = None  # the hub's bearer token (else $OMNIAGENT_HUB_TOKEN, else the local hub's)
     mock: str | None = None  # a mock script replacing the machine's agents (tests; not in --help)
 
 
@@ -89,18 +93,26 @@ def run_chat(**arguments: Any) -> int:
     directory, script = started
     logging.basicConfig(level=logging.ERROR, format="omniagent: %(message)s", stream=sys.stderr)
     try:
+        if options.attach is not None:
+            return asyncio.run(_attached_chat(options, directory))
         return asyncio.run(_chat(options, directory, script))
     except KeyboardInterrupt:  # Ctrl-C while the agent was starting
         return EXIT_INTERRUPTED
 
 
-async def _chat(options: ChatOptions, directory: str, script: MockScript | None) -> int:
+def chat_screen(directory: str) -> tuple[HumanRenderer, PendingLine]:
+    """The renderer a chat writes through, and the line it streams into (paths shown relative to `directory`)."""
     # Consoles resolve sys.stdout / sys.stderr at each write, so output goes above the line editor once
     # patch_stdout has replaced them. Streamed text goes through `PendingLine`: the editor redraws its own line
     # over a partial one, so the unfinished line is shown above the prompt by the editor itself.
     pending = PendingLine()
     text = Console(file=cast(IO[str], pending), highlight=False, soft_wrap=True, force_terminal=True)
     renderer = HumanRenderer(RichScreen(text), RichScreen(Console(stderr=True, highlight=False)), root=directory)
+    return renderer, pending
+
+
+async def _chat(options: ChatOptions, directory: str, script: MockScript | None) -> int:
+    renderer, pending = chat_screen(directory)
     async with Runtime(mock=script) as runtime:
         resume = None
         try:
@@ -170,12 +182,14 @@ class Chat:
     the request the agent is waiting on, a slash command, or a prompt for the agent.
     """
 
+    greeting = "type a prompt; /help lists commands; Ctrl-C cancels a turn, twice leaves"
+
     def __init__(
         self,
-        runtime: Runtime,
+        runtime: ChatBackend,
         agent: AgentInstallation,
         directory: str,
-        session: Session,
+        session: ChatSession,
         renderer: HumanRenderer,
         mode: PermissionMode,
         pending: PendingLine,
@@ -229,7 +243,7 @@ class Chat:
             with patch_stdout(raw=True):
                 self.switch_to(self.session)
                 worker = asyncio.create_task(self._work(slash), name="chat lines")
-                self.renderer.note("type a prompt; /help lists commands; Ctrl-C cancels a turn, twice leaves")
+                self.renderer.note(self.greeting)
                 while not self._leaving:
                     try:
                         line = await self._editor.prompt_async(self._message, handle_sigint=False)
@@ -244,7 +258,7 @@ class Chat:
                 worker.cancel()
                 await asyncio.gather(worker, return_exceptions=True)
                 await self._stop_reader()
-                await self.session.close()
+                await self.retire(self.session)
         finally:
             loop.remove_signal_handler(signal.SIGINT)
         if self._ended is not None:
@@ -299,7 +313,7 @@ class Chat:
         elif isinstance(delivery.kind, Steered):
             self.renderer.note("added to the running turn", style="dim")
 
-    def switch_to(self, session: Session) -> None:
+    def switch_to(self, session: ChatSession) -> None:
         """Read `session`'s events from now on (at start, and after /fork)."""
         self.session = session
         self._reader = asyncio.create_task(self._read_events(session), name="chat events")
@@ -311,8 +325,9 @@ class Chat:
             await asyncio.gather(self._reader, return_exceptions=True)
             self._reader = None
 
-    async def retire(self, session: Session) -> None:
-        """Close a session that is no longer the chat's (the source of a /fork)."""
+    async def retire(self, session: ChatSession) -> None:
+        """Let go of a session that is no longer the chat's (the source of a /fork, or the chat's own as it ends):
+        close it, since a chat of its own owns its sessions."""
         await session.close()
 
     async def _on_interrupt(self) -> bool:
@@ -338,7 +353,7 @@ class Chat:
 
     # --- events and requests -------------------------------------------------------------------------------
 
-    async def _read_events(self, session: Session) -> None:
+    async def _read_events(self, session: ChatSession) -> None:
         try:
             async for event in session.events:
                 self.renderer.event(event)
@@ -412,6 +427,72 @@ class Chat:
         info = self.session.info()
         if info.resume_token:
             remember(self.agent.id, self.directory, info.resume_token, info.title)
+
+
+async def _attached_chat(options: ChatOptions, directory: str) -> int:
+    """`chat --attach URL[/SESSION]`: the chat on a session a hub owns (`omniagent hub`). With a session, it
+    attaches as a controller and replays what the hub keeps of it, then follows it live; without one, it opens a new
+    session in the hub with `--agent` in `-C DIR` (else here). Exit codes as `chat`'s, with 1 when the hub cannot
+    be reached, refuses the token, or has no such session."""
+    from omniagent.faces.cli.remote import HubLink, hub_token, split_url
+
+    assert options.attach is not None
+    try:
+        _, session_id = split_url(options.attach)
+    except ValueError as error:
+        print(f"omniagent chat: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    if session_id is None and options.agent is None:
+        print(
+            "omniagent chat: error: name the agent of the new session with --agent (or attach to URL/SESSION)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    mode = PermissionMode.AUTO_APPROVE if options.yes else PermissionMode.ASK
+    renderer, pending = chat_screen(directory)
+    try:
+        async with HubLink.connect(options.attach, hub_token(options.token)) as link:
+            try:
+                if session_id is None:
+                    assert options.agent is not None
+                    configure = {"model": options.model} if options.model else {}
+                    opening = OpenOptions(permission_mode=mode, configure=configure)
+                    session = await link.open(options.agent, directory, opening)
+                else:
+                    rows = {row.id: row for row in (await link.sessions()).sessions if not row.past}
+                    session = await link.attach(session_id)
+                    directory = rows[session_id].directory if session_id in rows else directory
+            except AgentError as error:
+                agent = options.agent or "the session"
+                renderer.note(f"could not start {agent}: {error}" if session_id is None else str(error), style="red")
+                return EXIT_TURN_FAILED
+            where = options.attach.rstrip("/") + ("" if session_id else f"/{session.id}")
+            chat = AttachedChat(link, session.info().agent, directory, session, renderer, mode, pending)
+            chat.where = where
+            return await chat.run()
+    except ConnectionError as error:
+        renderer.note(str(error), style="red")
+        return EXIT_TURN_FAILED
+
+
+class AttachedChat(Chat):
+    """A chat on a hub's session: leaving detaches (the hub keeps the session); nothing is recorded for
+    `chat --resume`, since the session is the hub's to resume."""
+
+    greeting = "type a prompt; /help lists commands; Ctrl-C cancels a turn; Ctrl-D detaches (the session goes on)"
+
+    where = ""  # the URL that attaches to this session again
+
+    async def retire(self, session: ChatSession) -> None:
+        from omniagent.faces.cli.remote import RemoteSession
+
+        if isinstance(session, RemoteSession) and not session.closed:
+            await session.detach()
+            if session is self.session:
+                self.renderer.note(f"detached; the session goes on in the hub (--attach {self.where})", style="dim")
+
+    def _remember(self) -> None:
+        """Nothing: the hub keeps its sessions."""
 
 
 def _key_bindings() -> KeyBindings:

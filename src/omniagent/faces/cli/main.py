@@ -64,9 +64,21 @@ def _run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mock", metavar="SCRIPT", help=argparse.SUPPRESS)  # tests: a scripted agent (docs/testing.md)
 
 
+def _hub_token_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--token", metavar="TOKEN", help="the hub's token (default: $OMNIAGENT_HUB_TOKEN, else this machine's hub's)"
+    )
+
+
 def _chat_arguments(parser: argparse.ArgumentParser) -> None:
     _session_arguments(parser)
     parser.add_argument("--resume", action="store_true", help="continue the last chat in this directory")
+    parser.add_argument(
+        "--attach",
+        metavar="URL[/SESSION]",
+        help="chat on a session of the hub at URL (a new one with --agent when no SESSION); Ctrl-D detaches",
+    )
+    _hub_token_argument(parser)
     parser.add_argument("--mock", metavar="SCRIPT", help=argparse.SUPPRESS)
 
 
@@ -116,6 +128,8 @@ def _sessions_arguments(parser: argparse.ArgumentParser) -> None:
         "--all", dest="every_directory", action="store_true", help="every directory's, not only this one's"
     )
     parser.add_argument("--json", dest="as_json", action="store_true", help="print the records as JSON")
+    parser.add_argument("--hub", metavar="URL", help="the sessions of the hub at URL instead (every agent's)")
+    _hub_token_argument(parser)
 
 
 def _serve_arguments(parser: argparse.ArgumentParser) -> None:
@@ -156,6 +170,16 @@ def _hub_arguments(parser: argparse.ArgumentParser) -> None:
     token.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS, help="the data dir, as for the hub")
 
 
+def _acp_arguments(parser: argparse.ArgumentParser) -> None:
+    _engine_arguments(parser)
+    parser.add_argument(
+        "--agent",
+        metavar="ID",
+        help="serve this agent (claude, codex, pi, opencode, an ACP agent: `omniagent agents`) instead of our engine",
+    )
+    parser.add_argument("--mock", metavar="SCRIPT", help=argparse.SUPPRESS)  # tests: `--agent mock` plays SCRIPT
+
+
 # In the order `omniagent --help` lists them.
 COMMANDS = (
     Command(
@@ -180,7 +204,8 @@ COMMANDS = (
         """examples:
   omniagent chat                      # the default agent, in this directory
   omniagent chat --agent codex -m gpt-5.5
-  omniagent chat --resume             # continue the last chat in this directory""",
+  omniagent chat --resume             # continue the last chat in this directory
+  omniagent chat --attach http://127.0.0.1:7777/s3   # a hub's session; Ctrl-D detaches, it goes on""",
     ),
     Command(
         "batch",
@@ -219,13 +244,15 @@ COMMANDS = (
     ),
     Command(
         "sessions",
-        "list the chat sessions you can resume",
-        "List the chat sessions `omniagent chat --resume` can continue, newest first (this directory's, or all).",
+        "list the chat sessions you can resume, or a hub's sessions",
+        "List the chat sessions `omniagent chat --resume` can continue, newest first (this directory's, or all); "
+        "with --hub URL, the sessions of that hub (every agent's, with their activity and attached clients).",
         "omniagent.faces.cli.sessions:run_sessions",
         _sessions_arguments,
         """examples:
   omniagent sessions
-  omniagent sessions --all --json""",
+  omniagent sessions --all --json
+  omniagent sessions --hub http://127.0.0.1:7777""",
     ),
     Command(
         "serve",
@@ -251,13 +278,14 @@ COMMANDS = (
     ),
     Command(
         "acp",
-        "our engine as an ACP agent on stdin/stdout (for editors)",
+        "our engine (or any agent) as an ACP agent on stdin/stdout (for editors)",
         "Serve our own agent engine as an Agent Client Protocol agent on stdin/stdout, for editors such as Zed "
-        "and JetBrains. See docs/acp.md.",
+        "and JetBrains; with --agent, serve that agent (Claude Code, Codex, …) instead. See docs/acp.md.",
         "omniagent.faces.acp.serve:run_acp",
-        _engine_arguments,
+        _acp_arguments,
         """examples:
-  omniagent acp                       # as an editor's agent server, e.g. Zed's agent_servers""",
+  omniagent acp                       # as an editor's agent server, e.g. Zed's agent_servers
+  omniagent acp --agent claude        # Claude Code as an ACP agent""",
     ),
     Command(
         "hub",

@@ -1,4 +1,5 @@
-"""The sessions `omniagent chat` can resume, and `omniagent sessions`, which lists them.
+"""The sessions `omniagent chat` can resume, and `omniagent sessions`, which lists them (or, with `--hub URL`, the
+sessions a hub owns, through its `/sidecar` wire: `remote.py`).
 
 `chat` records each session it opens once the agent has given it a resume token: which agent, which directory,
 the token, the title, when it was last used. `chat --resume` takes the newest record for the directory. The
@@ -15,6 +16,7 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 STATE_DIR_ENV = "OMNIAGENT_STATE_DIR"
 # Older records are dropped past this many: the list is for picking up recent work, not an archive.
@@ -83,8 +85,11 @@ def _save(records: list[SessionRecord]) -> None:
         raise
 
 
-def run_sessions(*, every_directory: bool, as_json: bool) -> int:
-    """`omniagent sessions`: the resumable chat sessions of this directory (or all), newest first."""
+def run_sessions(*, every_directory: bool, as_json: bool, hub: str | None = None, token: str | None = None) -> int:
+    """`omniagent sessions`: the resumable chat sessions of this directory (or all), newest first; with `hub`, that
+    hub's sessions (exit 1 when it cannot be reached)."""
+    if hub is not None:
+        return _hub_sessions(hub, token, as_json=as_json)
     here = os.getcwd() if not every_directory else None
     records = [r for r in load_records() if here is None or r.directory == here]
     if as_json:
@@ -107,4 +112,43 @@ def run_sessions(*, every_directory: bool, as_json: bool) -> int:
         table.add_row(*row, *((record.directory,) if here is None else ()))
     stdout_console(highlight=False).print(table)
     print("resume the newest with `omniagent chat --resume` (add --agent ID for another agent's)", file=sys.stderr)
+    return 0
+
+
+def _hub_sessions(url: str, token: str | None, *, as_json: bool) -> int:
+    import asyncio
+
+    from omniagent.faces.cli.remote import HubLink, hub_token, split_url
+
+    async def listing() -> Any:
+        async with HubLink.connect(url, hub_token(token)) as link:
+            return await link.sessions()
+
+    try:
+        split_url(url)
+        sessions = asyncio.run(listing()).sessions
+    except ValueError as error:
+        print(f"omniagent sessions: error: {error}", file=sys.stderr)
+        return 2
+    except ConnectionError as error:
+        print(f"omniagent sessions: {error}", file=sys.stderr)
+        return 1
+    if as_json:
+        print(json.dumps([row.dump() for row in sessions]))
+        return 0
+    if not sessions:
+        print("the hub has no sessions (`omniagent chat --attach URL --agent ID` opens one)", file=sys.stderr)
+        return 0
+    from rich.table import Table
+
+    from omniagent.faces.pipes import stdout_console
+
+    table = Table(box=None, pad_edge=False)
+    for column in ("id", "agent", "activity", "clients", "title", "directory"):
+        table.add_column(column, style="bold" if column == "id" else "")
+    for row in sessions:
+        clients = ", ".join(f"{client.name} ({client.role.value})" for client in row.clients) or "-"
+        table.add_row(row.id, row.agent, row.activity, clients, row.title or "(untitled)", row.directory)
+    stdout_console(highlight=False).print(table)
+    print(f"attach with `omniagent chat --attach {url.rstrip('/')}/ID`", file=sys.stderr)
     return 0

@@ -10,17 +10,23 @@ see the chat through `ChatControls` (which `chat.Chat` is), so this module does 
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Sequence
 from typing import Protocol
 
 from omniagent.faces.cli.render import Renderer
 from omniagent.faces.cli.usage import resets_in, why_not
-from omniagent.protocols.sidecar.agents import AgentInstallation, BooleanKind, ConfigOption, ConfigValue, PlanUsage
-from omniagent.protocols.sidecar.commands import PermissionMode
-from omniagent.protocols.sidecar.events import ContextUsage
+from omniagent.protocols.sidecar.agents import (
+    AgentInstallation,
+    BooleanKind,
+    ConfigOption,
+    ConfigValue,
+    PlanUsage,
+    SessionInfo,
+)
+from omniagent.protocols.sidecar.commands import Answer, Delivery, PermissionMode
+from omniagent.protocols.sidecar.events import ContextUsage, Event
 from omniagent.runtime.errors import AgentError
 from omniagent.runtime.options import OpenOptions
-from omniagent.runtime.runtime import Runtime
-from omniagent.runtime.session import Session
 
 OURS: dict[str, str] = {
     "help": "this list",
@@ -36,17 +42,48 @@ _TRUE = {"on", "true", "yes", "1"}
 _FALSE = {"off", "false", "no", "0"}
 
 
+class ChatEvents(Protocol):
+    """A session's events as the chat reads them (the runtime's `EventStream`, or a hub session's)."""
+
+    def __aiter__(self) -> AsyncIterator[Event]: ...
+    @property
+    def error(self) -> AgentError | None: ...
+
+
+class ChatSession(Protocol):
+    """A session as the chat drives it: the runtime's `Session`, or a hub's (`remote.RemoteSession`)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def events(self) -> ChatEvents: ...
+    def info(self) -> SessionInfo: ...
+    async def prompt(self, text: str, attachments: Sequence[str] = ()) -> Delivery: ...
+    async def answer(self, request_id: str, answer: Answer) -> None: ...
+    async def configure(self, option: str, value: ConfigValue) -> None: ...
+    async def compact(self) -> None: ...
+    async def cancel(self, clear_queue: bool = False) -> None: ...
+    async def close(self) -> None: ...
+
+
+class ChatBackend(Protocol):
+    """Where the chat opens sessions (/fork) and asks for plan usage: the `Runtime`, or a hub (`remote.HubLink`)."""
+
+    async def open(self, agent: str, directory: str, options: OpenOptions) -> ChatSession: ...
+    async def plan_usage(self, agent: str) -> PlanUsage: ...
+
+
 class ChatControls(Protocol):
     """The chat the slash commands run in, as far as they use it (`chat.Chat` is one); see `Chat` for each."""
 
     @property
-    def runtime(self) -> Runtime: ...
+    def runtime(self) -> ChatBackend: ...
     @property
     def agent(self) -> AgentInstallation: ...
     @property
     def directory(self) -> str: ...
     @property
-    def session(self) -> Session: ...
+    def session(self) -> ChatSession: ...
     @property
     def renderer(self) -> Renderer: ...
     @property
@@ -55,8 +92,8 @@ class ChatControls(Protocol):
     def context(self) -> ContextUsage | None: ...
     def leave(self) -> None: ...
     async def send(self, text: str) -> None: ...
-    def switch_to(self, session: Session) -> None: ...
-    async def retire(self, session: Session) -> None: ...
+    def switch_to(self, session: ChatSession) -> None: ...
+    async def retire(self, session: ChatSession) -> None: ...
 
 
 class SlashCommands:

@@ -1,8 +1,12 @@
-"""The sidecar's commands and events (`omniagent serve`, after its hello): each command line → one Runtime/Session
-call and its reply line; each opened session's events → event lines, then `closed`.
+"""The sidecar's commands and events (`omniagent serve`, and a hub's `/sidecar`, after the hello): each command line →
+one call and its reply line; each followed session's events → event lines, then `closed`.
+
+The sessions come from a `SessionHost`: `RuntimeHost` for `omniagent serve` (the wire owns its sessions: EOF closes
+them), or a hub's (`faces/sidecar/hub.py`: the hub owns them; the wire attaches, and EOF detaches). The wire is the
+same over both; the hub's extension (`attach`, `detach`, `list`) needs a hub.
 
 Commands run concurrently (replies may come out of order; one session's commands apply in arrival order).
-One writer owns stdout (`connection.py` starts it); logs go to stderr. Nothing here decides a turn rule.
+One writer owns the output (`connection.py` starts it); logs go to stderr. Nothing here decides a turn rule.
 """
 
 from __future__ import annotations
@@ -10,27 +14,36 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Sequence
+from typing import Any, Protocol
 
+from omniagent.protocols.sidecar.agents import ConfigValue, SessionInfo
 from omniagent.protocols.sidecar.base import ENCODER, SidecarModel, ValidationError, convert, describe, wire
 from omniagent.protocols.sidecar.commands import (
+    Answer,
+    Attach,
+    Attached,
     Cancel,
     Close,
     Command,
     Compact,
     Configure,
+    Delivery,
     Dequeue,
+    Detach,
     Discover,
     Generate,
     GetPlanUsage,
     Info,
+    ListSessions,
     Open,
     Probe,
     Rollback,
+    RollbackScope,
     SendAnswer,
     SendPrompt,
     SessionCommand,
+    SessionList,
 )
 from omniagent.protocols.sidecar.events import Event
 from omniagent.protocols.sidecar.lines import (
@@ -41,13 +54,13 @@ from omniagent.protocols.sidecar.lines import (
     ReplyLine,
     SessionErrorLine,
 )
-from omniagent.runtime.errors import AgentError, ProtocolFailed, UnknownSession
+from omniagent.runtime.errors import AgentError, InvalidRequest, ProtocolFailed, UnknownSession
 from omniagent.runtime.options import OpenOptions
 from omniagent.runtime.runtime import Runtime
 from omniagent.runtime.session import Session
 from omniagent.wire.decode import BadJson, NumberOutOfRange, decode_line
 from omniagent.wire.encode import dumps
-from omniagent.wire.errors import LineTooLarge
+from omniagent.wire.errors import WireError
 from omniagent.wire.jsonl import LineWriter
 
 log = logging.getLogger("omniagent.serve")
@@ -57,24 +70,110 @@ WRITER_BACKLOG = 256
 _U64 = 2**64
 
 
-class Sidecar:
-    """Serves one Runtime over the sidecar wire: lines from `serve`'s input, replies and events to `writer`.
-    `broken` is set when the writer's output fails."""
+class SessionHandle(Protocol):
+    """One session as the wire's session commands reach it: the runtime's `Session`, or a hub `Attachment`."""
 
-    def __init__(self, runtime: Runtime, writer: LineWriter, broken: asyncio.Event) -> None:
+    @property
+    def id(self) -> str: ...
+    def info(self) -> SessionInfo: ...
+    async def prompt(self, text: str, attachments: Sequence[str] = ()) -> Delivery: ...
+    async def dequeue(self, prompt_id: str) -> None: ...
+    async def answer(self, request_id: str, answer: Answer) -> None: ...
+    async def configure(self, option: str, value: ConfigValue) -> None: ...
+    async def rollback(self, turns: int, scope: RollbackScope) -> None: ...
+    async def compact(self) -> None: ...
+    async def cancel(self, clear_queue: bool = False) -> None: ...
+    async def close(self) -> None: ...
+
+
+class SessionHost(Protocol):
+    """Where a wire's sessions come from, and what leaving does to them (the seam between `serve` and a hub)."""
+
+    @property
+    def runtime(self) -> Runtime:
+        """For the commands that are no session's: discover, probe, plan_usage, generate."""
+        ...
+
+    async def open(self, command: Open) -> SessionHandle:
+        """A new session for this wire. Raises what `Runtime.open` raises."""
+        ...
+
+    def attach(self, command: Attach) -> tuple[SessionHandle, Attached]:
+        """Follow a session that exists already; the reply says what the replay covers."""
+        ...
+
+    def detach(self, session_id: str) -> None:
+        """Stop following the session (its `follow` then ends); the session goes on."""
+        ...
+
+    def sessions(self) -> SessionList:
+        """Every session the host knows."""
+        ...
+
+    def follow(self, session: SessionHandle) -> AsyncIterator[list[Event]]:
+        """The session's events for this wire, in lists of what is ready. Ends when the session ends (raising its
+        agent's error, if any) or this wire stops following it (a detach, a reader too far behind)."""
+        ...
+
+    async def leave(self) -> None:
+        """The wire ended (EOF): what happens to its sessions is the host's (closed, or left running)."""
+        ...
+
+
+class RuntimeHost:
+    """`omniagent serve`: the wire owns the sessions it opens, in a Runtime of its own; EOF closes them all."""
+
+    def __init__(self, runtime: Runtime) -> None:
         self._runtime = runtime
+
+    @property
+    def runtime(self) -> Runtime:
+        return self._runtime
+
+    async def open(self, command: Open) -> SessionHandle:
+        return await self._runtime.open(command.agent, command.dir, OpenOptions.from_wire(command))
+
+    def attach(self, command: Attach) -> tuple[SessionHandle, Attached]:
+        raise _needs_a_hub(command.cmd)
+
+    def detach(self, session_id: str) -> None:
+        raise _needs_a_hub("detach")
+
+    def sessions(self) -> SessionList:
+        raise _needs_a_hub("list")
+
+    def follow(self, session: SessionHandle) -> AsyncIterator[list[Event]]:
+        assert isinstance(session, Session)
+        return session.events.batches()
+
+    async def leave(self) -> None:
+        await self._runtime.aclose()
+
+
+def _needs_a_hub(command: str) -> InvalidRequest:
+    return InvalidRequest(f"`{command}` is a hub command: `omniagent serve` owns its sessions (see `omniagent hub`)")
+
+
+class Sidecar:
+    """Serves one host's sessions over the sidecar wire: lines from `serve`'s input, replies and events to
+    `writer`. `broken` is set when the writer's output fails."""
+
+    def __init__(self, host: SessionHost, writer: LineWriter, broken: asyncio.Event) -> None:
+        self._host = host
         self._writer = writer
         self._broken = broken
         self._eof = False
         self._forwarders: set[asyncio.Task[None]] = set()
-        # Sessions this wire opened (closed ones kept, §4). The runtime also holds probe/generate throwaways,
-        # which an app never opened: their ids must answer UnknownSession.
-        self._sessions: dict[str, Session] = {}
+        self._following: dict[str, asyncio.Task[None]] = {}  # session id → the forwarder of its events
+        # Sessions this wire opened or attached to (ended ones kept, §4). The runtime also holds probe/generate
+        # throwaways, which an app never opened: their ids must answer UnknownSession.
+        self._sessions: dict[str, SessionHandle] = {}
 
-    async def serve(self, lines: AsyncIterator[bytes | LineTooLarge]) -> None:
-        """Answer command lines until EOF (or broken output), then close every session and wait for every
-        `closed`. The caller closes the writer after this returns: a reader that is behind is still owed buffered
-        events and `closed`."""
+    async def serve(self, lines: AsyncIterator[bytes | WireError]) -> None:
+        """Answer command lines until EOF (or broken output), then leave (the host closes or detaches every
+        session) and wait for every `closed`. A `WireError` in `lines` is a frame that could not be read (too
+        large, not text): it is answered `BadFrame`. The caller closes the writer after this returns: a reader
+        that is behind is still owed buffered events and `closed`."""
         async with asyncio.TaskGroup() as commands:
             reading = asyncio.ensure_future(self._read(lines, commands))
             broken = asyncio.ensure_future(self._broken.wait())
@@ -86,15 +185,15 @@ class Sidecar:
         # Every command has replied; sessions opened meanwhile were closed by their own `open` handler.
         await asyncio.gather(*self._forwarders)
 
-    async def _read(self, lines: AsyncIterator[bytes | LineTooLarge], commands: asyncio.TaskGroup) -> None:
+    async def _read(self, lines: AsyncIterator[bytes | WireError], commands: asyncio.TaskGroup) -> None:
         async for line in lines:
-            if isinstance(line, LineTooLarge):
+            if isinstance(line, WireError):
                 self._send_error(None, _bad_frame(str(line)))
                 continue
             commands.create_task(self._dispatch(line))
 
     async def _close_all(self) -> None:
-        await self._runtime.aclose()
+        await self._host.leave()
 
     # --- one command ---------------------------------------------------------------------------------------
 
@@ -125,6 +224,9 @@ class Sidecar:
             if isinstance(command, Open):
                 await self._open(command)
                 return
+            if isinstance(command, Attach):
+                self._attach(command)
+                return
             reply = ReplyLine(id=command.id, ok=await self._run(command))
         except AgentError as error:
             reply = ErrorLine(id=command.id, error=error.body())
@@ -134,17 +236,39 @@ class Sidecar:
         self._send(reply)
 
     async def _open(self, command: Open) -> None:
-        session = await self._runtime.open(command.agent, command.dir, OpenOptions.from_wire(command))
-        self._sessions[session.id] = session
-        self._send(ReplyLine(id=command.id, ok=session.info().dump()))
-        # G1: forwarding starts only after the `open` reply is queued on the writer.
-        self._forwarders.add(asyncio.ensure_future(self._forward(session)))
+        session = await self._host.open(command)
+        self._start(session, ReplyLine(id=command.id, ok=session.info().dump()))
         if self._eof:
-            # G5: an open that finished after EOF is closed at once; its `closed` still appears.
-            await self._runtime.aclose()
+            # G5: an open that finished after EOF is left at once (closed, or detached from); its `closed` appears.
+            await self._host.leave()
+
+    def _attach(self, command: Attach) -> None:
+        following = self._following.get(command.session)
+        if following is not None and not following.done():
+            # A second forwarder would break G4 (`closed` once, nothing after it) for the first.
+            raise InvalidRequest(f"this client follows session {command.session} already (detach first)")
+        session, attached = self._host.attach(command)
+        self._start(session, ReplyLine(id=command.id, ok=attached.dump()))
+
+    def _start(self, session: SessionHandle, reply: ReplyLine) -> None:
+        self._sessions[session.id] = session
+        self._send(reply)
+        # G1: forwarding starts only after the reply is queued on the writer.
+        forwarder = asyncio.ensure_future(self._forward(session))
+        self._forwarders.add(forwarder)
+        self._following[session.id] = forwarder
+
+    async def _detach(self, command: Detach) -> None:
+        if command.session not in self._sessions:
+            raise UnknownSession(command.session)
+        self._host.detach(command.session)  # refused by a host that owns its sessions
+        following = self._following.get(command.session)
+        if following is not None:
+            # The session's `closed` is written before the reply: once the reply is read, nothing more of it comes.
+            await asyncio.shield(following)
 
     async def _run(self, command: Any) -> Any:
-        runtime = self._runtime
+        runtime = self._host.runtime
         if isinstance(command, Discover):
             return (await runtime.discover()).dump()
         if isinstance(command, Probe):
@@ -153,6 +277,10 @@ class Sidecar:
             return (await runtime.plan_usage(command.agent)).dump()
         if isinstance(command, Generate):
             return await runtime.generate(command.agent, command.dir, command.prompt, OpenOptions.from_wire(command))
+        if isinstance(command, ListSessions):
+            return self._host.sessions().dump()
+        if isinstance(command, Detach):
+            return await self._detach(command)
         return await self._run_session_command(command)
 
     async def _run_session_command(self, command: SessionCommand) -> Any:
@@ -179,10 +307,10 @@ class Sidecar:
             return await session.close()
         raise AssertionError(f"unhandled command {command!r}")
 
-    async def _forward(self, session: Session) -> None:
+    async def _forward(self, session: SessionHandle) -> None:
         writer = self._writer
         try:
-            async for events in session.events.batches():
+            async for events in self._host.follow(session):
                 if writer.failed is not None:
                     continue  # nobody reads us any more: drain so the session can end
                 writer.send_many([_event_line(event) for event in events])

@@ -47,11 +47,11 @@ async def _main(script: MockScript | None) -> int:
         lines = read_lines(reader)
         first = await _first_line(lines, broken.event)
         if first is not None:
-            from omniagent.faces.sidecar.commands import Sidecar
+            from omniagent.faces.sidecar.commands import RuntimeHost, Sidecar
             from omniagent.runtime.runtime import Runtime
 
             async with Runtime(mock=script) as runtime:
-                await Sidecar(runtime, writer, broken.event).serve(_after(first, lines))
+                await Sidecar(RuntimeHost(runtime), writer, broken.event).serve(_after(first, lines))
     return 0 if broken.error is None else 1  # anyagent §1: any stdout failure, its reader gone included, is 1
 
 

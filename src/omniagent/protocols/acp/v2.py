@@ -1,5 +1,5 @@
 # Generated from src/omniagent/protocols/acp/schema/acp-v2.schema.json by scripts/gen_acp_models.py; do not edit.
-# Schema sha256: cbc5e33204f7cb6b587c3c0fced5819c4676063dbbe2185980b32cae26675d35
+# Schema sha256: 49e10f8c1935854363ed5b176cc6560d856642ba5020c97d264d34de4b6f1b31
 # ruff: noqa: E501
 """ACP v2 wire models, one Struct per schema object; unions msgspec cannot decode are markers."""
 
@@ -38,6 +38,7 @@ class RequestPermissionSubjectToolCall(AcpModel, frozen=True, kw_only=True):
 
     type: Literal["tool_call"] = "tool_call"
     tool_call: ToolCallUpdate = msgspec.field(name="toolCall")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
 class RequestPermissionSubjectCommand(AcpModel, frozen=True, kw_only=True):
@@ -69,6 +70,7 @@ class ToolCallUpdate(AcpModel, frozen=True, kw_only=True):
     locations: list[ToolCallLocation] | UnsetType | None = UNSET
     raw_input: Any = msgspec.field(default=UNSET, name="rawInput")
     raw_output: Any = msgspec.field(default=UNSET, name="rawOutput")
+    capabilities: ToolCallCapabilities | UnsetType | None = UNSET
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
@@ -134,7 +136,7 @@ class ContentBlockAudio(AcpModel, frozen=True, kw_only=True):
 
 
 class ContentBlockResourceLink(AcpModel, frozen=True, kw_only=True):
-    """References to resources that the agent can access."""
+    """References to resources that the receiver may be able to read."""
 
     type: Literal["resource_link"] = "resource_link"
     name: str
@@ -179,6 +181,7 @@ class Icon(AcpModel, frozen=True, kw_only=True):
     mime_type: MediaType | UnsetType | None = msgspec.field(default=UNSET, name="mimeType")
     sizes: list[str] | UnsetType | None = UNSET
     theme: IconTheme | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
 class TextResourceContents(AcpModel, frozen=True, kw_only=True):
@@ -265,6 +268,7 @@ class DiffPatch(AcpModel, frozen=True, kw_only=True):
 
     format: DiffPatchFormat
     text: str
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
 class ToolCallLocation(AcpModel, frozen=True, kw_only=True):
@@ -272,6 +276,19 @@ class ToolCallLocation(AcpModel, frozen=True, kw_only=True):
 
     path: AbsolutePath
     line: int | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class ToolCallCapabilities(AcpModel, frozen=True, kw_only=True):
+    """Client-initiated controls a tool call currently supports."""
+
+    cancel: ToolCallCancelCapabilities | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class ToolCallCancelCapabilities(AcpModel, frozen=True, kw_only=True):
+    """Capability to cancel a tool call with `tool_call/cancel`."""
+
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
@@ -321,14 +338,14 @@ class CreateElicitationRequestOther(AcpModel, frozen=True, kw_only=True):
 
 
 class ElicitationSessionScope(AcpModel, frozen=True, kw_only=True):
-    """**UNSTABLE**"""
+    """Session-scoped elicitation, optionally tied to a specific tool call."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
     tool_call_id: ToolCallId | UnsetType | None = msgspec.field(default=UNSET, name="toolCallId")
 
 
 class ElicitationRequestScope(AcpModel, frozen=True, kw_only=True):
-    """**UNSTABLE**"""
+    """Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session (e.g., during auth/configuration phases before any session is started)."""
 
     request_id: RequestId = msgspec.field(name="requestId")
 
@@ -336,9 +353,9 @@ class ElicitationRequestScope(AcpModel, frozen=True, kw_only=True):
 class ElicitationSchema(AcpModel, frozen=True, kw_only=True):
     """Type-safe elicitation schema for requesting structured user input."""
 
-    type: ElicitationSchemaType | UnsetType | None = UNSET
+    type: ElicitationSchemaType
     title: str | UnsetType | None = UNSET
-    properties: dict[str, ElicitationPropertySchema] | UnsetType | None = UNSET
+    properties: dict[str, ElicitationPropertySchema]
     required: list[str] | UnsetType | None = UNSET
     description: str | UnsetType | None = UNSET
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
@@ -443,26 +460,13 @@ class MultiSelectItemsTitled(AcpModel, frozen=True, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class ConnectMcpRequest(AcpModel, frozen=True, kw_only=True):
-    """**UNSTABLE**"""
-
-    server_id: McpServerAcpId = msgspec.field(name="serverId")
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
 class MessageMcpRequest(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
-    connection_id: McpConnectionId = msgspec.field(name="connectionId")
+    server_id: McpServerAcpId = msgspec.field(name="serverId")
+    request_id: McpRequestId = msgspec.field(name="requestId")
     method: str
     params: dict[str, Any] | UnsetType | None = UNSET
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class DisconnectMcpRequest(AcpModel, frozen=True, kw_only=True):
-    """**UNSTABLE**"""
-
-    connection_id: McpConnectionId = msgspec.field(name="connectionId")
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
@@ -476,7 +480,7 @@ class AgentResponseResult(AcpModel, frozen=True, kw_only=True):
 class AgentResponseError(AcpModel, frozen=True, kw_only=True):
     """A failed JSON-RPC response."""
 
-    id: RequestId
+    id: int | str | None
     error: Error
 
 
@@ -505,8 +509,6 @@ class AgentCapabilities(AcpModel, frozen=True, kw_only=True):
     session: SessionCapabilities | UnsetType | None = UNSET
     auth: AgentAuthCapabilities | UnsetType | None = UNSET
     providers: ProvidersCapabilities | UnsetType | None = UNSET
-    nes: NesCapabilities | UnsetType | None = UNSET
-    position_encoding: PositionEncodingKind | UnsetType | None = msgspec.field(default=UNSET, name="positionEncoding")
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
@@ -519,7 +521,13 @@ class SessionCapabilities(AcpModel, frozen=True, kw_only=True):
     additional_directories: SessionAdditionalDirectoriesCapabilities | UnsetType | None = msgspec.field(
         default=UNSET, name="additionalDirectories"
     )
+    system_prompt: SessionSystemPromptCapabilities | UnsetType | None = msgspec.field(
+        default=UNSET, name="systemPrompt"
+    )
     fork: SessionForkCapabilities | UnsetType | None = UNSET
+    archive: SessionArchiveCapabilities | UnsetType | None = UNSET
+    status: SessionStatusCapabilities | UnsetType | None = UNSET
+    title: SessionTitleCapabilities | UnsetType | None = UNSET
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
@@ -591,7 +599,45 @@ class SessionAdditionalDirectoriesCapabilities(AcpModel, frozen=True, kw_only=Tr
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
+class SessionSystemPromptCapabilities(AcpModel, frozen=True, kw_only=True):
+    """**UNSTABLE**"""
+
+    mode: SessionSystemPromptModeCapabilities | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class SessionSystemPromptModeCapabilities(AcpModel, frozen=True, kw_only=True):
+    """**UNSTABLE**"""
+
+    override: SessionSystemPromptOverrideCapabilities | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class SessionSystemPromptOverrideCapabilities(AcpModel, frozen=True, kw_only=True):
+    """**UNSTABLE**"""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
 class SessionForkCapabilities(AcpModel, frozen=True, kw_only=True):
+    """**UNSTABLE**"""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class SessionArchiveCapabilities(AcpModel, frozen=True, kw_only=True):
+    """**UNSTABLE**"""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class SessionStatusCapabilities(AcpModel, frozen=True, kw_only=True):
+    """**UNSTABLE**"""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class SessionTitleCapabilities(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
@@ -599,6 +645,13 @@ class SessionForkCapabilities(AcpModel, frozen=True, kw_only=True):
 
 class AgentAuthCapabilities(AcpModel, frozen=True, kw_only=True):
     """Authentication-related extension capabilities supported by the agent."""
+
+    status: AuthStatusCapabilities | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class AuthStatusCapabilities(AcpModel, frozen=True, kw_only=True):
+    """**UNSTABLE**"""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
@@ -609,130 +662,8 @@ class ProvidersCapabilities(AcpModel, frozen=True, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class NesCapabilities(AcpModel, frozen=True, kw_only=True):
-    """NES capabilities advertised by the agent during initialization."""
-
-    events: NesEventCapabilities | UnsetType | None = UNSET
-    context: NesContextCapabilities | UnsetType | None = UNSET
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class NesEventCapabilities(AcpModel, frozen=True, kw_only=True):
-    """Event capabilities the agent can consume."""
-
-    document: NesDocumentEventCapabilities | UnsetType | None = UNSET
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class NesDocumentEventCapabilities(AcpModel, frozen=True, kw_only=True):
-    """Document event capabilities the agent wants to receive."""
-
-    did_open: NesDocumentDidOpenCapabilities | UnsetType | None = msgspec.field(default=UNSET, name="didOpen")
-    did_change: NesDocumentDidChangeCapabilities | UnsetType | None = msgspec.field(default=UNSET, name="didChange")
-    did_close: NesDocumentDidCloseCapabilities | UnsetType | None = msgspec.field(default=UNSET, name="didClose")
-    did_save: NesDocumentDidSaveCapabilities | UnsetType | None = msgspec.field(default=UNSET, name="didSave")
-    did_focus: NesDocumentDidFocusCapabilities | UnsetType | None = msgspec.field(default=UNSET, name="didFocus")
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class NesDocumentDidOpenCapabilities(AcpModel, frozen=True, kw_only=True):
-    """Marker for `document/didOpen` capability support."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class NesDocumentDidChangeCapabilities(AcpModel, frozen=True, kw_only=True):
-    """Capabilities for `document/didChange` events."""
-
-    sync_kind: TextDocumentSyncKind = msgspec.field(name="syncKind")
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class NesDocumentDidCloseCapabilities(AcpModel, frozen=True, kw_only=True):
-    """Marker for `document/didClose` capability support."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class NesDocumentDidSaveCapabilities(AcpModel, frozen=True, kw_only=True):
-    """Marker for `document/didSave` capability support."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class NesDocumentDidFocusCapabilities(AcpModel, frozen=True, kw_only=True):
-    """Marker for `document/didFocus` capability support."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class NesContextCapabilities(AcpModel, frozen=True, kw_only=True):
-    """Context capabilities the agent wants attached to each suggestion request."""
-
-    recent_files: NesRecentFilesCapabilities | UnsetType | None = msgspec.field(default=UNSET, name="recentFiles")
-    related_snippets: NesRelatedSnippetsCapabilities | UnsetType | None = msgspec.field(
-        default=UNSET, name="relatedSnippets"
-    )
-    edit_history: NesEditHistoryCapabilities | UnsetType | None = msgspec.field(default=UNSET, name="editHistory")
-    user_actions: NesUserActionsCapabilities | UnsetType | None = msgspec.field(default=UNSET, name="userActions")
-    open_files: NesOpenFilesCapabilities | UnsetType | None = msgspec.field(default=UNSET, name="openFiles")
-    diagnostics: NesDiagnosticsCapabilities | UnsetType | None = UNSET
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class NesRecentFilesCapabilities(AcpModel, frozen=True, kw_only=True):
-    """Capabilities for recent files context."""
-
-    max_count: int | UnsetType | None = msgspec.field(default=UNSET, name="maxCount")
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class NesRelatedSnippetsCapabilities(AcpModel, frozen=True, kw_only=True):
-    """Capabilities for related snippets context."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class NesEditHistoryCapabilities(AcpModel, frozen=True, kw_only=True):
-    """Capabilities for edit history context."""
-
-    max_count: int | UnsetType | None = msgspec.field(default=UNSET, name="maxCount")
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class NesUserActionsCapabilities(AcpModel, frozen=True, kw_only=True):
-    """Capabilities for user actions context."""
-
-    max_count: int | UnsetType | None = msgspec.field(default=UNSET, name="maxCount")
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class NesOpenFilesCapabilities(AcpModel, frozen=True, kw_only=True):
-    """Capabilities for open files context."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class NesDiagnosticsCapabilities(AcpModel, frozen=True, kw_only=True):
-    """Capabilities for diagnostics context."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class AuthMethodEnvVar(AcpModel, frozen=True, kw_only=True):
-    """**UNSTABLE**"""
-
-    type: Literal["env_var"] = "env_var"
-    method_id: AuthMethodId = msgspec.field(name="methodId")
-    name: str
-    description: str | UnsetType | None = UNSET
-    vars: list[AuthEnvVar]
-    link: str | UnsetType | None = UNSET
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
 class AuthMethodTerminal(AcpModel, frozen=True, kw_only=True):
-    """**UNSTABLE**"""
+    """Client runs the configured agent program as a separate interactive process, without passing this method to `auth/login`."""
 
     type: Literal["terminal"] = "terminal"
     method_id: AuthMethodId = msgspec.field(name="methodId")
@@ -744,7 +675,7 @@ class AuthMethodTerminal(AcpModel, frozen=True, kw_only=True):
 
 
 class AuthMethodAgent(AcpModel, frozen=True, kw_only=True):
-    """Agent handles authentication itself."""
+    """Agent handles authentication itself through `auth/login`."""
 
     type: Literal["agent"] = "agent"
     method_id: AuthMethodId = msgspec.field(name="methodId")
@@ -759,22 +690,10 @@ class AuthMethodOther(AcpModel, frozen=True, kw_only=True):
     type: str
     method_id: AuthMethodId = msgspec.field(name="methodId")
     name: str
-    description: str | UnsetType | None = UNSET
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class AuthEnvVar(AcpModel, frozen=True, kw_only=True):
-    """**UNSTABLE**"""
-
-    name: str
-    label: str | UnsetType | None = UNSET
-    secret: bool | UnsetType | None = UNSET
-    optional: bool | UnsetType | None = UNSET
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
 class EnvVariable(AcpModel, frozen=True, kw_only=True):
-    """An environment variable to set when launching an MCP server."""
+    """An environment variable to set when launching a process."""
 
     name: str
     value: str
@@ -830,11 +749,33 @@ class LogoutAuthResponse(AcpModel, frozen=True, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
+class AuthStatusResponse(AcpModel, frozen=True, kw_only=True):
+    """**UNSTABLE**"""
+
+    state: AuthState
+    accounts: list[AuthAccount] | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class AuthAccount(AcpModel, frozen=True, kw_only=True):
+    """**UNSTABLE**"""
+
+    label: str
+    active: bool | UnsetType | None = UNSET
+    name: str | UnsetType | None = UNSET
+    email: str | UnsetType | None = UNSET
+    organization: str | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
 class NewSessionResponse(AcpModel, frozen=True, kw_only=True):
     """Response from creating a new session."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
     config_options: list[SessionConfigOption] | UnsetType | None = msgspec.field(default=UNSET, name="configOptions")
+    available_commands: list[AvailableCommand] | UnsetType | None = msgspec.field(
+        default=UNSET, name="availableCommands"
+    )
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
@@ -892,6 +833,38 @@ class SessionConfigSelectGroup(AcpModel, frozen=True, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
+class AvailableCommandCommand(AcpModel, frozen=True, kw_only=True):
+    """A slash command the user can invoke by including it in a prompt."""
+
+    type: Literal["command"] = "command"
+    name: str
+    description: str
+    input: AvailableCommandInput | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class AvailableCommandOther(AcpModel, frozen=True, kw_only=True):
+    """Custom or future command kind."""
+
+    type: str
+    name: str
+    description: str
+
+
+class AvailableCommandInputText(AcpModel, frozen=True, kw_only=True):
+    """All text after the command name and the whitespace following it is provided as input."""
+
+    type: Literal["text"] = "text"
+    hint: str
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class AvailableCommandInputOther(AcpModel, frozen=True, kw_only=True):
+    """Custom or future command input specification."""
+
+    type: str
+
+
 class ListSessionsResponse(AcpModel, frozen=True, kw_only=True):
     """Response from listing sessions."""
 
@@ -910,6 +883,7 @@ class SessionInfo(AcpModel, frozen=True, kw_only=True):
     )
     title: str | UnsetType | None = UNSET
     updated_at: str | UnsetType | None = msgspec.field(default=UNSET, name="updatedAt")
+    archived: bool | UnsetType | None = UNSET
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
@@ -924,6 +898,211 @@ class ForkSessionResponse(AcpModel, frozen=True, kw_only=True):
 
     session_id: SessionId = msgspec.field(name="sessionId")
     config_options: list[SessionConfigOption] | UnsetType | None = msgspec.field(default=UNSET, name="configOptions")
+    available_commands: list[AvailableCommand] | UnsetType | None = msgspec.field(
+        default=UNSET, name="availableCommands"
+    )
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class ArchiveSessionResponse(AcpModel, frozen=True, kw_only=True):
+    """**UNSTABLE**"""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class UnarchiveSessionResponse(AcpModel, frozen=True, kw_only=True):
+    """**UNSTABLE**"""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class SessionStatusResponse(AcpModel, frozen=True, kw_only=True):
+    """**UNSTABLE**"""
+
+    status: SessionStatus
+    state: StateUpdate | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class StateUpdateRunning(AcpModel, frozen=True, kw_only=True):
+    """Foreground work is in progress."""
+
+    state: Literal["running"] = "running"
+    background: list[BackgroundWork] | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class StateUpdateIdleEndTurn(AcpModel, frozen=True, kw_only=True):
+    """The active work ended successfully. Includes locally handled commands that required no model call."""
+
+    state: Literal["idle"] = "idle"
+    stop_reason: Literal["end_turn"] = msgspec.field(default="end_turn", name="stopReason")
+    usage: Usage | UnsetType | None = UNSET
+    background: list[BackgroundWork] | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class StateUpdateIdleMaxTokens(AcpModel, frozen=True, kw_only=True):
+    """The active work ended because the agent reached the maximum number of tokens."""
+
+    state: Literal["idle"] = "idle"
+    stop_reason: Literal["max_tokens"] = msgspec.field(default="max_tokens", name="stopReason")
+    usage: Usage | UnsetType | None = UNSET
+    background: list[BackgroundWork] | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class StateUpdateIdleMaxTurnRequests(AcpModel, frozen=True, kw_only=True):
+    """The active work ended because the agent reached the maximum number of model requests for the foreground work."""
+
+    state: Literal["idle"] = "idle"
+    stop_reason: Literal["max_turn_requests"] = msgspec.field(default="max_turn_requests", name="stopReason")
+    usage: Usage | UnsetType | None = UNSET
+    background: list[BackgroundWork] | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class StateUpdateIdleRefusal(AcpModel, frozen=True, kw_only=True):
+    """The active work ended because the agent refused to continue."""
+
+    state: Literal["idle"] = "idle"
+    stop_reason: Literal["refusal"] = msgspec.field(default="refusal", name="stopReason")
+    usage: Usage | UnsetType | None = UNSET
+    background: list[BackgroundWork] | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class StateUpdateIdleCancelled(AcpModel, frozen=True, kw_only=True):
+    """The user or client chose to stop the work: via `session/cancel`, by closing the session, or through an interaction the agent offers, such as a permission option that tells the agent to stop. Work the agent stops for its own reasons uses another reason, such as `error` for an internal timeout."""
+
+    state: Literal["idle"] = "idle"
+    stop_reason: Literal["cancelled"] = msgspec.field(default="cancelled", name="stopReason")
+    usage: Usage | UnsetType | None = UNSET
+    background: list[BackgroundWork] | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class StateUpdateIdleError(AcpModel, frozen=True, kw_only=True):
+    """The active work ended because something failed."""
+
+    state: Literal["idle"] = "idle"
+    stop_reason: Literal["error"] = msgspec.field(default="error", name="stopReason")
+    usage: Usage | UnsetType | None = UNSET
+    background: list[BackgroundWork] | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+    error: Error | UnsetType | None = UNSET
+
+
+class StateUpdateIdleOther(AcpModel, frozen=True, kw_only=True):
+    """Custom or future stop reason."""
+
+    state: Literal["idle"] = "idle"
+    usage: Usage | UnsetType | None = UNSET
+    background: list[BackgroundWork] | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+    stop_reason: str = msgspec.field(name="stopReason")
+
+
+class StateUpdateIdleNone(AcpModel, frozen=True, kw_only=True):
+    """No stop reason: `stopReason` is omitted or `null`."""
+
+    state: Literal["idle"] = "idle"
+    usage: Usage | UnsetType | None = UNSET
+    background: list[BackgroundWork] | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class StateUpdateRequiresAction(AcpModel, frozen=True, kw_only=True):
+    """Foreground work is blocked on user action."""
+
+    state: Literal["requires_action"] = "requires_action"
+    background: list[BackgroundWork] | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class StateUpdateUnknown(AcpModel, frozen=True, kw_only=True):
+    """**UNSTABLE**"""
+
+    state: Literal["unknown"] = "unknown"
+    background: list[BackgroundWork] | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class StateUpdateOther(AcpModel, frozen=True, kw_only=True):
+    """Custom or future session state."""
+
+    state: str
+
+
+class BackgroundWorkTerminal(AcpModel, frozen=True, kw_only=True):
+    """A process that keeps running after its tool call returned control to the model. Live until its `terminal_update` reports `exitStatus`."""
+
+    type: Literal["terminal"] = "terminal"
+    terminal_id: TerminalId = msgspec.field(name="terminalId")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class BackgroundWorkToolCall(AcpModel, frozen=True, kw_only=True):
+    """Work started by a tool call that continues without a process of its own, such as a watcher, a workflow, or a scheduled wakeup. `pending` and `paused` tool calls stay listed."""
+
+    type: Literal["tool_call"] = "tool_call"
+    tool_call_id: ToolCallId = msgspec.field(name="toolCallId")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class BackgroundWorkSubagent(AcpModel, frozen=True, kw_only=True):
+    """**UNSTABLE**"""
+
+    type: Literal["subagent"] = "subagent"
+    session_id: SessionId = msgspec.field(name="sessionId")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class BackgroundWorkOther(AcpModel, frozen=True, kw_only=True):
+    """Custom or future background work."""
+
+    type: str
+
+
+class Error(AcpModel, frozen=True, kw_only=True):
+    """JSON-RPC error object."""
+
+    code: ErrorCode
+    message: str
+    data: Any = UNSET
+
+
+class UnsupportedProtocolVersionErrorData(AcpModel, frozen=True, kw_only=True):
+    """Data for the `-32022` (Unsupported protocol version) error."""
+
+    requested: ProtocolVersion
+    supported: list[ProtocolVersion]
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class SessionNotFoundErrorData(AcpModel, frozen=True, kw_only=True):
+    """Data for the `-32002` (Resource not found) error when a session-scoped request names a session that does not exist or is not active."""
+
+    session_id: SessionId = msgspec.field(name="sessionId")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class Usage(AcpModel, frozen=True, kw_only=True):
+    """**UNSTABLE**"""
+
+    total_tokens: int = msgspec.field(name="totalTokens")
+    input_tokens: int = msgspec.field(name="inputTokens")
+    output_tokens: int = msgspec.field(name="outputTokens")
+    thought_tokens: int | UnsetType | None = msgspec.field(default=UNSET, name="thoughtTokens")
+    cached_read_tokens: int | UnsetType | None = msgspec.field(default=UNSET, name="cachedReadTokens")
+    cached_write_tokens: int | UnsetType | None = msgspec.field(default=UNSET, name="cachedWriteTokens")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class SetSessionTitleResponse(AcpModel, frozen=True, kw_only=True):
+    """**UNSTABLE**"""
+
+    title: str
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
@@ -931,11 +1110,26 @@ class ResumeSessionResponse(AcpModel, frozen=True, kw_only=True):
     """Response from resuming an existing session."""
 
     config_options: list[SessionConfigOption] | UnsetType | None = msgspec.field(default=UNSET, name="configOptions")
+    available_commands: list[AvailableCommand] | UnsetType | None = msgspec.field(
+        default=UNSET, name="availableCommands"
+    )
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
 class CloseSessionResponse(AcpModel, frozen=True, kw_only=True):
     """Response from closing a session."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class CancelToolCallResponse(AcpModel, frozen=True, kw_only=True):
+    """Response from cancelling a tool call."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class CancelTerminalResponse(AcpModel, frozen=True, kw_only=True):
+    """Response from cancelling a terminal."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
@@ -948,112 +1142,10 @@ class SetSessionConfigOptionResponse(AcpModel, frozen=True, kw_only=True):
 
 
 class PromptResponse(AcpModel, frozen=True, kw_only=True):
-    """Response acknowledging that a user prompt was accepted."""
+    """Response acknowledging that a user prompt was inserted into the ACP conversation."""
 
+    message_id: MessageId = msgspec.field(name="messageId")
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class StartNesResponse(AcpModel, frozen=True, kw_only=True):
-    """Response to `nes/start`."""
-
-    session_id: SessionId = msgspec.field(name="sessionId")
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class SuggestNesResponse(AcpModel, frozen=True, kw_only=True):
-    """Response to `nes/suggest`."""
-
-    suggestions: list[NesSuggestion]
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class NesSuggestionEdit(AcpModel, frozen=True, kw_only=True):
-    """A text edit suggestion."""
-
-    kind: Literal["edit"] = "edit"
-    suggestion_id: NesSuggestionId = msgspec.field(name="suggestionId")
-    uri: str
-    edits: list[NesTextEdit]
-    cursor_position: Position | UnsetType | None = msgspec.field(default=UNSET, name="cursorPosition")
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class NesSuggestionJump(AcpModel, frozen=True, kw_only=True):
-    """A jump-to-location suggestion."""
-
-    kind: Literal["jump"] = "jump"
-    suggestion_id: NesSuggestionId = msgspec.field(name="suggestionId")
-    uri: str
-    position: Position
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class NesSuggestionRename(AcpModel, frozen=True, kw_only=True):
-    """A rename symbol suggestion."""
-
-    kind: Literal["rename"] = "rename"
-    suggestion_id: NesSuggestionId = msgspec.field(name="suggestionId")
-    uri: str
-    position: Position
-    new_name: str = msgspec.field(name="newName")
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class NesSuggestionSearchAndReplace(AcpModel, frozen=True, kw_only=True):
-    """A search-and-replace suggestion."""
-
-    kind: Literal["searchAndReplace"] = "searchAndReplace"
-    suggestion_id: NesSuggestionId = msgspec.field(name="suggestionId")
-    uri: str
-    search: str
-    replace: str
-    is_regex: bool | UnsetType | None = msgspec.field(default=UNSET, name="isRegex")
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class NesSuggestionOther(AcpModel, frozen=True, kw_only=True):
-    """Custom or future NES suggestion."""
-
-    kind: str
-    suggestion_id: NesSuggestionId = msgspec.field(name="suggestionId")
-
-
-class NesTextEdit(AcpModel, frozen=True, kw_only=True):
-    """A text edit within a suggestion."""
-
-    range: Range
-    new_text: str = msgspec.field(name="newText")
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class Range(AcpModel, frozen=True, kw_only=True):
-    """A range in a text document, expressed as start and end positions."""
-
-    start: Position
-    end: Position
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class Position(AcpModel, frozen=True, kw_only=True):
-    """A zero-based position in a text document."""
-
-    line: int
-    character: int
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class CloseNesResponse(AcpModel, frozen=True, kw_only=True):
-    """Response from closing an NES session."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class Error(AcpModel, frozen=True, kw_only=True):
-    """JSON-RPC error object."""
-
-    code: ErrorCode
-    message: str
-    data: Any = UNSET
 
 
 class AgentNotification(AcpModel, frozen=True, kw_only=True):
@@ -1130,16 +1222,95 @@ class SessionUpdateStateUpdateRunning(AcpModel, frozen=True, kw_only=True):
 
     session_update: Literal["state_update"] = msgspec.field(default="state_update", name="sessionUpdate")
     state: Literal["running"] = "running"
+    background: list[BackgroundWork] | UnsetType | None = UNSET
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class SessionUpdateStateUpdateIdle(AcpModel, frozen=True, kw_only=True):
-    """The agent is ready to process a new prompt."""
+class SessionUpdateStateUpdateIdleEndTurn(AcpModel, frozen=True, kw_only=True):
+    """The active work ended successfully. Includes locally handled commands that required no model call."""
 
     session_update: Literal["state_update"] = msgspec.field(default="state_update", name="sessionUpdate")
     state: Literal["idle"] = "idle"
-    stop_reason: StopReason | UnsetType | None = msgspec.field(default=UNSET, name="stopReason")
+    stop_reason: Literal["end_turn"] = msgspec.field(default="end_turn", name="stopReason")
     usage: Usage | UnsetType | None = UNSET
+    background: list[BackgroundWork] | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class SessionUpdateStateUpdateIdleMaxTokens(AcpModel, frozen=True, kw_only=True):
+    """The active work ended because the agent reached the maximum number of tokens."""
+
+    session_update: Literal["state_update"] = msgspec.field(default="state_update", name="sessionUpdate")
+    state: Literal["idle"] = "idle"
+    stop_reason: Literal["max_tokens"] = msgspec.field(default="max_tokens", name="stopReason")
+    usage: Usage | UnsetType | None = UNSET
+    background: list[BackgroundWork] | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class SessionUpdateStateUpdateIdleMaxTurnRequests(AcpModel, frozen=True, kw_only=True):
+    """The active work ended because the agent reached the maximum number of model requests for the foreground work."""
+
+    session_update: Literal["state_update"] = msgspec.field(default="state_update", name="sessionUpdate")
+    state: Literal["idle"] = "idle"
+    stop_reason: Literal["max_turn_requests"] = msgspec.field(default="max_turn_requests", name="stopReason")
+    usage: Usage | UnsetType | None = UNSET
+    background: list[BackgroundWork] | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class SessionUpdateStateUpdateIdleRefusal(AcpModel, frozen=True, kw_only=True):
+    """The active work ended because the agent refused to continue."""
+
+    session_update: Literal["state_update"] = msgspec.field(default="state_update", name="sessionUpdate")
+    state: Literal["idle"] = "idle"
+    stop_reason: Literal["refusal"] = msgspec.field(default="refusal", name="stopReason")
+    usage: Usage | UnsetType | None = UNSET
+    background: list[BackgroundWork] | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class SessionUpdateStateUpdateIdleCancelled(AcpModel, frozen=True, kw_only=True):
+    """The user or client chose to stop the work: via `session/cancel`, by closing the session, or through an interaction the agent offers, such as a permission option that tells the agent to stop. Work the agent stops for its own reasons uses another reason, such as `error` for an internal timeout."""
+
+    session_update: Literal["state_update"] = msgspec.field(default="state_update", name="sessionUpdate")
+    state: Literal["idle"] = "idle"
+    stop_reason: Literal["cancelled"] = msgspec.field(default="cancelled", name="stopReason")
+    usage: Usage | UnsetType | None = UNSET
+    background: list[BackgroundWork] | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class SessionUpdateStateUpdateIdleError(AcpModel, frozen=True, kw_only=True):
+    """The active work ended because something failed."""
+
+    session_update: Literal["state_update"] = msgspec.field(default="state_update", name="sessionUpdate")
+    state: Literal["idle"] = "idle"
+    stop_reason: Literal["error"] = msgspec.field(default="error", name="stopReason")
+    usage: Usage | UnsetType | None = UNSET
+    background: list[BackgroundWork] | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+    error: Error | UnsetType | None = UNSET
+
+
+class SessionUpdateStateUpdateIdleOther(AcpModel, frozen=True, kw_only=True):
+    """Custom or future stop reason."""
+
+    session_update: Literal["state_update"] = msgspec.field(default="state_update", name="sessionUpdate")
+    state: Literal["idle"] = "idle"
+    usage: Usage | UnsetType | None = UNSET
+    background: list[BackgroundWork] | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+    stop_reason: str = msgspec.field(name="stopReason")
+
+
+class SessionUpdateStateUpdateIdleNone(AcpModel, frozen=True, kw_only=True):
+    """No stop reason: `stopReason` is omitted or `null`."""
+
+    session_update: Literal["state_update"] = msgspec.field(default="state_update", name="sessionUpdate")
+    state: Literal["idle"] = "idle"
+    usage: Usage | UnsetType | None = UNSET
+    background: list[BackgroundWork] | UnsetType | None = UNSET
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
@@ -1148,6 +1319,16 @@ class SessionUpdateStateUpdateRequiresAction(AcpModel, frozen=True, kw_only=True
 
     session_update: Literal["state_update"] = msgspec.field(default="state_update", name="sessionUpdate")
     state: Literal["requires_action"] = "requires_action"
+    background: list[BackgroundWork] | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class SessionUpdateStateUpdateUnknown(AcpModel, frozen=True, kw_only=True):
+    """**UNSTABLE**"""
+
+    session_update: Literal["state_update"] = msgspec.field(default="state_update", name="sessionUpdate")
+    state: Literal["unknown"] = "unknown"
+    background: list[BackgroundWork] | UnsetType | None = UNSET
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
@@ -1182,6 +1363,7 @@ class SessionUpdateToolCallUpdate(AcpModel, frozen=True, kw_only=True):
     locations: list[ToolCallLocation] | UnsetType | None = UNSET
     raw_input: Any = msgspec.field(default=UNSET, name="rawInput")
     raw_output: Any = msgspec.field(default=UNSET, name="rawOutput")
+    capabilities: ToolCallCapabilities | UnsetType | None = UNSET
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
@@ -1194,6 +1376,8 @@ class SessionUpdateTerminalUpdate(AcpModel, frozen=True, kw_only=True):
     cwd: AbsolutePath | UnsetType | None = UNSET
     output: TerminalOutput | UnsetType | None = UNSET
     exit_status: TerminalExitStatus | UnsetType | None = msgspec.field(default=UNSET, name="exitStatus")
+    size: TerminalSize | UnsetType | None = UNSET
+    capabilities: TerminalCapabilities | UnsetType | None = UNSET
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
@@ -1263,22 +1447,82 @@ class SessionUpdateUsageUpdate(AcpModel, frozen=True, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
+class SessionUpdateNotice(AcpModel, frozen=True, kw_only=True):
+    """Information for the user that is not part of session history."""
+
+    session_update: Literal["notice"] = msgspec.field(default="notice", name="sessionUpdate")
+    severity: NoticeSeverity
+    title: str
+    description: str | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class SessionUpdateCompactionUpdate(AcpModel, frozen=True, kw_only=True):
+    """A context compaction has been created or updated."""
+
+    session_update: Literal["compaction_update"] = msgspec.field(default="compaction_update", name="sessionUpdate")
+    compaction_id: CompactionId = msgspec.field(name="compactionId")
+    status: CompactionStatus
+    summary: list[ContentBlock] | UnsetType | None = UNSET
+    error: str | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class SessionUpdateCompactionSummaryChunk(AcpModel, frozen=True, kw_only=True):
+    """A content block appended to a context compaction's retained summary."""
+
+    session_update: Literal["compaction_summary_chunk"] = msgspec.field(
+        default="compaction_summary_chunk", name="sessionUpdate"
+    )
+    compaction_id: CompactionId = msgspec.field(name="compactionId")
+    content: ContentBlock
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class SessionUpdateSubagentUpdate(AcpModel, frozen=True, kw_only=True):
+    """**UNSTABLE**"""
+
+    session_update: Literal["subagent_update"] = msgspec.field(default="subagent_update", name="sessionUpdate")
+    session_id: SessionId = msgspec.field(name="sessionId")
+    title: str | UnsetType | None = UNSET
+    description: str | UnsetType | None = UNSET
+    capabilities: SubagentSessionCapabilities | UnsetType | None = UNSET
+    state: StateUpdate | UnsetType | None = UNSET
+    cwd: AbsolutePath | UnsetType | None = UNSET
+    additional_directories: list[AbsolutePath] | UnsetType | None = msgspec.field(
+        default=UNSET, name="additionalDirectories"
+    )
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class SessionUpdateSessionMessage(AcpModel, frozen=True, kw_only=True):
+    """**UNSTABLE**"""
+
+    session_update: Literal["session_message"] = msgspec.field(default="session_message", name="sessionUpdate")
+    message_id: MessageId = msgspec.field(name="messageId")
+    sender_session_id: SessionId | UnsetType | None = msgspec.field(default=UNSET, name="senderSessionId")
+    recipient_session_id: SessionId | UnsetType | None = msgspec.field(default=UNSET, name="recipientSessionId")
+    sender_message_id: MessageId | UnsetType | None = msgspec.field(default=UNSET, name="senderMessageId")
+    recipient_message_id: MessageId | UnsetType | None = msgspec.field(default=UNSET, name="recipientMessageId")
+    content: list[ContentBlock] | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class SessionUpdateSessionMessageChunk(AcpModel, frozen=True, kw_only=True):
+    """**UNSTABLE**"""
+
+    session_update: Literal["session_message_chunk"] = msgspec.field(
+        default="session_message_chunk", name="sessionUpdate"
+    )
+    message_id: MessageId = msgspec.field(name="messageId")
+    content: ContentBlock
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
 class SessionUpdateOther(AcpModel, frozen=True, kw_only=True):
     """Custom or future session update."""
 
     session_update: str = msgspec.field(name="sessionUpdate")
-
-
-class Usage(AcpModel, frozen=True, kw_only=True):
-    """**UNSTABLE**"""
-
-    total_tokens: int = msgspec.field(name="totalTokens")
-    input_tokens: int = msgspec.field(name="inputTokens")
-    output_tokens: int = msgspec.field(name="outputTokens")
-    thought_tokens: int | UnsetType | None = msgspec.field(default=UNSET, name="thoughtTokens")
-    cached_read_tokens: int | UnsetType | None = msgspec.field(default=UNSET, name="cachedReadTokens")
-    cached_write_tokens: int | UnsetType | None = msgspec.field(default=UNSET, name="cachedWriteTokens")
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
 class TerminalOutput(AcpModel, frozen=True, kw_only=True):
@@ -1293,6 +1537,27 @@ class TerminalExitStatus(AcpModel, frozen=True, kw_only=True):
 
     exit_code: int | UnsetType | None = msgspec.field(default=UNSET, name="exitCode")
     signal: str | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class TerminalSize(AcpModel, frozen=True, kw_only=True):
+    """The size of an agent-owned terminal in character cells."""
+
+    cols: int
+    rows: int
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class TerminalCapabilities(AcpModel, frozen=True, kw_only=True):
+    """Client-initiated controls a terminal currently supports."""
+
+    cancel: TerminalCancelCapabilities | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class TerminalCancelCapabilities(AcpModel, frozen=True, kw_only=True):
+    """Capability to cancel a terminal with `terminal/cancel`."""
+
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
@@ -1339,29 +1604,6 @@ class PlanEntry(AcpModel, frozen=True, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class AvailableCommand(AcpModel, frozen=True, kw_only=True):
-    """Information about a command."""
-
-    name: str
-    description: str
-    input: AvailableCommandInput | UnsetType | None = UNSET
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class AvailableCommandInputText(AcpModel, frozen=True, kw_only=True):
-    """All text that was typed after the command name is provided as input."""
-
-    type: Literal["text"] = "text"
-    hint: str
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class AvailableCommandInputOther(AcpModel, frozen=True, kw_only=True):
-    """Custom or future command input specification."""
-
-    type: str
-
-
 class Cost(AcpModel, frozen=True, kw_only=True):
     """Cost information for a session."""
 
@@ -1370,19 +1612,31 @@ class Cost(AcpModel, frozen=True, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class CompleteElicitationNotification(AcpModel, frozen=True, kw_only=True):
+class SubagentSessionCapabilities(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
+
+    cancel: SessionCancelCapabilities | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class SessionCancelCapabilities(AcpModel, frozen=True, kw_only=True):
+    """**UNSTABLE**"""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class CompleteElicitationNotification(AcpModel, frozen=True, kw_only=True):
+    """Notification sent by the agent when a URL-based elicitation is complete."""
 
     elicitation_id: ElicitationId = msgspec.field(name="elicitationId")
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class MessageMcpNotification(AcpModel, frozen=True, kw_only=True):
+class AuthStatusUpdateNotification(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
-    connection_id: McpConnectionId = msgspec.field(name="connectionId")
-    method: str
-    params: dict[str, Any] | UnsetType | None = UNSET
+    state: AuthState
+    accounts: list[AuthAccount] | UnsetType | None = UNSET
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
@@ -1406,30 +1660,26 @@ class InitializeRequest(AcpModel, frozen=True, kw_only=True):
 class ClientCapabilities(AcpModel, frozen=True, kw_only=True):
     """Capabilities supported by the client."""
 
-    auth: AuthCapabilities | UnsetType | None = UNSET
+    auth: ClientAuthCapabilities | UnsetType | None = UNSET
     elicitation: ElicitationCapabilities | UnsetType | None = UNSET
-    nes: ClientNesCapabilities | UnsetType | None = UNSET
-    position_encodings: list[PositionEncodingKind] | UnsetType | None = msgspec.field(
-        default=UNSET, name="positionEncodings"
-    )
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class AuthCapabilities(AcpModel, frozen=True, kw_only=True):
-    """**UNSTABLE**"""
+class ClientAuthCapabilities(AcpModel, frozen=True, kw_only=True):
+    """Authentication capabilities supported by the client."""
 
     terminal: TerminalAuthCapabilities | UnsetType | None = UNSET
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
 class TerminalAuthCapabilities(AcpModel, frozen=True, kw_only=True):
-    """**UNSTABLE**"""
+    """Capabilities for terminal authentication methods."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
 class ElicitationCapabilities(AcpModel, frozen=True, kw_only=True):
-    """**UNSTABLE**"""
+    """Elicitation capabilities supported by the client."""
 
     form: ElicitationFormCapabilities | UnsetType | None = UNSET
     url: ElicitationUrlCapabilities | UnsetType | None = UNSET
@@ -1437,42 +1687,13 @@ class ElicitationCapabilities(AcpModel, frozen=True, kw_only=True):
 
 
 class ElicitationFormCapabilities(AcpModel, frozen=True, kw_only=True):
-    """**UNSTABLE**"""
+    """Form-based elicitation capabilities."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
 class ElicitationUrlCapabilities(AcpModel, frozen=True, kw_only=True):
-    """**UNSTABLE**"""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class ClientNesCapabilities(AcpModel, frozen=True, kw_only=True):
-    """NES capabilities advertised by the client during initialization."""
-
-    jump: NesJumpCapabilities | UnsetType | None = UNSET
-    rename: NesRenameCapabilities | UnsetType | None = UNSET
-    search_and_replace: NesSearchAndReplaceCapabilities | UnsetType | None = msgspec.field(
-        default=UNSET, name="searchAndReplace"
-    )
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class NesJumpCapabilities(AcpModel, frozen=True, kw_only=True):
-    """Marker for jump suggestion support."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class NesRenameCapabilities(AcpModel, frozen=True, kw_only=True):
-    """Marker for rename suggestion support."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class NesSearchAndReplaceCapabilities(AcpModel, frozen=True, kw_only=True):
-    """Marker for search and replace suggestion support."""
+    """URL-based elicitation capabilities."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
@@ -1513,6 +1734,12 @@ class LogoutAuthRequest(AcpModel, frozen=True, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
+class AuthStatusRequest(AcpModel, frozen=True, kw_only=True):
+    """**UNSTABLE**"""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
 class NewSessionRequest(AcpModel, frozen=True, kw_only=True):
     """Request parameters for creating a new session."""
 
@@ -1521,6 +1748,7 @@ class NewSessionRequest(AcpModel, frozen=True, kw_only=True):
         default=UNSET, name="additionalDirectories"
     )
     mcp_servers: list[McpServer] | UnsetType | None = msgspec.field(default=UNSET, name="mcpServers")
+    system_prompt: SystemPrompt | UnsetType | None = msgspec.field(default=UNSET, name="systemPrompt")
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
@@ -1568,11 +1796,20 @@ class HttpHeader(AcpModel, frozen=True, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
+class SystemPrompt(AcpModel, frozen=True, kw_only=True):
+    """**UNSTABLE**"""
+
+    mode: SystemPromptMode
+    content: list[ContentBlock]
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
 class ListSessionsRequest(AcpModel, frozen=True, kw_only=True):
     """Request parameters for listing existing sessions."""
 
     cwd: AbsolutePath | UnsetType | None = UNSET
     cursor: SessionListCursor | UnsetType | None = UNSET
+    archived: SessionArchiveFilter | UnsetType | None = UNSET
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
@@ -1592,6 +1829,36 @@ class ForkSessionRequest(AcpModel, frozen=True, kw_only=True):
         default=UNSET, name="additionalDirectories"
     )
     mcp_servers: list[McpServer] | UnsetType | None = msgspec.field(default=UNSET, name="mcpServers")
+    system_prompt: SystemPrompt | UnsetType | None = msgspec.field(default=UNSET, name="systemPrompt")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class ArchiveSessionRequest(AcpModel, frozen=True, kw_only=True):
+    """**UNSTABLE**"""
+
+    session_id: SessionId = msgspec.field(name="sessionId")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class UnarchiveSessionRequest(AcpModel, frozen=True, kw_only=True):
+    """**UNSTABLE**"""
+
+    session_id: SessionId = msgspec.field(name="sessionId")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class SessionStatusRequest(AcpModel, frozen=True, kw_only=True):
+    """**UNSTABLE**"""
+
+    session_id: SessionId = msgspec.field(name="sessionId")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class SetSessionTitleRequest(AcpModel, frozen=True, kw_only=True):
+    """**UNSTABLE**"""
+
+    session_id: SessionId = msgspec.field(name="sessionId")
+    title: str
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
@@ -1605,11 +1872,12 @@ class ResumeSessionRequest(AcpModel, frozen=True, kw_only=True):
     )
     mcp_servers: list[McpServer] | UnsetType | None = msgspec.field(default=UNSET, name="mcpServers")
     replay_from: ReplayFrom | UnsetType | None = msgspec.field(default=UNSET, name="replayFrom")
+    system_prompt: SystemPrompt | UnsetType | None = msgspec.field(default=UNSET, name="systemPrompt")
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
 class ReplayFromStart(AcpModel, frozen=True, kw_only=True):
-    """Replay the whole conversation from its first replayable entry."""
+    """Replay all retained conversation history from its first replayable entry."""
 
     type: Literal["start"] = "start"
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
@@ -1619,7 +1887,6 @@ class ReplayFromOther(AcpModel, frozen=True, kw_only=True):
     """Custom or future replay cursor."""
 
     type: str
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
 class CloseSessionRequest(AcpModel, frozen=True, kw_only=True):
@@ -1629,8 +1896,24 @@ class CloseSessionRequest(AcpModel, frozen=True, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
+class CancelToolCallRequest(AcpModel, frozen=True, kw_only=True):
+    """Request parameters for cancelling one tool call."""
+
+    session_id: SessionId = msgspec.field(name="sessionId")
+    tool_call_id: ToolCallId = msgspec.field(name="toolCallId")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class CancelTerminalRequest(AcpModel, frozen=True, kw_only=True):
+    """Request parameters for cancelling one terminal."""
+
+    session_id: SessionId = msgspec.field(name="sessionId")
+    terminal_id: TerminalId = msgspec.field(name="terminalId")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
 class SetSessionConfigOptionRequestId(AcpModel, frozen=True, kw_only=True):
-    """A [`SessionConfigValueId`] string value (`type: "id"`)."""
+    """A `SessionConfigValueId` string value (`type: "id"`)."""
 
     type: Literal["id"] = "id"
     session_id: SessionId = msgspec.field(name="sessionId")
@@ -1667,128 +1950,6 @@ class PromptRequest(AcpModel, frozen=True, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class StartNesRequest(AcpModel, frozen=True, kw_only=True):
-    """Request to start an NES session."""
-
-    workspace_uri: str | UnsetType | None = msgspec.field(default=UNSET, name="workspaceUri")
-    workspace_folders: list[WorkspaceFolder] | UnsetType | None = msgspec.field(default=UNSET, name="workspaceFolders")
-    repository: NesRepository | UnsetType | None = UNSET
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class WorkspaceFolder(AcpModel, frozen=True, kw_only=True):
-    """A workspace folder."""
-
-    uri: str
-    name: str
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class NesRepository(AcpModel, frozen=True, kw_only=True):
-    """Repository metadata for an NES session."""
-
-    name: str
-    owner: str
-    remote_url: str = msgspec.field(name="remoteUrl")
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class SuggestNesRequest(AcpModel, frozen=True, kw_only=True):
-    """Request for a code suggestion."""
-
-    session_id: SessionId = msgspec.field(name="sessionId")
-    uri: str
-    version: int
-    position: Position
-    selection: Range | UnsetType | None = UNSET
-    trigger_kind: NesTriggerKind = msgspec.field(name="triggerKind")
-    context: NesSuggestContext | UnsetType | None = UNSET
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class NesSuggestContext(AcpModel, frozen=True, kw_only=True):
-    """Context attached to a suggestion request."""
-
-    recent_files: list[NesRecentFile] | UnsetType | None = msgspec.field(default=UNSET, name="recentFiles")
-    related_snippets: list[NesRelatedSnippet] | UnsetType | None = msgspec.field(default=UNSET, name="relatedSnippets")
-    edit_history: list[NesEditHistoryEntry] | UnsetType | None = msgspec.field(default=UNSET, name="editHistory")
-    user_actions: list[NesUserAction] | UnsetType | None = msgspec.field(default=UNSET, name="userActions")
-    open_files: list[NesOpenFile] | UnsetType | None = msgspec.field(default=UNSET, name="openFiles")
-    diagnostics: list[NesDiagnostic] | UnsetType | None = UNSET
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class NesRecentFile(AcpModel, frozen=True, kw_only=True):
-    """A recently accessed file."""
-
-    uri: str
-    language_id: str = msgspec.field(name="languageId")
-    text: str
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class NesRelatedSnippet(AcpModel, frozen=True, kw_only=True):
-    """A related code snippet from a file."""
-
-    uri: str
-    excerpts: list[NesExcerpt]
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class NesExcerpt(AcpModel, frozen=True, kw_only=True):
-    """A code excerpt from a file."""
-
-    start_line: int = msgspec.field(name="startLine")
-    end_line: int = msgspec.field(name="endLine")
-    text: str
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class NesEditHistoryEntry(AcpModel, frozen=True, kw_only=True):
-    """An entry in the edit history."""
-
-    uri: str
-    diff: str
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class NesUserAction(AcpModel, frozen=True, kw_only=True):
-    """A user action (typing, cursor movement, etc.)."""
-
-    action: str
-    uri: str
-    position: Position
-    timestamp_ms: int = msgspec.field(name="timestampMs")
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class NesOpenFile(AcpModel, frozen=True, kw_only=True):
-    """An open file in the editor."""
-
-    uri: str
-    language_id: str = msgspec.field(name="languageId")
-    visible_range: Range | UnsetType | None = msgspec.field(default=UNSET, name="visibleRange")
-    last_focused_ms: int | UnsetType | None = msgspec.field(default=UNSET, name="lastFocusedMs")
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class NesDiagnostic(AcpModel, frozen=True, kw_only=True):
-    """A diagnostic (error, warning, etc.)."""
-
-    uri: str
-    range: Range
-    severity: NesDiagnosticSeverity
-    message: str
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class CloseNesRequest(AcpModel, frozen=True, kw_only=True):
-    """Request to close an NES session."""
-
-    session_id: SessionId = msgspec.field(name="sessionId")
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
 class ClientResponseResult(AcpModel, frozen=True, kw_only=True):
     """A successful JSON-RPC response."""
 
@@ -1799,7 +1960,7 @@ class ClientResponseResult(AcpModel, frozen=True, kw_only=True):
 class ClientResponseError(AcpModel, frozen=True, kw_only=True):
     """A failed JSON-RPC response."""
 
-    id: RequestId
+    id: int | str | None
     error: Error
 
 
@@ -1811,9 +1972,10 @@ class RequestPermissionResponse(AcpModel, frozen=True, kw_only=True):
 
 
 class RequestPermissionOutcomeCancelled(AcpModel, frozen=True, kw_only=True):
-    """Active session work was cancelled before the user responded."""
+    """The request was not approved and no option was selected: the session's work was cancelled, the user dismissed the prompt, or the client declined it by policy. Agents MUST NOT proceed with the operation."""
 
     outcome: Literal["cancelled"] = "cancelled"
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
 class RequestPermissionOutcomeSelected(AcpModel, frozen=True, kw_only=True):
@@ -1859,17 +2021,26 @@ class CreateElicitationResponseOther(AcpModel, frozen=True, kw_only=True):
     action: str
 
 
-class ConnectMcpResponse(AcpModel, frozen=True, kw_only=True):
-    """**UNSTABLE**"""
+class MessageMcpResponseResult(AcpModel, frozen=True, kw_only=True):
+    """An opaque inner MCP result."""
 
-    connection_id: McpConnectionId = msgspec.field(name="connectionId")
+    result: Any
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class DisconnectMcpResponse(AcpModel, frozen=True, kw_only=True):
+class MessageMcpResponseError(AcpModel, frozen=True, kw_only=True):
+    """A structured inner MCP error."""
+
+    error: McpError
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class McpError(AcpModel, frozen=True, kw_only=True):
     """**UNSTABLE**"""
 
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+    code: int
+    message: str
+    data: Any = UNSET
 
 
 class ClientNotification(AcpModel, frozen=True, kw_only=True):
@@ -1880,90 +2051,20 @@ class ClientNotification(AcpModel, frozen=True, kw_only=True):
 
 
 class CancelSessionNotification(AcpModel, frozen=True, kw_only=True):
-    """Notification to cancel ongoing operations for a session."""
+    """Notification to cancel a session's foreground work and its prompts not yet inserted."""
 
     session_id: SessionId = msgspec.field(name="sessionId")
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class DidOpenDocumentNotification(AcpModel, frozen=True, kw_only=True):
-    """Notification sent when a file is opened in the editor."""
+class MessageMcpNotification(AcpModel, frozen=True, kw_only=True):
+    """**UNSTABLE**"""
 
-    session_id: SessionId = msgspec.field(name="sessionId")
-    uri: str
-    language_id: str = msgspec.field(name="languageId")
-    version: int
-    text: str
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class DidChangeDocumentNotification(AcpModel, frozen=True, kw_only=True):
-    """Notification sent when a file is edited."""
-
-    session_id: SessionId = msgspec.field(name="sessionId")
-    uri: str
-    version: int
-    content_changes: list[TextDocumentContentChangeEvent] = msgspec.field(name="contentChanges")
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class TextDocumentContentChangeEvent(AcpModel, frozen=True, kw_only=True):
-    """A content change event for a document."""
-
-    range: Range | UnsetType | None = UNSET
-    text: str
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class DidCloseDocumentNotification(AcpModel, frozen=True, kw_only=True):
-    """Notification sent when a file is closed."""
-
-    session_id: SessionId = msgspec.field(name="sessionId")
-    uri: str
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class DidSaveDocumentNotification(AcpModel, frozen=True, kw_only=True):
-    """Notification sent when a file is saved."""
-
-    session_id: SessionId = msgspec.field(name="sessionId")
-    uri: str
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class DidFocusDocumentNotification(AcpModel, frozen=True, kw_only=True):
-    """Notification sent when a file becomes the active editor tab."""
-
-    session_id: SessionId = msgspec.field(name="sessionId")
-    uri: str
-    version: int
-    position: Position
-    visible_range: Range = msgspec.field(name="visibleRange")
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class AcceptNesNotification(AcpModel, frozen=True, kw_only=True):
-    """Notification sent when a suggestion is accepted."""
-
-    session_id: SessionId = msgspec.field(name="sessionId")
-    suggestion_id: NesSuggestionId = msgspec.field(name="suggestionId")
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class RejectNesNotification(AcpModel, frozen=True, kw_only=True):
-    """Notification sent when a suggestion is rejected."""
-
-    session_id: SessionId = msgspec.field(name="sessionId")
-    suggestion_id: NesSuggestionId = msgspec.field(name="suggestionId")
-    reason: NesRejectReason | UnsetType | None = UNSET
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class ProtocolLevelNotification(AcpModel, frozen=True, kw_only=True):
-    """A JSON-RPC notification object."""
-
+    server_id: McpServerAcpId = msgspec.field(name="serverId")
+    request_id: McpRequestId = msgspec.field(name="requestId")
     method: str
-    params: CancelRequestNotification | UnsetType | None = UNSET
+    params: dict[str, Any] | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
 class CancelRequestNotification(AcpModel, frozen=True, kw_only=True):
@@ -1973,7 +2074,52 @@ class CancelRequestNotification(AcpModel, frozen=True, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-RequestId: TypeAlias = int | str | None
+class ProxyRequest(AcpModel, frozen=True, kw_only=True):
+    """A JSON-RPC request object."""
+
+    id: RequestId
+    method: str
+    params: ProxyRequestParams | UnsetType | None = UNSET
+
+
+class ProxySuccessorRequest(AcpModel, frozen=True, kw_only=True):
+    """**UNSTABLE**"""
+
+    method: str
+    params: Any = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class ProxyResponseResult(AcpModel, frozen=True, kw_only=True):
+    """A successful JSON-RPC response."""
+
+    id: RequestId
+    result: Any
+
+
+class ProxyResponseError(AcpModel, frozen=True, kw_only=True):
+    """A failed JSON-RPC response."""
+
+    id: int | str | None
+    error: Error
+
+
+class ProxyNotification(AcpModel, frozen=True, kw_only=True):
+    """A JSON-RPC notification object."""
+
+    method: str
+    params: ProxySuccessorNotification | UnsetType | None = UNSET
+
+
+class ProxySuccessorNotification(AcpModel, frozen=True, kw_only=True):
+    """**UNSTABLE**"""
+
+    method: str
+    params: Any = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+RequestId: TypeAlias = int | str
 SessionId: TypeAlias = str
 if TYPE_CHECKING:
     RequestPermissionSubject: TypeAlias = (
@@ -1991,7 +2137,7 @@ ToolCallId: TypeAlias = str
 ToolKind: TypeAlias = (
     Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"] | str
 )
-ToolCallStatus: TypeAlias = Literal["pending", "in_progress", "completed", "failed", "cancelled"] | str
+ToolCallStatus: TypeAlias = Literal["pending", "in_progress", "paused", "completed", "failed", "cancelled"] | str
 if TYPE_CHECKING:
     ToolCallContent: TypeAlias = (
         ToolCallContentContent | ToolCallContentDiff | ToolCallContentTerminal | ToolCallContentOther
@@ -2113,7 +2259,7 @@ else:
     )
 ElicitationId: TypeAlias = str
 McpServerAcpId: TypeAlias = str
-McpConnectionId: TypeAlias = str
+McpRequestId: TypeAlias = str
 ExtRequest: TypeAlias = Any
 if TYPE_CHECKING:
     AgentResponse: TypeAlias = AgentResponseResult | AgentResponseError
@@ -2126,21 +2272,20 @@ else:
         ),
     )
 ProtocolVersion: TypeAlias = int
-TextDocumentSyncKind: TypeAlias = Literal["full", "incremental"]
-PositionEncodingKind: TypeAlias = Literal["utf-16", "utf-32", "utf-8"]
 if TYPE_CHECKING:
-    AuthMethod: TypeAlias = AuthMethodEnvVar | AuthMethodTerminal | AuthMethodAgent | AuthMethodOther
+    AuthMethod: TypeAlias = AuthMethodTerminal | AuthMethodAgent | AuthMethodOther
 else:
     AuthMethod = tagged_union(
         "AuthMethod",
         "type",
-        {"env_var": AuthMethodEnvVar, "terminal": AuthMethodTerminal, "agent": AuthMethodAgent},
+        {"terminal": AuthMethodTerminal, "agent": AuthMethodAgent},
         other=AuthMethodOther,
         default=None,
     )
 AuthMethodId: TypeAlias = str
 ProviderId: TypeAlias = str
 LlmProtocol: TypeAlias = Literal["anthropic", "openai", "azure", "vertex", "bedrock"] | str
+AuthState: TypeAlias = Literal["authenticated", "unauthenticated", "not_required", "unknown"] | str
 if TYPE_CHECKING:
     SessionConfigOption: TypeAlias = SessionConfigOptionSelect | SessionConfigOptionBoolean | SessionConfigOptionOther
 else:
@@ -2165,33 +2310,115 @@ else:
         ),
     )
 SessionConfigGroupId: TypeAlias = str
-SessionListCursor: TypeAlias = str
 if TYPE_CHECKING:
-    NesSuggestion: TypeAlias = (
-        NesSuggestionEdit | NesSuggestionJump | NesSuggestionRename | NesSuggestionSearchAndReplace | NesSuggestionOther
-    )
+    AvailableCommand: TypeAlias = AvailableCommandCommand | AvailableCommandOther
 else:
-    NesSuggestion = tagged_union(
-        "NesSuggestion",
-        "kind",
-        {
-            "edit": NesSuggestionEdit,
-            "jump": NesSuggestionJump,
-            "rename": NesSuggestionRename,
-            "searchAndReplace": NesSuggestionSearchAndReplace,
-        },
-        other=NesSuggestionOther,
+    AvailableCommand = tagged_union(
+        "AvailableCommand", "type", {"command": AvailableCommandCommand}, other=AvailableCommandOther, default=None
+    )
+if TYPE_CHECKING:
+    AvailableCommandInput: TypeAlias = AvailableCommandInputText | AvailableCommandInputOther
+else:
+    AvailableCommandInput = tagged_union(
+        "AvailableCommandInput",
+        "type",
+        {"text": AvailableCommandInputText},
+        other=AvailableCommandInputOther,
         default=None,
     )
-NesSuggestionId: TypeAlias = str
+SessionListCursor: TypeAlias = str
+SessionStatus: TypeAlias = Literal["open", "saved"] | str
+if TYPE_CHECKING:
+    StateUpdateIdle: TypeAlias = (
+        StateUpdateIdleEndTurn
+        | StateUpdateIdleMaxTokens
+        | StateUpdateIdleMaxTurnRequests
+        | StateUpdateIdleRefusal
+        | StateUpdateIdleCancelled
+        | StateUpdateIdleError
+        | StateUpdateIdleOther
+        | StateUpdateIdleNone
+    )
+else:
+    StateUpdateIdle = tagged_union(
+        "StateUpdateIdle",
+        "stopReason",
+        {
+            "end_turn": StateUpdateIdleEndTurn,
+            "max_tokens": StateUpdateIdleMaxTokens,
+            "max_turn_requests": StateUpdateIdleMaxTurnRequests,
+            "refusal": StateUpdateIdleRefusal,
+            "cancelled": StateUpdateIdleCancelled,
+            "error": StateUpdateIdleError,
+        },
+        other=StateUpdateIdleOther,
+        default=StateUpdateIdleNone,
+    )
+if TYPE_CHECKING:
+    StateUpdate: TypeAlias = (
+        StateUpdateRunning | StateUpdateIdle | StateUpdateRequiresAction | StateUpdateUnknown | StateUpdateOther
+    )
+else:
+    StateUpdate = tagged_union(
+        "StateUpdate",
+        "state",
+        {
+            "running": StateUpdateRunning,
+            "idle": StateUpdateIdle,
+            "requires_action": StateUpdateRequiresAction,
+            "unknown": StateUpdateUnknown,
+        },
+        other=StateUpdateOther,
+        default=None,
+    )
+if TYPE_CHECKING:
+    BackgroundWork: TypeAlias = (
+        BackgroundWorkTerminal | BackgroundWorkToolCall | BackgroundWorkSubagent | BackgroundWorkOther
+    )
+else:
+    BackgroundWork = tagged_union(
+        "BackgroundWork",
+        "type",
+        {"terminal": BackgroundWorkTerminal, "tool_call": BackgroundWorkToolCall, "subagent": BackgroundWorkSubagent},
+        other=BackgroundWorkOther,
+        default=None,
+    )
+ErrorCode: TypeAlias = Literal[-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002, -32022] | int
+ErrorData: TypeAlias = Any
+MessageId: TypeAlias = str
 ExtResponse: TypeAlias = Any
-MessageMcpResponse: TypeAlias = Any
-ErrorCode: TypeAlias = Literal[-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002] | int
+if TYPE_CHECKING:
+    SessionUpdateStateUpdateIdle: TypeAlias = (
+        SessionUpdateStateUpdateIdleEndTurn
+        | SessionUpdateStateUpdateIdleMaxTokens
+        | SessionUpdateStateUpdateIdleMaxTurnRequests
+        | SessionUpdateStateUpdateIdleRefusal
+        | SessionUpdateStateUpdateIdleCancelled
+        | SessionUpdateStateUpdateIdleError
+        | SessionUpdateStateUpdateIdleOther
+        | SessionUpdateStateUpdateIdleNone
+    )
+else:
+    SessionUpdateStateUpdateIdle = tagged_union(
+        "SessionUpdateStateUpdateIdle",
+        "stopReason",
+        {
+            "end_turn": SessionUpdateStateUpdateIdleEndTurn,
+            "max_tokens": SessionUpdateStateUpdateIdleMaxTokens,
+            "max_turn_requests": SessionUpdateStateUpdateIdleMaxTurnRequests,
+            "refusal": SessionUpdateStateUpdateIdleRefusal,
+            "cancelled": SessionUpdateStateUpdateIdleCancelled,
+            "error": SessionUpdateStateUpdateIdleError,
+        },
+        other=SessionUpdateStateUpdateIdleOther,
+        default=SessionUpdateStateUpdateIdleNone,
+    )
 if TYPE_CHECKING:
     SessionUpdateStateUpdate: TypeAlias = (
         SessionUpdateStateUpdateRunning
         | SessionUpdateStateUpdateIdle
         | SessionUpdateStateUpdateRequiresAction
+        | SessionUpdateStateUpdateUnknown
         | SessionUpdateStateUpdateOther
     )
 else:
@@ -2202,6 +2429,7 @@ else:
             "running": SessionUpdateStateUpdateRunning,
             "idle": SessionUpdateStateUpdateIdle,
             "requires_action": SessionUpdateStateUpdateRequiresAction,
+            "unknown": SessionUpdateStateUpdateUnknown,
         },
         other=SessionUpdateStateUpdateOther,
         default=None,
@@ -2225,6 +2453,12 @@ if TYPE_CHECKING:
         | SessionUpdateConfigOptionUpdate
         | SessionUpdateSessionInfoUpdate
         | SessionUpdateUsageUpdate
+        | SessionUpdateNotice
+        | SessionUpdateCompactionUpdate
+        | SessionUpdateCompactionSummaryChunk
+        | SessionUpdateSubagentUpdate
+        | SessionUpdateSessionMessage
+        | SessionUpdateSessionMessageChunk
         | SessionUpdateOther
     )
 else:
@@ -2249,12 +2483,16 @@ else:
             "config_option_update": SessionUpdateConfigOptionUpdate,
             "session_info_update": SessionUpdateSessionInfoUpdate,
             "usage_update": SessionUpdateUsageUpdate,
+            "notice": SessionUpdateNotice,
+            "compaction_update": SessionUpdateCompactionUpdate,
+            "compaction_summary_chunk": SessionUpdateCompactionSummaryChunk,
+            "subagent_update": SessionUpdateSubagentUpdate,
+            "session_message": SessionUpdateSessionMessage,
+            "session_message_chunk": SessionUpdateSessionMessageChunk,
         },
         other=SessionUpdateOther,
         default=None,
     )
-MessageId: TypeAlias = str
-StopReason: TypeAlias = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"] | str
 if TYPE_CHECKING:
     PlanUpdateContent: TypeAlias = (
         PlanUpdateContentItems | PlanUpdateContentFile | PlanUpdateContentMarkdown | PlanUpdateContentOther
@@ -2270,16 +2508,9 @@ else:
 PlanId: TypeAlias = str
 PlanEntryPriority: TypeAlias = Literal["high", "medium", "low"] | str
 PlanEntryStatus: TypeAlias = Literal["pending", "in_progress", "completed", "cancelled"] | str
-if TYPE_CHECKING:
-    AvailableCommandInput: TypeAlias = AvailableCommandInputText | AvailableCommandInputOther
-else:
-    AvailableCommandInput = tagged_union(
-        "AvailableCommandInput",
-        "type",
-        {"text": AvailableCommandInputText},
-        other=AvailableCommandInputOther,
-        default=None,
-    )
+NoticeSeverity: TypeAlias = Literal["info", "warning", "error"] | str
+CompactionId: TypeAlias = str
+CompactionStatus: TypeAlias = Literal["in_progress", "completed", "failed", "cancelled"] | str
 ExtNotification: TypeAlias = Any
 if TYPE_CHECKING:
     McpServer: TypeAlias = McpServerHttp | McpServerAcp | McpServerStdio | McpServerOther
@@ -2291,6 +2522,8 @@ else:
         other=McpServerOther,
         default=None,
     )
+SystemPromptMode: TypeAlias = Literal["append", "override"] | str
+SessionArchiveFilter: TypeAlias = Literal["exclude", "include", "only"] | str
 if TYPE_CHECKING:
     ReplayFrom: TypeAlias = ReplayFromStart | ReplayFromOther
 else:
@@ -2307,8 +2540,6 @@ else:
         other=SetSessionConfigOptionRequestOther,
         default=None,
     )
-NesTriggerKind: TypeAlias = Literal["automatic", "diagnostic", "manual"] | str
-NesDiagnosticSeverity: TypeAlias = Literal["error", "warning", "information", "hint"] | str
 if TYPE_CHECKING:
     ClientResponse: TypeAlias = ClientResponseResult | ClientResponseError
 else:
@@ -2350,56 +2581,82 @@ else:
         other=CreateElicitationResponseOther,
         default=None,
     )
-ElicitationContentValue: TypeAlias = str | int | float | bool | list[str]
-NesRejectReason: TypeAlias = Literal["rejected", "ignored", "replaced", "cancelled"] | str
+ElicitationContentValue: TypeAlias = Any
+if TYPE_CHECKING:
+    MessageMcpResponse: TypeAlias = MessageMcpResponseResult | MessageMcpResponseError
+else:
+    MessageMcpResponse = plain_union(
+        "MessageMcpResponse",
+        (
+            MessageMcpResponseResult,
+            MessageMcpResponseError,
+        ),
+    )
+InitializeProxyRequest: TypeAlias = InitializeRequest
+if TYPE_CHECKING:
+    ProxyRequestParams: TypeAlias = InitializeProxyRequest | ProxySuccessorRequest
+else:
+    ProxyRequestParams = plain_union(
+        "ProxyRequestParams",
+        (
+            InitializeProxyRequest,
+            ProxySuccessorRequest,
+        ),
+    )
+if TYPE_CHECKING:
+    ProxyResponse: TypeAlias = ProxyResponseResult | ProxyResponseError
+else:
+    ProxyResponse = plain_union(
+        "ProxyResponse",
+        (
+            ProxyResponseResult,
+            ProxyResponseError,
+        ),
+    )
+InitializeProxyResponse: TypeAlias = InitializeResponse
+ProxySuccessorResponse: TypeAlias = Any
 
 
 # Requests the agent answers: method → (params, result).
 AGENT_REQUESTS: dict[str, tuple[Any, Any]] = {
-    "mcp/message": (MessageMcpRequest, MessageMcpResponse),
     "initialize": (InitializeRequest, InitializeResponse),
     "auth/login": (LoginAuthRequest, LoginAuthResponse),
     "providers/list": (ListProvidersRequest, ListProvidersResponse),
     "providers/set": (SetProviderRequest, SetProviderResponse),
     "providers/disable": (DisableProviderRequest, DisableProviderResponse),
     "auth/logout": (LogoutAuthRequest, LogoutAuthResponse),
+    "auth/status": (AuthStatusRequest, AuthStatusResponse),
     "session/new": (NewSessionRequest, NewSessionResponse),
     "session/list": (ListSessionsRequest, ListSessionsResponse),
     "session/delete": (DeleteSessionRequest, DeleteSessionResponse),
     "session/fork": (ForkSessionRequest, ForkSessionResponse),
+    "session/archive": (ArchiveSessionRequest, ArchiveSessionResponse),
+    "session/unarchive": (UnarchiveSessionRequest, UnarchiveSessionResponse),
+    "session/status": (SessionStatusRequest, SessionStatusResponse),
+    "session/set_title": (SetSessionTitleRequest, SetSessionTitleResponse),
     "session/resume": (ResumeSessionRequest, ResumeSessionResponse),
     "session/close": (CloseSessionRequest, CloseSessionResponse),
+    "tool_call/cancel": (CancelToolCallRequest, CancelToolCallResponse),
+    "terminal/cancel": (CancelTerminalRequest, CancelTerminalResponse),
     "session/set_config_option": (SetSessionConfigOptionRequest, SetSessionConfigOptionResponse),
     "session/prompt": (PromptRequest, PromptResponse),
-    "nes/start": (StartNesRequest, StartNesResponse),
-    "nes/suggest": (SuggestNesRequest, SuggestNesResponse),
-    "nes/close": (CloseNesRequest, CloseNesResponse),
 }
 # Requests the client answers: method → (params, result).
 CLIENT_REQUESTS: dict[str, tuple[Any, Any]] = {
     "session/request_permission": (RequestPermissionRequest, RequestPermissionResponse),
     "elicitation/create": (CreateElicitationRequest, CreateElicitationResponse),
-    "mcp/connect": (ConnectMcpRequest, ConnectMcpResponse),
     "mcp/message": (MessageMcpRequest, MessageMcpResponse),
-    "mcp/disconnect": (DisconnectMcpRequest, DisconnectMcpResponse),
 }
 # Notifications the agent handles: method → params.
 AGENT_NOTIFICATIONS: dict[str, Any] = {
-    "mcp/message": MessageMcpNotification,
     "session/cancel": CancelSessionNotification,
-    "document/didOpen": DidOpenDocumentNotification,
-    "document/didChange": DidChangeDocumentNotification,
-    "document/didClose": DidCloseDocumentNotification,
-    "document/didSave": DidSaveDocumentNotification,
-    "document/didFocus": DidFocusDocumentNotification,
-    "nes/accept": AcceptNesNotification,
-    "nes/reject": RejectNesNotification,
+    "mcp/message": MessageMcpNotification,
 }
 # Notifications the client handles: method → params.
 CLIENT_NOTIFICATIONS: dict[str, Any] = {
     "session/update": UpdateSessionNotification,
     "elicitation/complete": CompleteElicitationNotification,
-    "mcp/message": MessageMcpNotification,
+    "auth/status_update": AuthStatusUpdateNotification,
 }
 # Notifications either side handles: method → params.
 PROTOCOL_NOTIFICATIONS: dict[str, Any] = {

@@ -9,9 +9,10 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated
 
+import msgspec
 from msgspec import Meta
 
-from omniagent.protocols.sidecar.agents import ConfigValue
+from omniagent.protocols.sidecar.agents import ConfigValue, SessionInfo
 from omniagent.protocols.sidecar.base import U64, Newtype, SidecarModel, Variant, tagged
 from omniagent.protocols.sidecar.events import PermissionChoice
 
@@ -194,6 +195,45 @@ class Close(_Command, tag="close"):
     session: str
 
 
+# --- omniagent's extension of the wire: a hub's sessions (docs/sidecar.md, "Sessions of a hub") ---------------
+
+
+class AttachRole(StrEnum):
+    """What an attached client may do: a controller prompts, answers, cancels, configures and closes; an observer
+    only reads."""
+
+    CONTROLLER = "controller"
+    OBSERVER = "observer"
+
+
+class AttachHistory(StrEnum):
+    """What a client attaching without `after` is replayed first."""
+
+    FULL = "full"  # every event the hub still keeps
+    PENDING_ONLY = "pending_only"  # the requests still waiting for an answer
+    NONE = "none"  # live events only
+
+
+class Attach(_Command, tag="attach"):
+    """Follow a session the hub already has: the events after `after` (a sequence the client has), else what
+    `history` says, then live ones."""
+
+    session: str
+    after: U64 | None = None
+    role: AttachRole = AttachRole.CONTROLLER
+    history: AttachHistory = AttachHistory.FULL
+
+
+class Detach(_Command, tag="detach"):
+    """Stop following a session; it goes on in the hub."""
+
+    session: str
+
+
+class ListSessions(_Command, tag="list"):
+    """The hub's sessions across agents (this run's, then earlier runs' from its index)."""
+
+
 Command = (
     Discover
     | Probe
@@ -209,6 +249,9 @@ Command = (
     | Cancel
     | Info
     | Close
+    | Attach
+    | Detach
+    | ListSessions
 )
 
 SessionCommand = SendPrompt | Dequeue | SendAnswer | Configure | Rollback | Compact | Cancel | Info | Close
@@ -248,3 +291,60 @@ else:
 class Delivery(SidecarModel):
     prompt_id: str
     kind: DeliveryKind
+
+
+# --- the hub replies (omniagent's extension) ---------------------------------------------------------------
+
+
+class Attached(SidecarModel):
+    """The `attach` reply: the session, the role, and what the replay covers. `from_` (`from` on the wire) is the
+    sequence the contiguous events start at; `missed` counts the events asked for (after `after`) that the hub no
+    longer keeps: the client got what is kept instead (a snapshot of the recent history), starting at `from`."""
+
+    info: SessionInfo
+    role: AttachRole
+    from_: Annotated[int, Meta(ge=1)] = msgspec.field(name="from")
+    missed: U64
+
+
+class AttachedClient(SidecarModel):
+    """A client attached to a hub session, as it said it was (a name, not an identity)."""
+
+    name: str
+    version: str | None
+    transport: str
+    role: AttachRole
+
+
+class HubSessionRow(SidecarModel):
+    """One session in the `list` reply. `activity` is `working`, `needs_input`, `idle` or `ended`; a session of an
+    earlier run of the hub (`past`) has no clients and no `last_sequence`, and resumes by its `resume_token`."""
+
+    id: str
+    agent: str
+    directory: str
+    title: str | None
+    created_at: float
+    activity: str
+    clients: list[AttachedClient]
+    last_sequence: U64 | None
+    resume_token: str | None
+    past: bool
+
+
+class SessionList(SidecarModel):
+    """The `list` reply."""
+
+    sessions: list[HubSessionRow]
+
+
+# The models of omniagent's own extension, not anyagent's (its schema has none of them).
+EXTENSIONS: tuple[type[SidecarModel], ...] = (
+    Attach,
+    Detach,
+    ListSessions,
+    Attached,
+    AttachedClient,
+    HubSessionRow,
+    SessionList,
+)

@@ -54,7 +54,7 @@ async def test_reference_agent_negotiates_v2_and_runs_a_turn_resume_and_cancel(
             v2.SessionUpdateUserMessage,
             v2.SessionUpdateStateUpdateRunning,
             v2.SessionUpdateAgentMessage,
-            v2.SessionUpdateStateUpdateIdle,
+            v2.SessionUpdateStateUpdateIdleEndTurn,
         ]
         first_turn = [e.raw for e in updates.events]
         updates.events.clear()

@@ -118,6 +118,24 @@ async def test_ask_user_question_is_a_question_request_answered_with_the_chosen_
     assert turn[-1].kind == TurnEnded(stop=Completed())
 
 
+async def test_an_option_with_its_own_id_is_chosen_by_that_id_and_answered_with_its_label(tmp_path: Path) -> None:
+    """A Grok option that has an `id` keeps it as the choice id (its label is what is shown), so an answer naming
+    `g` is taken; Grok gets the chosen option's label back, as for options without ids."""
+    async with agent_session(quirky_agent("--grok"), tmp_path) as session:
+        await session.prompt("ask-ids")
+        opened = await collect(session, is_kind(RequestOpened))
+        request = of(opened, RequestOpened)[-1].request
+        assert isinstance(request, QuestionAsk)
+        assert request.request.questions[0].choices == [
+            Choice(id="g", label="Green"),
+            Choice(id="b", label="Blue"),
+        ]
+        await session.answer("r0", QuestionsAnswer(answers=[ChoicesAnswer(ids=["g"])]))
+        turn = await one_turn(session)
+    assert json.loads(texts(turn)) == {"answers": {"Which shade?": ["Green"]}, "outcome": "accepted"}
+    assert turn[-1].kind == TurnEnded(stop=Completed())
+
+
 async def test_a_cancelled_question_is_answered_cancelled(tmp_path: Path) -> None:
     """Cancel with a Grok question open: RequestClosed, the agent gets `{"outcome":"cancelled"}`, the turn ends
     Cancelled."""

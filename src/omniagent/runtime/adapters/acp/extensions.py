@@ -7,8 +7,9 @@ Grok (xAI) adds two methods:
   sent with; an end carrying any other id belongs to an older prompt.
 - the request `_x.ai/ask_user_question{sessionId, toolCallId, questions:[{question, header?, options:[{label,
   description?}], multiSelect}], mode}`, answered `{outcome:"accepted", answers:{<question text>: [labels]}}` or
-  `{outcome:"cancelled"}`. It becomes a Question request: questions `q0`, `q1`, …, each choice's id is its label
-  (so an answer's ids are the labels Grok wants back), free text only for a question without options.
+  `{outcome:"cancelled"}`. It becomes a Question request: questions `q0`, `q1`, …, each choice's id is the option's
+  own `id` when it has one, else its label; the answer goes back as the chosen options' labels (what Grok reads);
+  free text only for a question without options.
 """
 
 from __future__ import annotations
@@ -67,11 +68,20 @@ def _question(index: int, raw: Mapping[str, Any]) -> Question:
     choices: list[Choice] = []
     options = raw.get("options")
     for option in options if isinstance(options, list) else []:
-        label = option.get("label") if isinstance(option, Mapping) else None
-        if not isinstance(label, str) or any(choice.id == label for choice in choices):
-            continue  # a label is the choice's id, so it must be there and unique
+        if not isinstance(option, Mapping):
+            continue
+        label, own_id = option.get("label"), option.get("id")
+        if not isinstance(label, str):
+            continue
+        # An option's own id is the one a caller names it by (it may differ from what is shown); the label stands
+        # in for an option without one. Either way it must be unique.
+        choice_id = own_id if isinstance(own_id, str) and own_id else label
+        if any(choice.id == choice_id for choice in choices):
+            continue
         description = option.get("description")
-        choices.append(Choice(id=label, label=label, description=description if isinstance(description, str) else None))
+        choices.append(
+            Choice(id=choice_id, label=label, description=description if isinstance(description, str) else None)
+        )
     header = raw.get("header")
     return Question(
         id=f"q{index}",
@@ -84,14 +94,15 @@ def _question(index: int, raw: Mapping[str, Any]) -> Question:
 
 
 def question_reply(request: QuestionRequest, answer: Answer | None) -> Mapping[str, Any]:
-    """Grok's reply: each question's text → the chosen labels (a free-text answer as its one entry); no answer →
-    cancelled."""
+    """Grok's reply: each question's text → the labels of the chosen options (a free-text answer as its one entry);
+    no answer → cancelled."""
     if not isinstance(answer, QuestionsAnswer):
         return QUESTION_CANCELLED
     answers: dict[str, list[str]] = {}
     for question, reply in zip(request.questions, answer.answers, strict=False):
         if isinstance(reply, ChoicesAnswer):
-            answers[question.text] = list(reply.ids)
+            labels = {choice.id: choice.label for choice in question.choices}
+            answers[question.text] = [labels.get(choice_id, choice_id) for choice_id in reply.ids]
         elif isinstance(reply, TextAnswer):
             answers[question.text] = [reply.text]
     return {"outcome": "accepted", "answers": answers}

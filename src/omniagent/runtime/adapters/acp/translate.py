@@ -224,7 +224,7 @@ class UpdateMapper:
         tag = raw.get("sessionUpdate")
         if tag in _SILENT or (tag == "user_message_chunk" and self._echoes_prompt):
             return []
-        handler = _HANDLERS.get(tag) if parsed and isinstance(tag, str) else None
+        handler = _HANDLERS.get(tag) if (parsed or tag in _RAW_READ) and isinstance(tag, str) else None
         items = handler(self, raw) if handler is not None else None
         if items is None:
             # Unknown kinds and updates off the schema alike: the raw update rides along for whoever knows more.
@@ -389,6 +389,9 @@ def _plan_entry(raw: Mapping[str, Any]) -> PlanEntry:
 
 
 _Handler = Callable[[UpdateMapper, Mapping[str, Any]], list[Any] | None]
+# Kinds whose handler checks the raw update itself, so it reads one the schema refuses: v2 agents built on the
+# 2.0.0-alpha.2 draft send untagged commands, which the current draft tags `type: "command"`.
+_RAW_READ = frozenset({"available_commands_update"})
 _HANDLERS: Mapping[str, _Handler] = {
     "agent_message_chunk": lambda m, r: m._text(r, lambda i, t: TextDelta(message_id=i, text=t)),
     "agent_thought_chunk": lambda m, r: m._text(r, lambda i, t: ReasoningDelta(message_id=i, text=t)),

@@ -1,0 +1,495 @@
+"""`HubAcpConnection`: one ACP connection (any transport's `Peer`) to the hub's sessions, through one `HubClient`.
+
+    connection = HubAcpConnection(peer, hub.client(ClientInfo("zed", transport="stdio")), default_agent="claude")
+    ...                                  # the peer runs; the client calls initialize, session/new, session/prompt, …
+    await connection.aclose()            # detach from everything
+
+Decisions (docs/acp.md, "Any agent through the hub"):
+- Versions as the engine face negotiates them (`faces/acp/handshake.py`): 2 when asked for 2 or more, else 1.
+- `session/new` opens a session of the connection's default agent, or of `_meta.omniagent.agent` when the params
+  name one (an id of `omniagent agents`); the client is its controller. `mcpServers` become the session's MCP servers.
+- `session/load` (v1) and `session/resume` with `replayFrom: {type: "start"}` (v2) attach to a hub session as its
+  controller and replay its kept events before answering; a plain `session/resume` attaches without replay.
+- The multi-client extension (ACP's draft RFD "multi-client session attach"): `session/attach {sessionId, role:
+  controller|observer, historyPolicy: full|pending_only|none, after?}` (`after`: the last sequence the client has;
+  it wins over `historyPolicy`) replays, answers, then follows live; `session/detach {sessionId}` stops following
+  (the session goes on). Advertised as `sessionCapabilities.attach` (v1) / `capabilities.session.attach` (v2).
+- Every `session/update` of an event carries `_meta.omniagent.sequence`.
+- A v1 `session/prompt` answers when the turn it started, steered or was queued into ends, with its stop reason (a
+  failed turn is error -32603 naming the failure); a v2 prompt answers `{}` once the session took it (`_meta.omniagent`
+  says `promptId`, how it was delivered and the `userMessageId` of the `user_message` that echoes it), and the turn
+  ends with `state_update` idle. Two controllers' prompts follow the session loop's turn rules (queue or steer).
+- `session/close` ends the session for every client; an observer may not prompt, answer, cancel, configure or close
+  (-32600).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from msgspec import UNSET
+from msgspec.structs import replace
+
+from omniagent._version import __version__
+from omniagent.faces.acp import handshake
+from omniagent.faces.acp import translate as t
+from omniagent.faces.acp.hub.follow import Follower, SessionEnded
+from omniagent.faces.acp.hub.updates import config_options, failure, mode_option, stop_reason, v1_modes
+from omniagent.faces.acp.shapes import SHAPES, Shapes
+from omniagent.hub.hub import HubClient
+from omniagent.hub.session import Attachment, History, Role
+from omniagent.protocols.acp import methods, v2
+from omniagent.protocols.acp.methods import ValidationError
+from omniagent.protocols.acp.versions import SPECS, VersionSpec
+from omniagent.protocols.sidecar.commands import HttpMcp, McpServer, SseMcp, StdioMcp
+from omniagent.runtime.errors import (
+    AgentError,
+    AuthRequired,
+    InvalidConfiguration,
+    InvalidRequest,
+    NotInstalled,
+    UnknownSession,
+    UnsupportedFeature,
+)
+from omniagent.runtime.options import OpenOptions
+from omniagent.wire.jsonrpc import Peer
+from omniagent.wire.messages import (
+    AUTH_REQUIRED,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    RESOURCE_NOT_FOUND,
+    RpcError,
+)
+
+log = logging.getLogger(__name__)
+
+ATTACH = "session/attach"
+DETACH = "session/detach"
+# The operations served, by the names of `protocols.acp.versions` (the version's spelling is looked up there).
+_OPERATIONS = ("new", "load", "resume", "close", "list", "prompt", "set_mode", "set_model", "set_config_option")
+_ERRORS: list[tuple[type[AgentError], int]] = [
+    (UnknownSession, RESOURCE_NOT_FOUND),
+    (InvalidRequest, INVALID_REQUEST),
+    (InvalidConfiguration, INVALID_PARAMS),
+    (UnsupportedFeature, INVALID_PARAMS),
+    (NotInstalled, INVALID_PARAMS),
+    (AuthRequired, AUTH_REQUIRED),
+]
+_HISTORIES = {h.value: h for h in History}
+_ROLES = {r.value: r for r in Role}
+_Handler = Callable[[dict[str, Any]], Awaitable[Any]]
+
+
+def rpc_error(exc: AgentError) -> RpcError:
+    """A runtime refusal as an ACP error (the runtime's sentences are redacted of secrets)."""
+    code = next((code for kind, code in _ERRORS if isinstance(exc, kind)), INTERNAL_ERROR)
+    return RpcError(code, str(exc))
+
+
+class HubAcpConnection:
+    """Serves one ACP connection over `peer` with the hub sessions `client` opens or attaches to.
+
+    `default_agent` is the agent `session/new` opens unless its params name another (`_meta.omniagent.agent`).
+    `attach_to` names a hub session the connection attaches to (controller, full history) once `initialize` is
+    answered, so its events follow without a `session/load`.
+    """
+
+    def __init__(self, peer: Peer, client: HubClient, *, default_agent: str, attach_to: str | None = None) -> None:
+        self.peer = peer
+        self.client = client
+        self.default_agent = default_agent
+        self._attach_to = attach_to
+        self._spec: VersionSpec | None = None
+        self._elicits = False
+        self._followers: dict[str, Follower] = {}
+        peer.on_request("initialize", self._initialize)
+        names = {name for spec in SPECS.values() for op, name in spec.method_names.items() if op in _OPERATIONS}
+        for name in names:
+            peer.on_request(name, self._route(name))
+        peer.on_request(ATTACH, self._route(ATTACH))
+        peer.on_request(DETACH, self._route(DETACH))
+        peer.on_notification("session/cancel", self._cancel)
+
+    @property
+    def shapes(self) -> Shapes:
+        assert self._spec is not None
+        return SHAPES[self._spec.version]
+
+    # --- initialize ------------------------------------------------------------------------------------------------
+
+    async def _initialize(self, params: Any) -> dict[str, Any]:
+        version = handshake.requested_version(params)
+        first = self._spec is None
+        if self._spec is None:
+            self._spec = SPECS[version]
+            self._elicits = handshake.client_elicits(params)
+        if first and self._attach_to is not None:
+            session_id = self._attach_to
+            asyncio.get_running_loop().call_soon(lambda: self._follow_now(session_id))
+        return initialize_result(self.shapes)
+
+    def _follow_now(self, session_id: str) -> None:
+        try:
+            attachment = self.client.attach(session_id, Role.CONTROLLER)
+        except UnknownSession:
+            log.warning("acp: no hub session %s to attach to", session_id)
+            return
+        self._follow(attachment, catch_up=False).start()
+
+    # --- routing ---------------------------------------------------------------------------------------------------
+
+    def _route(self, method: str) -> _Handler:
+        async def run(params: Any) -> Any:
+            spec = self._spec
+            if spec is None:
+                raise RpcError(INVALID_REQUEST, "initialize first")
+            operation = next((op for op, name in spec.method_names.items() if name == method), method)
+            handler = self._handlers().get(operation)
+            if handler is None:
+                raise RpcError(METHOD_NOT_FOUND, f"method not found: {method}")
+            model = spec.table.agent_requests.get(method)
+            if model is not None:
+                try:
+                    methods.parse(model[0], params if params is not None else {})
+                except ValidationError:
+                    raise RpcError(INVALID_PARAMS, f"invalid params for {method}") from None
+            if params is not None and not isinstance(params, dict):
+                raise RpcError(INVALID_PARAMS, f"invalid params for {method}")
+            try:
+                return await handler(params or {})
+            except AgentError as exc:
+                raise rpc_error(exc) from None
+
+        return run
+
+    def _handlers(self) -> dict[str, _Handler]:
+        return {
+            "new": self._new,
+            "load": self._load,
+            "resume": self._resume,
+            "close": self._close,
+            "list": self._list,
+            "prompt": self._prompt,
+            "set_mode": self._set_mode,
+            "set_model": self._set_model,
+            "set_config_option": self._set_config_option,
+            ATTACH: self._attach,
+            DETACH: self._detach,
+        }
+
+    # --- sessions --------------------------------------------------------------------------------------------------
+
+    async def _new(self, params: dict[str, Any]) -> dict[str, Any]:
+        cwd = _directory(params)
+        agent = _agent_of(params) or self.default_agent
+        options = OpenOptions(mcp_servers=mcp_servers(params.get("mcpServers")))
+        attachment = await self.client.open(agent, cwd, options)
+        follower = self._follow(attachment, catch_up=False, seen=True)
+        follower.hold()
+        follower.start()
+        try:
+            result = self._described(attachment)
+            result["sessionId"] = attachment.id
+            return result
+        finally:
+            follower.release_soon()
+
+    async def _load(self, params: dict[str, Any]) -> dict[str, Any]:
+        return await self._attach_and_answer(str(params.get("sessionId")), Role.CONTROLLER, History.FULL, None)
+
+    async def _resume(self, params: dict[str, Any]) -> dict[str, Any]:
+        replay = params.get("replayFrom")
+        history = History.FULL if isinstance(replay, dict) and replay.get("type") == "start" else History.NONE
+        return await self._attach_and_answer(str(params.get("sessionId")), Role.CONTROLLER, history, None)
+
+    async def _attach(self, params: dict[str, Any]) -> dict[str, Any]:
+        session_id = params.get("sessionId")
+        role = _ROLES.get(params.get("role", Role.CONTROLLER.value))
+        history = _HISTORIES.get(params.get("historyPolicy", History.FULL.value))
+        after = params.get("after")
+        if not isinstance(session_id, str) or role is None or history is None:
+            raise RpcError(
+                INVALID_PARAMS,
+                "session/attach takes sessionId, role (controller|observer) and historyPolicy (full|pending_only|none)",
+            )
+        if after is not None and (not isinstance(after, int) or isinstance(after, bool) or after < 0):
+            raise RpcError(INVALID_PARAMS, "after is the last sequence the client has (an integer ≥ 0)")
+        result = await self._attach_and_answer(session_id, role, history, after)
+        result["sessionId"] = session_id
+        result["role"] = role.value
+        return result
+
+    async def _attach_and_answer(
+        self, session_id: str, role: Role, history: History, after: int | None
+    ) -> dict[str, Any]:
+        await self._unfollow(session_id)
+        attachment = self.client.attach(session_id, role, after=after, history=history)
+        follower = self._follow(attachment, catch_up=True)
+        follower.start()
+        try:
+            await follower.caught_up()
+            result = self._described(attachment)
+            result.setdefault("_meta", {})["omniagent"] |= {"cursor": attachment.cursor, "missed": attachment.missed}
+            return result
+        finally:
+            follower.after_replay_soon()
+
+    async def _detach(self, params: dict[str, Any]) -> dict[str, Any]:
+        session_id = params.get("sessionId")
+        if not isinstance(session_id, str):
+            raise RpcError(INVALID_PARAMS, "session/detach takes sessionId")
+        await self._unfollow(session_id)
+        self.client.detach(session_id)
+        return {}
+
+    async def _close(self, params: dict[str, Any]) -> dict[str, Any]:
+        attachment = self._attachment(params)
+        await attachment.close()
+        await self._unfollow(attachment.id)
+        self.client.detach(attachment.id)
+        return {}
+
+    async def _list(self, params: dict[str, Any]) -> dict[str, Any]:
+        cwd = params.get("cwd")
+        infos: list[dict[str, Any]] = []
+        for session in self.client.hub.sessions():
+            extra = {"activity": session.activity.value, "clients": len(session.clients)}
+            info = session.info()
+            newest = session.log.since(session.log.last - 1).events
+            when = newest[-1].occurred_at.secs_since_epoch if newest else session.created_at
+            infos.append(_listed(session.id, session.directory, info.title, session.agent, when, extra))
+        for entry in self.client.hub.past():
+            ended = {"activity": "ended", "ended": True}
+            infos.append(_listed(entry.id, entry.directory, entry.title, entry.agent, entry.created_at, ended))
+        return {"sessions": [i for i in infos if cwd is None or i["cwd"] == cwd]}
+
+    def _described(self, attachment: Attachment) -> dict[str, Any]:
+        """What the answers to new, load, resume and attach say of the session: its config options (v1: and its
+        modes) and, in `_meta.omniagent`, its agent."""
+        info = attachment.info()
+        result: dict[str, Any] = {"configOptions": t.wire(config_options(self.shapes, info))}
+        if not self.shapes.state_updates:
+            modes = v1_modes(info)
+            if modes is not None:
+                result["modes"] = t.wire(modes)
+        result["_meta"] = {"omniagent": {"agent": attachment.session.agent, "role": attachment.role.value}}
+        return result
+
+    # --- turns -----------------------------------------------------------------------------------------------------
+
+    async def _prompt(self, params: dict[str, Any]) -> dict[str, Any]:
+        attachment = self._attachment(params)
+        follower = self._followers.get(attachment.id)
+        if follower is None or follower.ended:
+            raise RpcError(INVALID_REQUEST, "the session has ended")
+        text = prompt_text(params.get("prompt"))
+        if self.shapes.state_updates:
+            return await self._prompt_v2(attachment, follower, text)
+        delivery = await attachment.prompt(text)
+        try:
+            stop = await follower.turn_end(delivery)
+        except SessionEnded as exc:
+            raise RpcError(INTERNAL_ERROR, f"the session ended before the turn did: {exc.args[0]}") from None
+        except asyncio.CancelledError:
+            # The client withdrew its prompt (or went away): the turn stops too.
+            with contextlib.suppress(AgentError):
+                await asyncio.shield(attachment.cancel())
+            raise
+        failed = failure(stop)
+        if failed is not None:
+            raise RpcError(INTERNAL_ERROR, f"the turn failed: {failed}")
+        return {"stopReason": stop_reason(stop)}
+
+    async def _prompt_v2(self, attachment: Attachment, follower: Follower, text: str) -> dict[str, Any]:
+        """`{messageId}` (the current draft's receipt) once the session took the prompt; then (after the answer,
+        before the turn's updates) the `user_message` that echoes it."""
+        follower.hold()
+        try:
+            delivery = await attachment.prompt(text)
+            message_id = f"prompt.{delivery.prompt_id}"
+            m = self.shapes.models
+            echo = m.SessionUpdateUserMessage(message_id=message_id, content=[m.ContentBlockText(text=text)])
+            asyncio.get_running_loop().call_soon(follower.send, echo)
+        finally:
+            follower.release_soon()
+        how = type(delivery.kind).__name__.lower()
+        meta = {"promptId": delivery.prompt_id, "delivery": how, "userMessageId": message_id}
+        return {"messageId": message_id, "_meta": {"omniagent": meta}}
+
+    async def _cancel(self, params: Any) -> None:
+        session_id = params.get("sessionId") if isinstance(params, dict) else None
+        attachment = self.client.attachment(session_id) if isinstance(session_id, str) else None
+        if attachment is None or attachment.role is not Role.CONTROLLER:
+            return  # a notification has no answer: nothing to cancel here
+        with contextlib.suppress(AgentError):
+            await attachment.cancel()
+
+    # --- configuration ---------------------------------------------------------------------------------------------
+
+    async def _set_config_option(self, params: dict[str, Any]) -> dict[str, Any]:
+        attachment = self._attachment(params)
+        option, value = params.get("configId"), params.get("value")
+        if not isinstance(option, str) or not isinstance(value, str | bool):
+            raise RpcError(INVALID_PARAMS, "set_config_option takes a configId and a value id (or a boolean)")
+        await attachment.configure(option, value)
+        # The agent's confirmation reaches the session's info with its next event: answer with the value set.
+        info = attachment.info()
+        now = replace(info.configuration, options={**info.configuration.options, option: value})
+        return {"configOptions": t.wire(config_options(self.shapes, replace(info, configuration=now)))}
+
+    async def _set_mode(self, params: dict[str, Any]) -> dict[str, Any]:
+        attachment = self._attachment(params)
+        option = mode_option(attachment.info())
+        if option is None:
+            raise RpcError(INVALID_PARAMS, "this agent has no modes")
+        await attachment.configure(option.id, str(params.get("modeId")))
+        return {}
+
+    async def _set_model(self, params: dict[str, Any]) -> dict[str, Any]:
+        attachment = self._attachment(params)
+        await attachment.configure("model", str(params.get("modelId")))
+        return {}
+
+    # --- following -------------------------------------------------------------------------------------------------
+
+    def _attachment(self, params: dict[str, Any]) -> Attachment:
+        session_id = params.get("sessionId")
+        attachment = self.client.attachment(session_id) if isinstance(session_id, str) else None
+        if attachment is None or attachment.detached:
+            raise RpcError(RESOURCE_NOT_FOUND, "unknown session: open, load or attach it first")
+        return attachment
+
+    def _follow(self, attachment: Attachment, *, catch_up: bool, seen: bool = False) -> Follower:
+        follower = Follower(
+            self.peer,
+            self.shapes,
+            attachment,
+            elicits=self._elicits,
+            catch_up=catch_up,
+            seen=attachment.info() if seen else None,
+            on_end=self._ended,
+        )
+        self._followers[attachment.id] = follower
+        return follower
+
+    def _ended(self, follower: Follower) -> None:
+        if self._followers.get(follower.session_id) is follower:
+            del self._followers[follower.session_id]
+
+    async def _unfollow(self, session_id: str) -> None:
+        follower = self._followers.pop(session_id, None)
+        if follower is not None:
+            await follower.stop()
+
+    async def reattach(self, session_id: str, after: int) -> None:
+        """Follow `session_id` again from after sequence `after` (an SSE stream reconnected with Last-Event-ID),
+        in the role this connection had on it (controller when it had none). Raises: `UnknownSession`."""
+        earlier = self.client.attachment(session_id)
+        role = earlier.role if earlier is not None else Role.CONTROLLER
+        await self._unfollow(session_id)
+        attachment = self.client.attach(session_id, role, after=after)
+        self._follow(attachment, catch_up=False).start()
+
+    def turning(self) -> list[Attachment]:
+        """The attachments (as controller) whose session runs a turn now: what EOF must stop."""
+        return [
+            f.attachment
+            for f in self._followers.values()
+            if f.view.in_turn and f.attachment.role is Role.CONTROLLER and not f.attachment.detached
+        ]
+
+    async def aclose(self) -> None:
+        """Stop following every session and let the client go (detach; close what it owns)."""
+        followers, self._followers = list(self._followers.values()), {}
+        for follower in followers:
+            await follower.stop()
+        await self.client.aclose()
+
+
+def initialize_result(shapes: Shapes) -> dict[str, Any]:
+    """The `initialize` answer: load/resume/list/close and the attach extension; no auth methods (each agent logs in
+    its own way: `omniagent agents` tells how)."""
+    info = {"name": handshake.AGENT_NAME, "title": handshake.AGENT_NAME, "version": __version__}
+    attach = {"roles": [r.value for r in Role], "historyPolicies": [h.value for h in History], "after": True}
+    if shapes.state_updates:
+        session = {"prompt": {"embeddedContext": {}}, "mcp": {"stdio": {}, "http": {}}, "attach": attach}
+        return {"protocolVersion": 2, "info": info, "capabilities": {"session": session}, "authMethods": []}
+    capabilities = {
+        "loadSession": True,
+        "promptCapabilities": {"embeddedContext": True},
+        "mcpCapabilities": {"http": True, "sse": False},
+        "sessionCapabilities": {"list": {}, "resume": {}, "close": {}, "attach": attach},
+    }
+    return {"protocolVersion": 1, "agentInfo": info, "agentCapabilities": capabilities, "authMethods": []}
+
+
+def prompt_text(blocks: Any) -> str:
+    """A prompt's blocks as one text (resource links and embedded text resources as mentions). Raises RpcError
+    (-32602) for content the agents cannot take."""
+    parts = t.prompt_parts(list(blocks or []))
+    if isinstance(parts, str):
+        raise RpcError(INVALID_PARAMS, parts)
+    return "\n\n".join(part.text for part in parts if hasattr(part, "text"))
+
+
+def mcp_servers(servers: Any) -> list[McpServer]:
+    """ACP `mcpServers` as the runtime's (v1 spells stdio without `type`). Raises RpcError (-32602) for one that is
+    not stdio, http or sse."""
+    out: list[McpServer] = []
+    for server in servers or []:
+        if not isinstance(server, dict):
+            raise RpcError(INVALID_PARAMS, "an MCP server must be an object")
+        name, kind = str(server.get("name", "")), server.get("type", "stdio")
+        if kind == "stdio" and isinstance(server.get("command"), str):
+            args = [str(a) for a in server.get("args") or []]
+            out.append(
+                McpServer(
+                    name=name, connection=StdioMcp(command=server["command"], args=args, env=_pairs(server.get("env")))
+                )
+            )
+        elif kind in ("http", "sse") and isinstance(server.get("url"), str):
+            made = HttpMcp if kind == "http" else SseMcp
+            out.append(McpServer(name=name, connection=made(url=server["url"], headers=_pairs(server.get("headers")))))
+        else:
+            raise RpcError(INVALID_PARAMS, f"MCP server {name!r}: only stdio, http and sse servers are supported")
+    return out
+
+
+def _pairs(items: Any) -> dict[str, str]:
+    return {str(i["name"]): str(i.get("value", "")) for i in items or [] if isinstance(i, dict) and "name" in i}
+
+
+def _directory(params: dict[str, Any]) -> str:
+    cwd = params.get("cwd")
+    if not isinstance(cwd, str) or not os.path.isabs(cwd):
+        raise RpcError(INVALID_PARAMS, "cwd must be an absolute path")
+    if not os.path.isdir(cwd):
+        raise RpcError(INVALID_PARAMS, "cwd is not a directory")
+    return cwd
+
+
+def _agent_of(params: dict[str, Any]) -> str | None:
+    meta = params.get("_meta")
+    ours = meta.get("omniagent") if isinstance(meta, dict) else None
+    agent = ours.get("agent") if isinstance(ours, dict) else None
+    if agent is not None and not isinstance(agent, str):
+        raise RpcError(INVALID_PARAMS, "_meta.omniagent.agent names an agent (see `omniagent agents`)")
+    return agent
+
+
+def _listed(
+    session_id: str, cwd: str, title: str | None, agent: str, when: float, extra: dict[str, Any]
+) -> dict[str, Any]:
+    updated = datetime.fromtimestamp(when, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    info = v2.SessionInfo(session_id=session_id, cwd=cwd, title=title or UNSET, updated_at=updated)
+    listed = t.wire(info)
+    listed["_meta"] = {"omniagent": {"agent": agent, **extra}}
+    return listed

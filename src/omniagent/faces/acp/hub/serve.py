@@ -1,0 +1,66 @@
+"""`omniagent acp --agent ID`: any agent as an ACP agent on stdin/stdout, through an in-process hub.
+
+One process = one hub (no state folder: nothing outlives the process) = one client, which owns its sessions: `ID`
+is the agent `session/new` opens (Claude Code, Codex, pi, opencode, an ACP agent, or `mock` with `--mock SCRIPT`).
+Closing stdin ends the connection as it ends the engine face's (`faces/acp/connection.py`): every request already
+read is answered (a running turn is cancelled, so a waiting v1 `session/prompt` answers `cancelled`), the sessions
+close, the process exits 0; a write that finds stdout's reader gone ends it at once with 141.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from omniagent.engine.config import STDIN_LIMIT
+from omniagent.faces.acp.hub.connection import HubAcpConnection
+from omniagent.faces.pipes import BrokenStdout, unless_reader_gone
+from omniagent.hub.hub import Hub
+from omniagent.hub.session import ClientInfo
+from omniagent.logs import face_logger
+from omniagent.runtime.errors import AgentError
+from omniagent.runtime.runtime import MockScript
+from omniagent.wire.dialects import STRICT
+from omniagent.wire.jsonrpc import Peer
+from omniagent.wire.stdio import open_stdio
+
+# Seconds every request read before EOF gets to be answered (the turns it waits on are cancelled meanwhile).
+SHUTDOWN_GRACE = 10.0
+# Seconds between cancel rounds: a prompt read just before EOF may start its turn after the first cancel.
+_ROUND = 0.2
+
+
+def serve_hub_acp(agent: str, mock: MockScript | None) -> int:
+    """Serve until stdin closes; returns the exit code (0; 141 when stdout's reader went away, 1 when stdout broke
+    otherwise)."""
+    return asyncio.run(_serve(agent, mock))
+
+
+async def _serve(agent: str, mock: MockScript | None) -> int:
+    broken = BrokenStdout(face_logger("acp"))
+    async with Hub.start(mock=mock) as hub, open_stdio(limit=STDIN_LIMIT) as (reader, sink):
+        peer = Peer(reader, sink, dialect=STRICT, name="acp-agent", answer_after_eof=True, on_output_error=broken)
+        client = hub.client(ClientInfo("stdio", transport="stdio"), owns_sessions=True)
+        connection = HubAcpConnection(peer, client, default_agent=agent)
+        try:
+            async with peer:
+                await unless_reader_gone(peer.wait_closed(), broken.event)
+                await unless_reader_gone(_answer_the_rest(peer, connection), broken.event)
+        finally:
+            await connection.aclose()
+    return broken.exit_status()
+
+
+async def _answer_the_rest(peer: Peer, connection: HubAcpConnection) -> None:
+    """After EOF: cancel running turns until every request read before EOF has its answer (bounded)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + SHUTDOWN_GRACE
+    while unanswered := peer.unanswered():
+        for attachment in connection.turning():
+            with contextlib.suppress(AgentError):  # ended meanwhile
+                await attachment.cancel()
+        left = deadline - loop.time()
+        if left <= 0:
+            face_logger("acp").warning("%d requests unanswered at exit", len(unanswered))
+            return
+        await asyncio.wait(unanswered, timeout=min(left, _ROUND))

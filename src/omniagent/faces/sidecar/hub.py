@@ -1,0 +1,117 @@
+"""The sidecar wire over a hub's sessions (`HubHost`): the hub owns them, the wire only attaches.
+
+What changes against `omniagent serve` (docs/sidecar.md, "Sessions of a hub"):
+- `open` opens a session in the hub and attaches this wire to it as its controller; `attach` follows one that exists
+  (replaying from a cursor); `detach` stops following; `list` shows the hub's sessions.
+- EOF or a dropped connection detaches from every session: they go on in the hub.
+- `closed` ends one session's lines on this wire: the session ended, or this wire stopped following it (`detach`,
+  EOF, or a reader so far behind that the hub no longer keeps what it has not read: as anyagent's G6, no error line;
+  attaching again with the last sequence read says how many were `missed`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from omniagent.faces.sidecar.commands import SessionHandle
+from omniagent.hub.hub import HubClient
+from omniagent.hub.session import Attachment, History, HubSession, Role
+from omniagent.protocols.sidecar.commands import (
+    Attach,
+    Attached,
+    AttachedClient,
+    AttachRole,
+    HubSessionRow,
+    Open,
+    SessionList,
+)
+from omniagent.protocols.sidecar.events import Event
+from omniagent.runtime.options import OpenOptions
+from omniagent.runtime.runtime import Runtime
+
+
+class HubHost:
+    """One wire's client of a hub (`SessionHost`)."""
+
+    def __init__(self, client: HubClient) -> None:
+        self._client = client
+
+    @property
+    def runtime(self) -> Runtime:
+        return self._client.hub.runtime
+
+    async def open(self, command: Open) -> SessionHandle:
+        return await self._client.open(command.agent, command.dir, OpenOptions.from_wire(command))
+
+    def attach(self, command: Attach) -> tuple[SessionHandle, Attached]:
+        attachment = self._client.attach(
+            command.session, Role(command.role.value), after=command.after, history=History(command.history.value)
+        )
+        attached = Attached(
+            info=attachment.info(),
+            role=command.role,
+            from_=attachment.cursor + 1,
+            missed=attachment.missed,
+        )
+        return attachment, attached
+
+    def detach(self, session_id: str) -> None:
+        self._client.detach(session_id)
+
+    def sessions(self) -> SessionList:
+        hub = self._client.hub
+        rows = [_row(session) for session in hub.sessions()]
+        rows += [
+            HubSessionRow(
+                id=entry.id,
+                agent=entry.agent,
+                directory=entry.directory,
+                title=entry.title,
+                created_at=entry.created_at,
+                activity="ended",
+                clients=[],
+                last_sequence=None,
+                resume_token=entry.resume_token,
+                past=True,
+            )
+            for entry in hub.past()
+        ]
+        return SessionList(sessions=rows)
+
+    async def follow(self, session: SessionHandle) -> AsyncIterator[list[Event]]:
+        assert isinstance(session, Attachment)
+        before = session.missed
+        async for events in session.batches():
+            if session.missed != before:
+                # The hub dropped events this wire had not read: sending the rest would leave a gap in `sequence`
+                # (G2), so the wire stops following; `closed` follows.
+                self._client.detach(session.id)
+                return
+            yield events
+
+    async def leave(self) -> None:
+        await self._client.aclose()
+
+
+def _row(session: HubSession) -> HubSessionRow:
+    info = session.info()
+    return HubSessionRow(
+        id=session.id,
+        agent=session.agent,
+        directory=session.directory,
+        title=info.title,
+        created_at=session.created_at,
+        activity=session.activity.value,
+        clients=[
+            AttachedClient(
+                name=attachment.client.name,
+                version=attachment.client.version,
+                transport=attachment.client.transport,
+                role=AttachRole(attachment.role.value),
+            )
+            for attachment in session.clients
+        ],
+        last_sequence=session.log.last,
+        resume_token=info.resume_token,
+        past=False,
+    )
