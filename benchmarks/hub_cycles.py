@@ -1,6 +1,7 @@
 """`omniagent hub` under clients coming and going: open descriptors and RSS of the real hub process before and after
 N connect/disconnect cycles, each on its own TCP connection (streamable HTTP: initialize, open the SSE stream,
-DELETE; WebSocket: upgrade, initialize, close), printed every `--every` cycles.
+DELETE; WebSocket: upgrade, initialize, close), printed every `--every` cycles, each time once the sockets of the
+clients that left are closed.
 
     python benchmarks/hub_cycles.py [--cycles 1000] [--warm-up 100] [--every 200] [--only http|websocket]
 """
@@ -27,9 +28,11 @@ def main() -> None:
     args = parser.parse_args()
     kinds = {"http": [cycle_http], "websocket": [cycle_websocket], None: [cycle_websocket, cycle_http]}[args.only]
     with tempfile.TemporaryDirectory() as data_dir, hub_process(Path(data_dir), "--mock", "turn") as hub:
+        idle = hub.fds()
         for n in range(args.warm_up):
             kinds[n % len(kinds)](hub)
-        fds, rss = settled_fds(hub, hub.fds()), hub.rss_kib()
+        # Read with the sockets of clients that left closed (hypercorn closes them by its keep-alive timeout).
+        fds, rss = settled_fds(hub, idle), hub.rss_kib()
         print(f"after {args.warm_up} warm-up cycles: {fds} fds, RSS {rss / 1024:.1f} MiB")
         start = time.perf_counter()
         for n in range(1, args.cycles + 1):

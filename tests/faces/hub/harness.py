@@ -55,6 +55,7 @@ class ScriptedSide:
         self.peer = peer
         self.agent = agent
         self.sessions = sessions
+        self._replays: set[asyncio.Task[None]] = set()
         for method, handler in {
             "initialize": self._initialize,
             "session/new": self._new,
@@ -94,6 +95,9 @@ class ScriptedSide:
 
     async def reattach(self, session_id: str, after: int) -> None:
         log = self.sessions.logs[session_id]  # KeyError: unknown session
+        self._replays.add(asyncio.ensure_future(self._replay(session_id, log, after)))  # as the real side: a task
+
+    async def _replay(self, session_id: str, log: list[dict[str, Any]], after: int) -> None:
         for number, update in enumerate(log[after:], start=after + 1):
             self._send(session_id, number, update)
 

@@ -49,6 +49,7 @@ class AcpConnection:
         self._reader = asyncio.StreamReader()
         self._side: asyncio.Future[AcpSide] = asyncio.get_running_loop().create_future()
         self._task: asyncio.Task[None] | None = None
+        self._peer: Peer | None = None
         self.ended = asyncio.Event()
 
     async def start(self) -> None:
@@ -61,10 +62,14 @@ class AcpConnection:
         if not self.ended.is_set():
             self._reader.feed_data(line + b"\n")
 
-    async def reattach(self, session_id: str, after: int) -> None:
-        """Ask the agent side to send the session's events after `after` again."""
+    async def reattach(self, session_id: str, after: int, mark: tuple[str, dict[str, int]]) -> None:
+        """Ask the agent side to send the session's events after `after` again, and write `mark` (a notification:
+        method, params) through the peer right after: before the replay's first line, after every line the agent
+        side wrote before (the side starts its replay in a task of its own, which runs only once we wait)."""
         side = await asyncio.shield(self._side)
         await side.reattach(session_id, after)
+        if self._peer is not None:
+            self._peer.notify(*mark)
 
     async def aclose(self) -> None:
         """End the connection: the peer stops (its requests still running are cancelled), the agent side detaches."""
@@ -77,6 +82,7 @@ class AcpConnection:
     async def _run(self) -> None:
         try:
             peer = Peer(self._reader, self._sink, dialect=STRICT, name="acp-hub", max_line_bytes=self._max_bytes)
+            self._peer = peer
             async with peer:
                 try:
                     side = self._bind(peer, self.client)

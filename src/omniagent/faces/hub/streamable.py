@@ -27,7 +27,7 @@ from starlette.responses import Response, StreamingResponse
 from omniagent.faces.hub.connection import AcpConnection, BindAcp
 from omniagent.faces.hub.frames import Frame, Refused, read_frame
 from omniagent.faces.hub.registry import Registry, TooManyClients
-from omniagent.faces.hub.streams import StreamRouter, connection_events, session_events
+from omniagent.faces.hub.streams import MARK_METHOD, StreamRouter, connection_events, session_events
 from omniagent.wire.dialects import STRICT, RequestId
 from omniagent.wire.encode import dumps
 from omniagent.wire.messages import INTERNAL_ERROR, INVALID_REQUEST, error_line
@@ -165,7 +165,7 @@ class StreamableHttp:
         view = router.open_view(session_id, after)
         if after is not None:
             try:
-                await connection.reattach(session_id, after)
+                await connection.reattach(session_id, after, (MARK_METHOD, {"view": view.number}))
             except Exception as exc:
                 router.close_view(view)
                 log.info("no replay of session %s: %s", session_id, type(exc).__name__)

@@ -12,15 +12,18 @@ connection stream). Rules, also in docs/hub.md:
   lost. Messages gone from the buffer are announced by one `_omniagent/missed` notification (`{"messages": n}`).
 - Session stream: the session's notifications and requests (`params.sessionId`) and the answers to the requests the
   client sent about it. A message carrying `_meta.omniagent.sequence` has that sequence as its SSE `id`, and goes
-  out only if it is the next one (so never twice, never out of order); the others carry no `id`. A GET with
-  `Last-Event-ID: N` asks the agent side to send the session's events after N again (`AcpSide.reattach`), which the
-  hub's log holds; those replayed events go to that stream only, not again on the connection stream.
+  out only if it is newer than the last one it gave (so never twice, never out of order); the others carry no `id`.
+  A GET with `Last-Event-ID: N` asks the agent side to send the session's events after N again
+  (`AcpSide.reattach`), which the hub's log holds; the stream takes what was written after that (a mark line
+  through the peer tells where), and those replayed events go to that stream only, not again on the connection
+  stream.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 from collections import deque
 from collections.abc import AsyncIterator
@@ -36,6 +39,9 @@ log = logging.getLogger(__name__)
 
 # The notification telling a connection stream how many messages it will never get.
 MISSED_METHOD = "_omniagent/missed"
+# A line our own transport writes through the peer right after a replay was asked for, so the router knows which
+# lines came before the replay (the agent side's earlier writes, still queued) and which after; never sent on.
+MARK_METHOD = "_omniagent/transport_mark"
 KEEPALIVE = b": keepalive\n\n"
 
 
@@ -47,6 +53,7 @@ class Outgoing:
     request_id: RequestId | None  # set on a response (what it answers)
     session_id: str | None
     sequence: int | None
+    mark: int | None = None  # a `MARK_METHOD` line: the view it arms
 
 
 def sse(event_id: int | None, line: bytes) -> bytes:
@@ -100,21 +107,26 @@ class Outbox:
 
 
 class SessionView:
-    """What one per-session stream has still to write; `cursor` is the last sequence it was given."""
+    """What one per-session stream has still to write; `cursor` is the last sequence it was given. A view waiting
+    for a replay takes nothing until its mark (what comes before was written before the replay was asked for)."""
+
+    _numbers = itertools.count(1)
 
     def __init__(self, session_id: str, after: int | None, backlog: int) -> None:
         self.session_id = session_id
+        self.number = next(self._numbers)
+        self.armed = after is None
         self.cursor = after
         self._lines: deque[tuple[int | None, bytes]] = deque(maxlen=backlog)
         self._changed = asyncio.Event()
         self.closed = False
 
     def offer(self, line: bytes, sequence: int | None) -> None:
-        if self.closed:
+        if self.closed or not self.armed:
             return
         if sequence is not None:
-            if self.cursor is not None and sequence != self.cursor + 1:
-                return  # already given, or ahead of a replay still coming: the replay brings it in order
+            if self.cursor is not None and sequence <= self.cursor:
+                return  # given already
             self.cursor = sequence
         self._lines.append((sequence, line))
         self._changed.set()
@@ -198,6 +210,11 @@ class StreamRouter:
     # --- routing --------------------------------------------------------------------------------------------
 
     def _route(self, out: Outgoing) -> None:
+        if out.mark is not None:
+            for waiting in self._views.values():
+                if waiting.number == out.mark:
+                    waiting.armed = True
+            return
         session_id = out.session_id
         if out.request_id is not None:
             awaited = self._awaited.pop(out.request_id, None)
@@ -272,6 +289,9 @@ def _read(line: bytes) -> Outgoing:
     meta = params.get("_meta")
     ours = meta.get("omniagent") if isinstance(meta, dict) else None
     sequence = ours.get("sequence") if isinstance(ours, dict) else None
+    if message.get("method") == MARK_METHOD:
+        view = params.get("view")
+        return Outgoing(line, None, None, None, mark=view if isinstance(view, int) else 0)
     raw_id = message.get("id")
     answers = "method" not in message and isinstance(raw_id, int | str) and not isinstance(raw_id, bool)
     return Outgoing(

@@ -1,0 +1,78 @@
+"""Detach and replay through the real `omniagent hub` (the mock agent, `faces/acp/hub` on the streamable HTTP
+transport): a session stream that reconnects with `Last-Event-ID` gets exactly the session's events it missed, in
+order, none twice, and the connection stream carries each event once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tests.faces.hub.harness import call, hub_process, initialize, sse_events
+
+SSE = {"Accept": "text/event-stream"}
+
+
+def _sequence(message: dict[str, Any]) -> int | None:
+    sequence: int | None = message.get("params", {}).get("_meta", {}).get("omniagent", {}).get("sequence")
+    return sequence
+
+
+async def test_a_session_stream_reconnecting_gets_exactly_what_it_missed(tmp_path: Path) -> None:
+    with hub_process(tmp_path, "--mock", "turn") as hub:
+        async with httpx.AsyncClient(timeout=30) as client:
+            answer = await client.post(f"{hub.url}/acp", json=initialize(), headers=hub.headers())
+            connection = {"Acp-Connection-Id": answer.headers["acp-connection-id"]}
+
+            async def post(message: dict[str, Any], **extra: str) -> None:
+                sent = await client.post(f"{hub.url}/acp", json=message, headers=hub.headers(**connection, **extra))
+                assert sent.status_code == 202, sent.text
+
+            async with client.stream("GET", f"{hub.url}/acp", headers=hub.headers(**SSE, **connection)) as whole:
+                everything = sse_events(whole)
+                await post(call(1, "session/new", {"cwd": str(tmp_path), "mcpServers": []}))
+                async for _, message in everything:
+                    if message.get("id") == 1:
+                        session = message["result"]["sessionId"]
+                        break
+                scoped = {"Acp-Session-Id": session}
+                stream_headers = hub.headers(**SSE, **connection, **scoped)
+                seen: list[int] = []
+                async with client.stream("GET", f"{hub.url}/acp", headers=stream_headers) as first:
+                    await post(
+                        call(2, "session/prompt", {"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}),
+                        **scoped,
+                    )
+                    async for event_id, message in sse_events(first):
+                        if event_id is not None:
+                            assert int(event_id) == _sequence(message)
+                            seen.append(int(event_id))
+                        if message.get("method") == "session/request_permission":
+                            asked = message
+                            break
+                # Gone. The permission is answered meanwhile (on the connection stream's client) and the turn ends.
+                reply = {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
+                await post({"jsonrpc": "2.0", "id": asked["id"], "result": reply}, **scoped)
+                whole_sequences: list[int] = []
+                async for _, message in everything:
+                    if message.get("params", {}).get("sessionId") == session and _sequence(message) is not None:
+                        whole_sequences.append(_sequence(message))  # type: ignore[arg-type]
+                    if message.get("id") == 2:
+                        assert message["result"]["stopReason"] == "end_turn"
+                        break
+            last = whole_sequences[-1]
+            async with client.stream(
+                "GET", f"{hub.url}/acp", headers={**stream_headers, "Last-Event-ID": str(seen[-1])}
+            ) as again:
+                replayed: list[int] = []
+                async for event_id, message in sse_events(again):
+                    if event_id is not None:
+                        replayed.append(int(event_id))
+                        assert _sequence(message) == int(event_id)
+                    if replayed and replayed[-1] == last:
+                        break
+            missed = [sequence for sequence in whole_sequences if sequence > seen[-1]]
+            assert seen == [sequence for sequence in whole_sequences if sequence <= seen[-1]][-len(seen) :]
+            assert replayed == missed  # exactly the missed ones, in order
+            assert whole_sequences == sorted(set(whole_sequences))  # the connection stream: each once
