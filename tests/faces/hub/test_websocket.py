@@ -107,7 +107,7 @@ async def test_the_client_limit_refuses_the_upgrade_with_503(tmp_path: Path) -> 
         assert refused.value.response.status_code == 503
 
 
-async def test_the_sidecar_route_is_a_clean_404_until_mounted(tmp_path: Path) -> None:
+async def test_an_app_built_without_a_sidecar_endpoint_answers_its_route_404(tmp_path: Path) -> None:
     async with serving(tmp_path) as hub:
         with pytest.raises(InvalidStatus) as refused:
             async with connect(_ws(hub, "/sidecar"), additional_headers=hub.headers()):
