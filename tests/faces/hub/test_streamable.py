@@ -244,10 +244,12 @@ async def test_a_session_stream_carries_that_session_with_its_sequence_and_repla
             assert [n for n, _ in await take(events, 4)] == ["2", "3", "4", "5"]
             await _emit(client, hub, connection, 7, "t1", 1)
             assert [n for n, _ in await take(events, 2)] == ["6", None]
-        # The replays were for the session stream only: the connection stream holds each event once.
+        # While t1 had a stream of its own, its messages went there only; the connection stream holds what came
+        # while it had none (events 3-5 and their answer), once: the replays were for the session stream.
         async with _stream(client, hub, connection, **{"Last-Event-ID": "0"}) as stream:
-            got = await take(sse_events(stream), 12)
-            assert [_sequence(m) for _, m in got if m.get("params", {}).get("sessionId") == "t1"] == [1, 2, 3, 4, 5, 6]
+            got = await take(sse_events(stream), 8)
+            assert [_sequence(m) for _, m in got if m.get("params", {}).get("sessionId") == "t1"] == [3, 4, 5]
+            assert [m.get("id") for _, m in got if "result" in m] == [2, 3, 4, 6]
 
 
 async def test_a_session_stream_for_an_unknown_session_with_a_cursor_is_404(tmp_path: Path) -> None:

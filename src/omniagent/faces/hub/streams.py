@@ -11,8 +11,10 @@ connection stream). Rules, also in docs/hub.md:
   after N; without it, those after the last one an earlier stream was given, so nothing sent between two streams is
   lost. Messages gone from the buffer are announced by one `_omniagent/missed` notification (`{"messages": n}`).
 - Session stream: the session's notifications and requests (`params.sessionId`) and the answers to the requests the
-  client sent about it. A message carrying `_meta.omniagent.sequence` has that sequence as its SSE `id`, and goes
-  out only if it is newer than the last one it gave (so never twice, never out of order); the others carry no `id`.
+  client sent about it; while a session has a stream, they go there only (else on the connection stream), so no
+  message reaches a client twice. A message carrying `_meta.omniagent.sequence` has that sequence as its SSE `id`,
+  and goes out only if it is newer than the last one it gave (so never twice, never out of order); the others carry
+  no `id`.
   A GET with `Last-Event-ID: N` asks the agent side to send the session's events after N again
   (`AcpSide.reattach`), which the hub's log holds; the stream takes what was written after that (a mark line
   through the peer tells where), and those replayed events go to that stream only, not again on the connection
@@ -222,16 +224,20 @@ class StreamRouter:
                 awaited.set_result(out.line)
                 return
             session_id = self._about.pop(out.request_id, session_id)
-        if session_id is None:
-            self.outbox.put(out.line)
-            return
-        if out.sequence is None or out.sequence > self._high.get(session_id, 0):
-            if out.sequence is not None:
-                self._high[session_id] = out.sequence
-            self.outbox.put(out.line)
-        view = self._views.get(session_id)
+        view = self._views.get(session_id) if session_id is not None else None
         if view is not None:
-            view.offer(out.line, out.sequence)
+            # A session with its own stream gets its messages there only: a client reads both streams, and a
+            # message on both would reach it twice (the ACP SDK's client, for one, handles each it reads).
+            if view.armed:
+                view.offer(out.line, out.sequence)
+                return
+            if out.sequence is not None:
+                return  # written before the replay was asked for: the replay sends it on the session stream
+        if session_id is None or out.sequence is None:
+            self.outbox.put(out.line)
+        elif out.sequence > self._high.get(session_id, 0):
+            self._high[session_id] = out.sequence
+            self.outbox.put(out.line)
 
 
 async def connection_events(outbox: Outbox, after: int | None, keepalive: float) -> AsyncIterator[bytes]:
