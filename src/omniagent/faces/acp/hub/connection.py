@@ -99,14 +99,25 @@ class HubAcpConnection:
 
     `default_agent` is the agent `session/new` opens unless its params name another (`_meta.omniagent.agent`).
     `attach_to` names a hub session the connection attaches to (controller, full history) once `initialize` is
-    answered, so its events follow without a `session/load`.
+    answered, so its events follow without a `session/load`. `sessions_outlive` says whether the hub's sessions
+    outlive the connection (a hub server's do; a stdio face's end with its process, so v1 does not advertise load
+    and resume, which a client would try on a later connection).
     """
 
-    def __init__(self, peer: Peer, client: HubClient, *, default_agent: str, attach_to: str | None = None) -> None:
+    def __init__(
+        self,
+        peer: Peer,
+        client: HubClient,
+        *,
+        default_agent: str,
+        attach_to: str | None = None,
+        sessions_outlive: bool = True,
+    ) -> None:
         self.peer = peer
         self.client = client
         self.default_agent = default_agent
         self._attach_to = attach_to
+        self._sessions_outlive = sessions_outlive
         self._spec: VersionSpec | None = None
         self._elicits = False
         self._followers: dict[str, Follower] = {}
@@ -134,7 +145,7 @@ class HubAcpConnection:
         if first and self._attach_to is not None:
             session_id = self._attach_to
             asyncio.get_running_loop().call_soon(lambda: self._follow_now(session_id))
-        return initialize_result(self.shapes)
+        return initialize_result(self.shapes, sessions_outlive=self._sessions_outlive)
 
     def _follow_now(self, session_id: str) -> None:
         try:
@@ -251,6 +262,8 @@ class HubAcpConnection:
         return {}
 
     async def _close(self, params: dict[str, Any]) -> dict[str, Any]:
+        if self._gone(params.get("sessionId")):
+            return {}  # the draft: closing a session that does not exist (any more) succeeds
         attachment = self._attachment(params)
         await attachment.close()
         await self._unfollow(attachment.id)
@@ -367,6 +380,16 @@ class HubAcpConnection:
             raise RpcError(RESOURCE_NOT_FOUND, "unknown session: open, load or attach it first")
         return attachment
 
+    def _gone(self, session_id: Any) -> bool:
+        """Whether `session_id` names no session of the hub, or one that has ended (a live session this
+        connection is not attached to is neither: closing it needs an attachment)."""
+        if not isinstance(session_id, str):
+            return False
+        try:
+            return self.client.hub.session(session_id).closed
+        except UnknownSession:
+            return True
+
     def _follow(self, attachment: Attachment, *, catch_up: bool, seen: bool = False) -> Follower:
         follower = Follower(
             self.peer,
@@ -414,19 +437,26 @@ class HubAcpConnection:
         await self.client.aclose()
 
 
-def initialize_result(shapes: Shapes) -> dict[str, Any]:
-    """The `initialize` answer: load/resume/list/close and the attach extension; no auth methods (each agent logs in
-    its own way: `omniagent agents` tells how)."""
+def initialize_result(shapes: Shapes, *, sessions_outlive: bool = True) -> dict[str, Any]:
+    """The `initialize` answer: list/close, load/resume where sessions outlive the connection (v2's session baseline
+    has resume whatever), and the attach extension; no auth methods (each agent logs in its own way: `omniagent
+    agents` tells how)."""
     info = {"name": handshake.AGENT_NAME, "title": handshake.AGENT_NAME, "version": __version__}
-    attach = {"roles": [r.value for r in Role], "historyPolicies": [h.value for h in History], "after": True}
+    roles, policies = [r.value for r in Role], [h.value for h in History]
     if shapes.state_updates:
+        # v2 capability markers are objects, never booleans.
+        attach = {"roles": roles, "historyPolicies": policies, "after": {}}
         session = {"prompt": {"embeddedContext": {}}, "mcp": {"stdio": {}, "http": {}}, "attach": attach}
         return {"protocolVersion": 2, "info": info, "capabilities": {"session": session}, "authMethods": []}
+    sessions: dict[str, Any] = {"list": {}, "close": {}}
+    if sessions_outlive:
+        sessions["resume"] = {}
+    sessions["attach"] = {"roles": roles, "historyPolicies": policies, "after": True}
     capabilities = {
-        "loadSession": True,
+        "loadSession": sessions_outlive,
         "promptCapabilities": {"embeddedContext": True},
         "mcpCapabilities": {"http": True, "sse": False},
-        "sessionCapabilities": {"list": {}, "resume": {}, "close": {}, "attach": attach},
+        "sessionCapabilities": sessions,
     }
     return {"protocolVersion": 1, "agentInfo": info, "agentCapabilities": capabilities, "authMethods": []}
 

@@ -41,7 +41,7 @@ async def _serve(agent: str, mock: MockScript | None) -> int:
     async with Hub.start(mock=mock) as hub, open_stdio(limit=STDIN_LIMIT) as (reader, sink):
         peer = Peer(reader, sink, dialect=STRICT, name="acp-agent", answer_after_eof=True, on_output_error=broken)
         client = hub.client(ClientInfo("stdio", transport="stdio"), owns_sessions=True)
-        connection = HubAcpConnection(peer, client, default_agent=agent)
+        connection = HubAcpConnection(peer, client, default_agent=agent, sessions_outlive=False)
         try:
             async with peer:
                 await unless_reader_gone(peer.wait_closed(), broken.event)

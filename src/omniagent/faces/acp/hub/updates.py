@@ -109,10 +109,11 @@ def failure(stop: StopReason) -> str | None:
 
 def config_options(shapes: Shapes, info: SessionInfo) -> list[Update]:
     """The session's config options (the agent's models, modes, efforts, …) in the version's shape, with the values
-    the session has now."""
+    the session has now. Only the ones a running session can change: ACP has no read-only option, and
+    `session/set_config_option` of a creation-only one would fail."""
     m = shapes.models
     out: list[Update] = []
-    for option in info.details.config_options:
+    for option in _live(info):
         current = info.configuration.options.get(option.id, option.current)
         common: dict[str, Any] = {shapes.config_id_field: option.id, "name": option.name}
         if option.category in _CATEGORIES:
@@ -132,8 +133,9 @@ def config_options(shapes: Shapes, info: SessionInfo) -> list[Update]:
 
 
 def mode_option(info: SessionInfo) -> ConfigOption | None:
-    """The agent's mode option (id `mode`, or the select of category `mode`), which v1 also shows as session modes."""
-    options = info.details.config_options
+    """The agent's mode option (id `mode`, or the select of category `mode`), which v1 also shows as session modes;
+    None when it has none a running session can change."""
+    options = _live(info)
     found = next((o for o in options if o.id == MODE_OPTION), None) or next(
         (o for o in options if o.category == "mode"), None
     )
@@ -153,6 +155,10 @@ def v1_modes(info: SessionInfo) -> Any:
         current_mode_id=current if isinstance(current, str) else choices[0].value,
         available_modes=[v1.SessionMode(id=c.value, name=c.label, description=c.description or UNSET) for c in choices],
     )
+
+
+def _live(info: SessionInfo) -> list[ConfigOption]:
+    return [option for option in info.details.config_options if option.live]
 
 
 def _options_key(info: SessionInfo) -> Any:
