@@ -33,7 +33,7 @@ class EventLog:
     def __init__(self, retention: int = DEFAULT_RETENTION) -> None:
         if retention < 1:
             raise ValueError("retention must be at least 1")
-        self._retention = retention
+        self.retention = retention
         self._events: list[Event] = []
         self._start = 0  # index of the oldest kept event in `_events` (trimmed in chunks: amortised O(1) appends)
         self._dropped = 0  # the sequence of the newest event no longer kept
@@ -63,11 +63,11 @@ class EventLog:
         if not events or self._ended:
             return
         self._events.extend(events)
-        excess = len(self) - self._retention
+        excess = len(self) - self.retention
         if excess > 0:
             self._start += excess
             self._dropped = self._events[self._start - 1].sequence
-            if self._start > self._retention:  # compact once the dead head outgrows the kept events
+            if self._start > self.retention:  # compact once the dead head outgrows the kept events
                 del self._events[: self._start]
                 self._start = 0
         self._wake()

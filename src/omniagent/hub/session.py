@@ -62,6 +62,14 @@ class ClientInfo:
     transport: str = "unknown"  # "websocket", "sse", "stdio", …
 
 
+@dataclass(frozen=True, slots=True)
+class Said:
+    """A prompt's text, and the number of the attachment that sent it."""
+
+    text: str
+    by: int
+
+
 _attachment_ids = itertools.count(1)
 
 
@@ -84,6 +92,10 @@ class HubSession:
         self.log = EventLog(retention)
         self._attachments: dict[int, Attachment] = {}
         self._open_requests: dict[str, Event] = {}  # request id → its RequestOpened event, while it waits
+        # What each prompt said, and which attachment sent it: the runtime's events name a turn's prompt by id only
+        # (`TurnStarted` from `FromPrompt`), and a client attaching later is shown what was asked.
+        self._prompts: dict[str, Said] = {}
+        self._said_waiters: dict[str, asyncio.Future[Said]] = {}
         self._on_change = on_change
         self._pump = asyncio.ensure_future(self._read_events())
 
@@ -138,6 +150,29 @@ class HubSession:
         self._attachments[attachment.number] = attachment
         self._changed()
         return attachment
+
+    async def said(self, prompt_id: str, within: float = 2.0) -> Said | None:
+        """What prompt `prompt_id` said, waiting up to `within` seconds for its `prompt` call to return (its turn
+        may start first); None for a prompt this hub did not send, or one forgotten (the last `retention` kept)."""
+        found = self._prompts.get(prompt_id)
+        if found is not None or self.log.ended:
+            return found
+        waiter = self._said_waiters.get(prompt_id)
+        if waiter is None:
+            waiter = self._said_waiters[prompt_id] = asyncio.get_running_loop().create_future()
+        try:
+            async with asyncio.timeout(within):
+                return await asyncio.shield(waiter)
+        except TimeoutError:
+            return None
+
+    def _remember(self, prompt_id: str, said: Said) -> None:
+        self._prompts[prompt_id] = said
+        if len(self._prompts) > self.log.retention:
+            del self._prompts[next(iter(self._prompts))]
+        waiter = self._said_waiters.pop(prompt_id, None)
+        if waiter is not None and not waiter.done():
+            waiter.set_result(said)
 
     async def wait_closed(self) -> None:
         """Wait until the session has ended and every event is in the log."""
@@ -249,7 +284,9 @@ class Attachment:
         return self.session._session
 
     async def prompt(self, text: str, attachments: Sequence[str] = ()) -> Delivery:
-        return await self._control("prompt").prompt(text, attachments)
+        delivery = await self._control("prompt").prompt(text, attachments)
+        self.session._remember(delivery.prompt_id, Said(text, self.number))
+        return delivery
 
     async def dequeue(self, prompt_id: str) -> None:
         await self._control("dequeue").dequeue(prompt_id)

@@ -18,6 +18,7 @@ the hub and the world of its agent.
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
@@ -156,3 +157,50 @@ def test_each_agent_runs_mandatory_in_both_versions_and_together_every_tier_and_
     for version in VERSIONS:
         assert {check.tier for _, v, check, _ in params if v == version} == set(conformance.Tier)
         assert STDIO_CAPABILITIES[version] <= {check.gate for _, v, check, _ in params if v == version}
+
+
+# The hub's network `/acp`, through `omniagent acp --hub URL` (the stdio bridge to its WebSocket): the same checks
+# against a real `omniagent hub` serving Codex. Its sessions outlive a connection, so it advertises load and resume,
+# and the v2 resume check that the stdio face cannot pass passes here.
+HUB_CASES = cases("hub-codex", SERVER_CAPABILITIES, {}, ALL_TIERS)
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def hub_of(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple[Path, dict[str, str], str]]:
+    """A real `omniagent hub --agent codex` in Codex's world: (work dir, the bridge's environment, the hub's URL)."""
+    root = tmp_path_factory.mktemp("hub-codex")
+    async with agent_world("codex", root / "world", scenario()) as world:
+        data = root / "data"
+        data.mkdir()
+        with (root / "hub.stderr").open("wb") as stderr:
+            hub = await asyncio.create_subprocess_exec(
+                *[sys.executable, "-m", "omniagent", "hub", "--port", "0", "--data-dir", str(data)],
+                *["--agent", "codex"],
+                stdout=asyncio.subprocess.PIPE,
+                stderr=stderr,
+                env=world.runtime_env,
+            )
+        try:
+            assert hub.stdout is not None
+            async with asyncio.timeout(30):
+                banner = (await hub.stdout.readline()).decode()
+            url = banner.split()[-1]
+            assert url.startswith("http://127.0.0.1:"), (banner, (root / "hub.stderr").read_text())
+            token = (data / "hub" / "token").read_text().strip()
+            yield world.work, {**world.runtime_env, "OMNIAGENT_HUB_TOKEN": token}, url
+        finally:
+            hub.terminate()
+            await hub.wait()
+
+
+@pytest.mark.asyncio(loop_scope="module")
+@pytest.mark.parametrize(("label", "version", "check", "advisory"), HUB_CASES)
+async def test_the_hubs_acp_conforms_through_the_bridge(
+    hub_of: tuple[Path, dict[str, str], str], label: str, version: int, check: conformance.Check, advisory: bool
+) -> None:
+    workspace, env, url = hub_of
+    argv = [sys.executable, "-m", "omniagent", "acp", "--hub", url]
+    name = "omniagent acp --hub (omniagent hub --agent codex)"
+    await conformance.run(
+        check, launcher(name, argv, workspace, env, capabilities=SERVER_CAPABILITIES, advisory=advisory), version
+    )

@@ -30,9 +30,14 @@ def _prompt(request_id: int, session_id: str, text: str) -> dict[str, Any]:
     }
 
 
-def _texts(messages: list[dict[str, Any]]) -> str:
-    chunks = [p["update"] for p in updates_of(messages) if p["update"]["sessionUpdate"] == "agent_message_chunk"]
+def _texts(messages: list[dict[str, Any]], kind: str = "agent_message_chunk") -> str:
+    chunks = [p["update"] for p in updates_of(messages) if p["update"]["sessionUpdate"] == kind]
     return "".join(c["content"]["text"] for c in chunks)
+
+
+def _not_user(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Without the user message chunks (a prompt's text, shown to the clients that did not send it)."""
+    return [m for m in messages if m.get("params", {}).get("update", {}).get("sessionUpdate") != "user_message_chunk"]
 
 
 async def test_a_client_attaching_mid_turn_gets_history_then_live_and_the_first_answer_wins(tmp_path: Path) -> None:
@@ -50,8 +55,10 @@ async def test_a_client_attaching_mid_turn_gets_history_then_live_and_the_first_
         attached = await second.request(1, "session/attach", attach)
         assert attached["result"]["role"] == "controller"
         before = second.seen[: second.seen.index(attached)]
-        # The history came before the answer, the same events the first client saw, and the open request with it.
-        assert sequences(before) == sequences(first.seen) and _texts(before) == "Let me check. "
+        # The history came before the answer, the same events the first client saw, and the open request with it;
+        # the first client's prompt is shown to the second as a user message (its own client was not echoed it).
+        assert sequences(_not_user(before)) == sequences(first.seen) and _texts(before) == "Let me check. "
+        assert _texts(before, "user_message_chunk") == "go" and _texts(first.seen, "user_message_chunk") == ""
         [asked_second] = [m for m in before if _is_permission(m)]
         assert asked_second["params"]["_meta"]["omniagent"]["requestId"] == "r1"
         opened_at = asked_second["params"]["_meta"]["omniagent"]["sequence"]
@@ -72,7 +79,7 @@ async def test_a_client_attaching_mid_turn_gets_history_then_live_and_the_first_
 
         await second.until(lambda m: "Done." in str(m))
         assert _texts(second.seen) == "Let me check. Done."
-        assert sequences(second.seen) == sequences(first.seen)
+        assert sequences(_not_user(second.seen)) == sequences(first.seen)
         assert sequences(first.seen) == sorted(set(sequences(first.seen)))
 
 

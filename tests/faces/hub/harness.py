@@ -134,7 +134,7 @@ async def serving(tmp: Path, limits: Limits | None = None) -> AsyncIterator[Serv
             listener=Listener(port=port),
             token=TokenFile(state.folder / TOKEN_FILE),
             default_agent="scripted",
-            acp=lambda peer, client, agent: ScriptedSide(peer, client, agent, sessions),
+            acp=lambda peer, client, agent, _attach: ScriptedSide(peer, client, agent, sessions),
             limits=limits,
         )
         config = Config()

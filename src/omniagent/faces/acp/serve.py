@@ -18,10 +18,27 @@ from omniagent.wire.dialects import STRICT
 from omniagent.wire.first_request import answer_first_request
 
 
-def run_acp(data_dir: Path | None, agent: str | None = None, mock: str | None = None) -> int:
+def run_acp(
+    data_dir: Path | None,
+    agent: str | None = None,
+    mock: str | None = None,
+    hub: str | None = None,
+    session: str | None = None,
+    token: str | None = None,
+) -> int:
     """Serve ACP on stdin/stdout until stdin closes; returns the exit code (0; 141 when stdout's reader went away,
     1 when stdout broke otherwise or the mock script is bad; 130 on Ctrl-C). `agent`: serve that agent through the
-    hub, not the engine (`mock`: the script agent `mock` plays)."""
+    hub, not the engine (`mock`: the script agent `mock` plays). `hub`: be a client of that hub (`faces/acp/bridge.py`;
+    `session`: join it, `token`: the hub's token)."""
+    if hub is not None:
+        from omniagent.faces.acp.bridge import run_bridge
+
+        return run_bridge(hub, token, agent=agent, session=session)
+    if session is not None or token is not None:
+        import sys
+
+        print("omniagent acp: --session and --token go with --hub URL", file=sys.stderr)
+        return 2
     if agent is not None:
         return _run_hub(agent, mock)
     greeted = Handshake(data_dir)

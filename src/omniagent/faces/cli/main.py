@@ -178,6 +178,9 @@ def _acp_arguments(parser: argparse.ArgumentParser) -> None:
         help="serve this agent (claude, codex, pi, opencode, an ACP agent: `omniagent agents`) instead of our engine",
     )
     parser.add_argument("--mock", metavar="SCRIPT", help=argparse.SUPPRESS)  # tests: `--agent mock` plays SCRIPT
+    parser.add_argument("--hub", metavar="URL", help="be a client of this hub: its sessions, over its /acp WebSocket")
+    parser.add_argument("--session", metavar="ID", help="with --hub: the editor's session/new joins this hub session")
+    parser.add_argument("--token", metavar="TOKEN", help="with --hub: the hub's token (else $OMNIAGENT_HUB_TOKEN)")
 
 
 # In the order `omniagent --help` lists them.
@@ -285,7 +288,8 @@ COMMANDS = (
         _acp_arguments,
         """examples:
   omniagent acp                       # as an editor's agent server, e.g. Zed's agent_servers
-  omniagent acp --agent claude        # Claude Code as an ACP agent""",
+  omniagent acp --agent claude        # Claude Code as an ACP agent
+  omniagent acp --hub http://127.0.0.1:8765 --session s3   # join a hub's session from an editor""",
     ),
     Command(
         "hub",

@@ -34,8 +34,9 @@ from omniagent.wire.jsonrpc import Peer
 # An agent id in a path: what the runtime's ids look like, so a path never smuggles anything else.
 AGENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
-# Builds the ACP agent side of one connection: (peer, the connection's hub client, the agent its sessions run).
-AcpFactory = Callable[[Peer, HubClient, str], AcpSide]
+# Builds the ACP agent side of one connection: (peer, the connection's hub client, the agent its sessions run, the
+# session its `session/new` joins instead of opening one, if any).
+AcpFactory = Callable[[Peer, HubClient, str, str | None], AcpSide]
 # Serves the sidecar wire on one WebSocket, not yet accepted (`faces/hub/sidecar.py` `sidecar_endpoint`).
 SidecarEndpoint = Callable[[WebSocket, Hub, ClientInfo], Awaitable[None]]
 
@@ -61,9 +62,9 @@ def build_app(
     """The hub's application over `hub`: ACP connections built by `acp`, the sidecar by `sidecar` (absent: 404)."""
     registry = Registry(hub, limits or Limits())
 
-    def bind_for(agent: str | None) -> BindAcp:
+    def bind_for(agent: str | None, attach: str | None = None) -> BindAcp:
         chosen = agent or default_agent
-        return lambda peer, client: acp(peer, client, chosen)
+        return lambda peer, client: acp(peer, client, chosen, attach)
 
     http = StreamableHttp(registry, bind_for)
 
@@ -78,7 +79,7 @@ def build_app(
         if agent is not None and not AGENT_ID.fullmatch(agent):
             await websocket.send_denial_response(refusal(404, "no such agent id"))
             return
-        await serve_acp_websocket(websocket, registry, bind_for(agent))
+        await serve_acp_websocket(websocket, registry, bind_for(agent, websocket.query_params.get("attach")))
 
     async def sidecar_websocket(websocket: WebSocket) -> None:
         if sidecar is None:

@@ -8,6 +8,7 @@ import logging
 import uuid
 from collections.abc import Callable
 
+from omniagent.errors import OmniagentError
 from omniagent.faces.hub.connection import AcpConnection, BindAcp
 from omniagent.faces.hub.settings import Limits
 from omniagent.hub.hub import Hub
@@ -17,7 +18,7 @@ from omniagent.wire.jsonl import ByteSink
 log = logging.getLogger(__name__)
 
 
-class TooManyClients(Exception):
+class TooManyClients(OmniagentError):
     """The hub holds `Limits.max_clients` connections already."""
 
 

@@ -205,7 +205,7 @@ def acp_factory() -> AcpFactory:
     """The ACP agent side of each connection: `faces/acp/hub`'s `HubAcpConnection`."""
     from omniagent.faces.acp.hub.connection import HubAcpConnection
 
-    return lambda peer, client, agent: HubAcpConnection(peer, client, default_agent=agent)
+    return lambda peer, client, agent, attach: HubAcpConnection(peer, client, default_agent=agent, attach_to=attach)
 
 
 def sidecar_endpoint() -> SidecarEndpoint | None:

@@ -46,7 +46,7 @@ def refusal(status: int, message: str, request_id: RequestId | None = None, *, c
 class StreamableHttp:
     """The POST, GET and DELETE handlers of `/acp`, over the hub's connections."""
 
-    def __init__(self, registry: Registry, bind_for: Callable[[str | None], BindAcp]) -> None:
+    def __init__(self, registry: Registry, bind_for: Callable[[str | None, str | None], BindAcp]) -> None:
         self._registry = registry
         self._limits = registry.limits
         self._bind_for = bind_for
@@ -79,7 +79,8 @@ class StreamableHttp:
         if isinstance(frame, Refused):
             return Response(frame.line, frame.status, media_type=JSON)
         if "acp-connection-id" not in request.headers and frame.is_initialize:
-            return await self._initialize(frame, request.path_params.get("agent"))
+            attach = request.query_params.get("attach")  # `omniagent acp --hub URL --session S`: join S
+            return await self._initialize(frame, request.path_params.get("agent"), attach)
         found = self._find(request)
         if isinstance(found, Response):
             return found
@@ -111,7 +112,7 @@ class StreamableHttp:
             return Response(status_code=400)  # nobody reads it
         return bytes(body)
 
-    async def _initialize(self, frame: Frame, agent: str | None) -> Response:
+    async def _initialize(self, frame: Frame, agent: str | None, attach: str | None) -> Response:
         router = StreamRouter(
             replay_messages=self._limits.replay_messages, session_backlog=self._limits.session_backlog
         )
@@ -124,7 +125,7 @@ class StreamableHttp:
                     gone.close()
 
         try:
-            connection = await self._registry.open(router, self._bind_for(agent), transport="sse", on_end=ended)
+            connection = await self._registry.open(router, self._bind_for(agent, attach), transport="sse", on_end=ended)
         except TooManyClients:
             return refusal(503, "the hub has as many clients as it takes; try again later", frame.request_id)
         opened.append(connection.id)

@@ -13,8 +13,8 @@ connection stream). Rules, also in docs/hub.md:
 - Session stream: the session's notifications and requests (`params.sessionId`) and the answers to the requests the
   client sent about it; while a session has a stream, they go there only (else on the connection stream), so no
   message reaches a client twice. A message carrying `_meta.omniagent.sequence` has that sequence as its SSE `id`,
-  and goes out only if it is newer than the last one it gave (so never twice, never out of order); the others carry
-  no `id`.
+  and goes out only if it is not older than the last one it gave (one event may be told by several messages); the
+  others carry no `id`.
   A GET with `Last-Event-ID: N` asks the agent side to send the session's events after N again
   (`AcpSide.reattach`), which the hub's log holds; the stream takes what was written after that (a mark line
   through the peer tells where), and those replayed events go to that stream only, not again on the connection
@@ -127,8 +127,8 @@ class SessionView:
         if self.closed or not self.armed:
             return
         if sequence is not None:
-            if self.cursor is not None and sequence <= self.cursor:
-                return  # given already
+            if self.cursor is not None and sequence < self.cursor:
+                return  # given already (one event may be told by several messages, all with its sequence)
             self.cursor = sequence
         self._lines.append((sequence, line))
         self._changed.set()
@@ -235,7 +235,7 @@ class StreamRouter:
                 return  # written before the replay was asked for: the replay sends it on the session stream
         if session_id is None or out.sequence is None:
             self.outbox.put(out.line)
-        elif out.sequence > self._high.get(session_id, 0):
+        elif out.sequence >= self._high.get(session_id, 0):
             self._high[session_id] = out.sequence
             self.outbox.put(out.line)
 

@@ -98,10 +98,10 @@ class HubAcpConnection:
     """Serves one ACP connection over `peer` with the hub sessions `client` opens or attaches to.
 
     `default_agent` is the agent `session/new` opens unless its params name another (`_meta.omniagent.agent`).
-    `attach_to` names a hub session the connection attaches to (controller, full history) once `initialize` is
-    answered, so its events follow without a `session/load`. `sessions_outlive` says whether the hub's sessions
-    outlive the connection (a hub server's do; a stdio face's end with its process, so v1 does not advertise load
-    and resume, which a client would try on a later connection).
+    `attach_to` names a hub session the connection's first `session/new` joins instead of opening one (controller,
+    its whole kept history after the answer): how an editor that only knows `session/new` joins a session.
+    `sessions_outlive` says whether the hub's sessions outlive the connection (a hub server's do; a stdio face's end
+    with its process, so v1 does not advertise load and resume, which a client would try on a later connection).
     """
 
     def __init__(
@@ -138,22 +138,10 @@ class HubAcpConnection:
 
     async def _initialize(self, params: Any) -> dict[str, Any]:
         version = handshake.requested_version(params)
-        first = self._spec is None
         if self._spec is None:
             self._spec = SPECS[version]
             self._elicits = handshake.client_elicits(params)
-        if first and self._attach_to is not None:
-            session_id = self._attach_to
-            asyncio.get_running_loop().call_soon(lambda: self._follow_now(session_id))
         return initialize_result(self.shapes, sessions_outlive=self._sessions_outlive)
-
-    def _follow_now(self, session_id: str) -> None:
-        try:
-            attachment = self.client.attach(session_id, Role.CONTROLLER)
-        except UnknownSession:
-            log.warning("acp: no hub session %s to attach to", session_id)
-            return
-        self._follow(attachment, catch_up=False).start()
 
     # --- routing ---------------------------------------------------------------------------------------------------
 
@@ -199,11 +187,20 @@ class HubAcpConnection:
     # --- sessions --------------------------------------------------------------------------------------------------
 
     async def _new(self, params: dict[str, Any]) -> dict[str, Any]:
+        if self._attach_to is not None:
+            # The connection was made to join a session (`omniagent acp --hub URL --session S`): an editor's
+            # `session/new` is answered with that session, its history following the answer, then its live events.
+            session_id, self._attach_to = self._attach_to, None
+            await self._unfollow(session_id)
+            return self._answered(self.client.attach(session_id, Role.CONTROLLER), seen=False)
         cwd = _directory(params)
         agent = _agent_of(params) or self.default_agent
         options = OpenOptions(mcp_servers=mcp_servers(params.get("mcpServers")))
-        attachment = await self.client.open(agent, cwd, options)
-        follower = self._follow(attachment, catch_up=False, seen=True)
+        return self._answered(await self.client.open(agent, cwd, options), seen=True)
+
+    def _answered(self, attachment: Attachment, *, seen: bool) -> dict[str, Any]:
+        """A `session/new` answer for `attachment`; its events follow the answer."""
+        follower = self._follow(attachment, catch_up=False, seen=seen)
         follower.hold()
         follower.start()
         try:

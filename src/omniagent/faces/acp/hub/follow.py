@@ -172,6 +172,7 @@ class Follower:
                 # A request opened and closed within one batch (a replay's) is history: shown, never asked.
                 settled = {e.kind.request_id for e in batch if isinstance(e.kind, RequestClosed)}
                 for event in batch:
+                    await self._tell_prompt(event)
                     self._handle(event, settled)
                 if not self._caught_up.done() and self.attachment.cursor >= self._target:
                     self._arrive()
@@ -192,6 +193,25 @@ class Follower:
                 task.cancel()
             if self._on_end is not None:
                 self._on_end(self)
+
+    async def _tell_prompt(self, event: Event) -> None:
+        """A turn started by a prompt another attachment sent (another client's, or this client's before it came
+        back): the prompt's text as a user message, with the id the sender's v2 echo gave it."""
+        kind = event.kind
+        if not (isinstance(kind, TurnStarted) and isinstance(kind.origin, FromPrompt)):
+            return
+        said = await self.attachment.session.said(kind.origin.prompt_id)
+        if said is None or said.by == self.attachment.number:
+            return  # the prompting connection answers (v1) or echoes (v2) its own
+        message_id = f"prompt.{kind.origin.prompt_id}"
+        if self.shapes.whole_messages:
+            m = self.shapes.models
+            update: t.Update = m.SessionUpdateUserMessage(
+                message_id=message_id, content=[m.ContentBlockText(text=said.text)]
+            )
+        else:
+            update = t.chunk("user_message_chunk", message_id, said.text)
+        self.send(update, event.sequence)
 
     def _arrive(self) -> None:
         if not self._early:
