@@ -77,7 +77,7 @@ async def running_hub(
 
 
 class WireClient:
-    """The sidecar wire over the hub's WebSocket, one JSON line per text frame, every line kept and checked."""
+    """The sidecar wire over the hub's WebSocket (a frame holds one or more lines), every line kept and checked."""
 
     def __init__(self, socket: ClientConnection) -> None:
         self.socket = socket
@@ -103,9 +103,10 @@ class WireClient:
         with contextlib.suppress(ConnectionClosed):
             async for message in self.socket:
                 assert isinstance(message, str), "a binary frame from the hub"
-                line = json.loads(message)
-                validate_line(line)
-                self.lines.append(line)
+                for text in message.split("\n"):  # a frame holds one or more whole lines
+                    line = json.loads(text)
+                    validate_line(line)
+                    self.lines.append(line)
                 self._changed.set()
         self.ended = True
         self._changed.set()

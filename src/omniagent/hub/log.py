@@ -9,6 +9,7 @@ cursor below the oldest kept event says exactly how many events that reader miss
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from omniagent.protocols.sidecar.events import Event
@@ -38,6 +39,7 @@ class EventLog:
         self._start = 0  # index of the oldest kept event in `_events` (trimmed in chunks: amortised O(1) appends)
         self._dropped = 0  # the sequence of the newest event no longer kept
         self._changed = asyncio.Event()
+        self._lines: dict[int, bytes] = {}  # sequence → the event as a face's line, encoded once for every reader
         self._ended = False
         self.error: AgentError | None = None
 
@@ -65,19 +67,21 @@ class EventLog:
         self._events.extend(events)
         excess = len(self) - self.retention
         if excess > 0:
+            for event in self._events[self._start : self._start + excess]:
+                self._lines.pop(event.sequence, None)
             self._start += excess
             self._dropped = self._events[self._start - 1].sequence
             if self._start > self.retention:  # compact once the dead head outgrows the kept events
                 del self._events[: self._start]
                 self._start = 0
-        self._wake()
+        self.wake()
 
     def end(self, error: AgentError | None = None) -> None:
         """No more events: readers get what is kept, then the end (with `error` when the agent failed)."""
         if not self._ended:
             self._ended = True
             self.error = error
-            self._wake()
+            self.wake()
 
     def since(self, cursor: int) -> Slice:
         """The kept events after `cursor`, and how many after it are no longer kept."""
@@ -87,10 +91,23 @@ class EventLog:
         offset = after - self._dropped
         return Slice(self._events[self._start + offset :], missed)
 
+    def lines(self, events: list[Event], encode: Callable[[Event], bytes]) -> list[bytes]:
+        """`events` (kept ones) as `encode` makes them, each encoded once however many readers ask: the clients of
+        one session read the same lines. One encoding per log (a face that reads other lines encodes its own)."""
+        cache = self._lines
+        out = []
+        for event in events:
+            line = cache.get(event.sequence)
+            if line is None:
+                line = cache[event.sequence] = encode(event)
+            out.append(line)
+        return out
+
     def pending(self) -> asyncio.Event:
         """An event set at the next change (an append or the end): take it before reading, then wait on it."""
         return self._changed
 
-    def _wake(self) -> None:
+    def wake(self) -> None:
+        """Wake every waiting reader (each reads again, and finds what changed, if anything)."""
         changed, self._changed = self._changed, asyncio.Event()
         changed.set()

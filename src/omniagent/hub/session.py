@@ -249,6 +249,7 @@ class Attachment:
         if not self._detached.is_set():
             self._detached.set()
             self.session._detach(self)
+            self.session.log.wake()  # a reader waiting for more sees the detach (its peers just read again)
 
     async def batches(self) -> AsyncIterator[list[Event]]:
         """The events after the cursor, in lists of what is ready (replay first), until the session ends or the
@@ -272,7 +273,7 @@ class Attachment:
                 if log_.error is not None:
                     raise log_.error
                 return
-            await _first(changed, self._detached)
+            await changed.wait()  # an append, the end, or a detach (which wakes the log's readers)
 
     # --- the session's methods, for controllers -----------------------------------------------------------------
 
@@ -310,13 +311,3 @@ class Attachment:
         """End the session for every client."""
         self._control("close")
         await self.session.close()
-
-
-async def _first(*events: asyncio.Event) -> None:
-    """Wait until one of `events` is set."""
-    waits = [asyncio.ensure_future(event.wait()) for event in events]
-    try:
-        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for wait in waits:
-            wait.cancel()

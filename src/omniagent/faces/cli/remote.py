@@ -366,10 +366,11 @@ class HubLink:
     async def _read(self) -> None:
         try:
             async for message in self._socket:
-                try:
-                    self._take(json.loads(message))
-                except (ValueError, msgspec.ValidationError) as error:
-                    log.warning("the hub sent a line this client does not understand: %s", error)
+                for line in message.splitlines():  # a frame holds one or more lines
+                    try:
+                        self._take(json.loads(line))
+                    except (ValueError, msgspec.ValidationError) as error:
+                        log.warning("the hub sent a line this client does not understand: %s", error)
         except ConnectionClosed:
             pass
         finally:

@@ -1,9 +1,10 @@
 """`/sidecar`: the anyagent sidecar wire over a WebSocket, on the hub's sessions.
 
-The same lines as `omniagent serve` (docs/sidecar.md), one line per WebSocket text frame both ways: the hello first,
-then commands in and replies and events out, plus the hub's `attach`, `detach` and `list`. The sessions are the
-hub's (`faces/sidecar/hub.py`): a closed connection detaches from them and they go on. A frame that is not a command
-(binary, too large, not JSON) is answered with the wire's `BadFrame` line and the connection goes on.
+The same lines as `omniagent serve` (docs/sidecar.md) over WebSocket text frames: one command per frame in; out, the
+hello first, then replies and events, each frame holding one or more whole lines separated by newlines; plus the
+hub's `attach`, `detach` and `list`. The sessions are the hub's (`faces/sidecar/hub.py`): a closed connection detaches
+from them and they go on. A frame that is not a command (binary, too large, not JSON) is answered with the wire's
+`BadFrame` line and the connection goes on.
 """
 
 from __future__ import annotations
@@ -44,8 +45,15 @@ async def sidecar_endpoint(websocket: WebSocket, hub: Hub, client: ClientInfo) -
             log.debug("closing the sidecar socket failed", exc_info=True)
 
 
+# Bytes of lines one frame gathers before the next starts (a line is never split): under the 1 MiB message limit
+# WebSocket clients default to, and large enough that a burst of events costs a frame per few thousand of them.
+FRAME_BYTES = 256 * 1024
+
+
 class _Frames:
-    """The `LineWriter`'s sink: each line it writes goes out as one text frame."""
+    """The `LineWriter`'s sink: the lines of one write go out together, newline-separated, in as few text frames as
+    `FRAME_BYTES` allows (a quiet session's line is a frame of its own). One frame per line would cost the hub a
+    WebSocket message per event: a seventh of what the stdio sidecar streams (docs/performance.md)."""
 
     def __init__(self, websocket: WebSocket) -> None:
         self._websocket = websocket
@@ -57,11 +65,24 @@ class _Frames:
     async def drain(self) -> None:
         data, self._pending = bytes(self._pending), bytearray()
         try:
-            # Our lines are compact JSON (a newline inside a string is escaped), so every newline ends one.
-            for line in data.split(b"\n")[:-1]:
-                await self._websocket.send_text(line.decode("utf-8"))
+            for frame in _frames(data):
+                await self._websocket.send_text(frame.decode("utf-8"))
         except Exception as exc:  # the socket is closed or failing: the writer stops and the wire leaves
             raise ConnectionError(f"the sidecar socket failed ({type(exc).__name__})") from exc
+
+
+def _frames(data: bytes) -> list[bytes]:
+    """Newline-terminated lines (compact JSON: a newline inside a string is escaped, so each one ends a line) as
+    frames of whole lines, joined by newlines, without the last one's."""
+    frames: list[bytes] = []
+    start = 0
+    while start < len(data):
+        end = data.rfind(b"\n", start, start + FRAME_BYTES)
+        if end <= start:  # one line longer than a frame's budget: a frame of its own
+            end = data.index(b"\n", start)
+        frames.append(data[start:end])
+        start = end + 1
+    return frames
 
 
 async def _lines(websocket: WebSocket) -> AsyncIterator[bytes | WireError]:

@@ -110,9 +110,10 @@ class SessionHost(Protocol):
         """Every session the host knows."""
         ...
 
-    def follow(self, session: SessionHandle) -> AsyncIterator[list[Event]]:
-        """The session's events for this wire, in lists of what is ready. Ends when the session ends (raising its
-        agent's error, if any) or this wire stops following it (a detach, a reader too far behind)."""
+    def follow(self, session: SessionHandle) -> AsyncIterator[list[bytes]]:
+        """The session's events as this wire's lines (`event_line`), in lists of what is ready. Ends when the
+        session ends (raising its agent's error, if any) or this wire stops following it (a detach, a reader too
+        far behind)."""
         ...
 
     async def leave(self) -> None:
@@ -142,9 +143,10 @@ class RuntimeHost:
     def sessions(self) -> SessionList:
         raise _needs_a_hub("list")
 
-    def follow(self, session: SessionHandle) -> AsyncIterator[list[Event]]:
+    async def follow(self, session: SessionHandle) -> AsyncIterator[list[bytes]]:
         assert isinstance(session, Session)
-        return session.events.batches()
+        async for events in session.events.batches():
+            yield [event_line(event) for event in events]
 
     async def leave(self) -> None:
         await self._runtime.aclose()
@@ -310,10 +312,10 @@ class Sidecar:
     async def _forward(self, session: SessionHandle) -> None:
         writer = self._writer
         try:
-            async for events in self._host.follow(session):
+            async for events in self._host.follow(session):  # the events' lines
                 if writer.failed is not None:
                     continue  # nobody reads us any more: drain so the session can end
-                writer.send_many([_event_line(event) for event in events])
+                writer.send_many(events)
                 if writer.backlog >= WRITER_BACKLOG:
                     await writer.wait_backlog_below(WRITER_BACKLOG // 2)
         except AgentError as error:
@@ -350,7 +352,7 @@ def _encode(line: SidecarModel) -> bytes:
         return dumps(line.dump())
 
 
-def _event_line(event: Event) -> bytes:
+def event_line(event: Event) -> bytes:
     """`{"event":…}`, encoded once (the hot path: no line model around the event)."""
     try:
         return ENCODER.encode({"event": wire(event)})

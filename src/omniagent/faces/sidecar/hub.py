@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-from omniagent.faces.sidecar.commands import SessionHandle
+from omniagent.faces.sidecar.commands import SessionHandle, event_line
 from omniagent.hub.hub import HubClient
 from omniagent.hub.session import Attachment, History, HubSession, Role
 from omniagent.protocols.sidecar.commands import (
@@ -25,7 +25,6 @@ from omniagent.protocols.sidecar.commands import (
     Open,
     SessionList,
 )
-from omniagent.protocols.sidecar.events import Event
 from omniagent.runtime.options import OpenOptions
 from omniagent.runtime.runtime import Runtime
 
@@ -78,7 +77,7 @@ class HubHost:
         ]
         return SessionList(sessions=rows)
 
-    async def follow(self, session: SessionHandle) -> AsyncIterator[list[Event]]:
+    async def follow(self, session: SessionHandle) -> AsyncIterator[list[bytes]]:
         assert isinstance(session, Attachment)
         before = session.missed
         async for events in session.batches():
@@ -87,7 +86,7 @@ class HubHost:
                 # (G2), so the wire stops following; `closed` follows.
                 self._client.detach(session.id)
                 return
-            yield events
+            yield session.session.log.lines(events, event_line)  # encoded once for every client of the session
 
     async def leave(self) -> None:
         await self._client.aclose()
