@@ -13,7 +13,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import InvalidStatus
 
 from omniagent.faces.hub.settings import Limits
-from tests.faces.hub.harness import Served, call, initialize, serving
+from tests.faces.hub.harness import Served, call, hub_process, initialize, serving
 
 
 def _ws(hub: Served, path: str = "/acp") -> str:
@@ -113,3 +113,16 @@ async def test_an_app_built_without_a_sidecar_endpoint_answers_its_route_404(tmp
             async with connect(_ws(hub, "/sidecar"), additional_headers=hub.headers()):
                 pass
         assert refused.value.response.status_code == 404
+
+
+async def test_sidecar_connections_count_against_the_same_client_limit(tmp_path: Path) -> None:
+    """`--max-clients` bounds every connection of the hub: a `/sidecar` socket takes a place as an ACP one does."""
+    with hub_process(tmp_path, "--mock", "turn", "--max-clients", "1") as hub:
+        ws_url = hub.url.replace("http", "ws", 1)
+        async with connect(f"{ws_url}/sidecar", additional_headers=hub.headers()) as sidecar:
+            await sidecar.recv()  # the hello: the place is taken
+            for path in ("/sidecar", "/acp"):
+                with pytest.raises(InvalidStatus) as refused:
+                    async with connect(f"{ws_url}{path}", additional_headers=hub.headers()):
+                        pass
+                assert refused.value.response.status_code == 503

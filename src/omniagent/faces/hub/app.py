@@ -23,7 +23,7 @@ from starlette.websockets import WebSocket
 from omniagent.faces.hub.connection import AcpSide, BindAcp
 from omniagent.faces.hub.drain import DrainFirst
 from omniagent.faces.hub.guard import Guard, TokenFile
-from omniagent.faces.hub.registry import Registry
+from omniagent.faces.hub.registry import Registry, TooManyClients
 from omniagent.faces.hub.settings import Limits, Listener
 from omniagent.faces.hub.streamable import StreamableHttp, refusal
 from omniagent.faces.hub.websocket import serve_acp_websocket
@@ -38,6 +38,7 @@ AGENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 # session its `session/new` joins instead of opening one, if any).
 AcpFactory = Callable[[Peer, HubClient, str, str | None], AcpSide]
 # Serves the sidecar wire on one WebSocket, not yet accepted (`faces/hub/sidecar.py` `sidecar_endpoint`).
+FULL = "the hub has as many clients as it takes; try again later"
 SidecarEndpoint = Callable[[WebSocket, Hub, ClientInfo], Awaitable[None]]
 
 
@@ -85,7 +86,13 @@ def build_app(
         if sidecar is None:
             await websocket.send_denial_response(refusal(404, "the sidecar wire is not served by this hub yet"))
             return
-        await sidecar(websocket, hub, ClientInfo("sidecar", transport="websocket"))
+        try:
+            with registry.admitted():
+                await sidecar(websocket, hub, ClientInfo("sidecar", transport="websocket"))
+        except TooManyClients:
+            await websocket.send_denial_response(
+                refusal(503, "the hub has as many clients as it takes; try again later")
+            )
 
     methods = ["GET", "POST", "DELETE"]
     routes = [

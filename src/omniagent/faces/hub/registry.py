@@ -4,9 +4,10 @@ deleted, when idle too long (streamable HTTP with no stream open), and all at on
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from omniagent.errors import OmniagentError
 from omniagent.faces.hub.connection import AcpConnection, BindAcp
@@ -32,13 +33,25 @@ class Registry:
         self._idle: dict[str, asyncio.TimerHandle] = {}
         self._streams: dict[str, int] = {}  # streams open per connection: an idle timer runs only at zero
         self._closing: set[asyncio.Task[None]] = set()
+        self._others = 0  # connections of other wires (the sidecar's), counted against the same limit
 
     def __len__(self) -> int:
-        return len(self._connections)
+        return len(self._connections) + self._others
+
+    @contextlib.contextmanager
+    def admitted(self) -> Iterator[None]:
+        """Count a connection of another wire (`/sidecar`) while it lasts. Raises `TooManyClients`."""
+        if len(self) >= self.limits.max_clients:
+            raise TooManyClients
+        self._others += 1
+        try:
+            yield
+        finally:
+            self._others -= 1
 
     async def open(self, sink: ByteSink, bind: BindAcp, *, transport: str, on_end: Callable[[], None]) -> AcpConnection:
         """A new, started connection. Raises `TooManyClients`."""
-        if len(self._connections) >= self.limits.max_clients:
+        if len(self) >= self.limits.max_clients:
             raise TooManyClients
         connection_id = uuid.uuid4().hex
         client = self.hub.client(ClientInfo(f"acp-{connection_id[:8]}", transport=transport))
