@@ -116,7 +116,8 @@ async def test_closing_ends_every_attachment_and_the_index_keeps_it(tmp_path: Pa
         await reading
         assert hub.session(attachment.id).activity is Activity.ENDED
     assert stat.S_IMODE((tmp_path / "hub").stat().st_mode) == 0o700
-    assert stat.S_IMODE((tmp_path / "hub" / "sessions.json").stat().st_mode) == 0o600
+    assert stat.S_IMODE((tmp_path / "hub" / "sessions").stat().st_mode) == 0o700
+    assert stat.S_IMODE((tmp_path / "hub" / "sessions" / f"{attachment.id}.json").stat().st_mode) == 0o600
     [entry] = state.read_index()
     assert entry.ended and entry.agent == "mock"
     async with Hub.start(mock=TURN, state=state) as again:

@@ -11,11 +11,17 @@
 A session ends only when a client closes it or its agent ends it. Clients are `HubClient`s: each remembers what it
 attached to, so a client that goes away (a closed socket) detaches from everything at once; a client that owns its
 sessions (a stdio face: the session lives as long as its one client) closes them instead.
+
+With a state folder (`HubState`), every session is in the folder's index, and a session of an earlier run (or of
+another process sharing the folder, once it let go) is `resume`d by its agent's resume token under the same id:
+
+        session = await hub.resume("s3")     # the agent opened again with OpenOptions(resume=token)
+        attachment = client.attach("s3")
 """
 
 from __future__ import annotations
 
-import itertools
+import asyncio
 import logging
 import os
 from collections.abc import AsyncIterator
@@ -24,11 +30,12 @@ from typing import Any
 
 from omniagent.hub.log import DEFAULT_RETENTION
 from omniagent.hub.session import Attachment, ClientInfo, History, HubSession, Role
-from omniagent.hub.state import HubState, IndexEntry
+from omniagent.hub.state import HubState, IndexEntry, SessionHeld
 from omniagent.protocols.sidecar.commands import AgentRef
-from omniagent.runtime.errors import UnknownSession
+from omniagent.runtime.errors import ResumeFailed, UnknownSession
 from omniagent.runtime.options import OpenOptions
 from omniagent.runtime.runtime import MockScript, Runtime
+from omniagent.runtime.session import Session
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +48,9 @@ class Hub:
         self._state = state
         self._retention = retention
         self._sessions: dict[str, HubSession] = {}
-        self._past = {entry.id: entry for entry in state.read_index()} if state is not None else {}
+        self._indexed: set[str] = set()  # the sessions whose entries this hub writes (their ids are held here)
+        self._earlier: dict[str, IndexEntry] = {}  # a resumed session's entry of the run that opened it
+        self._resuming: dict[str, asyncio.Lock] = {}
 
     @classmethod
     @asynccontextmanager
@@ -53,11 +62,10 @@ class Hub:
         retention: int = DEFAULT_RETENTION,
         env: Any = None,
     ) -> AsyncIterator[Hub]:
-        """A hub over a runtime of its own; leaving closes every session. Session ids continue the index's
-        numbering, so a session of an earlier run keeps its id in listings."""
-        first = 1 + max((_number(entry.id) for entry in state.read_index()), default=0) if state is not None else 1
-        ids = (f"s{n}" for n in itertools.count(first))
-        async with Runtime(mock=mock, env=env, session_ids=ids) as runtime:
+        """A hub over a runtime of its own; leaving closes every session. With `state`, session ids are claimed in
+        its folder (`s<n>`, the next free), so they stay unique across the hub's restarts and the processes sharing
+        the folder."""
+        async with Runtime(mock=mock, env=env) as runtime:
             hub = cls(runtime, state=state, retention=retention)
             try:
                 yield hub
@@ -68,17 +76,54 @@ class Hub:
         self, agent: AgentRef, directory: str | os.PathLike[str], options: OpenOptions | None = None
     ) -> HubSession:
         """Launch `agent` in `directory` and keep the session. Raises what `Runtime.open` raises."""
-        session = await self.runtime.open(agent, directory, options)
-        kept = HubSession(
-            session,
-            agent=session.info().agent.id,
-            directory=os.fspath(directory),
-            retention=self._retention,
-            on_change=self._changed,
-        )
-        self._sessions[kept.id] = kept
-        self._save()
-        return kept
+        session_id = self._claim()
+        try:
+            session = await self.runtime.open(agent, directory, options, session_id=session_id)
+        except BaseException:
+            if session_id is not None:
+                assert self._state is not None
+                self._state.release(session_id, forget=True)
+            raise
+        return self._keep(session, os.fspath(directory), indexed=session_id is not None)
+
+    async def resume(self, session_id: str, options: OpenOptions | None = None) -> HubSession:
+        """The session `session_id`: one of this hub's life as it is (ended or not), else one of the index (an
+        earlier run's, or another process's that let it go) opened again by its agent with its resume token, in its
+        directory, under the same id, and kept like a session `open` made (its events are new: the hub's log of the
+        earlier run is gone). `options` are the open options besides the token (MCP servers, permission mode).
+
+        Raises: `UnknownSession` (neither live here nor in the index), `ResumeFailed` (the entry kept no resume
+        token, another process holds the session, or the agent refused the token), and what `Runtime.open` raises.
+        """
+        found = self._sessions.get(session_id)
+        if found is not None:
+            return found
+        if self._state is None or self._state.read_entry(session_id) is None:
+            raise UnknownSession(session_id)
+        # Two clients resuming one session at once get one session (a lock per index entry, never per any id asked).
+        async with self._resuming.setdefault(session_id, asyncio.Lock()):
+            found = self._sessions.get(session_id)
+            if found is not None:
+                return found
+            entry = self._state.read_entry(session_id)
+            if entry is None:
+                raise UnknownSession(session_id)
+            if entry.resume_token is None:
+                raise ResumeFailed(f"{session_id} kept no resume token (its agent cannot resume it)")
+            try:
+                self._state.hold(session_id)
+            except SessionHeld:
+                raise ResumeFailed(f"{session_id} is open in another process sharing the hub's folder") from None
+            except OSError as exc:
+                raise ResumeFailed(f"the hub's folder is not writable ({exc.strerror or type(exc).__name__})") from None
+            try:
+                chosen = (options or OpenOptions()).changed(resume=entry.resume_token)
+                session = await self.runtime.open(entry.agent, entry.directory, chosen, session_id=session_id)
+            except BaseException:
+                self._state.release(session_id)
+                raise
+            self._earlier[session_id] = entry
+            return self._keep(session, entry.directory, indexed=True, created_at=entry.created_at)
 
     def session(self, session_id: str) -> HubSession:
         """A session of this hub's life (ended ones included). Raises: `UnknownSession`."""
@@ -92,8 +137,12 @@ class Hub:
         return list(self._sessions.values())
 
     def past(self) -> list[IndexEntry]:
-        """Sessions of earlier runs of this hub (from the index): ended, resumable when they kept a resume token."""
-        return [entry for entry_id, entry in self._past.items() if entry_id not in self._sessions]
+        """The index's sessions that are not of this hub's life (read now): earlier runs' (`ended`, or not when
+        their process died), and those of other processes sharing the folder. `resume` reopens one that kept a
+        resume token and no other process holds."""
+        if self._state is None:
+            return []
+        return [entry for entry in self._state.read_index() if entry.id not in self._sessions]
 
     def client(self, info: ClientInfo, *, owns_sessions: bool = False) -> HubClient:
         """A client's handle. `owns_sessions`: leaving closes the sessions it opened (a stdio face's one client)."""
@@ -103,29 +152,58 @@ class Hub:
         """Close every session."""
         for session in list(self._sessions.values()):
             await session.close()
-        self._save()
+        if self._state is not None:
+            self._state.release_all()
+
+    def _claim(self) -> str | None:
+        """A session id claimed in the state folder; None (the runtime numbers it) without one, or when the folder
+        cannot be written (the session is then not indexed)."""
+        if self._state is None:
+            return None
+        try:
+            return self._state.claim()
+        except OSError as exc:
+            log.warning("could not claim a session id in the index: %s", exc.strerror or type(exc).__name__)
+            return None
+
+    def _keep(self, session: Session, directory: str, *, indexed: bool, created_at: float | None = None) -> HubSession:
+        kept = HubSession(
+            session,
+            agent=session.info().agent.id,
+            directory=directory,
+            retention=self._retention,
+            on_change=self._changed,
+            created_at=created_at,
+        )
+        self._sessions[kept.id] = kept
+        if indexed:
+            self._indexed.add(kept.id)
+        self._save(kept)
+        return kept
 
     def _changed(self, session: HubSession) -> None:
-        if session.closed:
-            self._save()
+        if session.closed and session.id in self._indexed:
+            self._save(session)
+            self._indexed.discard(session.id)
+            assert self._state is not None
+            self._state.release(session.id)
 
-    def _save(self) -> None:
-        if self._state is None:
+    def _save(self, session: HubSession) -> None:
+        if self._state is None or session.id not in self._indexed:
             return
-        entries = dict(self._past)
-        for session in self._sessions.values():
-            info = session.info()
-            entries[session.id] = IndexEntry(
-                id=session.id,
-                agent=session.agent,
-                directory=session.directory,
-                created_at=session.created_at,
-                title=info.title,
-                resume_token=info.resume_token,
-                ended=session.closed,
-            )
+        info = session.info()
+        earlier = self._earlier.get(session.id)
+        entry = IndexEntry(
+            id=session.id,
+            agent=session.agent,
+            directory=session.directory,
+            created_at=session.created_at,
+            title=info.title or (earlier.title if earlier is not None else None),
+            resume_token=info.resume_token or (earlier.resume_token if earlier is not None else None),
+            ended=session.closed,
+        )
         try:
-            self._state.write_index(list(entries.values()))
+            self._state.write_entry(entry)
         except OSError as exc:
             log.warning("could not write the session index: %s", exc.strerror or type(exc).__name__)
 
@@ -147,6 +225,16 @@ class HubClient:
         session = await self.hub.open(agent, directory, options)
         self._opened.append(session)
         return self._keep(session.attach(self.info, Role.CONTROLLER, after=0))
+
+    async def resume(self, session_id: str, options: OpenOptions | None = None) -> HubSession:
+        """`Hub.resume`: the session live (a session of the index opened again by its agent), to `attach` to; one
+        this resumes is the client's as one it opened (closed when it leaves, when it owns its sessions).
+        Raises what `Hub.resume` raises."""
+        live = session_id in self.hub._sessions
+        session = await self.hub.resume(session_id, options)
+        if not live:
+            self._opened.append(session)
+        return session
 
     def attach(
         self,
@@ -182,8 +270,3 @@ class HubClient:
     def _keep(self, attachment: Attachment) -> Attachment:
         self._attachments[attachment.id] = attachment
         return attachment
-
-
-def _number(session_id: str) -> int:
-    digits = session_id[1:]
-    return int(digits) if session_id.startswith("s") and digits.isdigit() else 0

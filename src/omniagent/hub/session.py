@@ -84,11 +84,13 @@ class HubSession:
         directory: str,
         retention: int = DEFAULT_RETENTION,
         on_change: Callable[[HubSession], None] | None = None,
+        created_at: float | None = None,
     ) -> None:
         self._session = session
         self.agent = agent
         self.directory = directory
-        self.created_at = time.time()
+        # A resumed session keeps the time it was first opened (a later process resumes it).
+        self.created_at = created_at if created_at is not None else time.time()
         self.log = EventLog(retention)
         self._attachments: dict[int, Attachment] = {}
         self._open_requests: dict[str, Event] = {}  # request id → its RequestOpened event, while it waits

@@ -70,6 +70,7 @@ from omniagent.runtime.errors import (
     AuthRequired,
     HandshakeTimeout,
     InvalidConfiguration,
+    InvalidRequest,
     NotInstalled,
     ProtocolFailed,
     SessionClosed,
@@ -223,23 +224,31 @@ class Runtime:
         agent: AgentRef,
         directory: str | os.PathLike[str],
         options: OpenOptions | None = None,
+        *,
+        session_id: str | None = None,
         **changes: Any,
     ) -> Session:
         """Launch the agent and open a session in `directory`, with `options` (and any option named in
-        `changes`, e.g. `resume=token`; None keeps the default).
+        `changes`, e.g. `resume=token`; None keeps the default). `session_id` names the session (the hub's ids are
+        claimed in its folder; a session resumed by a later hub keeps its id); default: the next of `session_ids`.
 
         Raises: `NotInstalled`, `SpawnFailed`, `HandshakeTimeout`, `AuthRequired`, `ResumeFailed`,
-        `InvalidConfiguration`, `UnsupportedFeature`, `ProtocolFailed`.
+        `InvalidConfiguration`, `UnsupportedFeature`, `ProtocolFailed`, `InvalidRequest` (`session_id` names a
+        session of this runtime that is still open).
         """
+        if session_id is not None:
+            known = self._sessions.get(session_id)
+            if known is not None and not known.closed:
+                raise InvalidRequest(f"session {session_id} is open already")
         chosen = (options or OpenOptions()).changed(**changes)
         installation = await self.resolve(agent)
         request = d.ConnectRequest(installation=installation, directory=_absolute(directory), **option_values(chosen))
-        return await self._open(request, register=True)
+        return await self._open(request, register=True, session_id=session_id)
 
-    async def _open(self, request: d.ConnectRequest, *, register: bool) -> Session:
+    async def _open(self, request: d.ConnectRequest, *, register: bool, session_id: str | None = None) -> Session:
         """Open a session; `register` keeps it findable by id (throwaway probe/generate sessions are not)."""
         adapter = self._adapter(request.installation)
-        session_id = next(self._ids)
+        session_id = session_id if session_id is not None else next(self._ids)
         placeholder = SessionInfo(
             id=session_id,
             agent=request.installation,

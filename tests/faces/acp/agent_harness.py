@@ -81,8 +81,10 @@ def agent_argv(data_dir: Path, log: Path) -> list[str]:
 
 
 def hub_agent_argv(agent: str, log: Path) -> list[str]:
-    """`omniagent acp --agent AGENT` (any agent through the hub), behind the tap that logs every line to `log`."""
-    return [sys.executable, str(TAP), str(log), "--", sys.executable, "-m", "omniagent", "acp", "--agent", agent]
+    """`omniagent acp --agent AGENT` (any agent through the hub), behind the tap that logs every line to `log`; its
+    data dir (the hub's session index) is `hub-data` beside the log."""
+    face = ["-m", "omniagent", "acp", "--agent", agent, "--data-dir", str(log.parent / "hub-data")]
+    return [sys.executable, str(TAP), str(log), "--", sys.executable, *face]
 
 
 def agent_env() -> dict[str, str]:

@@ -40,20 +40,18 @@ PROMPTS: Mapping[conformance.Turn, str] = {
     "short": "Reply with the single word: hello.",
     "long": f"Count from 1 to 100000, one number per line ({LONG}).",
 }
-# What the hub's ACP face advertises (init.negotiates compares these with its initialize answers). Over stdio the
-# sessions end with the process, so v1 offers neither load nor resume; a hub server's sessions outlive a
-# connection, so its face offers both. v2's `capabilities.session` opens the whole baseline (resume included).
+# What the hub's ACP face advertises (init.negotiates compares these with its initialize answers). Over stdio a
+# later connection is a later process, which resumes the session by its agent's resume token (the hub's session
+# index in the data dir); the hub keeps events in memory, so that process has none of the conversation to replay,
+# and v1 offers resume but not load (which promises the conversation). A hub server's own sessions outlive a
+# connection with their events, so its face offers both. v2's `capabilities.session` opens the whole baseline.
 _V2 = frozenset({"session", "list", "resume", "close", "embeddedContext"})
-STDIO_CAPABILITIES: Mapping[int, frozenset[str]] = {1: frozenset({"list", "close", "embeddedContext"}), 2: _V2}
-SERVER_CAPABILITIES: Mapping[int, frozenset[str]] = {1: STDIO_CAPABILITIES[1] | {"load", "resume"}, 2: _V2}
+_V1 = frozenset({"list", "resume", "close", "embeddedContext"})
+STDIO_CAPABILITIES: Mapping[int, frozenset[str]] = {1: _V1, 2: _V2}
+SERVER_CAPABILITIES: Mapping[int, frozenset[str]] = {1: STDIO_CAPABILITIES[1] | {"load"}, 2: _V2}
 # Checks the stdio face fails today, by (version, check id), and why. Strict: one that passes fails the run, so the
 # entry goes once the gap is closed.
-KNOWN_GAPS_STDIO: Mapping[tuple[int, str], str] = {
-    (2, "session.resume"): (
-        "the v2 session baseline includes resume on a later connection, but a stdio face's hub sessions end with its "
-        "process (resuming would need the hub to keep them, with the agents' resume tokens, across processes)"
-    ),
-}
+KNOWN_GAPS_STDIO: Mapping[tuple[int, str], str] = {}
 
 
 def scenario() -> dict[str, Any]:
@@ -122,10 +120,12 @@ async def world_of(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[tuple[Path, dict[str, str]]]:
     """The agent's world (its fake LLM, HOME and launcher), once for all of its checks: its work dir and the
-    environment `omniagent acp --agent` runs in."""
+    environment `omniagent acp --agent` runs in (a data dir of its own: the hub's session index, which a later
+    process reads to resume a session)."""
     agent = str(request.param)
-    async with agent_world(agent, tmp_path_factory.mktemp(agent), scenario()) as world:
-        yield world.work, world.runtime_env
+    root = tmp_path_factory.mktemp(agent)
+    async with agent_world(agent, root, scenario()) as world:
+        yield world.work, {**world.runtime_env, "OMNIAGENT_DATA_DIR": str(root / "omniagent-data")}
 
 
 @pytest.mark.asyncio(loop_scope="module")
@@ -160,8 +160,8 @@ def test_each_agent_runs_mandatory_in_both_versions_and_together_every_tier_and_
 
 
 # The hub's network `/acp`, through `omniagent acp --hub URL` (the stdio bridge to its WebSocket): the same checks
-# against a real `omniagent hub` serving Codex. Its sessions outlive a connection, so it advertises load and resume,
-# and the v2 resume check that the stdio face cannot pass passes here.
+# against a real `omniagent hub` serving Codex. Its sessions outlive a connection with their events, so it advertises
+# v1 load too.
 HUB_CASES = cases("hub-codex", SERVER_CAPABILITIES, {}, ALL_TIERS)
 
 

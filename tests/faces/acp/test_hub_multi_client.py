@@ -178,3 +178,35 @@ async def test_two_controllers_prompt_by_the_turn_rules_and_see_each_others_conf
         assert answer["result"] == {"stopReason": "end_turn"}
         # Queued: the second prompt's own turn ran before its answer; steered: it ended with the first turn.
         assert ("second" in _texts(second.seen)) is not steer
+
+
+def _option_updates(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [p["update"] for p in updates_of(messages) if p["update"]["sessionUpdate"] == "config_option_update"]
+
+
+def _model(options: list[dict[str, Any]]) -> Any:
+    return next(option["currentValue"] for option in options if option["id"] == "model")
+
+
+async def test_a_load_tells_the_options_in_its_answer_and_after_it_only_their_changes(tmp_path: Path) -> None:
+    """The answer to a load carries the session's options as they are: neither the replay nor what follows repeats
+    them (an agent just resumed reports them again as it settles); a later change is told."""
+    async with Hub.start(mock=Runtime.load_mock("configure")) as hub, acp_server(hub) as connect:
+        first, second = await connect(), await connect()
+        await first.request(0, "initialize", {"protocolVersion": 1})
+        session_id = (await first.request(1, "session/new", {"cwd": str(tmp_path), "mcpServers": []}))["result"][
+            "sessionId"
+        ]
+        configure = {"sessionId": session_id, "configId": "model", "value": "opus"}
+        await first.request(2, "session/set_config_option", configure)
+        await first.until(lambda m: bool(_option_updates([m])))
+
+        await second.request(0, "initialize", {"protocolVersion": 1})
+        loaded = await second.request(
+            1, "session/load", {"sessionId": session_id, "cwd": str(tmp_path), "mcpServers": []}
+        )
+        assert _model(loaded["result"]["configOptions"]) == "opus"
+        await first.request(3, "session/set_config_option", configure | {"value": "sonnet"})
+        told = await second.until(lambda m: bool(_option_updates([m])))
+        assert _model(_option_updates([told])[0]["configOptions"]) == "sonnet"
+        assert _option_updates(second.seen[: second.seen.index(told)]) == []

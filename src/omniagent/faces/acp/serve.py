@@ -40,7 +40,7 @@ def run_acp(
         print("omniagent acp: --session and --token go with --hub URL", file=sys.stderr)
         return 2
     if agent is not None:
-        return _run_hub(agent, mock)
+        return _run_hub(agent, mock, data_dir)
     greeted = Handshake(data_dir)
     try:
         prelude = answer_first_request(STRICT, {"initialize": greeted.initialize})
@@ -54,7 +54,7 @@ def run_acp(
         return 130
 
 
-def _run_hub(agent: str, mock: str | None) -> int:
+def _run_hub(agent: str, mock: str | None, data_dir: Path | None) -> int:
     from omniagent.logs import configure, face_logger
 
     configure("acp")
@@ -70,6 +70,6 @@ def _run_hub(agent: str, mock: str | None) -> int:
     from omniagent.faces.acp.hub.serve import serve_hub_acp
 
     try:
-        return serve_hub_acp(agent, script)
+        return serve_hub_acp(agent, script, data_dir)
     except KeyboardInterrupt:
         return 130

@@ -9,7 +9,11 @@ Decisions (docs/acp.md, "Any agent through the hub"):
 - `session/new` opens a session of the connection's default agent, or of `_meta.omniagent.agent` when the params
   name one (an id of `omniagent agents`); the client is its controller. `mcpServers` become the session's MCP servers.
 - `session/load` (v1) and `session/resume` with `replayFrom: {type: "start"}` (v2) attach to a hub session as its
-  controller and replay its kept events before answering; a plain `session/resume` attaches without replay.
+  controller and replay its kept events before answering; a plain `session/resume` attaches without replay. A
+  session the hub has only in its index (an earlier process's) is first resumed by its agent (`Hub.resume`: its
+  resume token, its directory, the same id; the request's `mcpServers` as its MCP servers); its kept events are
+  then only those since (the hub keeps events in memory), so a face whose sessions are all of earlier processes (a
+  stdio face, one process per connection) does not advertise v1 `loadSession`, which promises the conversation.
 - The multi-client extension (ACP's draft RFD "multi-client session attach"): `session/attach {sessionId, role:
   controller|observer, historyPolicy: full|pending_only|none, after?}` (`after`: the last sequence the client has;
   it wins over `historyPolicy`) replays, answers, then follows live; `session/detach {sessionId}` stops following
@@ -47,6 +51,7 @@ from omniagent.hub.session import Attachment, History, Role
 from omniagent.protocols.acp import methods, v2
 from omniagent.protocols.acp.methods import ValidationError
 from omniagent.protocols.acp.versions import SPECS, VersionSpec
+from omniagent.protocols.sidecar.agents import SessionInfo
 from omniagent.protocols.sidecar.commands import HttpMcp, McpServer, SseMcp, StdioMcp
 from omniagent.runtime.errors import (
     AgentError,
@@ -54,6 +59,7 @@ from omniagent.runtime.errors import (
     InvalidConfiguration,
     InvalidRequest,
     NotInstalled,
+    ResumeFailed,
     UnknownSession,
     UnsupportedFeature,
 )
@@ -78,6 +84,7 @@ _OPERATIONS = ("new", "load", "resume", "close", "list", "prompt", "set_mode", "
 _ERRORS: list[tuple[type[AgentError], int]] = [
     (UnknownSession, RESOURCE_NOT_FOUND),
     (InvalidRequest, INVALID_REQUEST),
+    (ResumeFailed, INVALID_REQUEST),
     (InvalidConfiguration, INVALID_PARAMS),
     (UnsupportedFeature, INVALID_PARAMS),
     (NotInstalled, INVALID_PARAMS),
@@ -100,8 +107,9 @@ class HubAcpConnection:
     `default_agent` is the agent `session/new` opens unless its params name another (`_meta.omniagent.agent`).
     `attach_to` names a hub session the connection's first `session/new` joins instead of opening one (controller,
     its whole kept history after the answer): how an editor that only knows `session/new` joins a session.
-    `sessions_outlive` says whether the hub's sessions outlive the connection (a hub server's do; a stdio face's end
-    with its process, so v1 does not advertise load and resume, which a client would try on a later connection).
+    `advertise_load` says whether v1 advertises `session/load` (served whatever): a hub server's connection loads
+    the sessions it keeps, with their events; a stdio face's later connection is a later process, which resumes the
+    session with none of the earlier process's events to replay.
     """
 
     def __init__(
@@ -111,13 +119,13 @@ class HubAcpConnection:
         *,
         default_agent: str,
         attach_to: str | None = None,
-        sessions_outlive: bool = True,
+        advertise_load: bool = True,
     ) -> None:
         self.peer = peer
         self.client = client
         self.default_agent = default_agent
         self._attach_to = attach_to
-        self._sessions_outlive = sessions_outlive
+        self._advertise_load = advertise_load
         self._spec: VersionSpec | None = None
         self._elicits = False
         self._followers: dict[str, Follower] = {}
@@ -141,7 +149,7 @@ class HubAcpConnection:
         if self._spec is None:
             self._spec = SPECS[version]
             self._elicits = handshake.client_elicits(params)
-        return initialize_result(self.shapes, sessions_outlive=self._sessions_outlive)
+        return initialize_result(self.shapes, load=self._advertise_load)
 
     # --- routing ---------------------------------------------------------------------------------------------------
 
@@ -200,7 +208,7 @@ class HubAcpConnection:
 
     def _answered(self, attachment: Attachment, *, seen: bool) -> dict[str, Any]:
         """A `session/new` answer for `attachment`; its events follow the answer."""
-        follower = self._follow(attachment, catch_up=False, seen=seen)
+        follower = self._follow(attachment, catch_up=False, seen=attachment.info() if seen else None)
         follower.hold()
         follower.start()
         try:
@@ -211,12 +219,21 @@ class HubAcpConnection:
             follower.release_soon()
 
     async def _load(self, params: dict[str, Any]) -> dict[str, Any]:
-        return await self._attach_and_answer(str(params.get("sessionId")), Role.CONTROLLER, History.FULL, None)
+        session_id = await self._resumed(params)
+        return await self._attach_and_answer(session_id, Role.CONTROLLER, History.FULL, None)
 
     async def _resume(self, params: dict[str, Any]) -> dict[str, Any]:
+        session_id = await self._resumed(params)
         replay = params.get("replayFrom")
         history = History.FULL if isinstance(replay, dict) and replay.get("type") == "start" else History.NONE
-        return await self._attach_and_answer(str(params.get("sessionId")), Role.CONTROLLER, history, None)
+        return await self._attach_and_answer(session_id, Role.CONTROLLER, history, None)
+
+    async def _resumed(self, params: dict[str, Any]) -> str:
+        """The session a load or resume names, live in the hub (resumed by its agent when only the index has it)."""
+        session_id = str(params.get("sessionId"))
+        options = OpenOptions(mcp_servers=mcp_servers(params.get("mcpServers")))
+        await self.client.resume(session_id, options)
+        return session_id
 
     async def _attach(self, params: dict[str, Any]) -> dict[str, Any]:
         session_id = params.get("sessionId")
@@ -240,7 +257,10 @@ class HubAcpConnection:
     ) -> dict[str, Any]:
         await self._unfollow(session_id)
         attachment = self.client.attach(session_id, role, after=after, history=history)
-        follower = self._follow(attachment, catch_up=True)
+        # The answer tells the session's options as they are now: the replay and what follows the answer tell them
+        # again only where they differ (an agent just resumed reports its options as it settles, after the answer).
+        # Not its title, which the answer does not carry: the replay tells it.
+        follower = self._follow(attachment, catch_up=True, seen=replace(attachment.info(), title=None))
         follower.start()
         try:
             await follower.caught_up()
@@ -277,8 +297,13 @@ class HubAcpConnection:
             when = newest[-1].occurred_at.secs_since_epoch if newest else session.created_at
             infos.append(_listed(session.id, session.directory, info.title, session.agent, when, extra))
         for entry in self.client.hub.past():
-            ended = {"activity": "ended", "ended": True}
-            infos.append(_listed(entry.id, entry.directory, entry.title, entry.agent, entry.created_at, ended))
+            # Not ended: open in another process sharing the hub's folder, or its process died with it open.
+            extra = {
+                "activity": "ended" if entry.ended else "elsewhere",
+                "ended": entry.ended,
+                "resumable": entry.resume_token is not None,
+            }
+            infos.append(_listed(entry.id, entry.directory, entry.title, entry.agent, entry.created_at, extra))
         return {"sessions": [i for i in infos if cwd is None or i["cwd"] == cwd]}
 
     def _described(self, attachment: Attachment) -> dict[str, Any]:
@@ -387,14 +412,14 @@ class HubAcpConnection:
         except UnknownSession:
             return True
 
-    def _follow(self, attachment: Attachment, *, catch_up: bool, seen: bool = False) -> Follower:
+    def _follow(self, attachment: Attachment, *, catch_up: bool, seen: SessionInfo | None = None) -> Follower:
         follower = Follower(
             self.peer,
             self.shapes,
             attachment,
             elicits=self._elicits,
             catch_up=catch_up,
-            seen=attachment.info() if seen else None,
+            seen=seen,
             on_end=self._ended,
         )
         self._followers[attachment.id] = follower
@@ -434,10 +459,9 @@ class HubAcpConnection:
         await self.client.aclose()
 
 
-def initialize_result(shapes: Shapes, *, sessions_outlive: bool = True) -> dict[str, Any]:
-    """The `initialize` answer: list/close, load/resume where sessions outlive the connection (v2's session baseline
-    has resume whatever), and the attach extension; no auth methods (each agent logs in its own way: `omniagent
-    agents` tells how)."""
+def initialize_result(shapes: Shapes, *, load: bool = True) -> dict[str, Any]:
+    """The `initialize` answer: list/close/resume (v2: the session baseline), v1 load when `load`, and the attach
+    extension; no auth methods (each agent logs in its own way: `omniagent agents` tells how)."""
     info = {"name": handshake.AGENT_NAME, "title": handshake.AGENT_NAME, "version": __version__}
     roles, policies = [r.value for r in Role], [h.value for h in History]
     if shapes.state_updates:
@@ -445,12 +469,10 @@ def initialize_result(shapes: Shapes, *, sessions_outlive: bool = True) -> dict[
         attach = {"roles": roles, "historyPolicies": policies, "after": {}}
         session = {"prompt": {"embeddedContext": {}}, "mcp": {"stdio": {}, "http": {}}, "attach": attach}
         return {"protocolVersion": 2, "info": info, "capabilities": {"session": session}, "authMethods": []}
-    sessions: dict[str, Any] = {"list": {}, "close": {}}
-    if sessions_outlive:
-        sessions["resume"] = {}
+    sessions: dict[str, Any] = {"list": {}, "close": {}, "resume": {}}
     sessions["attach"] = {"roles": roles, "historyPolicies": policies, "after": True}
     capabilities = {
-        "loadSession": sessions_outlive,
+        "loadSession": load,
         "promptCapabilities": {"embeddedContext": True},
         "mcpCapabilities": {"http": True, "sse": False},
         "sessionCapabilities": sessions,

@@ -1,7 +1,9 @@
 """`omniagent acp --agent ID`: any agent as an ACP agent on stdin/stdout, through an in-process hub.
 
-One process = one hub (no state folder: nothing outlives the process) = one client, which owns its sessions: `ID`
-is the agent `session/new` opens (Claude Code, Codex, pi, opencode, an ACP agent, or `mock` with `--mock SCRIPT`).
+One process = one hub = one client, which owns its sessions: `ID` is the agent `session/new` opens (Claude Code,
+Codex, pi, opencode, an ACP agent, or `mock` with `--mock SCRIPT`). The hub's state folder is the network hub's,
+`hub/` in the engine's data dir (`--data-dir`), shared by every such process: a session gets an id no other process
+has, and a later process (an editor's next connection) resumes it by its agent's resume token under that id.
 Closing stdin ends the connection as it ends the engine face's (`faces/acp/connection.py`): every request already
 read is answered (a running turn is cancelled, so a waiting v1 `session/prompt` answers `cancelled`), the sessions
 close, the process exits 0; a write that finds stdout's reader gone ends it at once with 141.
@@ -11,12 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from pathlib import Path
 
-from omniagent.engine.config import STDIN_LIMIT
+from omniagent.engine.config import STDIN_LIMIT, engine_dirs
 from omniagent.faces.acp.hub.connection import HubAcpConnection
 from omniagent.faces.pipes import BrokenStdout, unless_reader_gone
 from omniagent.hub.hub import Hub
 from omniagent.hub.session import ClientInfo
+from omniagent.hub.state import HubState
 from omniagent.logs import face_logger
 from omniagent.runtime.errors import AgentError
 from omniagent.runtime.runtime import MockScript
@@ -30,18 +34,20 @@ SHUTDOWN_GRACE = 10.0
 _ROUND = 0.2
 
 
-def serve_hub_acp(agent: str, mock: MockScript | None) -> int:
+def serve_hub_acp(agent: str, mock: MockScript | None, data_dir: Path | None = None) -> int:
     """Serve until stdin closes; returns the exit code (0; 141 when stdout's reader went away, 1 when stdout broke
-    otherwise)."""
-    return asyncio.run(_serve(agent, mock))
+    otherwise). `data_dir`: the engine's data dir (else OMNIAGENT_DATA_DIR, else the user's), whose `hub/` folder
+    keeps the session index."""
+    return asyncio.run(_serve(agent, mock, HubState(engine_dirs(data_dir)[0] / "hub")))
 
 
-async def _serve(agent: str, mock: MockScript | None) -> int:
+async def _serve(agent: str, mock: MockScript | None, state: HubState) -> int:
     broken = BrokenStdout(face_logger("acp"))
-    async with Hub.start(mock=mock) as hub, open_stdio(limit=STDIN_LIMIT) as (reader, sink):
+    async with Hub.start(mock=mock, state=state) as hub, open_stdio(limit=STDIN_LIMIT) as (reader, sink):
         peer = Peer(reader, sink, dialect=STRICT, name="acp-agent", answer_after_eof=True, on_output_error=broken)
         client = hub.client(ClientInfo("stdio", transport="stdio"), owns_sessions=True)
-        connection = HubAcpConnection(peer, client, default_agent=agent, sessions_outlive=False)
+        # Every session this process loads is an earlier process's: resumed with none of its events to replay.
+        connection = HubAcpConnection(peer, client, default_agent=agent, advertise_load=False)
         try:
             async with peer:
                 await unless_reader_gone(peer.wait_closed(), broken.event)
