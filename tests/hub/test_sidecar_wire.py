@@ -18,7 +18,7 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
-from omniagent.testing import FakeLLMServer
+from omniagent.testing import FakeLLMServer, Reply, Scenario
 from tests.e2e.agents.harness import agent_world, tool_scenario
 from tests.e2e.sidecar_client import Sidecar
 from tests.hub.hub_process import ROOT, WAIT, RunningHub, WireClient, log_of, running_hub
@@ -270,7 +270,7 @@ async def test_a_reader_the_retention_left_behind_is_let_go_instead_of_given_a_g
     async with Hub.start(mock=Runtime.load_mock("chatter"), retention=4) as hub:
         owner = await hub.client(ClientInfo("owner")).open("mock", tmp_path)
         host = HubHost(hub.client(ClientInfo("slow")))
-        slow, attached = host.attach(Attach(id=1, session=owner.id, after=0))
+        slow, attached = await host.attach(Attach(id=1, session=owner.id, after=0))
         assert (attached.from_, attached.missed) == (1, 0)
         await owner.prompt("go")
         log = hub.session(owner.id).log
@@ -279,7 +279,7 @@ async def test_a_reader_the_retention_left_behind_is_let_go_instead_of_given_a_g
                 await log.pending().wait()
         assert [batch async for batch in host.follow(slow)] == []
         assert [client.client.name for client in hub.session(owner.id).clients] == ["owner"]
-        _, again = host.attach(Attach(id=2, session=owner.id, after=0))
+        _, again = await host.attach(Attach(id=2, session=owner.id, after=0))
         assert (again.from_, again.missed) == (5, 4)
         assert not hub.session(owner.id).closed
 
@@ -315,3 +315,25 @@ def _answer_in_chat(url: str, cwd: Path, env: dict[str, str]) -> None:
         chat.type(CTRL_D)
         chat.expect("detached")
         assert chat.wait() == 0
+
+
+async def test_attach_resumes_a_session_of_an_earlier_hub_run(tmp_path: Path) -> None:
+    """The hub stops; a later hub over the same data dir lists the session as past, and the sidecar's `attach`
+    opens it again by its agent's resume token under its id: the conversation goes on (our engine, fake LLM)."""
+    ws = workspace(tmp_path)
+    with FakeLLMServer(Scenario([Reply(text="first answer"), Reply(text="second answer")])) as llm:
+        env = child_env(tmp_path, llm)
+        async with running_hub(tmp_path / "hub", env=env) as hub, WireClient.connect(hub) as client:
+            session = (await client.ok("open", agent="omniagent", dir=str(ws)))["id"]
+            await client.ok("prompt", session=session, text="remember the word kumquat")
+            await client.until(lambda line: "TurnEnded" in str(line.get("event", {}).get("kind")))
+        async with running_hub(tmp_path / "hub", env=env) as hub, WireClient.connect(hub) as client:
+            [past] = [row for row in (await client.ok("list"))["sessions"] if row["id"] == session]
+            assert past["past"] is True
+            attached = await client.ok("attach", session=session)
+            assert attached["info"]["id"] == session
+            await client.ok("prompt", session=session, text="which word?")
+            ended = await client.until(lambda line: "TurnEnded" in str(line.get("event", {}).get("kind")))
+            assert ended["event"]["session_id"] == session
+        second = llm.requests[-1].body
+    assert "kumquat" in json.dumps(second)  # the resumed conversation reached the model

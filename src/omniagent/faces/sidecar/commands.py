@@ -98,8 +98,9 @@ class SessionHost(Protocol):
         """A new session for this wire. Raises what `Runtime.open` raises."""
         ...
 
-    def attach(self, command: Attach) -> tuple[SessionHandle, Attached]:
-        """Follow a session that exists already; the reply says what the replay covers."""
+    async def attach(self, command: Attach) -> tuple[SessionHandle, Attached]:
+        """Follow a session that exists already (one of an earlier run of the hub resumed first); the reply says
+        what the replay covers."""
         ...
 
     def detach(self, session_id: str) -> None:
@@ -134,7 +135,7 @@ class RuntimeHost:
     async def open(self, command: Open) -> SessionHandle:
         return await self._runtime.open(command.agent, command.dir, OpenOptions.from_wire(command))
 
-    def attach(self, command: Attach) -> tuple[SessionHandle, Attached]:
+    async def attach(self, command: Attach) -> tuple[SessionHandle, Attached]:
         raise _needs_a_hub(command.cmd)
 
     def detach(self, session_id: str) -> None:
@@ -167,6 +168,7 @@ class Sidecar:
         self._eof = False
         self._forwarders: set[asyncio.Task[None]] = set()
         self._following: dict[str, asyncio.Task[None]] = {}  # session id → the forwarder of its events
+        self._attaching: set[str] = set()  # sessions an `attach` of this wire is resuming or attaching to
         # Sessions this wire opened or attached to (ended ones kept, §4). The runtime also holds probe/generate
         # throwaways, which an app never opened: their ids must answer UnknownSession.
         self._sessions: dict[str, SessionHandle] = {}
@@ -227,7 +229,7 @@ class Sidecar:
                 await self._open(command)
                 return
             if isinstance(command, Attach):
-                self._attach(command)
+                await self._attach(command)
                 return
             reply = ReplyLine(id=command.id, ok=await self._run(command))
         except AgentError as error:
@@ -244,13 +246,20 @@ class Sidecar:
             # G5: an open that finished after EOF is left at once (closed, or detached from); its `closed` appears.
             await self._host.leave()
 
-    def _attach(self, command: Attach) -> None:
-        following = self._following.get(command.session)
-        if following is not None and not following.done():
-            # A second forwarder would break G4 (`closed` once, nothing after it) for the first.
-            raise InvalidRequest(f"this client follows session {command.session} already (detach first)")
-        session, attached = self._host.attach(command)
+    async def _attach(self, command: Attach) -> None:
+        self._not_following(command.session)
+        self._attaching.add(command.session)  # resuming a session takes a while: a second attach must wait its turn
+        try:
+            session, attached = await self._host.attach(command)
+        finally:
+            self._attaching.discard(command.session)
         self._start(session, ReplyLine(id=command.id, ok=attached.dump()))
+
+    def _not_following(self, session_id: str) -> None:
+        following = self._following.get(session_id)
+        if session_id in self._attaching or (following is not None and not following.done()):
+            # A second forwarder would break G4 (`closed` once, nothing after it) for the first.
+            raise InvalidRequest(f"this client follows session {session_id} already (detach first)")
 
     def _start(self, session: SessionHandle, reply: ReplyLine) -> None:
         self._sessions[session.id] = session

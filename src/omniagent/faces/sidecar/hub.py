@@ -42,7 +42,8 @@ class HubHost:
     async def open(self, command: Open) -> SessionHandle:
         return await self._client.open(command.agent, command.dir, OpenOptions.from_wire(command))
 
-    def attach(self, command: Attach) -> tuple[SessionHandle, Attached]:
+    async def attach(self, command: Attach) -> tuple[SessionHandle, Attached]:
+        await self._client.resume(command.session)  # live: as it is; of an earlier run: opened again by its agent
         attachment = self._client.attach(
             command.session, Role(command.role.value), after=command.after, history=History(command.history.value)
         )
