@@ -40,7 +40,12 @@ async def relay(endpoint: str, token: str) -> int:
 
     broken = BrokenStdout(log)
     try:
-        hub = await connect(endpoint, additional_headers={"Authorization": f"Bearer {token}"}, max_size=MAX_LINE_BYTES)
+        hub = await connect(
+            endpoint,
+            additional_headers={"Authorization": f"Bearer {token}"},
+            max_size=MAX_LINE_BYTES,
+            compression=None,  # many small messages: deflate would cost the hub more than it saves on loopback
+        )
     except InvalidStatus as exc:
         log.error("the hub refused the connection: HTTP %s", exc.response.status_code)
         return 1
