@@ -86,33 +86,29 @@ async def test_an_editor_joins_a_session_opened_elsewhere_and_answers_its_permis
         assert listed["activity"] != "ended"
 
 
-async def test_without_a_token_the_bridge_says_so_and_exits_1(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "OMNIAGENT_HUB_TOKEN"}
-    env |= {"PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}", "XDG_DATA_HOME": str(tmp_path / "empty")}
+async def _refused(env: dict[str, str], *args: str) -> tuple[int | None, bytes, bytes]:
+    """Run `omniagent acp ARGS` with nothing on stdin to its end: (exit code, stdout, stderr)."""
     proc = await asyncio.create_subprocess_exec(
-        *[sys.executable, "-m", "omniagent", "acp", "--hub", "http://127.0.0.1:9"],
+        *[sys.executable, "-m", "omniagent", "acp", *args],
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
-        env=env,
+        env=env | {"PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"},
     )
     async with asyncio.timeout(WAIT):
         out, err = await proc.communicate()
-    assert proc.returncode == 1 and out == b""
+    return proc.returncode, out, err
+
+
+async def test_without_a_token_the_bridge_says_so_and_exits_1(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "OMNIAGENT_HUB_TOKEN"} | {"XDG_DATA_HOME": str(tmp_path)}
+    code, out, err = await _refused(env, "--hub", "http://127.0.0.1:9")
+    assert code == 1 and out == b""
     assert b"no hub token" in err
 
 
 async def test_a_wrong_token_is_refused_and_nothing_reaches_stdout(tmp_path: Path) -> None:
     async with running_hub(tmp_path / "hub", mock="turn") as hub:
-        env = os.environ | {"PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}
-        proc = await asyncio.create_subprocess_exec(
-            *[sys.executable, "-m", "omniagent", "acp", "--hub", hub.url, "--token", "not-the-token"],
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=env,
-        )
-        async with asyncio.timeout(WAIT):
-            out, err = await proc.communicate()
-    assert proc.returncode == 1 and out == b""
+        code, out, err = await _refused(dict(os.environ), "--hub", hub.url, "--token", "not-the-token")
+    assert code == 1 and out == b""
     assert b"HTTP 401" in err and b"not-the-token" not in err

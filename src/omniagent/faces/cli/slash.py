@@ -10,7 +10,7 @@ see the chat through `ChatControls` (which `chat.Chat` is), so this module does 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from typing import Protocol
 
 from omniagent.faces.cli.render import Renderer
@@ -21,12 +21,12 @@ from omniagent.protocols.sidecar.agents import (
     ConfigOption,
     ConfigValue,
     PlanUsage,
-    SessionInfo,
 )
-from omniagent.protocols.sidecar.commands import Answer, Delivery, PermissionMode
+from omniagent.protocols.sidecar.commands import PermissionMode
 from omniagent.protocols.sidecar.events import ContextUsage, Event
 from omniagent.runtime.errors import AgentError
 from omniagent.runtime.options import OpenOptions
+from omniagent.runtime.session import SessionControls
 
 OURS: dict[str, str] = {
     "help": "this list",
@@ -50,20 +50,11 @@ class ChatEvents(Protocol):
     def error(self) -> AgentError | None: ...
 
 
-class ChatSession(Protocol):
+class ChatSession(SessionControls, Protocol):
     """A session as the chat drives it: the runtime's `Session`, or a hub's (`remote.RemoteSession`)."""
 
     @property
-    def id(self) -> str: ...
-    @property
     def events(self) -> ChatEvents: ...
-    def info(self) -> SessionInfo: ...
-    async def prompt(self, text: str, attachments: Sequence[str] = ()) -> Delivery: ...
-    async def answer(self, request_id: str, answer: Answer) -> None: ...
-    async def configure(self, option: str, value: ConfigValue) -> None: ...
-    async def compact(self) -> None: ...
-    async def cancel(self, clear_queue: bool = False) -> None: ...
-    async def close(self) -> None: ...
 
 
 class ChatBackend(Protocol):

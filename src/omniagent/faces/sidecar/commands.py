@@ -14,13 +14,11 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
-from omniagent.protocols.sidecar.agents import ConfigValue, SessionInfo
 from omniagent.protocols.sidecar.base import ENCODER, SidecarModel, ValidationError, convert, describe, wire
 from omniagent.protocols.sidecar.commands import (
-    Answer,
     Attach,
     Attached,
     Cancel,
@@ -28,7 +26,6 @@ from omniagent.protocols.sidecar.commands import (
     Command,
     Compact,
     Configure,
-    Delivery,
     Dequeue,
     Detach,
     Discover,
@@ -39,7 +36,6 @@ from omniagent.protocols.sidecar.commands import (
     Open,
     Probe,
     Rollback,
-    RollbackScope,
     SendAnswer,
     SendPrompt,
     SessionCommand,
@@ -57,7 +53,7 @@ from omniagent.protocols.sidecar.lines import (
 from omniagent.runtime.errors import AgentError, InvalidRequest, ProtocolFailed, UnknownSession
 from omniagent.runtime.options import OpenOptions
 from omniagent.runtime.runtime import Runtime
-from omniagent.runtime.session import Session
+from omniagent.runtime.session import Session, SessionControls
 from omniagent.wire.decode import BadJson, NumberOutOfRange, decode_line
 from omniagent.wire.encode import dumps
 from omniagent.wire.errors import WireError
@@ -70,20 +66,8 @@ WRITER_BACKLOG = 256
 _U64 = 2**64
 
 
-class SessionHandle(Protocol):
-    """One session as the wire's session commands reach it: the runtime's `Session`, or a hub `Attachment`."""
-
-    @property
-    def id(self) -> str: ...
-    def info(self) -> SessionInfo: ...
-    async def prompt(self, text: str, attachments: Sequence[str] = ()) -> Delivery: ...
-    async def dequeue(self, prompt_id: str) -> None: ...
-    async def answer(self, request_id: str, answer: Answer) -> None: ...
-    async def configure(self, option: str, value: ConfigValue) -> None: ...
-    async def rollback(self, turns: int, scope: RollbackScope) -> None: ...
-    async def compact(self) -> None: ...
-    async def cancel(self, clear_queue: bool = False) -> None: ...
-    async def close(self) -> None: ...
+# One session as the wire's session commands reach it: the runtime's `Session`, or a hub `Attachment`.
+SessionHandle = SessionControls
 
 
 class SessionHost(Protocol):
