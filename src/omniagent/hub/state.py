@@ -25,6 +25,8 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from omniagent.errors import OmniagentError
+
 TOKEN_FILE = "token"
 SESSIONS_DIR = "sessions"
 LEGACY_INDEX_FILE = "sessions.json"
@@ -45,7 +47,7 @@ class IndexEntry:
     ended: bool = False
 
 
-class SessionHeld(Exception):
+class SessionHeld(OmniagentError):
     """Another process holds this session (it is live there)."""
 
 
