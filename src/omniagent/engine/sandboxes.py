@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 from omniagent.engine.providers.catalog.builtins import KEY_ENV_ALIASES
 from omniagent.engine.providers.catalog.table import Catalog
-from omniagent.engine.tools.shell.sandbox import SandboxMode, SandboxPolicy, agent_credential_paths
+from omniagent.engine.tools.shell.sandbox import SandboxMode, SandboxPolicy, agent_credential_paths, omniagent_dirs
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.ids import SessionId
 
@@ -119,7 +119,7 @@ class Sandboxes:
 
     def __init__(self, data_dir: Path, config_dir: Path, home: Path | None = None) -> None:
         self._settings: dict[str, SandboxSettings] = {}
-        self._private = (data_dir, config_dir, *agent_credential_paths(home or Path.home()))
+        self._private = (data_dir, config_dir, *omniagent_dirs(), *agent_credential_paths(home or Path.home()))
 
     def settings(self, session_id: str) -> SandboxSettings:
         """The session's settings (the defaults unless set)."""

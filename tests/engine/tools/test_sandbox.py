@@ -4,6 +4,9 @@ inside the sandbox's own PID namespace, and a sandbox that cannot start (docs/se
 from __future__ import annotations
 
 import asyncio
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -99,3 +102,62 @@ async def test_a_sandbox_that_cannot_start_is_an_error_naming_why(workspace: Pat
     assert result.is_error
     assert result.output.startswith("the command was not run: the exec sandbox could not start: bwrap: ")
     assert not (workspace / "ran").exists()
+
+
+async def test_the_hosts_kernel_settings_are_read_only_in_the_sandbox_even_as_root(workspace: Path) -> None:
+    """Issue 22, hole 1: a fresh /proc still reaches the host's kernel, and its files are checked by uid, so a
+    sandboxed command run as root (CI, containers) could write `kernel/core_pattern` and have the host run a program
+    as root. Every host-writable /proc entry refuses a write ("Read-only file system"); CI runs this as root."""
+    probes = {
+        "/proc/sys/vm/swappiness": "cat /proc/sys/vm/swappiness",
+        "/proc/sys/kernel/core_pattern": "cat /proc/sys/kernel/core_pattern",
+        "/proc/sysrq-trigger": "echo",  # writing any key is the attack; writing nothing useful keeps the host calm
+    }
+    script = "; ".join(
+        f'v=$({read}); (printf "%s\\n" "$v" > {path}) 2>/dev/null && echo "WROTE {path}" || echo "refused {path}"'
+        for path, read in probes.items()
+    )
+    script += "; touch /proc/irq/x 2>/dev/null && echo WROTE /proc/irq || echo refused /proc/irq"
+    result = await default_tools().run("exec", {"command": script}, make_ctx(workspace, sandbox=SANDBOXED))
+    assert "WROTE" not in result.output, result.output
+    assert result.output.count("refused") == len(probes) + 1, result.output
+
+
+@pytest.fixture
+def visible_dir() -> Iterator[Path]:
+    """A temporary folder the sandbox would show: not under /tmp, which the sandbox covers with its own tmpfs."""
+    folder = Path(tempfile.mkdtemp(dir="/var/tmp"))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder)
+
+
+async def test_omniagents_own_default_dirs_are_hidden_whatever_the_data_dir_says(
+    workspace: Path, visible_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 22, hole 2: an engine run with `--data-dir` elsewhere still shares the machine with the user's own
+    omniagent folders (keys, grants, providers.json with literal keys, the hub's token). Decoys in every default
+    location (data, config, state, cache, `$OMNIAGENT_DATA_DIR`) and in the configured dirs: none readable."""
+    from omniagent.engine.providers.auth.credentials import CredentialStore
+    from omniagent.engine.providers.catalog.table import Catalog
+    from omniagent.engine.sandboxes import Sandboxes
+
+    xdg = visible_dir / "xdg"
+    defaults = []
+    for variable, folder in (("XDG_DATA_HOME", "data"), ("XDG_CONFIG_HOME", "config"), ("XDG_STATE_HOME", "state"),
+                             ("XDG_CACHE_HOME", "cache")):  # fmt: skip
+        monkeypatch.setenv(variable, str(xdg / folder))
+        defaults.append(xdg / folder / "omniagent")
+    monkeypatch.setenv("OMNIAGENT_DATA_DIR", str(visible_dir / "env-data"))
+    configured = [visible_dir / "configured-data", visible_dir / "configured-config"]
+    decoys = [folder / "credentials.json" for folder in (*defaults, visible_dir / "env-data", *configured)]
+    for number, decoy in enumerate(decoys):
+        decoy.parent.mkdir(parents=True)
+        decoy.write_text(f"DECOY-{number}\n")
+    sandboxes = Sandboxes(*configured, home=visible_dir / "home")
+    policy = sandboxes.policy("s1", Catalog(None, CredentialStore(visible_dir / "keys")))
+    command = "; ".join(f"cat {decoy} 2>/dev/null || echo hidden" for decoy in decoys)
+    result = await default_tools().run("exec", {"command": command}, make_ctx(workspace, sandbox=policy))
+    assert "DECOY" not in result.output, result.output
+    assert result.output.count("hidden") == len(decoys), result.output

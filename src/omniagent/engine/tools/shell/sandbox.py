@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+import platformdirs
+
 from omniagent.errors import OmniagentError
 
 __all__ = [
@@ -88,6 +90,20 @@ class SandboxUnavailable(OmniagentError):
     """The sandbox cannot start here; the message is the sentence the model (and through it the user) reads."""
 
 
+def omniagent_dirs() -> tuple[Path, ...]:
+    """omniagent's own default folders (data: keys, grants, the hub's token; config: providers.json, which can hold
+    literal keys; state; cache) and `$OMNIAGENT_DATA_DIR`: hidden whatever `--data-dir` points at, since an engine run
+    with another data dir still shares a machine with the user's own."""
+    dirs = [
+        platformdirs.user_data_dir("omniagent"),
+        platformdirs.user_config_dir("omniagent"),
+        platformdirs.user_state_dir("omniagent"),
+        platformdirs.user_cache_dir("omniagent"),
+    ]
+    env_dir = os.environ.get("OMNIAGENT_DATA_DIR")
+    return tuple(Path(d) for d in (*dirs, *([env_dir] if env_dir else [])))
+
+
 def agent_credential_paths(home: Path) -> tuple[Path, ...]:
     """The credential paths of other tools under `home`."""
     return tuple(home / rel for rel in AGENT_CREDENTIAL_PATHS)
@@ -114,6 +130,13 @@ def child_env(policy: SandboxPolicy, environ: Mapping[str, str] | None = None) -
     return env
 
 
+# Entries of a fresh /proc that still reach the host's kernel and are checked by uid, not capability: as root a
+# sandboxed command could write them (kernel/core_pattern runs a program as host root outside every namespace).
+# bubblewrap remounts /proc/sys read-only only when it is not writable to begin with, never for root; so they are
+# bound read-only over themselves, as container runtimes do (Docker's read-only /proc paths).
+HOST_WRITABLE_PROC = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
+
+
 def sandbox_argv(policy: SandboxPolicy, root: Path, command: str, started_fd: int) -> list[str]:
     """The bubblewrap command line that runs `/bin/sh -c command` in `root` under `policy` (mode `sandboxed`).
 
@@ -136,6 +159,8 @@ def sandbox_argv(policy: SandboxPolicy, root: Path, command: str, started_fd: in
             f"{BWRAP_INSTALL_HINT}, or switch this session's sandbox option to unsandboxed"
         )
     argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run"]
+    for entry in HOST_WRITABLE_PROC:
+        argv += ["--ro-bind-try", entry, entry]
     if policy.network:
         # DNS often resolves through a stub under /run (resolv.conf links there).
         argv += ["--ro-bind-try", "/run/systemd/resolve", "/run/systemd/resolve"]
