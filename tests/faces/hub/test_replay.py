@@ -80,3 +80,47 @@ async def test_a_session_stream_reconnecting_gets_exactly_what_it_missed(tmp_pat
             # While the session had its own stream, its events went there only: none reached both streams.
             assert not set(seen) & set(whole_sequences)
             assert whole_sequences == sorted(set(whole_sequences))  # the connection stream: each once
+
+
+async def test_a_load_on_the_connection_stream_replays_what_the_same_connection_already_saw(tmp_path: Path) -> None:
+    """A client that reads only the connection stream (the RFD's single-stream profile) and loads a session it
+    followed before gets the session's history again before the load's answer: a replay it asked for is not taken
+    for a duplicate."""
+    with hub_process(tmp_path, "--mock", "turn") as hub:
+        async with httpx.AsyncClient(timeout=30) as client:
+            answer = await client.post(f"{hub.url}/acp", json=initialize(), headers=hub.headers())
+            connection = {"Acp-Connection-Id": answer.headers["acp-connection-id"]}
+
+            async def post(message: dict[str, Any], **extra: str) -> None:
+                sent = await client.post(f"{hub.url}/acp", json=message, headers=hub.headers(**connection, **extra))
+                assert sent.status_code == 202, sent.text
+
+            async with client.stream("GET", f"{hub.url}/acp", headers=hub.headers(**SSE, **connection)) as whole:
+                everything = sse_events(whole)
+                await post(call(1, "session/new", {"cwd": str(tmp_path), "mcpServers": []}))
+                async for _, message in everything:
+                    if message.get("id") == 1:
+                        session = message["result"]["sessionId"]
+                        break
+                scoped = {"Acp-Session-Id": session}
+                prompt = {"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}
+                await post(call(2, "session/prompt", prompt), **scoped)
+                first: list[int] = []
+                async for _, message in everything:
+                    if message.get("method") == "session/request_permission":
+                        reply = {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
+                        await post({"jsonrpc": "2.0", "id": message["id"], "result": reply}, **scoped)
+                    elif (sequence := _sequence(message)) is not None and message.get("method") == "session/update":
+                        first.append(sequence)
+                    if message.get("id") == 2:
+                        break
+                load = {"sessionId": session, "cwd": str(tmp_path), "mcpServers": []}
+                await post(call(3, "session/load", load), **scoped)
+                replayed: list[int] = []
+                async for _, message in everything:
+                    if message.get("method") == "session/update" and (sequence := _sequence(message)) is not None:
+                        replayed.append(sequence)
+                    if message.get("id") == 3:
+                        assert "result" in message, message
+                        break
+            assert first and replayed[-len(first) :] == first, (first, replayed)

@@ -155,7 +155,6 @@ class StreamRouter:
         self.outbox = Outbox(replay_messages)
         self._backlog = session_backlog
         self._views: dict[str, SessionView] = {}
-        self._high: dict[str, int] = {}  # per session, the newest sequence the connection stream carried
         self._about: dict[RequestId, str] = {}  # the client's pending requests about a session
         self._awaited: dict[RequestId, asyncio.Future[bytes]] = {}
 
@@ -233,11 +232,7 @@ class StreamRouter:
                 return
             if out.sequence is not None:
                 return  # written before the replay was asked for: the replay sends it on the session stream
-        if session_id is None or out.sequence is None:
-            self.outbox.put(out.line)
-        elif out.sequence >= self._high.get(session_id, 0):
-            self._high[session_id] = out.sequence
-            self.outbox.put(out.line)
+        self.outbox.put(out.line)
 
 
 async def connection_events(outbox: Outbox, after: int | None, keepalive: float) -> AsyncIterator[bytes]:
