@@ -128,7 +128,11 @@ async def test_a_secret_answer_reaches_commands_but_never_the_store_the_log_the_
         )
         answer = _respond(params["interaction_id"], {"type": "input", "value": SECRET})
         await rpc.call("interaction.respond", answer)
-        await rpc.broadcast("run.done", after=asked, within=15.0)
+        # The command names the secret's variable: it asks, in auto mode too, and runs with it once approved.
+        approval, params = await _asked(rpc, asked + 1)
+        assert params["request"]["title"] == "Give a secret to a command?" and command in params["request"]["message"]
+        await rpc.call("interaction.respond", _respond(params["interaction_id"], {"type": "confirm", "value": True}))
+        await rpc.broadcast("run.done", after=approval, within=15.0)
         states = [s for s in _tool_states(rpc, asked) if s["type"] != "running"]
         assert [s["type"] for s in states] == ["completed", "completed", "completed"], states
         assert f"${variable}" in states[0]["output"] and SECRET not in states[0]["output"]

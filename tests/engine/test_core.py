@@ -202,7 +202,12 @@ class RecordingContext:
     def exec_needs_confirm(self) -> bool:
         return False
 
-    def tool_context(self, root: str, on_output: Callable[[str], None], message_id: int, part_id: int) -> ToolContext:
+    def secrets_named(self, command: str) -> tuple[str, ...]:
+        return ()
+
+    def tool_context(
+        self, root: str, on_output: Callable[[str], None], message_id: int, part_id: int, secrets: tuple[str, ...] = ()
+    ) -> ToolContext:
         return ToolContext.for_workspace(root, on_output=on_output, limits=ToolLimits())
 
     def scrubber(self) -> Scrubber:

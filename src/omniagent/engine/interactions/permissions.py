@@ -2,7 +2,8 @@
 
 A session runs in `ask` mode (the default) or `auto` mode. In ask mode the run loop asks before each call of a
 guarded tool (exec, write, edit, fetch, and every tool of an MCP server: `mcp__<server>__<tool>`), and in both
-modes before an `exec` that would run outside the sandbox (engine/sandboxes.py): the interaction is broadcast as
+modes before an `exec` that would run outside the sandbox (engine/sandboxes.py) or that names a secret answer's
+variable (engine/interactions/secrets.py; such an ask is never remembered "always"): the interaction is broadcast as
 `interaction.requested` (a yuke `confirm`) and the run waits, in `running_tool`, until a frontend answers. The
 answer is allow once, allow always (remembered for the session: that tool runs without asking again), reject, or
 canceled. The yuke wire answers with `interaction.respond` (a confirm `true` = allow once, `false` = reject; routed
@@ -86,6 +87,7 @@ class PendingInteraction:
     tool_name: str
     arguments: str  # the call's raw JSON arguments
     unsandboxed: bool = False  # an exec that would run outside the sandbox
+    secrets: tuple[str, ...] = ()  # the secret variables an exec would get
     answer: asyncio.Future[Decision] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
 
     def answered(self) -> bool:
@@ -146,15 +148,17 @@ class Permissions:
         arguments: str,
         *,
         unsandboxed: bool = False,
+        secrets: tuple[str, ...] = (),
     ) -> Decision:
-        """Broadcast the interaction and wait for its answer. Cancelling the caller answers it `CANCELED`."""
+        """Broadcast the interaction and wait for its answer. Cancelling the caller answers it `CANCELED`. An
+        "always" given to a call that gets `secrets` holds for that call only: each such command is approved alone."""
         interaction = PendingInteraction(
-            self._interactions.new_id(), session_id, message_id, part_id, tool_name, arguments, unsandboxed
+            self._interactions.new_id(), session_id, message_id, part_id, tool_name, arguments, unsandboxed, secrets
         )
-        title, message = describe(tool_name, arguments, unsandboxed=unsandboxed)
+        title, message = describe(tool_name, arguments, unsandboxed=unsandboxed, secrets=secrets)
         request = InteractionConfirm(title=title, message=message)
         decision = await self._interactions.wait(interaction, request, interaction.answer, Decision.CANCELED)
-        if decision is Decision.ALLOW_ALWAYS:
+        if decision is Decision.ALLOW_ALWAYS and not secrets:
             self._always.setdefault(session_id, set()).add(_always_key(tool_name, unsandboxed))
         return decision
 
@@ -185,8 +189,11 @@ def _always_key(tool_name: str, unsandboxed: bool) -> str:
     return f"{tool_name} unsandboxed" if unsandboxed else tool_name
 
 
-def describe(tool_name: str, arguments: str, *, unsandboxed: bool = False) -> tuple[str, str]:
-    """A short title and one-line message for asking about a call (no secrets: only the model's own arguments)."""
+def describe(
+    tool_name: str, arguments: str, *, unsandboxed: bool = False, secrets: tuple[str, ...] = ()
+) -> tuple[str, str]:
+    """A short title and one-line message for asking about a call (no secret values: only the model's own
+    arguments and the names of the variables it would get)."""
     try:
         args = json.loads(arguments)
     except ValueError:
@@ -195,6 +202,14 @@ def describe(tool_name: str, arguments: str, *, unsandboxed: bool = False) -> tu
         args = {}
     command, path, url = args.get("command"), args.get("path"), args.get("url")
     if tool_name == "exec" and isinstance(command, str):
+        if secrets:
+            names = ", ".join(secrets)
+            where = "outside the sandbox" if unsandboxed else "in the sandbox"
+            return (
+                "Give a secret to a command?",
+                f"Run `{command}` {where} with your secret answer in {names}. The command can do anything with it, "
+                "print it in any encoding too: approve it only if you trust this command line.",
+            )
         if unsandboxed:
             return "Run a command without the sandbox?", f"Run `{command}` in the workspace, outside the sandbox."
         return "Run a command?", f"Run `{command}` in the workspace."

@@ -1,11 +1,16 @@
 """Secret answers: the values users typed into a `secret` question, kept in memory only, and masked everywhere.
 
-How a secret is handled (docs/engine.md, "Questions to the user"): the model never sees it. The answer is kept
-here, per session, for the life of the engine process; the `ask_user` tool tells the model the name of an
-environment variable (`OMNIAGENT_SECRET_<n>`) that every later `exec` of the session gets, so the model can use the
-value in a command without knowing it. It is never written to the store, a log, a wire or a model request: tool
-output and view hints that would carry it (a command printing it, a file read back) are masked before anything
-records or sends them, live output included; a file checkpoint whose content holds it is withheld.
+How a secret is handled (docs/engine.md, "Questions to the user"; docs/security.md, "Secret answers"): the model
+never sees it. The answer is kept here, per session, for the life of the engine process; the `ask_user` tool tells
+the model the name of an environment variable (`OMNIAGENT_SECRET_<n>`). A command gets that variable only when its
+command line names it and the user approved that very command (in every permission mode, one by one: a command that
+holds the value can print it in any encoding, so the user's approval is the guarantee, not the masking). Commands
+that do not name it never have it, so `env | base64` has nothing to launder.
+
+It is never written to the store, a log, a wire or a model request by the engine: tool output and view hints that
+would carry it (an approved command printing it, a file read back) are masked before anything records or sends them,
+live output included, and so are its common encodings (base64 at every alignment, hex, reversed, percent-encoded),
+a second line of defence; a file checkpoint whose content holds it is withheld.
 
 What this is not: the question itself (questions.py) or the exec environment (engine/tools/shell/sandbox.py takes the
 variables).
@@ -13,7 +18,10 @@ variables).
 
 from __future__ import annotations
 
+import base64
 import dataclasses
+import re
+import urllib.parse
 from collections.abc import Iterable
 
 from omniagent.engine.tools import ToolResult
@@ -22,6 +30,10 @@ from omniagent.engine.tools.views import DiffFile, DiffView, JsonView, MarkdownV
 # What a secret becomes wherever it would have appeared.
 MASK = "[secret]"
 ENV_PREFIX = "OMNIAGENT_SECRET_"
+# A secret's variable named in a command line (`$OMNIAGENT_SECRET_3`, `${OMNIAGENT_SECRET_3:0:4}`, …).
+_NAMED = re.compile(ENV_PREFIX + r"([0-9]+)")
+# Secrets shorter than this are masked only literally: the encodings of a few characters would mask ordinary text.
+MIN_ENCODED_CHARS = 6
 
 
 class Secrets:
@@ -36,9 +48,17 @@ class Secrets:
         self._values.setdefault(session_id, {})[name] = value
         return name
 
-    def env(self, session_id: str) -> tuple[tuple[str, str], ...]:
-        """The variables the session's commands get."""
-        return tuple(self._values.get(session_id, {}).items())
+    def named_in(self, session_id: str, command: str) -> tuple[str, ...]:
+        """The session's secret variables that `command` names, in the order first named: the ones it may get once
+        the user approves it."""
+        kept = self._values.get(session_id, {})
+        names = dict.fromkeys(f"{ENV_PREFIX}{m.group(1)}" for m in _NAMED.finditer(command))
+        return tuple(name for name in names if name in kept)
+
+    def env(self, session_id: str, names: Iterable[str]) -> tuple[tuple[str, str], ...]:
+        """The variables `names` (as `named_in` gave them) with their values, for one approved command."""
+        kept = self._values.get(session_id, {})
+        return tuple((name, kept[name]) for name in names if name in kept)
 
     def scrubber(self, session_id: str) -> Scrubber:
         """What masks the session's secrets (a no-op when it has none)."""
@@ -53,8 +73,9 @@ class Scrubber:
     """Masks a fixed set of secrets in text; empty secrets are ignored (they cannot be told apart from nothing)."""
 
     def __init__(self, secrets: Iterable[str]) -> None:
+        forms = {form for secret in secrets if secret for form in encoded_forms(secret)}
         # Longest first: a secret that contains another is masked whole.
-        self._secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
+        self._secrets = sorted(forms, key=len, reverse=True)
 
     def __bool__(self) -> bool:
         return bool(self._secrets)
@@ -122,3 +143,26 @@ class StreamScrubber:
         """What is still held: no secret can complete it any more."""
         held, self._held = self._held, ""
         return held
+
+
+def encoded_forms(secret: str) -> set[str]:
+    """`secret` and the encodings a command most often prints it in: base64 (standard and URL-safe, at each of the
+    three byte alignments it can have inside longer data, only the characters that depend on the secret alone),
+    hex (lower and upper case, plain and byte by byte with spaces, as `od -tx1` prints it), reversed, percent-encoded.
+    A second line of defence for approved commands and the files they write: not a guarantee, since no list of
+    encodings is complete (docs/security.md)."""
+    forms = {secret}
+    if len(secret) < MIN_ENCODED_CHARS:
+        return forms
+    raw = secret.encode()
+    for pad in range(3):
+        encoded = base64.b64encode(bytes(pad) + raw).decode()
+        # Character i covers input bits 6i..6i+6: keep those lying wholly within the secret's bits.
+        first = -(-8 * pad // 6)
+        last = (8 * (pad + len(raw))) // 6
+        core = encoded[first:last]
+        forms.update((core, core.replace("+", "-").replace("/", "_")))
+    hexed = raw.hex()
+    spaced = raw.hex(" ")
+    forms.update((hexed, hexed.upper(), spaced, spaced.upper(), secret[::-1], urllib.parse.quote(secret, safe="")))
+    return {secret} | {form for form in forms if len(form) >= MIN_ENCODED_CHARS}

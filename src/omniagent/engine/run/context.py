@@ -94,9 +94,15 @@ class RunContext(Protocol):
     def exec_needs_confirm(self) -> bool:
         """Whether an exec call must be asked for because it would run unsandboxed."""
 
-    def tool_context(self, root: str, on_output: Callable[[str], None], message_id: int, part_id: int) -> ToolContext:
+    def secrets_named(self, command: str) -> tuple[str, ...]:
+        """The session's secret answers' variables that an exec `command` names (engine/interactions/secrets.py)."""
+
+    def tool_context(
+        self, root: str, on_output: Callable[[str], None], message_id: int, part_id: int, secrets: tuple[str, ...] = ()
+    ) -> ToolContext:
         """The context the tool call (`message_id`, `part_id`) runs in: its checkpoints, questions and children
-        belong to that call (raises OSError when the workspace is not available)."""
+        belong to that call; `secrets`: the secret variables the user gave this call (raises OSError when the
+        workspace is not available)."""
 
     def scrubber(self) -> Scrubber:
         """What masks the session's secret answers in tool output (engine/interactions/secrets.py)."""

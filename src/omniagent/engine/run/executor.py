@@ -317,10 +317,15 @@ class RunExecutor:
     def exec_needs_confirm(self) -> bool:
         return self._deps.sandboxes.exec_needs_confirm(self._live.session_id)
 
-    def tool_context(self, root: str, on_output: Callable[[str], None], message_id: int, part_id: int) -> ToolContext:
+    def secrets_named(self, command: str) -> tuple[str, ...]:
+        return self._deps.questions.secrets.named_in(self._live.session_id, command)
+
+    def tool_context(
+        self, root: str, on_output: Callable[[str], None], message_id: int, part_id: int, secrets: tuple[str, ...] = ()
+    ) -> ToolContext:
         deps, sid = self._deps, self._live.session_id
         sandbox = deps.sandboxes.policy(sid, deps.routes.catalog)
-        sandbox = dataclasses.replace(sandbox, extra_env=deps.questions.secrets.env(sid))
+        sandbox = dataclasses.replace(sandbox, extra_env=deps.questions.secrets.env(sid, secrets))
 
         async def before_change(rel: str, image: FileImage) -> None:
             # A before-image that holds a secret answer is withheld: secrets never reach the store.

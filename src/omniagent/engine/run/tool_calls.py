@@ -5,11 +5,14 @@ call first waits, still `pending` with the activity at `running_tool`, for the f
 (`engine/interactions/permissions.py`); a refused call goes to `error` with a sentence the model reads, and the run goes
 on. The tool's view hints become the state's `view` list (`tools/wire.py`); live output becomes `tool.output_delta` with
 `offset` = bytes sent so far; a new plan (the `plan` tool) becomes `plan.updated` just before the call's terminal state.
-The session's secret answers are masked in the output and the states (engine/interactions/secrets.py). Everything here
-goes through the run's `RunContext`.
+An exec whose command line names a secret answer's variable asks in every mode, one call at a time, and only an
+approved one gets the variables it names (engine/interactions/secrets.py); the session's secret answers are masked in
+the output and the states. Everything here goes through the run's `RunContext`.
 """
 
 from __future__ import annotations
+
+import json
 
 from omniagent.engine.interactions.permissions import Decision
 from omniagent.engine.interactions.secrets import Scrubber
@@ -40,7 +43,8 @@ async def run_tools(ctx: RunContext, draft: Draft, root: str, part_ids: list[int
                 started_at_ms=now_ms(),
             )
         )
-        refusal = await _permission(ctx, draft, part_id)
+        secrets = _secrets_named(ctx, buf.name, buf.text)
+        refusal = await _permission(ctx, draft, part_id, secrets)
         if refusal is not None:
             # Never started: straight from pending to error, the refusal being what the model reads.
             _set_state(ctx, draft, part_id, ToolStateError(error=refusal, duration_ms=0))
@@ -51,7 +55,7 @@ async def run_tools(ctx: RunContext, draft: Draft, root: str, part_ids: list[int
         scrubber = ctx.scrubber()
         output = _Output(ctx, draft.message_id, part_id, scrubber)
         try:
-            tool_ctx = ctx.tool_context(root, output, draft.message_id, part_id)
+            tool_ctx = ctx.tool_context(root, output, draft.message_id, part_id, secrets)
         except OSError:
             result = ToolResult.error("the session workspace is not available")
         else:
@@ -100,9 +104,21 @@ class _Output:
         self._sent += len(text.encode())
 
 
-async def _permission(ctx: RunContext, draft: Draft, part_id: int) -> str | None:
-    """Ask before a guarded call in ask mode, or an unsandboxed exec in any mode (the part stays `pending`
-    meanwhile); the refusal text, or None.
+def _secrets_named(ctx: RunContext, tool_name: str, arguments: str) -> tuple[str, ...]:
+    """The secret variables an exec call's command names (none for other tools, or arguments that do not parse:
+    such a call fails on its arguments before it runs anything)."""
+    if tool_name != "exec":
+        return ()
+    try:
+        command = json.loads(arguments).get("command")
+    except (ValueError, AttributeError):
+        return ()
+    return ctx.secrets_named(command) if isinstance(command, str) else ()
+
+
+async def _permission(ctx: RunContext, draft: Draft, part_id: int, secrets: tuple[str, ...]) -> str | None:
+    """Ask before a guarded call in ask mode, an unsandboxed exec in any mode, or an exec given `secrets` in any
+    mode and every time (the part stays `pending` meanwhile); the refusal text, or None.
 
     The wait is an interruptible step: cancelling the run answers the ask `canceled` and raises `Interrupted`.
     """
@@ -110,12 +126,19 @@ async def _permission(ctx: RunContext, draft: Draft, part_id: int) -> str | None
     if ctx.tools.get(buf.name) is None:
         return None  # nothing would run: the call is an error result naming the tools there are
     unsandboxed = buf.name == "exec" and ctx.exec_needs_confirm()
-    if not permissions.needs_confirm(sid, buf.name, unsandboxed=unsandboxed):
+    if not secrets and not permissions.needs_confirm(sid, buf.name, unsandboxed=unsandboxed):
         return None
-    asking = permissions.open_interaction(sid, draft.message_id, part_id, buf.name, buf.text, unsandboxed=unsandboxed)
+    asking = permissions.open_interaction(
+        sid, draft.message_id, part_id, buf.name, buf.text, unsandboxed=unsandboxed, secrets=secrets
+    )
     decision = await ctx.step(asking)
     if decision.allowed:
         return None
+    if secrets:
+        return (
+            f"the user did not give {', '.join('$' + name for name in secrets)} to this command; it did not run. "
+            "Only commands the user approves get a secret"
+        )
     if decision is Decision.CANCELED:
         return "the user dismissed the permission request; the tool did not run"
     return "the user rejected this tool call; it did not run"

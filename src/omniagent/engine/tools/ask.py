@@ -34,7 +34,8 @@ class AskUserTool:
         "Ask the user one question and wait for the answer: `confirm` (yes or no), `select` (one of `options`) or "
         "`input` (free text). Ask only when you cannot proceed well without the user's decision or information. "
         "For a password, token or other secret, use `input` with `secret: true`: you will not see the value; "
-        "commands you run with `exec` get it in an environment variable whose name the result tells you."
+        "an `exec` command that names the environment variable the result tells you gets it, once the user "
+        "approves that command."
     )
     input_schema: Mapping[str, object] = {
         "type": "object",
@@ -66,9 +67,10 @@ class AskUserTool:
                 raise ToolError("the user dismissed the question without answering")
             if isinstance(answer, SecretKept):
                 return ToolResult(
-                    f"The user entered the secret. You cannot see it, and it is never stored: commands run with "
-                    f"`exec` in this session read it from the environment variable ${answer.env} (until the engine "
-                    "stops). Never print it."
+                    f"The user entered the secret. You cannot see it, and it is never stored. An `exec` command "
+                    f"that names ${answer.env} in its command line gets it as that environment variable (until the "
+                    "engine stops) once the user approves that command; other commands do not have it. "
+                    "Never print it."
                 )
             return ToolResult(_said(question, answer))
 

@@ -325,9 +325,14 @@ class Relay:
     def _ask_params(self, open_: OpenSession, interaction: PendingInteraction, call: ToolCall) -> dict[str, Any]:
         if interaction.unsandboxed:
             call = dataclasses.replace(call, title=f"{call.title} (outside the sandbox)")
+        options = t.PERMISSION_OPTIONS
+        if interaction.secrets:
+            # Each command that gets a secret answer is approved alone: no "always" to offer.
+            call = dataclasses.replace(call, title=f"{call.title} (gets your secret {', '.join(interaction.secrets)})")
+            options = tuple(option for option in options if option[0] != "allow_always")
         subject = t.tool_subject(self.shapes, open_.root, call)
         title = f"Allow {interaction.tool_name}: {call.title}?"
-        return t.wire(t.permission_request(self.shapes, open_.session_id, subject, title))
+        return t.wire(t.permission_request(self.shapes, open_.session_id, subject, title, options))
 
     # The model's questions -----------------------------------------------------------------------------------------
 

@@ -300,8 +300,10 @@ class Translator:
     def _permission(self, interaction: PendingInteraction, call: ToolCall) -> d.AdapterEvent:
         """An engine interaction as a permission request naming the tool call it guards."""
         tool = self._tools.get((call.message_id, call.part_id)) or _Tool(call, self.prefix)
-        _, detail = describe(interaction.tool_name, interaction.arguments)
-        options = list(PERMISSION_OPTIONS)
+        unsandboxed, secrets = interaction.unsandboxed, interaction.secrets
+        _, detail = describe(interaction.tool_name, interaction.arguments, unsandboxed=unsandboxed, secrets=secrets)
+        # A command given a secret answer is approved alone: "always" would not hold for it.
+        options = [c for c in PERMISSION_OPTIONS if not (interaction.secrets and c is PermissionChoice.ALLOW_ALWAYS)]
         request = PermissionRequest(
             id=request_id(interaction.interaction_id), tool=self._snapshot(tool), options=options, detail=detail
         )
