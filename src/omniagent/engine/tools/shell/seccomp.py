@@ -1,4 +1,4 @@
-"""The exec sandbox's system-call filter: the kernel calls a sandboxed command is refused, built with libseccomp.
+"""The exec sandbox's system-call filter: which kernel calls a sandboxed command may not make (libseccomp).
 
 The filter closes what the sandbox's namespaces and dropped capabilities leave open (docs/security.md): new
 namespaces (a user namespace gives back every capability inside it), tracing or reading other processes, Unix
