@@ -25,6 +25,7 @@ from pathlib import Path
 from omniagent.engine.tools.args import optional_number, required_str
 from omniagent.engine.tools.context import OutputSink, ToolContext, ToolError, ToolLimits, ToolResult, guarded
 from omniagent.engine.tools.shell.sandbox import STARTED, SandboxPolicy, SandboxUnavailable, child_env, sandbox_argv
+from omniagent.engine.tools.shell.seccomp import filter_fd
 from omniagent.engine.tools.views import TextView
 
 __all__ = ["ExecTool"]
@@ -38,8 +39,9 @@ STATUS_MAX = 4096
 # Appended to a failed sandboxed command's result, so the model knows why a path or the network was refused.
 SANDBOX_NOTE = (
     "[the command ran in the exec sandbox: only the workspace and /tmp are writable, omniagent's data and "
-    "credential directories are hidden, other processes are invisible, and the network is off unless the user "
-    "turned it on; this is the user's policy, not a fault to work around]"
+    "credential directories are hidden, other processes are invisible, the network is off unless the user "
+    'turned it on, and some system calls are refused ("Operation not permitted": new namespaces, ptrace, '
+    "Unix sockets); this is the user's policy, not a fault to work around]"
 )
 
 
@@ -59,7 +61,8 @@ class ExecTool:
         "Run a shell command (/bin/sh -c) in the workspace root. stdout and stderr are combined; stdin is empty. "
         "The command is killed after `timeout` seconds (default 120). Long output keeps its beginning and end. "
         "Unless the user turned it off, it runs in a sandbox: only the workspace and /tmp are writable, "
-        "credential directories are hidden, other processes are invisible and the network is off."
+        "credential directories are hidden, other processes are invisible, the network is off, and new "
+        "namespaces, ptrace and Unix sockets are refused."
     )
     input_schema: Mapping[str, object] = {
         "type": "object",
@@ -101,13 +104,18 @@ async def run_command(
     """
     sandboxed = policy.mode == "sandboxed"
     status_read, status_write = os.pipe() if sandboxed else (-1, -1)
+    seccomp_fd = -1
     try:
-        argv = sandbox_argv(policy, cwd, command, status_write) if sandboxed else ["/bin/sh", "-c", command]
+        if sandboxed:
+            seccomp_fd = filter_fd()
+            argv = sandbox_argv(policy, cwd, command, status_write, seccomp_fd)
+        else:
+            argv = ["/bin/sh", "-c", command]
     except BaseException:
-        _close(status_read, status_write)
+        _close(status_read, status_write, seccomp_fd)
         raise
     try:
-        proc, read_fd = await _spawn(argv, cwd, policy, status_write)
+        proc, read_fd = await _spawn(argv, cwd, policy, (status_write, seccomp_fd) if sandboxed else ())
     except BaseException:
         _close(status_read)
         raise
@@ -137,9 +145,12 @@ async def run_command(
 
 
 async def _spawn(
-    argv: list[str], cwd: Path, policy: SandboxPolicy, status_write: int
+    argv: list[str], cwd: Path, policy: SandboxPolicy, passed: tuple[int, ...]
 ) -> tuple[asyncio.subprocess.Process, int]:
-    """Start the command in a session of its own, stdout and stderr on one pipe; returns it and the pipe's read end."""
+    """Start the command in a session of its own, stdout and stderr on one pipe; returns it and the pipe's read end.
+
+    `passed` (the sandbox's start pipe and filter) are inherited by the child and closed here either way.
+    """
     read_fd, write_fd = os.pipe()
     try:
         proc = await asyncio.create_subprocess_exec(
@@ -150,13 +161,13 @@ async def _spawn(
             cwd=cwd,
             env=child_env(policy),
             start_new_session=True,
-            pass_fds=(status_write,) if status_write >= 0 else (),
+            pass_fds=passed,
         )
     except BaseException:
         _close(read_fd)
         raise
     finally:
-        _close(write_fd, status_write)  # the child holds its own copies; ours would keep the pipes open forever
+        _close(write_fd, *passed)  # the child holds its own copies; ours would keep the pipes open forever
     return proc, read_fd
 
 

@@ -5,7 +5,9 @@ system is read-only; `hidden` paths (omniagent's data and config dirs, other age
 files) are covered by an empty read-only tmpfs (a directory) or by `/dev/null` (a file); `/run` (the host's sockets:
 docker, dbus, ssh-agent) is covered too; the command runs in new PID, IPC, UTS and (unless `network`) network
 namespaces with a fresh `/proc`, so no other process (the engine included) can be seen or signalled; every
-capability is dropped, even for root, so no mount can be undone. The environment is rebuilt from an allowlist.
+capability is dropped, even for root, so no mount can be undone; a user namespace of its own may create no other
+(bubblewrap's `--disable-userns`, where it has it), and the system-call filter of `seccomp.py` refuses new
+namespaces, tracing, Unix sockets and kernel interfaces no build needs. The environment is rebuilt from an allowlist.
 
 `unsandboxed` runs the command as the user, as before, with provider keys still removed from its environment.
 
@@ -15,8 +17,10 @@ What this is not: the decision whether to ask (engine/interactions/permissions.p
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
+import subprocess
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -137,11 +141,12 @@ def child_env(policy: SandboxPolicy, environ: Mapping[str, str] | None = None) -
 HOST_WRITABLE_PROC = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
 
 
-def sandbox_argv(policy: SandboxPolicy, root: Path, command: str, started_fd: int) -> list[str]:
+def sandbox_argv(policy: SandboxPolicy, root: Path, command: str, started_fd: int, seccomp_fd: int) -> list[str]:
     """The bubblewrap command line that runs `/bin/sh -c command` in `root` under `policy` (mode `sandboxed`).
 
     Inside the finished sandbox a first shell writes `started` to the pipe `started_fd` and then becomes the
     command's shell: without that word the sandbox did not start, and the output is bubblewrap's reason.
+    `seccomp_fd` holds the system-call filter (`seccomp.filter_fd`), which bubblewrap installs before that shell.
 
     Raises:
         SandboxUnavailable: the platform has no sandbox, or bubblewrap is not installed (the message says how to
@@ -177,10 +182,25 @@ def sandbox_argv(policy: SandboxPolicy, root: Path, command: str, started_fd: in
     argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
     if not policy.network:
         argv.append("--unshare-net")
-    argv += ["--cap-drop", "ALL", "--die-with-parent", "--chdir", str(root)]
+    if _disables_userns(bwrap):
+        # A user namespace of the sandbox's own in which the kernel allows no other: a second wall behind the
+        # filter's namespace rules, and root in the sandbox holds its (dropped) capabilities only there.
+        argv += ["--unshare-user", "--disable-userns"]
+    argv += ["--cap-drop", "ALL", "--seccomp", str(seccomp_fd), "--die-with-parent", "--chdir", str(root)]
     started = f'printf {STARTED.decode()} >/proc/self/fd/{started_fd} && exec /bin/sh -c "$1"'
     argv += ["/bin/sh", "-c", started, "/bin/sh", command]
     return argv
+
+
+@functools.cache
+def _disables_userns(bwrap: str) -> bool:
+    """Whether this bubblewrap has `--disable-userns` (0.8.0 and later; Ubuntu 22.04 ships 0.6.1), asked once per
+    process (a few milliseconds); without it the seccomp filter alone refuses new namespaces."""
+    try:
+        usage = subprocess.run([bwrap, "--help"], capture_output=True, timeout=10, check=False).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return b"--disable-userns" in usage
 
 
 def _existing(paths: Iterable[Path]) -> list[Path]:
