@@ -69,9 +69,10 @@ class DomainRule:
         return host if self.port is None else f"{host}:{self.port}"
 
     def names(self, host: str) -> bool:
-        """Whether the rule covers the (normalized) host name or literal, whatever the port."""
+        """Whether the rule covers the (normalized) host name or literal, whatever the port. A wildcard never
+        covers an IP literal (`*.0.0.5` is not `10.0.0.5`): an address is reached only when listed itself."""
         if self.wildcard:
-            return host.endswith("." + self.host)
+            return host.endswith("." + self.host) and not _is_ip(host)
         return host == self.host
 
     def allows_port(self, port: int) -> bool:

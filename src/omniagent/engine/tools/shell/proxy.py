@@ -246,6 +246,10 @@ class AllowlistProxy:
                 await _say(writer, _answer(refused.status, refused.phrase, refused.reason))
         except OSError:
             pass  # the command or the host dropped the connection: the record says how far it got
+        except Exception:
+            # A fault of ours: this connection ends, the command and the engine go on.
+            record.verdict, record.reason = "failed", "the engine's proxy failed on this connection"
+            log.exception("the allowlist proxy failed on a connection")
         finally:
             for end in (writer, upstream):
                 if end is not None:
@@ -336,7 +340,8 @@ def _parse(head: bytes) -> _Request:
     except ValueError:
         raise _Refused(400, "Bad Request", USAGE) from None
     if url.scheme.lower() != "http" or not url.hostname:
-        raise _Refused(400, "Bad Request", USAGE + " (https goes through CONNECT)")
+        hint = " (https goes through CONNECT)" if url.scheme.lower() == "https" else ""
+        raise _Refused(400, "Bad Request", USAGE + hint)
     path = (url.path or "/") + (f"?{url.query}" if url.query else "")
     kept = [h for h in headers if h.split(":", 1)[0].strip().lower() not in _HOP_HEADERS]
     if not any(h.split(":", 1)[0].strip().lower() == "host" for h in kept):
