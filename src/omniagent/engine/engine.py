@@ -236,8 +236,15 @@ class Engine:
         """A new child runs with its parent's permission mode and exec sandbox settings (not its "always" answers)."""
         self.permissions.set_mode(child, self.permissions.mode(parent))
         s = self.sandboxes.settings(parent)
+        domains = [str(rule) for rule in s.allowed_domains]
         self.sandboxes.update(
-            SetSandboxParams(session_id=child, mode=s.mode, network=s.network, ask_unsandboxed=s.ask_unsandboxed)
+            SetSandboxParams(
+                session_id=child,
+                mode=s.mode,
+                network=s.network,
+                ask_unsandboxed=s.ask_unsandboxed,
+                allowed_domains=domains,
+            )
         )
 
     async def _set_permission_mode(self, params: SetPermissionModeParams) -> PermissionModeResult:

@@ -1,12 +1,14 @@
 """Per-session `exec` sandbox settings, the engine extension that sets them, and the policy one tool call gets.
 
 A session's commands run `sandboxed` (the default where the platform has a sandbox; docs/security.md) or
-`unsandboxed` (an explicit opt-in). The network is off in the sandbox unless the session turns it on. An
-unsandboxed `exec` asks first in every permission mode, auto included, unless the user turned that off
-(`ask_unsandboxed: false`) or answered "allow always" for exec (ACP).
+`unsandboxed` (an explicit opt-in). The network is `off` in the sandbox unless the session turns it `on`, or to
+`allowlist`: then only the session's allowed domains, through the engine's proxy (tools/shell/proxy.py); the list
+starts as `sandbox.json`'s `network.allowed_domains` (tools/shell/allowlist.py). An unsandboxed `exec` asks first
+in every permission mode, auto included, unless the user turned that off (`ask_unsandboxed: false`) or answered
+"allow always" for exec (ACP).
 
 The same settings say whether `fetch` may reach the session's private network (loopback and private addresses;
-off by default, tools/web/addresses.py).
+off by default, tools/web/addresses.py), and so whether the allowlist proxy may.
 
 Like the permission mode, the settings live in memory for the life of the engine process (yuke has no field for
 them): a restarted engine starts every session sandboxed, network off, the safe direction. They are set with the
@@ -21,10 +23,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
+from omniagent.engine.errors import EngineError
 from omniagent.engine.providers.catalog.builtins import KEY_ENV_ALIASES
 from omniagent.engine.providers.catalog.table import Catalog
+from omniagent.engine.tools.shell.allowlist import DomainRule, NetworkRules, load_network_config, parse_rules
 from omniagent.engine.tools.shell.sandbox import SandboxMode, SandboxPolicy, agent_credential_paths, omniagent_dirs
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.ids import SessionId
@@ -33,17 +37,21 @@ from omniagent.protocols.yuke.ids import SessionId
 SET_SANDBOX_METHOD = "session.set_sandbox"
 # Provider key variables every catalog knows even before providers.json names more.
 BUILTIN_KEY_VARS = frozenset({"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"})
+# A sandboxed command's network: none, only the allowed domains through the engine's proxy, or the host's.
+NetworkMode = Literal["off", "allowlist", "on"]
 
 
 @dataclass(frozen=True, slots=True)
 class SandboxSettings:
     """One session's choice. `ask_unsandboxed`: an unsandboxed exec asks even in auto mode. `fetch_private`:
-    `fetch` may connect to loopback and private addresses."""
+    `fetch` (and the allowlist proxy) may connect to loopback and private addresses. `allowed_domains`: what the
+    network reaches in `allowlist` mode."""
 
     mode: SandboxMode = SandboxPolicy().mode
-    network: bool = False
+    network: NetworkMode = "off"
     ask_unsandboxed: bool = True
     fetch_private: bool = False
+    allowed_domains: tuple[DomainRule, ...] = ()
 
 
 class SandboxOption(NamedTuple):
@@ -69,8 +77,12 @@ SANDBOX_OPTIONS = (
     SandboxOption(
         "network",
         "Network",
-        (("off", "Off", "Sandboxed commands have no network"), ("on", "On", "Sandboxed commands may use the network")),
-        "the network is off or on",
+        (
+            ("off", "Off", "Sandboxed commands have no network"),
+            ("allowlist", "Listed domains", "Sandboxed commands reach only the session's allowed domains"),
+            ("on", "On", "Sandboxed commands may use the network"),
+        ),
+        "the network is off, allowlist or on",
     ),
     SandboxOption(
         "fetch",
@@ -89,19 +101,21 @@ def option_values(settings: SandboxSettings) -> dict[str, str]:
     """The value each of `SANDBOX_OPTIONS` has under `settings`."""
     return {
         "sandbox": settings.mode,
-        "network": "on" if settings.network else "off",
+        "network": settings.network,
         "fetch": "private" if settings.fetch_private else "public",
     }
 
 
 class SetSandboxParams(YukeModel):
-    """Params of `session.set_sandbox` (engine extension): only the fields given change."""
+    """Params of `session.set_sandbox` (engine extension): only the fields given change. `network` also takes the
+    booleans of earlier clients (true: `on`, false: `off`); `allowed_domains` replaces the session's list."""
 
     session_id: SessionId
     mode: SandboxMode | None = None
-    network: bool | None = None
+    network: NetworkMode | bool | None = None
     ask_unsandboxed: bool | None = None
     fetch_private: bool | None = None
+    allowed_domains: list[str] | None = None
 
 
 class SandboxResult(YukeModel):
@@ -109,9 +123,10 @@ class SandboxResult(YukeModel):
 
     session_id: SessionId
     mode: SandboxMode
-    network: bool
+    network: NetworkMode
     ask_unsandboxed: bool
     fetch_private: bool
+    allowed_domains: list[str]
 
 
 class Sandboxes:
@@ -120,20 +135,33 @@ class Sandboxes:
     def __init__(self, data_dir: Path, config_dir: Path, home: Path | None = None) -> None:
         self._settings: dict[str, SandboxSettings] = {}
         self._private = (data_dir, config_dir, *omniagent_dirs(), *agent_credential_paths(home or Path.home()))
+        self._network = load_network_config(config_dir)
+        self._defaults = SandboxSettings(allowed_domains=self._network.allowed_domains)
 
     def settings(self, session_id: str) -> SandboxSettings:
         """The session's settings (the defaults unless set)."""
-        return self._settings.get(session_id, SandboxSettings())
+        return self._settings.get(session_id, self._defaults)
 
     def update(self, params: SetSandboxParams) -> SandboxSettings:
-        """Apply the given fields; they hold from the next tool call on."""
+        """Apply the given fields; they hold from the next tool call on.
+
+        Raises:
+            EngineError: an allowed domain is not a rule (nothing changes then).
+        """
         current = self.settings(params.session_id)
+        domains = current.allowed_domains
+        if params.allowed_domains is not None:
+            try:
+                domains = parse_rules(params.allowed_domains)
+            except ValueError as exc:
+                raise EngineError.bad_request(f"allowed_domains: {exc}") from None
         changed = replace(
             current,
             mode=params.mode if params.mode is not None else current.mode,
-            network=params.network if params.network is not None else current.network,
+            network=_network_mode(params.network) if params.network is not None else current.network,
             ask_unsandboxed=params.ask_unsandboxed if params.ask_unsandboxed is not None else current.ask_unsandboxed,
             fetch_private=params.fetch_private if params.fetch_private is not None else current.fetch_private,
+            allowed_domains=domains,
         )
         self._settings[params.session_id] = changed
         return changed
@@ -148,7 +176,8 @@ class Sandboxes:
                 SetSandboxParams(session_id=session_id, mode="unsandboxed" if value == "unsandboxed" else "sandboxed")
             )
         elif option_id == "network":
-            self.update(SetSandboxParams(session_id=session_id, network=value == "on"))
+            network: NetworkMode = "on" if value == "on" else "allowlist" if value == "allowlist" else "off"
+            self.update(SetSandboxParams(session_id=session_id, network=network))
         else:
             self.update(SetSandboxParams(session_id=session_id, fetch_private=value == "private"))
         return None
@@ -165,8 +194,15 @@ class Sandboxes:
     def policy(self, session_id: str, catalog: Catalog) -> SandboxPolicy:
         """The policy of one exec call: the session's choice, the private paths, every provider key's name."""
         settings = self.settings(session_id)
+        allowlist = None
+        if settings.network == "allowlist":
+            allowlist = NetworkRules(settings.allowed_domains, settings.fetch_private, self._network.hosts, session_id)
         return SandboxPolicy(
-            mode=settings.mode, network=settings.network, hidden=self._private, secret_env=key_variables(catalog)
+            mode=settings.mode,
+            network=settings.network == "on",
+            hidden=self._private,
+            secret_env=key_variables(catalog),
+            allowlist=allowlist,
         )
 
     async def set_method(self, params: SetSandboxParams) -> SandboxResult:
@@ -178,7 +214,17 @@ class Sandboxes:
             network=s.network,
             ask_unsandboxed=s.ask_unsandboxed,
             fetch_private=s.fetch_private,
+            allowed_domains=[str(rule) for rule in s.allowed_domains],
         )
+
+
+def _network_mode(value: NetworkMode | bool) -> NetworkMode:
+    """The mode a `network` param asks for; a boolean is an earlier client's off/on."""
+    if value is True:
+        return "on"
+    if value is False:
+        return "off"
+    return value
 
 
 def key_variables(catalog: Catalog) -> frozenset[str]:

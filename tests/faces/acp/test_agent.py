@@ -391,6 +391,8 @@ async def test_sandbox_and_network_options_switch_the_exec_sandbox(tmp_path: Pat
         current = {o.config_id: o.current_value for o in session.config_options}
         assert (current["sandbox"], current["network"]) == ("sandboxed", "off")
         await acp.set_config_option(session.session_id, "mode", "auto")
+        changed = await acp.set_config_option(session.session_id, "network", "allowlist")
+        assert [o.current_value for o in changed.config_options if o.config_id == "network"] == ["allowlist"]
         changed = await acp.set_config_option(session.session_id, "network", "on")
         assert [o.current_value for o in changed.config_options if o.config_id == "network"] == ["on"]
         changed = await acp.set_config_option(session.session_id, "sandbox", "unsandboxed")

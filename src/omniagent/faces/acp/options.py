@@ -6,9 +6,10 @@ modes, and auth methods. Read from the engine's catalog and permission state; no
 - `mode`: `ask` (confirm exec, write and edit) or `auto` (never ask) — the engine's permission mode. v1 clients
   also see it as session modes (`modes`, `session/set_mode`, `current_mode_update`).
 - `sandbox`: `sandboxed` or `unsandboxed` (every exec then asks, even in auto mode, unless answered "always"),
-  `network`: `off` or `on` inside the sandbox, and `fetch`: `public` or `private` (the fetch tool may reach this
-  machine and private networks too) — the engine's sandbox settings, worded once (`engine/sandboxes.py`
-  `SANDBOX_OPTIONS`). Selects, not booleans, so every client can show them.
+  `network`: `off`, `allowlist` (the session's allowed domains only) or `on` inside the sandbox, and `fetch`:
+  `public` or `private` (the fetch tool may reach this machine and private networks too) — the engine's sandbox
+  settings, worded once (`engine/sandboxes.py` `SANDBOX_OPTIONS`). Selects, not booleans, so every client can
+  show them.
 - Auth methods (listed by `acp.handshake`): one method per provider that needs a key and has none (v1 `env_var`,
   v2 `agent`). `auth/login` / `authenticate` checks that the key is there now.
 """

@@ -137,9 +137,11 @@ async def test_sandbox_and_network_are_options_at_creation_and_refuse_unknown_va
             session = await open_engine(rt, workspace(tmp_path), configure=configure)
             options = session.info().configuration.options
             assert (options["sandbox"], options["network"], options["fetch"]) == ("unsandboxed", "on", "private")
-            for option in ("sandbox", "fetch"):
+            for option in ("sandbox", "network", "fetch"):
                 with pytest.raises(InvalidConfiguration):
                     await rt.open("omniagent", workspace(tmp_path), configure={option: "maybe"})
+            listed = await open_engine(rt, workspace(tmp_path), configure={"network": "allowlist"})
+            assert listed.info().configuration.options["network"] == "allowlist"
 
 
 async def test_configure_patches_the_session_and_announces_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,12 +10,16 @@ Stopping: on timeout the group gets SIGTERM, `kill_grace` to close the pipe, the
 SIGKILL at once and `CancelledError` propagates. After a normal exit, children still holding the pipe after
 `drain_grace` are killed; children that redirected their output (`server >log 2>&1 &`) are left running when
 unsandboxed. In the sandbox every process of the command lives in its own PID namespace, which ends with it.
+
+In the sandbox's allowlist mode the command's network is an `AllowlistProxy` (proxy.py) that lives exactly as long
+as the command; what it refused ends the result, one line each, so the model knows why a download failed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import codecs
+import dataclasses
 import os
 import signal
 from collections.abc import Mapping
@@ -24,6 +28,7 @@ from pathlib import Path
 
 from omniagent.engine.tools.args import optional_number, required_str
 from omniagent.engine.tools.context import OutputSink, ToolContext, ToolError, ToolLimits, ToolResult, guarded
+from omniagent.engine.tools.shell.proxy import AllowlistProxy
 from omniagent.engine.tools.shell.sandbox import STARTED, SandboxPolicy, SandboxUnavailable, child_env, sandbox_argv
 from omniagent.engine.tools.shell.seccomp import filter_fd
 from omniagent.engine.tools.views import TextView
@@ -51,6 +56,7 @@ class _Outcome:
     timed_out: bool
     output: str
     sandbox_failed: bool = False
+    network: tuple[str, ...] = ()  # the allowlist proxy's refusals, one line each
 
 
 class ExecTool:
@@ -102,20 +108,38 @@ async def run_command(
     Raises:
         SandboxUnavailable: the policy asks for the sandbox and it cannot start here.
     """
+    rules = policy.allowlist if policy.proxied else None
+    if rules is None:
+        return await _run(command, cwd, seconds, limits, on_output, policy, None)
+    async with AllowlistProxy(rules) as proxy:
+        outcome = await _run(command, cwd, seconds, limits, on_output, policy, proxy.sandbox_fd)
+    return dataclasses.replace(outcome, network=proxy.notes())
+
+
+async def _run(
+    command: str,
+    cwd: Path,
+    seconds: float,
+    limits: ToolLimits,
+    on_output: OutputSink,
+    policy: SandboxPolicy,
+    proxy_fd: int | None,
+) -> _Outcome:
     sandboxed = policy.mode == "sandboxed"
     status_read, status_write = os.pipe() if sandboxed else (-1, -1)
     seccomp_fd = -1
     try:
         if sandboxed:
             seccomp_fd = filter_fd()
-            argv = sandbox_argv(policy, cwd, command, status_write, seccomp_fd)
+            argv = sandbox_argv(policy, cwd, command, status_write, seccomp_fd, proxy_fd)
         else:
             argv = ["/bin/sh", "-c", command]
     except BaseException:
         _close(status_read, status_write, seccomp_fd)
         raise
     try:
-        proc, read_fd = await _spawn(argv, cwd, policy, (status_write, seccomp_fd) if sandboxed else ())
+        lent = () if proxy_fd is None else (proxy_fd,)  # the proxy's own: it closes it when the command is done
+        proc, read_fd = await _spawn(argv, cwd, policy, (status_write, seccomp_fd) if sandboxed else (), lent)
     except BaseException:
         _close(status_read)
         raise
@@ -145,11 +169,12 @@ async def run_command(
 
 
 async def _spawn(
-    argv: list[str], cwd: Path, policy: SandboxPolicy, passed: tuple[int, ...]
+    argv: list[str], cwd: Path, policy: SandboxPolicy, passed: tuple[int, ...], lent: tuple[int, ...] = ()
 ) -> tuple[asyncio.subprocess.Process, int]:
     """Start the command in a session of its own, stdout and stderr on one pipe; returns it and the pipe's read end.
 
-    `passed` (the sandbox's start pipe and filter) are inherited by the child and closed here either way.
+    `passed` (the sandbox's start pipe and filter) are inherited by the child and closed here either way; `lent`
+    (the proxy's socket) are inherited too and stay the caller's to close.
     """
     read_fd, write_fd = os.pipe()
     try:
@@ -161,7 +186,7 @@ async def _spawn(
             cwd=cwd,
             env=child_env(policy),
             start_new_session=True,
-            pass_fds=passed,
+            pass_fds=(*passed, *lent),
         )
     except BaseException:
         _close(read_fd)
@@ -307,6 +332,7 @@ def _result(command: str, timeout: float, outcome: _Outcome, *, sandboxed: bool)
     failed = outcome.timed_out or outcome.returncode != 0
     if failed and sandboxed:
         status += f"\n{SANDBOX_NOTE}"
+    status = "\n".join((*outcome.network, status))
     text = f"{body}\n{status}" if body else f"(no output)\n{status}"
     view = TextView(text=f"$ {command}\n{text}", language="console")
     return ToolResult(output=text, is_error=failed, views=(view,))

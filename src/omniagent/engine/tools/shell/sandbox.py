@@ -8,6 +8,8 @@ namespaces with a fresh `/proc`, so no other process (the engine included) can b
 capability is dropped, even for root, so no mount can be undone; a user namespace of its own may create no other
 (bubblewrap's `--disable-userns`, where it has it), and the system-call filter of `seccomp.py` refuses new
 namespaces, tracing, Unix sockets and kernel interfaces no build needs. The environment is rebuilt from an allowlist.
+With an `allowlist` (and `network` off) the command's only way out is the engine's proxy (proxy.py), reached
+through a bridge that runs first inside the sandbox (bridge.py).
 
 `unsandboxed` runs the command as the user, as before, with provider keys still removed from its environment.
 
@@ -29,6 +31,8 @@ from typing import Literal
 
 import platformdirs
 
+from omniagent.engine.tools.shell.allowlist import NetworkRules
+from omniagent.engine.tools.shell.bridge import bridge_argv
 from omniagent.errors import OmniagentError
 
 __all__ = [
@@ -76,8 +80,9 @@ class SandboxPolicy:
 
     `hidden`: absolute paths made unreadable (only those that exist are covered). `secret_env`: variable names
     never passed to a command in any mode (the key variables providers.json names). `network`: share the host's
-    network (off: a private loopback only). `extra_env`: variables given to the command in every mode (the
-    session's secret answers, engine/interactions/secrets.py).
+    network (off: a private loopback only). `allowlist`: with `network` off, the command may reach what these
+    rules allow through the engine's proxy (None: nothing). `extra_env`: variables given to the command in every
+    mode (the session's secret answers, engine/interactions/secrets.py).
     """
 
     mode: SandboxMode = "sandboxed" if SANDBOX_SUPPORTED else "unsandboxed"
@@ -85,6 +90,12 @@ class SandboxPolicy:
     hidden: tuple[Path, ...] = ()
     secret_env: frozenset[str] = field(default_factory=frozenset)
     extra_env: tuple[tuple[str, str], ...] = ()
+    allowlist: NetworkRules | None = None
+
+    @property
+    def proxied(self) -> bool:
+        """Whether the command's network is the allowlist proxy (sandboxed, network off, an allowlist given)."""
+        return self.mode == "sandboxed" and not self.network and self.allowlist is not None
 
 
 UNSANDBOXED = SandboxPolicy(mode="unsandboxed")
@@ -141,12 +152,16 @@ def child_env(policy: SandboxPolicy, environ: Mapping[str, str] | None = None) -
 HOST_WRITABLE_PROC = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
 
 
-def sandbox_argv(policy: SandboxPolicy, root: Path, command: str, started_fd: int, seccomp_fd: int) -> list[str]:
+def sandbox_argv(
+    policy: SandboxPolicy, root: Path, command: str, started_fd: int, seccomp_fd: int, proxy_fd: int | None = None
+) -> list[str]:
     """The bubblewrap command line that runs `/bin/sh -c command` in `root` under `policy` (mode `sandboxed`).
 
     Inside the finished sandbox a first shell writes `started` to the pipe `started_fd` and then becomes the
     command's shell: without that word the sandbox did not start, and the output is bubblewrap's reason.
     `seccomp_fd` holds the system-call filter (`seccomp.filter_fd`), which bubblewrap installs before that shell.
+    When `policy.proxied`, the bridge to the proxy (`proxy_fd`: the sandbox's end of `AllowlistProxy`) comes first
+    instead, and writes `started` once it listens.
 
     Raises:
         SandboxUnavailable: the platform has no sandbox, or bubblewrap is not installed (the message says how to
@@ -187,6 +202,10 @@ def sandbox_argv(policy: SandboxPolicy, root: Path, command: str, started_fd: in
         # filter's namespace rules, and root in the sandbox holds its (dropped) capabilities only there.
         argv += ["--unshare-user", "--disable-userns"]
     argv += ["--cap-drop", "ALL", "--seccomp", str(seccomp_fd), "--die-with-parent", "--chdir", str(root)]
+    if policy.proxied:
+        if proxy_fd is None:
+            raise ValueError("an allowlist policy needs the proxy's socket (proxy_fd)")
+        return argv + bridge_argv(proxy_fd, started_fd, STARTED, command)
     started = f'printf {STARTED.decode()} >/proc/self/fd/{started_fd} && exec /bin/sh -c "$1"'
     argv += ["/bin/sh", "-c", started, "/bin/sh", command]
     return argv

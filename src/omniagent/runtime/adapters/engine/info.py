@@ -5,8 +5,8 @@ ready to run at all. Read from the engine's catalog and permission state; no I/O
 - `model`: every model of a ready provider (plus the session's own, even if its provider is not ready now).
 - `reasoning` (category `thought_level`): the levels of the session's model, when it has any.
 - `mode`: `ask` (confirm exec, write and edit) or `auto` (never ask): the engine's own permission mode.
-- `sandbox` (`sandboxed` / `unsandboxed`), `network` (`off` / `on`) and `fetch` (`public` / `private`): the
-  engine's sandbox settings, worded as `engine/sandboxes.py` `SANDBOX_OPTIONS` says.
+- `sandbox` (`sandboxed` / `unsandboxed`), `network` (`off` / `allowlist` / `on`) and `fetch` (`public` /
+  `private`): the engine's sandbox settings, worded as `engine/sandboxes.py` `SANDBOX_OPTIONS` says.
 - Slash commands: the session's skills (`/name arguments` runs one; the adapter sends it as a skill input).
 - Auth: `Authenticated(ApiKey)` when the session's provider has a key; the login methods are the `EnvVar`s of the
   providers that need a key and have none (names only: a key is never read into a message).
