@@ -18,13 +18,14 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 import platformdirs
 
+from omniagent.engine.tools.shell.limits import ExecLimits, dev_args, tmpfs_args
 from omniagent.errors import OmniagentError
 
 __all__ = [
@@ -73,7 +74,8 @@ class SandboxPolicy:
     `hidden`: absolute paths made unreadable (only those that exist are covered). `secret_env`: variable names
     never passed to a command in any mode (the key variables providers.json names). `network`: share the host's
     network (off: a private loopback only). `extra_env`: variables given to the command in every mode (the
-    session's secret answers, engine/interactions/secrets.py).
+    session's secret answers, engine/interactions/secrets.py). `limits`: processes, memory, CPU, output, /tmp, file
+    and disk (limits.py).
     """
 
     mode: SandboxMode = "sandboxed" if SANDBOX_SUPPORTED else "unsandboxed"
@@ -81,6 +83,7 @@ class SandboxPolicy:
     hidden: tuple[Path, ...] = ()
     secret_env: frozenset[str] = field(default_factory=frozenset)
     extra_env: tuple[tuple[str, str], ...] = ()
+    limits: ExecLimits = field(default_factory=ExecLimits)
 
 
 UNSANDBOXED = SandboxPolicy(mode="unsandboxed")
@@ -137,11 +140,14 @@ def child_env(policy: SandboxPolicy, environ: Mapping[str, str] | None = None) -
 HOST_WRITABLE_PROC = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
 
 
-def sandbox_argv(policy: SandboxPolicy, root: Path, command: str, started_fd: int) -> list[str]:
+def sandbox_argv(
+    policy: SandboxPolicy, root: Path, command: str, started_fd: int, inner: Sequence[str] = ()
+) -> list[str]:
     """The bubblewrap command line that runs `/bin/sh -c command` in `root` under `policy` (mode `sandboxed`).
 
-    Inside the finished sandbox a first shell writes `started` to the pipe `started_fd` and then becomes the
-    command's shell: without that word the sandbox did not start, and the output is bubblewrap's reason.
+    Inside the finished sandbox a first shell (run by `inner`, a command prefix such as `prlimit …`, when given)
+    writes `started` to the pipe `started_fd` and then becomes the command's shell: without that word the sandbox
+    did not start, and the output is bubblewrap's reason.
 
     Raises:
         SandboxUnavailable: the platform has no sandbox, or bubblewrap is not installed (the message says how to
@@ -158,7 +164,8 @@ def sandbox_argv(policy: SandboxPolicy, root: Path, command: str, started_fd: in
             f"the command was not run: the exec sandbox needs bubblewrap (bwrap), which is not installed; "
             f"{BWRAP_INSTALL_HINT}, or switch this session's sandbox option to unsandboxed"
         )
-    argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run"]
+    argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", *dev_args(policy.limits), "--proc", "/proc"]
+    argv += [*tmpfs_args(policy.limits, "/tmp"), *tmpfs_args(policy.limits, "/run")]  # RAM: sized (limits.py)
     for entry in HOST_WRITABLE_PROC:
         argv += ["--ro-bind-try", entry, entry]
     if policy.network:
@@ -169,7 +176,7 @@ def sandbox_argv(policy: SandboxPolicy, root: Path, command: str, started_fd: in
     # other one after, so a hidden dir inside the workspace stays hidden.
     around = [p for p in hidden if root.is_relative_to(p)]
     for path in around:
-        argv += _cover(path, read_only=False)  # read-only would leave no room for the workspace's mount point
+        argv += tmpfs_args(policy.limits, str(path))  # read-only would leave no room for the workspace's mount point
     argv += ["--bind", str(root), str(root)]
     for path in hidden:
         if path not in around:
@@ -179,7 +186,7 @@ def sandbox_argv(policy: SandboxPolicy, root: Path, command: str, started_fd: in
         argv.append("--unshare-net")
     argv += ["--cap-drop", "ALL", "--die-with-parent", "--chdir", str(root)]
     started = f'printf {STARTED.decode()} >/proc/self/fd/{started_fd} && exec /bin/sh -c "$1"'
-    argv += ["/bin/sh", "-c", started, "/bin/sh", command]
+    argv += [*inner, "/bin/sh", "-c", started, "/bin/sh", command]
     return argv
 
 
