@@ -41,6 +41,7 @@ from omniagent.engine.routes import Routes
 from omniagent.engine.run.context import RunDeps
 from omniagent.engine.run.inputs import Inputs
 from omniagent.engine.run.instructions import ProjectInstructions
+from omniagent.engine.sandbox_limits import params_of
 from omniagent.engine.sandboxes import SET_SANDBOX_METHOD, Sandboxes, SandboxResult, SetSandboxParams
 from omniagent.engine.session.lifecycle import Sessions
 from omniagent.engine.skills.catalog import SKILLS_LIST_METHOD, Skills, SkillsListParams
@@ -237,7 +238,13 @@ class Engine:
         self.permissions.set_mode(child, self.permissions.mode(parent))
         s = self.sandboxes.settings(parent)
         self.sandboxes.update(
-            SetSandboxParams(session_id=child, mode=s.mode, network=s.network, ask_unsandboxed=s.ask_unsandboxed)
+            SetSandboxParams(
+                session_id=child,
+                mode=s.mode,
+                network=s.network,
+                ask_unsandboxed=s.ask_unsandboxed,
+                limits=params_of(s.limits),
+            )
         )
 
     async def _set_permission_mode(self, params: SetPermissionModeParams) -> PermissionModeResult:

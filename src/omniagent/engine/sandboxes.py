@@ -6,7 +6,8 @@ unsandboxed `exec` asks first in every permission mode, auto included, unless th
 (`ask_unsandboxed: false`) or answered "allow always" for exec (ACP).
 
 The same settings say whether `fetch` may reach the session's private network (loopback and private addresses;
-off by default, tools/web/addresses.py).
+off by default, tools/web/addresses.py), and carry the session's `exec` limits (sandbox_limits.py: the defaults
+from sandbox.json, changed per session by `session.set_sandbox`'s `limits`).
 
 Like the permission mode, the settings live in memory for the life of the engine process (yuke has no field for
 them): a restarted engine starts every session sandboxed, network off, the safe direction. They are set with the
@@ -19,12 +20,14 @@ What this is not: the sandbox itself (tools/shell/sandbox.py builds and runs it)
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple
 
 from omniagent.engine.providers.catalog.builtins import KEY_ENV_ALIASES
 from omniagent.engine.providers.catalog.table import Catalog
+from omniagent.engine.sandbox_limits import LimitsParams, SandboxFileError, limits_of, load_limits, params_of
+from omniagent.engine.tools.shell.limits import ExecLimits
 from omniagent.engine.tools.shell.sandbox import SandboxMode, SandboxPolicy, agent_credential_paths, omniagent_dirs
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.ids import SessionId
@@ -38,12 +41,13 @@ BUILTIN_KEY_VARS = frozenset({"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API
 @dataclass(frozen=True, slots=True)
 class SandboxSettings:
     """One session's choice. `ask_unsandboxed`: an unsandboxed exec asks even in auto mode. `fetch_private`:
-    `fetch` may connect to loopback and private addresses."""
+    `fetch` may connect to loopback and private addresses. `limits`: its commands' limits."""
 
     mode: SandboxMode = SandboxPolicy().mode
     network: bool = False
     ask_unsandboxed: bool = True
     fetch_private: bool = False
+    limits: ExecLimits = field(default_factory=ExecLimits)
 
 
 class SandboxOption(NamedTuple):
@@ -102,6 +106,7 @@ class SetSandboxParams(YukeModel):
     network: bool | None = None
     ask_unsandboxed: bool | None = None
     fetch_private: bool | None = None
+    limits: LimitsParams | None = None
 
 
 class SandboxResult(YukeModel):
@@ -112,6 +117,7 @@ class SandboxResult(YukeModel):
     network: bool
     ask_unsandboxed: bool
     fetch_private: bool
+    limits: LimitsParams
 
 
 class Sandboxes:
@@ -120,10 +126,16 @@ class Sandboxes:
     def __init__(self, data_dir: Path, config_dir: Path, home: Path | None = None) -> None:
         self._settings: dict[str, SandboxSettings] = {}
         self._private = (data_dir, config_dir, *omniagent_dirs(), *agent_credential_paths(home or Path.home()))
+        try:
+            self._limits = load_limits(config_dir)
+        except SandboxFileError as exc:
+            # Commands do not run rather than run under limits the user did not mean.
+            refusal = f"the command was not run: {exc}; the user must fix or remove it and restart the engine"
+            self._limits = ExecLimits(refused=refusal)
 
     def settings(self, session_id: str) -> SandboxSettings:
         """The session's settings (the defaults unless set)."""
-        return self._settings.get(session_id, SandboxSettings())
+        return self._settings.get(session_id) or SandboxSettings(limits=self._limits)
 
     def update(self, params: SetSandboxParams) -> SandboxSettings:
         """Apply the given fields; they hold from the next tool call on."""
@@ -134,6 +146,7 @@ class Sandboxes:
             network=params.network if params.network is not None else current.network,
             ask_unsandboxed=params.ask_unsandboxed if params.ask_unsandboxed is not None else current.ask_unsandboxed,
             fetch_private=params.fetch_private if params.fetch_private is not None else current.fetch_private,
+            limits=limits_of(params.limits, current.limits) if params.limits is not None else current.limits,
         )
         self._settings[params.session_id] = changed
         return changed
@@ -166,7 +179,11 @@ class Sandboxes:
         """The policy of one exec call: the session's choice, the private paths, every provider key's name."""
         settings = self.settings(session_id)
         return SandboxPolicy(
-            mode=settings.mode, network=settings.network, hidden=self._private, secret_env=key_variables(catalog)
+            mode=settings.mode,
+            network=settings.network,
+            hidden=self._private,
+            secret_env=key_variables(catalog),
+            limits=replace(settings.limits, session=session_id),
         )
 
     async def set_method(self, params: SetSandboxParams) -> SandboxResult:
@@ -178,6 +195,7 @@ class Sandboxes:
             network=s.network,
             ask_unsandboxed=s.ask_unsandboxed,
             fetch_private=s.fetch_private,
+            limits=params_of(s.limits),
         )
 
 
