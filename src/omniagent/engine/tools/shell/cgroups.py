@@ -21,6 +21,7 @@ What this is not: the limits' values and what a hit says (limits.py), nor when a
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import contextlib
 import errno
@@ -41,8 +42,10 @@ ENGINE_PREFIX = "omniagent-"
 _ENGINE_GROUP = re.compile(rf"{ENGINE_PREFIX}(\d+)")
 # The leaf a v2 engine moves itself into (beside its groups) so that its own group may enable controllers.
 SELF_LEAF = "engine"
-# `memory.max` and friends take this word for no limit; v1 files take a huge number.
-V2_MAX = "max"
+_MIB = 1024 * 1024
+# Seconds before the first retry to remove a group that still held a dying process, and the last (doubling between).
+RETRY_FIRST = 0.01
+RETRY_LAST = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,21 +121,33 @@ class Hierarchy:
         self._close(group.session, group.dirs.values())
 
     def _close(self, session: str, dirs: Iterable[Path]) -> None:
-        for path in dirs:
-            if not _rmdir(path):
-                self._leftover.append(path)
-        if not session:
-            return
+        self._leftover += [path for path in dirs if not _rmdir(path)]
         left = self._running.get(session, 1) - 1
-        if left > 0:
+        if session and left > 0:
             self._running[session] = left
-            return
-        self._running.pop(session, None)
-        # The next group of this name starts with the kernel's defaults, so nothing written to this one counts.
-        self._written = {key: text for key, text in self._written.items() if key[0] != session}
-        for base in self.engine_dirs.values():
-            if not _rmdir(base / f"s-{session}"):
-                self._leftover.append(base / f"s-{session}")
+        elif session:
+            self._running.pop(session, None)
+            # The next group of this name starts with the kernel's defaults, so nothing written to this one counts.
+            self._written = {key: text for key, text in self._written.items() if key[0] != session}
+            self._leftover += [path for base in self.engine_dirs.values() if not _rmdir(path := base / f"s-{session}")]
+        if self._leftover:
+            self._retry(RETRY_FIRST)
+
+    def _retry(self, delay: float) -> None:
+        """Remove the leftover groups a little later, and again (longer each time) while some remain: bubblewrap
+        exits as soon as its init reports the command's status, while the init and its namespace are still being torn
+        down, so a group can hold a dying process for a few milliseconds after the command ended."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no loop: the next command, or the engine's exit, removes them
+
+        def again() -> None:
+            self._remove_leftovers()
+            if self._leftover and delay < RETRY_LAST:
+                self._retry(delay * 2)
+
+        loop.call_later(delay, again)
 
     def _remove_leftovers(self) -> None:
         if self._leftover:
@@ -199,16 +214,16 @@ class CommandGroup:
             # v1 counts here the forks this group was refused, whichever group's limit refused them; v2 (since Linux
             # 6.12) counts the refusals by this group's own limit only, so a session limit's go unseen there.
             fork_failures = _field(_read(pids / "pids.events"), "max")
-            peak_text = _read(pids / "pids.peak")
-            peak = int(peak_text) if peak_text.strip().isdigit() else None
+            peak = _number(pids / "pids.peak")
         memory = self.dirs.get("memory")
         if memory is not None:
             if version == 1:
                 oom_kills = _field(_read(memory / "memory.oom_control"), "oom_kill")
-                # v1 counts a refused charge on the level whose counter refused it (memsw first when it exists).
-                own_limit = any(
-                    _read(memory / name).strip() not in ("", "0") for name in ("memory.failcnt", "memory.memsw.failcnt")
-                )
+                # v1's failcnt stays 0 on recent kernels; a group whose peak reached its own limit (charged in
+                # batches of 64 pages, so within a MiB of it) is the one that ran out.
+                peak_bytes = _number(memory / "memory.max_usage_in_bytes")
+                limit = _number(memory / "memory.limit_in_bytes")
+                own_limit = peak_bytes is not None and limit is not None and peak_bytes + _MIB >= limit
             else:
                 events = _read(memory / "memory.events")
                 oom_kills = _field(events, "oom_kill")
@@ -403,6 +418,11 @@ def _write(path: Path, text: str) -> None:
         os.write(fd, text.encode())
     finally:
         os.close(fd)
+
+
+def _number(path: Path) -> int | None:
+    text = _read(path).strip()
+    return int(text) if text.isdigit() else None
 
 
 def _field(text: str, name: str) -> int:

@@ -76,6 +76,9 @@ HOW_TO_CHANGE = "the user can change it in sandbox.json or with session.set_sand
 # The gate: wait for the engine's word on stdin (EOF: the engine gave up, nothing runs), then become the sandbox
 # with stdin from /dev/null as every command has.
 GATE = 'read -r _ && exec "$@" </dev/null'
+# What shells and programs print when a fork or an allocation is refused (dash, bash, Python, coreutils, C++, Go).
+_FORK_REFUSED = ("Cannot fork", "Resource temporarily unavailable")
+_ALLOCATION_REFUSED = ("MemoryError", "Cannot allocate memory", "memory exhausted", "bad_alloc", "out of memory")
 # bubblewrap learnt `--size` for a tmpfs in 0.7.0; a setuid bubblewrap refuses it.
 BWRAP_SIZE_VERSION = (0, 7)
 
@@ -208,6 +211,8 @@ class Confinement:
         self._disk_quota: int | None = None  # a file system that cannot say its use (statvfs failed) is not watched
         if disk is not None:
             self._disk_quota = limits.disk_bytes if limits.disk_bytes is not None else disk[1] // 2
+        # What runs the command's shell inside the sandbox (`sandbox_argv`'s `inner`).
+        self.inner_argv = self._inner_argv()
 
     @classmethod
     def prepare(cls, limits: ExecLimits, workspace: Path) -> Confinement:
@@ -231,8 +236,7 @@ class Confinement:
                 group.close()
             raise
 
-    @property
-    def inner_argv(self) -> tuple[str, ...]:
+    def _inner_argv(self) -> tuple[str, ...]:
         """What runs the command's shell inside the sandbox: `prlimit --nproc` where only RLIMIT_NPROC can bound
         processes (no pids cgroup, not root), so that it counts the sandbox's processes only (see the module)."""
         if "pids" in self._controllers or os.geteuid() == 0:
@@ -305,8 +309,12 @@ class Confinement:
                 f"[stopped: the command tried to write a file larger than {size_text(limits.file_bytes)} (SIGXFSZ, "
                 f"exit code {returncode}; the limit `file_mb`; {HOW_TO_CHANGE})]"
             )
-        if returncode == 0:
-            return None
+        return None if returncode == 0 else self._explained(returncode, output)
+
+    def _explained(self, returncode: int, output: str) -> str | None:
+        """For a failed command whose output shows the error a limit gives, the limit behind it: a file too large,
+        a full /tmp, and, where no cgroup sees them, a refused fork or a refused allocation."""
+        limits = self.limits
         if "File too large" in output:
             return (
                 f"[exit code {returncode}; a file may hold at most {size_text(limits.file_bytes)} "
@@ -317,6 +325,16 @@ class Confinement:
                 f"[exit code {returncode}; the sandbox's /tmp, /dev/shm and /run hold at most "
                 f"{size_text(limits.tmp_bytes)} each (the limit `tmp_mb`; {HOW_TO_CHANGE}); "
                 "else the workspace's disk is full]"
+            )
+        if self.inner_argv and any(text in output for text in _FORK_REFUSED):
+            return (
+                f"[exit code {returncode}; the command may run at most {limits.processes} processes and threads at "
+                f"once (the limit `processes`; {HOW_TO_CHANGE})]"
+            )
+        if "memory" not in self._controllers and any(text in output for text in _ALLOCATION_REFUSED):
+            return (
+                f"[exit code {returncode}; each process of the command may use at most "
+                f"{size_text(limits.memory_bytes)} of memory (the limit `memory_mb`; {HOW_TO_CHANGE})]"
             )
         return None
 
