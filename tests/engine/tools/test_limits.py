@@ -131,6 +131,35 @@ async def test_the_session_memory_limit_bounds_the_sessions_commands(workspace: 
     )
 
 
+async def test_a_limit_above_the_engines_is_not_blamed_on_the_command(workspace: Path) -> None:
+    """When the group the engine runs in is what runs out (here its own group gets 256 MiB and 48 tasks, while the
+    command and its session may have far more), the model is told the machine had no room, not to change a limit
+    that was not hit."""
+    found = hierarchy()
+    if found is None or set(found.controllers) != {"pids", "memory"}:
+        pytest.skip("needs writable pids and memory cgroups (root on this machine and in CI)")
+    engine_limits = {
+        found.engine_dirs["pids"] / "pids.max": str(48),
+        found.engine_dirs["memory"] / "memory.limit_in_bytes": str(256 * MiB),
+    }
+    for path, value in engine_limits.items():
+        path.write_text(value)
+    try:
+        many = await _exec(workspace, "for i in $(seq 300); do sleep 45.1 & done; wait", session="e1")
+        big = await _exec(workspace, f"{PYTHON} -c 'b = bytearray(768 << 20)'", session="e1")
+    finally:
+        found.engine_dirs["memory"].joinpath("memory.limit_in_bytes").write_text("-1")
+        found.engine_dirs["pids"].joinpath("pids.max").write_text("max")
+    assert _status(many) == (
+        "[stopped: the command could not start another process although it was within its limits: the machine, or "
+        "the group the engine runs in, has no room for more]"
+    )
+    assert _status(big) == (
+        "[killed: the machine ran out of memory and the kernel killed a process of the command, which was within "
+        "its own limits]"
+    )
+
+
 async def test_a_cpu_spin_is_killed_by_the_cpu_limit(workspace: Path) -> None:
     """RLIMIT_CPU holds for root too: a busy loop under `cpu_seconds` 1 gets SIGXCPU after one CPU second, long
     before its 20 s timeout."""

@@ -34,9 +34,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["CommandGroup", "Controller", "GroupEvents", "Hierarchy", "hierarchy"]
+__all__ = ["CommandGroup", "Controller", "GroupEvents", "Hierarchy", "Scope", "hierarchy"]
 
 Controller = Literal["pids", "memory"]
+Scope = Literal["command", "session", "machine"]
 CONTROLLERS: tuple[Controller, ...] = ("pids", "memory")
 ENGINE_PREFIX = "omniagent-"
 _ENGINE_GROUP = re.compile(rf"{ENGINE_PREFIX}(\d+)")
@@ -50,14 +51,12 @@ RETRY_LAST = 2.0
 
 @dataclass(frozen=True, slots=True)
 class GroupEvents:
-    """What a command's group has seen so far: forks refused by a process limit (this command's or its session's),
-    processes killed for memory, the most tasks it held at once (when the kernel says), and whether the command's
-    own memory limit was reached (rather than its session's)."""
+    """What a command's group has seen so far: whether a fork of the command was refused, and whether the kernel
+    killed one of its processes for memory, each with whose limit it was (None: it did not happen). "machine": not
+    the command's nor its session's, so the machine's or that of the group the engine itself runs in."""
 
-    fork_failures: int = 0
-    oom_kills: int = 0
-    peak_tasks: int | None = None
-    own_memory_limit_reached: bool = False
+    fork_refused: Scope | None = None
+    oom_killed: Scope | None = None
 
 
 class Hierarchy:
@@ -205,30 +204,38 @@ class CommandGroup:
 
     def events(self) -> GroupEvents:
         """What the group has seen so far (a file the kernel does not offer counts as nothing seen)."""
-        fork_failures = oom_kills = 0
-        peak: int | None = None
-        own_limit = False
-        version = self._owner.version
+        return GroupEvents(self._fork_refused(), self._oom_killed())
+
+    def _fork_refused(self) -> Scope | None:
         pids = self.dirs.get("pids")
-        if pids is not None:
-            # v1 counts here the forks this group was refused, whichever group's limit refused them; v2 (since Linux
-            # 6.12) counts the refusals by this group's own limit only, so a session limit's go unseen there.
-            fork_failures = _field(_read(pids / "pids.events"), "max")
-            peak = _number(pids / "pids.peak")
+        # v1 counts here the forks this group was refused, whichever group's limit refused them; v2 (since Linux
+        # 6.12) counts the refusals by this group's own limit only, so a session limit's go unseen there.
+        if pids is None or not _field(_read(pids / "pids.events"), "max"):
+            return None
+        session = self._session_dirs.get("pids")
+        if _at_limit(pids, "pids.peak", "pids.max", 0) is not False:  # a kernel without pids.peak cannot tell
+            return "command"
+        return "session" if session is not None and _at_limit(session, "pids.peak", "pids.max", 0) else "machine"
+
+    def _oom_killed(self) -> Scope | None:
         memory = self.dirs.get("memory")
-        if memory is not None:
-            if version == 1:
-                oom_kills = _field(_read(memory / "memory.oom_control"), "oom_kill")
-                # v1's failcnt stays 0 on recent kernels; a group whose peak reached its own limit (charged in
-                # batches of 64 pages, so within a MiB of it) is the one that ran out.
-                peak_bytes = _number(memory / "memory.max_usage_in_bytes")
-                limit = _number(memory / "memory.limit_in_bytes")
-                own_limit = peak_bytes is not None and limit is not None and peak_bytes + _MIB >= limit
-            else:
-                events = _read(memory / "memory.events")
-                oom_kills = _field(events, "oom_kill")
-                own_limit = _field(events, "oom") > 0
-        return GroupEvents(fork_failures, oom_kills, peak, own_limit)
+        if memory is None:
+            return None
+        session = self._session_dirs.get("memory")
+        if self._owner.version == 2:
+            if not _field(_read(memory / "memory.events"), "oom_kill"):
+                return None
+            if _field(_read(memory / "memory.events"), "oom"):  # counted in the group whose limit ran out
+                return "command"
+            return "session" if session is not None and _field(_read(session / "memory.events"), "oom") else "machine"
+        if not _field(_read(memory / "memory.oom_control"), "oom_kill"):
+            return None
+        # v1's failcnt stays 0 on recent kernels; the group whose peak reached its limit (charged in batches of 64
+        # pages, so within a MiB of it) is the one that ran out.
+        peak, limit = "memory.max_usage_in_bytes", "memory.limit_in_bytes"
+        if _at_limit(memory, peak, limit, _MIB):
+            return "command"
+        return "session" if session is not None and _at_limit(session, peak, limit, _MIB) else "machine"
 
     def close(self) -> None:
         """Remove the group (and the session's, when no other of its commands runs)."""
@@ -418,6 +425,14 @@ def _write(path: Path, text: str) -> None:
         os.write(fd, text.encode())
     finally:
         os.close(fd)
+
+
+def _at_limit(group: Path, peak_file: str, limit_file: str, slack: int) -> bool | None:
+    """Whether the group's peak reached its limit (within `slack`); None when the kernel does not say."""
+    peak, limit = _number(group / peak_file), _number(group / limit_file)
+    if peak is None:
+        return None
+    return limit is not None and peak + slack >= limit
 
 
 def _number(path: Path) -> int | None:

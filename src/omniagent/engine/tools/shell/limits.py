@@ -109,8 +109,10 @@ def _own_memory_limit_files() -> list[Path]:
         return []
     files = []
     for line in lines:
-        _, controllers, path = line.split(":", 2)
-        rel = path.lstrip("/")
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        controllers, rel = parts[1], parts[2].lstrip("/")
         if controllers == "":
             files.append(Path("/sys/fs/cgroup", rel, "memory.max"))
         elif "memory" in controllers.split(","):
@@ -343,40 +345,51 @@ class Confinement:
         return None
 
     def _hit(self) -> str | None:
-        events = self._events()
+        events = self._group.events() if self._group is not None else GroupEvents()
         limits = self.limits
-        if events.fork_failures:
-            shared = limits.session != "" and events.peak_tasks is not None and events.peak_tasks < limits.processes
-            if shared:
-                return (
-                    f"[stopped: the session's running commands together tried to run more than "
-                    f"{limits.session_processes} processes and threads at once (the limit `session_processes`; "
-                    f"{HOW_TO_CHANGE})]"
-                )
+        if events.fork_refused == "command":
             return (
                 f"[stopped: the command tried to run more than {limits.processes} processes and threads at once "
                 f"(the limit `processes`; {HOW_TO_CHANGE})]"
             )
-        if events.oom_kills:
-            if events.own_memory_limit_reached or not limits.session:
-                return (
-                    f"[killed: the command used more than {size_text(limits.memory_bytes)} of memory "
-                    f"(the limit `memory_mb`; {HOW_TO_CHANGE})]"
-                )
+        if events.fork_refused == "session":
+            return (
+                f"[stopped: the session's running commands together tried to run more than "
+                f"{limits.session_processes} processes and threads at once (the limit `session_processes`; "
+                f"{HOW_TO_CHANGE})]"
+            )
+        if events.fork_refused == "machine":
+            return (
+                "[stopped: the command could not start another process although it was within its limits: the "
+                "machine, or the group the engine runs in, has no room for more]"
+            )
+        if events.oom_killed == "command":
+            return (
+                f"[killed: the command used more than {size_text(limits.memory_bytes)} of memory "
+                f"(the limit `memory_mb`; {HOW_TO_CHANGE})]"
+            )
+        if events.oom_killed == "session":
             return (
                 f"[killed: the session's running commands together used more than "
                 f"{size_text(limits.session_memory_bytes)} of memory (the limit `session_memory_mb`; {HOW_TO_CHANGE})]"
             )
-        disk = _disk(self._workspace) if self._disk_quota is not None else None
-        if disk is not None and self._disk_quota is not None and disk[0] - self._used_at_start > self._disk_quota:
+        if events.oom_killed == "machine":
             return (
-                f"[stopped: the command wrote more than {size_text(self._disk_quota)} to the workspace's file system "
-                f"(the limit `disk_mb`; {HOW_TO_CHANGE}); what it wrote is still there]"
+                "[killed: the machine ran out of memory and the kernel killed a process of the command, which was "
+                "within its own limits]"
             )
-        return None
+        return self._disk_hit()
 
-    def _events(self) -> GroupEvents:
-        return self._group.events() if self._group is not None else GroupEvents()
+    def _disk_hit(self) -> str | None:
+        if self._disk_quota is None:
+            return None
+        disk = _disk(self._workspace)
+        if disk is None or disk[0] - self._used_at_start <= self._disk_quota:
+            return None
+        return (
+            f"[stopped: the command wrote more than {size_text(self._disk_quota)} to the workspace's file system "
+            f"(the limit `disk_mb`; {HOW_TO_CHANGE}); what it wrote is still there]"
+        )
 
     def close(self) -> None:
         """Remove the command's cgroup (call once its processes are gone) and close the gate."""
