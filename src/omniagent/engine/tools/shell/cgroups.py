@@ -68,7 +68,7 @@ class Hierarchy:
         self._counter = itertools.count(1)
         self._running: dict[str, int] = {}  # session group name -> its commands running now
         self._written: dict[tuple[str, str], str] = {}  # (session group, file) -> the value last written there
-        self._leftover: list[Path] = []  # command groups that were still busy when their command ended
+        self._leftover: list[Path] = []  # groups that still held a dying process when their command ended
 
     @property
     def controllers(self) -> tuple[Controller, ...]:
@@ -95,7 +95,9 @@ class Hierarchy:
                 parent = base
                 if name:
                     parent = base / f"s-{name}"
-                    self._make(parent, controllers)
+                    if self._make(parent, controllers):
+                        # A group made now has the kernel's defaults, whatever was written to one of its name before.
+                        self._written = {key: text for key, text in self._written.items() if key[0] != name}
                     for controller in controllers:
                         self._limit(parent, controller, values[controller][0], remember=name)
                         session_dirs[controller] = parent
@@ -126,8 +128,6 @@ class Hierarchy:
             self._running[session] = left
         elif session:
             self._running.pop(session, None)
-            # The next group of this name starts with the kernel's defaults, so nothing written to this one counts.
-            self._written = {key: text for key, text in self._written.items() if key[0] != session}
             self._leftover += [path for base in self.engine_dirs.values() if not _rmdir(path := base / f"s-{session}")]
         if self._leftover:
             self._retry(RETRY_FIRST)
@@ -152,14 +152,16 @@ class Hierarchy:
         if self._leftover:
             self._leftover = [path for path in self._leftover if not _rmdir(path)]
 
-    def _make(self, path: Path, handed_down: tuple[Controller, ...]) -> None:
-        """Make a group; on v2 a group hands controllers down to its children only when told to (`handed_down`)."""
+    def _make(self, path: Path, handed_down: tuple[Controller, ...]) -> bool:
+        """Make a group unless it exists (whether it was made); on v2 a group hands controllers down to its children
+        only when told to (`handed_down`)."""
         try:
             path.mkdir()
         except FileExistsError:
-            return
+            return False
         if self.version == 2 and handed_down:
             _write(path / "cgroup.subtree_control", " ".join(f"+{c}" for c in handed_down))
+        return True
 
     def _limit(self, path: Path, controller: Controller, value: int, remember: str = "") -> None:
         for file, text in _limit_files(self.version, controller, value, path):
@@ -176,7 +178,8 @@ class Hierarchy:
 
 
 class CommandGroup:
-    """One command's group: join it before the command runs, read what it saw, then close it (`Hierarchy`)."""
+    """One command's group: its first process joins it (`join_files`) before the command runs; read what it saw
+    (`events`), then close it once the command is gone."""
 
     def __init__(
         self,
