@@ -319,6 +319,29 @@ async def _groups_gone(engine_dirs: Iterable[Path]) -> bool:
     return True
 
 
+async def test_a_command_cannot_lift_its_own_limits(workspace: Path) -> None:
+    """Even as root: the cgroup file system is read-only in the sandbox (and a cgroup namespace shows the command's
+    group as the root), no capability is left to raise a hard rlimit or to mount a hierarchy of its own."""
+    found = hierarchy()
+    controllers = [str(found.engine_dirs[c].parent) for c in found.controllers] if found is not None else []
+    moves = "; ".join(f"(echo 0 > {d}/cgroup.procs) 2>/dev/null || echo refused {d}" for d in controllers)
+    script = (
+        f"{moves or 'true'}; ulimit -t unlimited 2>/dev/null || echo refused cpu; ulimit -f unlimited 2>/dev/null "
+        "|| echo refused file; mount -t tmpfs none /mnt 2>/dev/null || echo refused mount; "
+        'echo "cpu $(ulimit -t) file $(ulimit -f)"'
+    )
+    result = await _exec(workspace, script, cpu_seconds=7, file_bytes=1 * MiB)
+    lines = result.output.splitlines()
+    assert lines[: len(controllers)] == [f"refused {d}" for d in controllers]
+    assert lines[len(controllers) :] == [
+        "refused cpu",
+        "refused file",
+        "refused mount",
+        "cpu 7 file 2048",  # 1 MiB in 512-byte blocks
+        "[exit code 0]",
+    ]
+
+
 async def test_a_refused_limits_config_runs_nothing(workspace: Path) -> None:
     """A bad sandbox.json makes every exec fail with its sentence (engine/sandbox_limits.py): nothing runs, in
     either mode, under limits the user did not mean."""
