@@ -247,6 +247,7 @@ async def test_exec_has_no_network_unless_the_session_turns_it_on(
     unknown = {"session_id": "0" * 32, "network": True}
     assert await w.rpc.call_error(SET_SANDBOX_METHOD, unknown) == ErrorCode.UNKNOWN_SESSION
     result = await w.rpc.call(SET_SANDBOX_METHOD, {"session_id": w.sid, "network": True})
+    assert result.pop("limits")["processes"] > 0  # the exec limits in force: tests/e2e/test_rpc_limits.py
     assert result == {
         "session_id": w.sid,
         "mode": "sandboxed",

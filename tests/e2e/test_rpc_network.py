@@ -42,6 +42,7 @@ async def test_the_allowlist_reaches_listed_domains_through_the_proxy_and_nothin
         w = await _start(tmp_path, llm, OMNIAGENT_LOG="info")
         try:
             result = await w.rpc.call(SET_SANDBOX_METHOD, {"session_id": w.sid, "network": "allowlist"})
+            assert result.pop("limits")["processes"] > 0  # the exec limits in force: tests/e2e/test_rpc_limits.py
             assert result == {
                 "session_id": w.sid,
                 "mode": "sandboxed",

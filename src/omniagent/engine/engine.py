@@ -41,6 +41,7 @@ from omniagent.engine.routes import Routes
 from omniagent.engine.run.context import RunDeps
 from omniagent.engine.run.inputs import Inputs
 from omniagent.engine.run.instructions import ProjectInstructions
+from omniagent.engine.sandbox_file import params_of
 from omniagent.engine.sandboxes import SET_SANDBOX_METHOD, Sandboxes, SandboxResult, SetSandboxParams
 from omniagent.engine.session.lifecycle import Sessions
 from omniagent.engine.skills.catalog import SKILLS_LIST_METHOD, Skills, SkillsListParams
@@ -244,6 +245,7 @@ class Engine:
                 network=s.network,
                 ask_unsandboxed=s.ask_unsandboxed,
                 allowed_domains=domains,
+                limits=params_of(s.limits),
             )
         )
 

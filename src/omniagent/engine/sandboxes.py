@@ -8,7 +8,9 @@ in every permission mode, auto included, unless the user turned that off (`ask_u
 "allow always" for exec (ACP).
 
 The same settings say whether `fetch` may reach the session's private network (loopback and private addresses;
-off by default, tools/web/addresses.py), and so whether the allowlist proxy may.
+off by default, tools/web/addresses.py), and so whether the allowlist proxy may; and they carry the session's
+`exec` limits (sandbox_file.py: the defaults from sandbox.json, changed per session by `session.set_sandbox`'s
+`limits`).
 
 Like the permission mode, the settings live in memory for the life of the engine process (yuke has no field for
 them): a restarted engine starts every session sandboxed, network off, the safe direction. They are set with the
@@ -21,14 +23,17 @@ What this is not: the sandbox itself (tools/shell/sandbox.py builds and runs it)
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal, NamedTuple
 
+from omniagent.engine import sandbox_file
 from omniagent.engine.errors import EngineError
 from omniagent.engine.providers.catalog.builtins import KEY_ENV_ALIASES
 from omniagent.engine.providers.catalog.table import Catalog
-from omniagent.engine.tools.shell.allowlist import DomainRule, NetworkRules, load_network_config, parse_rules
+from omniagent.engine.sandbox_file import LimitsParams, SandboxDefaults, SandboxFileError, limits_of, params_of
+from omniagent.engine.tools.shell.allowlist import DomainRule, NetworkRules, parse_rules
+from omniagent.engine.tools.shell.limits import ExecLimits
 from omniagent.engine.tools.shell.sandbox import SandboxMode, SandboxPolicy, agent_credential_paths, omniagent_dirs
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.ids import SessionId
@@ -45,13 +50,14 @@ NetworkMode = Literal["off", "allowlist", "on"]
 class SandboxSettings:
     """One session's choice. `ask_unsandboxed`: an unsandboxed exec asks even in auto mode. `fetch_private`:
     `fetch` (and the allowlist proxy) may connect to loopback and private addresses. `allowed_domains`: what the
-    network reaches in `allowlist` mode."""
+    network reaches in `allowlist` mode. `limits`: its commands' limits."""
 
     mode: SandboxMode = SandboxPolicy().mode
     network: NetworkMode = "off"
     ask_unsandboxed: bool = True
     fetch_private: bool = False
     allowed_domains: tuple[DomainRule, ...] = ()
+    limits: ExecLimits = field(default_factory=ExecLimits)
 
 
 class SandboxOption(NamedTuple):
@@ -116,6 +122,7 @@ class SetSandboxParams(YukeModel):
     ask_unsandboxed: bool | None = None
     fetch_private: bool | None = None
     allowed_domains: list[str] | None = None
+    limits: LimitsParams | None = None
 
 
 class SandboxResult(YukeModel):
@@ -127,6 +134,7 @@ class SandboxResult(YukeModel):
     ask_unsandboxed: bool
     fetch_private: bool
     allowed_domains: list[str]
+    limits: LimitsParams
 
 
 class Sandboxes:
@@ -135,8 +143,14 @@ class Sandboxes:
     def __init__(self, data_dir: Path, config_dir: Path, home: Path | None = None) -> None:
         self._settings: dict[str, SandboxSettings] = {}
         self._private = (data_dir, config_dir, *omniagent_dirs(), *agent_credential_paths(home or Path.home()))
-        self._network = load_network_config(config_dir)
-        self._defaults = SandboxSettings(allowed_domains=self._network.allowed_domains)
+        try:
+            defaults = sandbox_file.load(config_dir)
+        except SandboxFileError as exc:
+            # Commands do not run rather than run under settings the user did not mean.
+            refusal = f"the command was not run: {exc}; the user must fix or remove it and restart the engine"
+            defaults = SandboxDefaults(limits=ExecLimits(refused=refusal))
+        self._network = defaults.network
+        self._defaults = SandboxSettings(allowed_domains=defaults.network.allowed_domains, limits=defaults.limits)
 
     def settings(self, session_id: str) -> SandboxSettings:
         """The session's settings (the defaults unless set)."""
@@ -162,6 +176,7 @@ class Sandboxes:
             ask_unsandboxed=params.ask_unsandboxed if params.ask_unsandboxed is not None else current.ask_unsandboxed,
             fetch_private=params.fetch_private if params.fetch_private is not None else current.fetch_private,
             allowed_domains=domains,
+            limits=limits_of(params.limits, current.limits) if params.limits is not None else current.limits,
         )
         self._settings[params.session_id] = changed
         return changed
@@ -203,6 +218,7 @@ class Sandboxes:
             hidden=self._private,
             secret_env=key_variables(catalog),
             allowlist=allowlist,
+            limits=replace(settings.limits, session=session_id),
         )
 
     async def set_method(self, params: SetSandboxParams) -> SandboxResult:
@@ -215,6 +231,7 @@ class Sandboxes:
             ask_unsandboxed=s.ask_unsandboxed,
             fetch_private=s.fetch_private,
             allowed_domains=[str(rule) for rule in s.allowed_domains],
+            limits=params_of(s.limits),
         )
 
 

@@ -15,11 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from omniagent.engine import sandbox_file
+from omniagent.engine.sandbox_file import SandboxFileError
 from omniagent.engine.tools import ToolResult, default_tools
 from omniagent.engine.tools.shell.allowlist import (
     DomainRule,
     NetworkRules,
-    load_network_config,
     parse_rule,
     parse_rules,
 )
@@ -285,24 +286,31 @@ def test_rules_parse_and_match_as_documented() -> None:
         parse_rules([f"h{i}.test" for i in range(257)])
 
 
-def test_sandbox_json_gives_the_default_list_and_pinned_hosts_skipping_what_it_cannot_read(tmp_path: Path) -> None:
-    """`network.allowed_domains` and `network.hosts` of sandbox.json; a bad entry is skipped with a warning (the
-    list only gets shorter); no file is no default."""
-    assert load_network_config(tmp_path).allowed_domains == ()
+def test_sandbox_json_gives_the_default_list_and_pinned_hosts_and_a_bad_entry_is_a_bad_file(tmp_path: Path) -> None:
+    """`network.allowed_domains` and `network.hosts` of sandbox.json beside its limits; no file is no default; a rule
+    that is not one or an address that is not one makes the file bad, saying which (never a shorter list silently)."""
+    assert sandbox_file.load(tmp_path).network.allowed_domains == ()
     document = {
-        "limits": {"memory": "1G"},  # another part's key
+        "limits": {"output_mb": 8},
         "network": {
-            "allowed_domains": ["pypi.org", "*.pythonhosted.org", "not a domain", 7],
-            "hosts": {"mirror.internal": "10.0.0.5", "two.internal": ["10.0.0.6", "fd00::6"], "bad.internal": "x"},
+            "allowed_domains": ["pypi.org", "*.pythonhosted.org"],
+            "hosts": {"mirror.internal": "10.0.0.5", "two.internal": ["10.0.0.6", "fd00::6"]},
         },
     }
     (tmp_path / "sandbox.json").write_text(json.dumps(document))
-    config = load_network_config(tmp_path)
+    config = sandbox_file.load(tmp_path).network
     assert [str(rule) for rule in config.allowed_domains] == ["pypi.org", "*.pythonhosted.org"]
     assert config.hosts == (
         ("mirror.internal", "10.0.0.5"),
         ("two.internal", "10.0.0.6"),
         ("two.internal", "fd00::6"),
     )
-    (tmp_path / "sandbox.json").write_text("{not json")
-    assert load_network_config(tmp_path).allowed_domains == ()
+    for network, why in [
+        ({"allowed_domains": ["not a domain"]}, "is not a valid host name"),
+        ({"allowed_domains": [7]}, "Expected `str`"),
+        ({"hosts": {"bad.internal": "x"}}, "is not an IP address"),
+        ({"allow": []}, "unknown field"),
+    ]:
+        (tmp_path / "sandbox.json").write_text(json.dumps({"network": network}))
+        with pytest.raises(SandboxFileError, match=why):
+            sandbox_file.load(tmp_path)

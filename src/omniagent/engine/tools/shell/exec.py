@@ -7,9 +7,11 @@ The pipe is ours rather than asyncio's: asyncio's `Process.wait()` also waits fo
 backgrounded child (`server &`) would hold open forever.
 
 Stopping: on timeout the group gets SIGTERM, `kill_grace` to close the pipe, then SIGKILL. On cancellation it gets
-SIGKILL at once and `CancelledError` propagates. After a normal exit, children still holding the pipe after
-`drain_grace` are killed; children that redirected their output (`server >log 2>&1 &`) are left running when
-unsandboxed. In the sandbox every process of the command lives in its own PID namespace, which ends with it.
+SIGKILL at once and `CancelledError` propagates. A command that hits a limit (limits.py: processes, memory, the
+workspace's disk, or more output than `output_bytes`) gets SIGKILL at once, and the result says which limit. After
+a normal exit, children still holding the pipe after `drain_grace` are killed; children that redirected their
+output (`server >log 2>&1 &`) are left running when unsandboxed. In the sandbox every process of the command lives in
+its own PID namespace, which ends with it.
 
 In the sandbox's allowlist mode the command's network is an `AllowlistProxy` (proxy.py) that lives exactly as long
 as the command; what it refused ends the result, one line each, so the model knows why a download failed.
@@ -19,15 +21,15 @@ from __future__ import annotations
 
 import asyncio
 import codecs
-import dataclasses
 import os
 import signal
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from omniagent.engine.tools.args import optional_number, required_str
 from omniagent.engine.tools.context import OutputSink, ToolContext, ToolError, ToolLimits, ToolResult, guarded
+from omniagent.engine.tools.shell.limits import Confinement, ExecLimits, output_sentence
 from omniagent.engine.tools.shell.proxy import AllowlistProxy
 from omniagent.engine.tools.shell.sandbox import STARTED, SandboxPolicy, SandboxUnavailable, child_env, sandbox_argv
 from omniagent.engine.tools.shell.seccomp import filter_fd
@@ -57,6 +59,7 @@ class _Outcome:
     output: str
     sandbox_failed: bool = False
     network: tuple[str, ...] = ()  # the allowlist proxy's refusals, one line each
+    limit: str | None = None  # the sentence for a limit the command hit
 
 
 class ExecTool:
@@ -94,7 +97,8 @@ class ExecTool:
             except SandboxUnavailable as exc:
                 raise ToolError(str(exc)) from None
             if outcome.sandbox_failed:
-                raise ToolError(f"the command was not run: the exec sandbox could not start: {outcome.output.strip()}")
+                why = f"the command was not run: the exec sandbox could not start: {outcome.output.strip()}"
+                raise ToolError(f"{why}\n{outcome.limit}" if outcome.limit else why)
             return _result(command, timeout, outcome, sandboxed=ctx.sandbox.mode == "sandboxed")
 
         return await guarded(ctx.root, body)
@@ -106,14 +110,17 @@ async def run_command(
     """Run `command` for at most `seconds`, streaming output to `on_output`; the group never outlives cancellation.
 
     Raises:
-        SandboxUnavailable: the policy asks for the sandbox and it cannot start here.
+        SandboxUnavailable: the policy asks for the sandbox and it cannot start here, or its limits cannot be
+            applied, or sandbox.json is invalid (`ExecLimits.refused`).
     """
+    if policy.limits.refused:
+        raise SandboxUnavailable(policy.limits.refused)
     rules = policy.allowlist if policy.proxied else None
     if rules is None:
         return await _run(command, cwd, seconds, limits, on_output, policy, None)
     async with AllowlistProxy(rules) as proxy:
         outcome = await _run(command, cwd, seconds, limits, on_output, policy, proxy.sandbox_fd)
-    return dataclasses.replace(outcome, network=proxy.notes())
+    return replace(outcome, network=proxy.notes())
 
 
 async def _run(
@@ -126,35 +133,50 @@ async def _run(
     proxy_fd: int | None,
 ) -> _Outcome:
     sandboxed = policy.mode == "sandboxed"
+    confinement = _confinement(policy.limits, cwd) if sandboxed else None
     status_read, status_write = os.pipe() if sandboxed else (-1, -1)
     seccomp_fd = -1
     try:
-        if sandboxed:
+        if confinement is not None:
             seccomp_fd = filter_fd()
-            argv = sandbox_argv(policy, cwd, command, status_write, seccomp_fd, proxy_fd)
+            inner = confinement.inner_argv
+            argv = confinement.wrap(sandbox_argv(policy, cwd, command, status_write, seccomp_fd, proxy_fd, inner))
         else:
             argv = ["/bin/sh", "-c", command]
     except BaseException:
         _close(status_read, status_write, seccomp_fd)
+        if confinement is not None:
+            confinement.close()
         raise
     try:
+        stdin = confinement.gate if confinement is not None else asyncio.subprocess.DEVNULL
         lent = () if proxy_fd is None else (proxy_fd,)  # the proxy's own: it closes it when the command is done
-        proc, read_fd = await _spawn(argv, cwd, policy, (status_write, seccomp_fd) if sandboxed else (), lent)
+        proc, read_fd = await _spawn(argv, cwd, policy, (status_write, seccomp_fd) if sandboxed else (), lent, stdin)
     except BaseException:
         _close(status_read)
+        if confinement is not None:
+            confinement.close()
         raise
+    stop = _Stop(proc)
     reader = asyncio.StreamReader(limit=READ_CHUNK)
     pipe = os.fdopen(read_fd, "rb", buffering=0)
     transport: asyncio.BaseTransport | None = None
-    capture = _Capture(limits, on_output)
+    capture = _Capture(limits, on_output, policy.limits, stop)
+    watcher: asyncio.Task[None] | None = None
     outcome: _Outcome | None = None
     try:
+        if confinement is not None:
+            _admit(confinement, proc.pid)
+            watcher = asyncio.create_task(confinement.watch(stop))
         transport, _ = await asyncio.get_running_loop().connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(reader), pipe
         )
         outcome = await _run_to_end(proc, reader, capture, seconds, limits, status_read if sandboxed else None)
-        return outcome
+        limit = stop.reason or (confinement.verdict(outcome.returncode, outcome.output) if confinement else None)
+        return replace(outcome, limit=limit)
     finally:
+        if watcher is not None:
+            watcher.cancel()
         if outcome is None:
             # Cancelled: no grace, the caller is leaving. The shell may have exited while its children live on.
             _signal_group(proc, signal.SIGKILL)
@@ -166,10 +188,48 @@ async def _run(
         else:
             transport.close()
         _close(status_read)
+        if confinement is not None:
+            confinement.close()
+
+
+def _confinement(limits: ExecLimits, cwd: Path) -> Confinement:
+    try:
+        return Confinement.prepare(limits, cwd)
+    except OSError as exc:
+        raise SandboxUnavailable(f"the command was not run: its cgroup could not be made: {_reason(exc)}") from None
+
+
+def _admit(confinement: Confinement, pid: int) -> None:
+    try:
+        confinement.admit(pid)
+    except OSError as exc:
+        raise SandboxUnavailable(f"the command was not run: its limits could not be applied: {_reason(exc)}") from None
+
+
+def _reason(exc: OSError) -> str:
+    return (exc.strerror or type(exc).__name__).lower()
+
+
+class _Stop:
+    """Stops the command's group at the first limit hit and remembers that hit's sentence."""
+
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self._proc = proc
+        self.reason: str | None = None
+
+    def __call__(self, sentence: str) -> None:
+        if self.reason is None:
+            self.reason = sentence
+            _signal_group(self._proc, signal.SIGKILL)
 
 
 async def _spawn(
-    argv: list[str], cwd: Path, policy: SandboxPolicy, passed: tuple[int, ...], lent: tuple[int, ...] = ()
+    argv: list[str],
+    cwd: Path,
+    policy: SandboxPolicy,
+    passed: tuple[int, ...],
+    lent: tuple[int, ...] = (),
+    stdin: int = asyncio.subprocess.DEVNULL,
 ) -> tuple[asyncio.subprocess.Process, int]:
     """Start the command in a session of its own, stdout and stderr on one pipe; returns it and the pipe's read end.
 
@@ -180,7 +240,7 @@ async def _spawn(
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv,
-            stdin=asyncio.subprocess.DEVNULL,
+            stdin=stdin,
             stdout=write_fd,
             stderr=write_fd,
             cwd=cwd,
@@ -274,7 +334,12 @@ def _signal_group(proc: asyncio.subprocess.Process, sig: signal.Signals) -> None
 class _Capture:
     """Keeps the head and tail of the output for the model and streams a capped prefix live, in order."""
 
-    def __init__(self, limits: ToolLimits, on_output: OutputSink) -> None:
+    def __init__(
+        self, limits: ToolLimits, on_output: OutputSink, exec_limits: ExecLimits, stop: Callable[[str], None]
+    ) -> None:
+        self._output_limit = exec_limits.output_bytes
+        self._over_limit = output_sentence(exec_limits)
+        self._stop = stop
         self._head_cap = limits.exec_output_cap // 2
         self._tail_cap = limits.exec_output_cap - self._head_cap
         self._stream_cap = limits.stream_output_cap
@@ -288,6 +353,8 @@ class _Capture:
     def feed(self, data: bytes) -> None:
         self._stream(data)
         self._total += len(data)
+        if self._total > self._output_limit:
+            self._stop(self._over_limit)
         room = self._head_cap - len(self._head)
         if room > 0:
             self._head += data[:room]
@@ -323,13 +390,15 @@ class _Capture:
 
 def _result(command: str, timeout: float, outcome: _Outcome, *, sandboxed: bool) -> ToolResult:
     body = outcome.output.rstrip("\n")
-    if outcome.timed_out:
+    if outcome.limit is not None:
+        status = outcome.limit
+    elif outcome.timed_out:
         status = f"[timed out after {timeout:g} s; the command and its children were killed]"
     elif outcome.returncode is not None and outcome.returncode < 0:
         status = f"[killed by signal {_signal_name(-outcome.returncode)}]"
     else:
         status = f"[exit code {outcome.returncode}]"
-    failed = outcome.timed_out or outcome.returncode != 0
+    failed = outcome.timed_out or outcome.returncode != 0 or outcome.limit is not None
     if failed and sandboxed:
         status += f"\n{SANDBOX_NOTE}"
     status = "\n".join((*outcome.network, status))

@@ -24,7 +24,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -33,6 +33,7 @@ import platformdirs
 
 from omniagent.engine.tools.shell.allowlist import NetworkRules
 from omniagent.engine.tools.shell.bridge import bridge_argv
+from omniagent.engine.tools.shell.limits import ExecLimits, dev_args, tmpfs_args
 from omniagent.errors import OmniagentError
 
 __all__ = [
@@ -82,7 +83,8 @@ class SandboxPolicy:
     never passed to a command in any mode (the key variables providers.json names). `network`: share the host's
     network (off: a private loopback only). `allowlist`: with `network` off, the command may reach what these
     rules allow through the engine's proxy (None: nothing). `extra_env`: variables given to the command in every
-    mode (the session's secret answers, engine/interactions/secrets.py).
+    mode (the secret answers it was given, engine/interactions/secrets.py). `limits`: processes, memory, CPU,
+    output, /tmp, file and disk (limits.py).
     """
 
     mode: SandboxMode = "sandboxed" if SANDBOX_SUPPORTED else "unsandboxed"
@@ -91,6 +93,7 @@ class SandboxPolicy:
     secret_env: frozenset[str] = field(default_factory=frozenset)
     extra_env: tuple[tuple[str, str], ...] = ()
     allowlist: NetworkRules | None = None
+    limits: ExecLimits = field(default_factory=ExecLimits)
 
     @property
     def proxied(self) -> bool:
@@ -153,15 +156,22 @@ HOST_WRITABLE_PROC = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bu
 
 
 def sandbox_argv(
-    policy: SandboxPolicy, root: Path, command: str, started_fd: int, seccomp_fd: int, proxy_fd: int | None = None
+    policy: SandboxPolicy,
+    root: Path,
+    command: str,
+    started_fd: int,
+    seccomp_fd: int,
+    proxy_fd: int | None = None,
+    inner: Sequence[str] = (),
 ) -> list[str]:
     """The bubblewrap command line that runs `/bin/sh -c command` in `root` under `policy` (mode `sandboxed`).
 
-    Inside the finished sandbox a first shell writes `started` to the pipe `started_fd` and then becomes the
-    command's shell: without that word the sandbox did not start, and the output is bubblewrap's reason.
-    `seccomp_fd` holds the system-call filter (`seccomp.filter_fd`), which bubblewrap installs before that shell.
-    When `policy.proxied`, the bridge to the proxy (`proxy_fd`: the sandbox's end of `AllowlistProxy`) comes first
-    instead, and writes `started` once it listens.
+    Inside the finished sandbox a first shell (run by `inner`, a command prefix such as `prlimit …`, when given)
+    writes `started` to the pipe `started_fd` and then becomes the command's shell: without that word the sandbox
+    did not start, and the output is bubblewrap's reason. `seccomp_fd` holds the system-call filter
+    (`seccomp.filter_fd`), which bubblewrap installs before that shell. When `policy.proxied`, the bridge to the
+    proxy (`proxy_fd`: the sandbox's end of `AllowlistProxy`) comes first instead (under `inner` too), and writes
+    `started` once it listens.
 
     Raises:
         SandboxUnavailable: the platform has no sandbox, or bubblewrap is not installed (the message says how to
@@ -178,7 +188,8 @@ def sandbox_argv(
             f"the command was not run: the exec sandbox needs bubblewrap (bwrap), which is not installed; "
             f"{BWRAP_INSTALL_HINT}, or switch this session's sandbox option to unsandboxed"
         )
-    argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run"]
+    argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", *dev_args(policy.limits), "--proc", "/proc"]
+    argv += [*tmpfs_args(policy.limits, "/tmp"), *tmpfs_args(policy.limits, "/run")]  # RAM: sized (limits.py)
     for entry in HOST_WRITABLE_PROC:
         argv += ["--ro-bind-try", entry, entry]
     if policy.network:
@@ -189,7 +200,7 @@ def sandbox_argv(
     # other one after, so a hidden dir inside the workspace stays hidden.
     around = [p for p in hidden if root.is_relative_to(p)]
     for path in around:
-        argv += _cover(path, read_only=False)  # read-only would leave no room for the workspace's mount point
+        argv += tmpfs_args(policy.limits, str(path))  # read-only would leave no room for the workspace's mount point
     argv += ["--bind", str(root), str(root)]
     for path in hidden:
         if path not in around:
@@ -205,9 +216,9 @@ def sandbox_argv(
     if policy.proxied:
         if proxy_fd is None:
             raise ValueError("an allowlist policy needs the proxy's socket (proxy_fd)")
-        return argv + bridge_argv(proxy_fd, started_fd, STARTED, command)
+        return [*argv, *inner, *bridge_argv(proxy_fd, started_fd, STARTED, command)]
     started = f'printf {STARTED.decode()} >/proc/self/fd/{started_fd} && exec /bin/sh -c "$1"'
-    argv += ["/bin/sh", "-c", started, "/bin/sh", command]
+    argv += [*inner, "/bin/sh", "-c", started, "/bin/sh", command]
     return argv
 
 
