@@ -11,8 +11,8 @@ over the one above it: list the variants so that each adds one thing to the one 
 
 A variant marked `baseline` runs an older checkout's code (`--baseline-src`: the `src` folder of, e.g., a
 `git archive` of the commit before a change) with the same policy, to measure what the change added; without
-`--baseline-src` those variants are left out. To measure a new sandbox feature (resource limits, cgroups), add a
-variant: a name and a function that builds its `SandboxPolicy`.
+`--baseline-src` those variants are left out. To measure a new sandbox feature, add a variant: a name and a
+function that builds its `SandboxPolicy`.
 """
 
 from __future__ import annotations
@@ -48,10 +48,18 @@ class Variant:
     baseline: bool = False
 
 
+def _allowlisted() -> SandboxPolicy:
+    from omniagent.engine.tools.shell.allowlist import NetworkRules, parse_rules
+
+    return SandboxPolicy(mode="sandboxed", allowlist=NetworkRules(parse_rules(["pypi.org"])))
+
+
 VARIANTS = (
     Variant("unsandboxed", lambda: SandboxPolicy(mode="unsandboxed")),
-    Variant("sandboxed, before the filter", lambda: SandboxPolicy(mode="sandboxed"), baseline=True),
-    Variant("sandboxed", lambda: SandboxPolicy(mode="sandboxed")),
+    Variant("sandboxed, before (baseline)", lambda: SandboxPolicy(mode="sandboxed"), baseline=True),
+    Variant("sandboxed (filter and limits)", lambda: SandboxPolicy(mode="sandboxed")),
+    # The bridge to the proxy starts in the sandbox; no connection is made: the floor of having the proxy at all.
+    Variant("sandboxed, network allowlist", _allowlisted),
 )
 
 

@@ -45,10 +45,12 @@ REAP_TIMEOUT = 5.0
 STATUS_MAX = 4096
 # Appended to a failed sandboxed command's result, so the model knows why a path or the network was refused.
 SANDBOX_NOTE = (
-    "[the command ran in the exec sandbox: only the workspace and /tmp are writable, omniagent's data and "
-    "credential directories are hidden, other processes are invisible, the network is off unless the user "
-    'turned it on, and some system calls are refused ("Operation not permitted": new namespaces, ptrace, '
-    "Unix sockets); this is the user's policy, not a fault to work around]"
+    "[the command ran in the exec sandbox: only the workspace and /tmp (and /dev/shm, /run) are writable, "
+    "omniagent's data and credential directories are hidden, other processes are invisible, the network is off "
+    "or limited to the domains the user allowed (through the proxy in HTTPS_PROXY) unless the user turned it on, "
+    'some system calls are refused ("Operation not permitted": new namespaces, ptrace, Unix sockets), and '
+    "processes, memory, CPU time, output and file sizes are limited; this is the user's policy, not a fault to "
+    "work around]"
 )
 
 
@@ -70,8 +72,9 @@ class ExecTool:
         "Run a shell command (/bin/sh -c) in the workspace root. stdout and stderr are combined; stdin is empty. "
         "The command is killed after `timeout` seconds (default 120). Long output keeps its beginning and end. "
         "Unless the user turned it off, it runs in a sandbox: only the workspace and /tmp are writable, "
-        "credential directories are hidden, other processes are invisible, the network is off, and new "
-        "namespaces, ptrace and Unix sockets are refused."
+        "credential directories are hidden, other processes are invisible, the network is off or limited to the "
+        "domains the user allowed (through the proxy the environment names), new namespaces, ptrace and Unix "
+        "sockets are refused, and processes, memory, CPU time and output are limited."
     )
     input_schema: Mapping[str, object] = {
         "type": "object",
