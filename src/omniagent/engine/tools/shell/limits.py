@@ -19,7 +19,8 @@ How each limit is enforced (docs/security.md, "Limits"):
 The command starts behind a tiny gate process (`/bin/sh`) that joins the command's cgroup itself, then waits on its
 stdin until the engine has set its rlimits (`resource.prlimit` on its pid) and only then becomes bubblewrap: nothing
 of the command ever runs outside its group or without its rlimits, and no `preexec_fn` is needed (unsafe in a process
-with threads). Cost, measured: one `/bin/sh` start (about a millisecond) and a few small writes (`notes/`).
+with threads). Cost, measured: one `/bin/sh` start (about a millisecond) and a few small writes (docs/performance.md,
+"exec start-up in the sandbox").
 
 What this is not: the sandbox's mounts and namespaces (sandbox.py), the per-session settings and sandbox.json
 (engine/sandbox_file.py), the cgroup file system itself (cgroups.py).
