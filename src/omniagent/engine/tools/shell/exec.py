@@ -137,24 +137,9 @@ async def _run(
 ) -> _Outcome:
     sandboxed = policy.mode == "sandboxed"
     confinement = _confinement(policy.limits, cwd) if sandboxed else None
-    status_read, status_write = os.pipe() if sandboxed else (-1, -1)
-    seccomp_fd = -1
+    status_read = -1
     try:
-        if confinement is not None:
-            seccomp_fd = filter_fd()
-            inner = confinement.inner_argv
-            argv = confinement.wrap(sandbox_argv(policy, cwd, command, status_write, seccomp_fd, proxy_fd, inner))
-        else:
-            argv = ["/bin/sh", "-c", command]
-    except BaseException:
-        _close(status_read, status_write, seccomp_fd)
-        if confinement is not None:
-            confinement.close()
-        raise
-    try:
-        stdin = confinement.gate if confinement is not None else asyncio.subprocess.DEVNULL
-        lent = () if proxy_fd is None else (proxy_fd,)  # the proxy's own: it closes it when the command is done
-        proc, read_fd = await _spawn(argv, cwd, policy, (status_write, seccomp_fd) if sandboxed else (), lent, stdin)
+        proc, read_fd, status_read = await _start(command, cwd, policy, proxy_fd, confinement)
     except BaseException:
         _close(status_read)
         if confinement is not None:
@@ -193,6 +178,29 @@ async def _run(
         _close(status_read)
         if confinement is not None:
             confinement.close()
+
+
+async def _start(
+    command: str, cwd: Path, policy: SandboxPolicy, proxy_fd: int | None, confinement: Confinement | None
+) -> tuple[asyncio.subprocess.Process, int, int]:
+    """Spawn the command (behind its confinement's gate and in the sandbox when it has one); returns it, the read
+    end of its output pipe and the read end of the sandbox's start pipe (-1 unsandboxed)."""
+    if confinement is None:
+        proc, read_fd = await _spawn(["/bin/sh", "-c", command], cwd, policy, ())
+        return proc, read_fd, -1
+    status_read, status_write = os.pipe()
+    seccomp_fd = -1
+    try:
+        seccomp_fd = filter_fd()
+        argv = sandbox_argv(policy, cwd, command, status_write, seccomp_fd, proxy_fd, confinement.inner_argv)
+        lent = () if proxy_fd is None else (proxy_fd,)  # the proxy's own: it closes it when the command is done
+        # _spawn closes the start pipe's write end and the filter either way.
+        passed, status_write, seccomp_fd = (status_write, seccomp_fd), -1, -1
+        proc, read_fd = await _spawn(confinement.wrap(argv), cwd, policy, passed, lent, confinement.gate)
+    except BaseException:
+        _close(status_read, status_write, seccomp_fd)
+        raise
+    return proc, read_fd, status_read
 
 
 def _confinement(limits: ExecLimits, cwd: Path) -> Confinement:

@@ -195,16 +195,7 @@ def sandbox_argv(
     if policy.network:
         # DNS often resolves through a stub under /run (resolv.conf links there).
         argv += ["--ro-bind-try", "/run/systemd/resolve", "/run/systemd/resolve"]
-    hidden = _existing(policy.hidden)
-    # A hidden dir that holds the workspace is covered first, so the workspace mount lands on top of it; every
-    # other one after, so a hidden dir inside the workspace stays hidden.
-    around = [p for p in hidden if root.is_relative_to(p)]
-    for path in around:
-        argv += tmpfs_args(policy.limits, str(path))  # read-only would leave no room for the workspace's mount point
-    argv += ["--bind", str(root), str(root)]
-    for path in hidden:
-        if path not in around:
-            argv += _cover(path, read_only=True)
+    argv += _workspace_and_hidden(policy, root)
     argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
     if not policy.network:
         argv.append("--unshare-net")
@@ -231,6 +222,22 @@ def _disables_userns(bwrap: str) -> bool:
     except (OSError, subprocess.TimeoutExpired):
         return False
     return b"--disable-userns" in usage
+
+
+def _workspace_and_hidden(policy: SandboxPolicy, root: Path) -> list[str]:
+    """The workspace's mount and the covers over `policy.hidden`, in the order that keeps both true."""
+    hidden = _existing(policy.hidden)
+    # A hidden dir that holds the workspace is covered first, so the workspace mount lands on top of it; every
+    # other one after, so a hidden dir inside the workspace stays hidden.
+    around = [p for p in hidden if root.is_relative_to(p)]
+    argv: list[str] = []
+    for path in around:
+        argv += tmpfs_args(policy.limits, str(path))  # read-only would leave no room for the workspace's mount point
+    argv += ["--bind", str(root), str(root)]
+    for path in hidden:
+        if path not in around:
+            argv += _cover(path, read_only=True)
+    return argv
 
 
 def _existing(paths: Iterable[Path]) -> list[Path]:
