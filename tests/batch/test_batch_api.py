@@ -4,6 +4,7 @@ policies, the turn limit, and the task file's schema."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from omniagent.batch import Status, TaskResult, load_tasks, parse_task, run
+from omniagent.batch import BatchError, Status, Task, TaskResult, load_tasks, parse_task, run
 from omniagent.batch.tasks import SCHEMA_FILE, task_schema
 from omniagent.testing import FakeLLMServer, Scenario
 from tests.batch.support import content, file_name, marker, scenario, tasks, write_tasks
@@ -136,3 +137,23 @@ def test_ray_without_ray_installed_says_how_to_install_it(tmp_path: Path) -> Non
     assert done.returncode == 3, done.stderr
     assert "pip install 'omniagent[ray]'" in done.stderr
     assert not (tmp_path / "out").exists()
+
+
+async def test_run_refuses_a_task_or_agent_id_that_is_a_path_before_writing_anything(tmp_path: Path) -> None:
+    """Tasks built in Python skip the task file's validation: `run()` checks every task and agent id itself (ids
+    name directories under `out`) and raises BatchError naming the bad one before anything is written."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "keep.txt").write_text("keep\n")
+    out = tmp_path / "deep" / "out"
+    bad = [
+        ([Task(id="t1", prompt="hi", agent="../../../../victim")], (), "agent id '../../../../victim'"),
+        ([Task(id="t1", prompt="hi")], ("omniagent", "/abs"), "agent id '/abs'"),
+        ([Task(id="../../victim", prompt="hi", agent="omniagent")], (), "task id '../../victim'"),
+    ]
+    for tasks_, agents, named in bad:
+        with pytest.raises(BatchError, match=f"^{re.escape(named)} is not valid: an id is 1 to 128 letters"):
+            async for _ in run(tasks_, agents=agents, out=out):
+                pass
+        assert not (tmp_path / "deep").exists()
+        assert [p.name for p in victim.iterdir()] == ["keep.txt"]

@@ -25,13 +25,14 @@ from omniagent.batch.results import (
     workspace_dir,
     write_outputs,
 )
-from omniagent.batch.tasks import Task
+from omniagent.batch.tasks import Task, id_problem
 from omniagent.errors import OmniagentError
 from omniagent.runtime.runtime import Runtime
 
 
 class BatchError(OmniagentError):
-    """The batch cannot start (a task without an agent, a bad option); the message says what to change."""
+    """The batch cannot start (a task without an agent, a bad id or option) or cannot write its files under `out`;
+    the message says what to change."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,13 +51,18 @@ class Backend(Protocol):
 def plan(tasks: Sequence[Task], agents: Sequence[str], out: Path, *, allow_unsandboxed: bool) -> list[RunSpec]:
     """Every (task, agent) run in file order: `agents` (the CLI's `--agent`) when given, else the task's own.
 
-    Raises: `BatchError` for a task that names no agent when `agents` is empty.
+    Every id is checked here, before anything touches the disk: ids become directory names under `out`.
+    Raises: `BatchError` for a task that names no agent when `agents` is empty, or a task or agent id that breaks
+    the id rule (a `Task` built in Python is not validated as a task file line is).
     """
     specs: list[RunSpec] = []
     for task in tasks:
         chosen = list(agents) or task.agents()
         if not chosen:
             raise BatchError(f'task {task.id!r} names no agent; add "agent" to it or pass --agent ID')
+        problem = id_problem([("task", task.id), *(("agent", agent) for agent in chosen)])
+        if problem is not None:
+            raise BatchError(problem)
         for agent in dict.fromkeys(chosen):
             specs.append(RunSpec(task, agent, workspace_dir(out, task.id, agent), allow_unsandboxed=allow_unsandboxed))
     return specs
