@@ -167,3 +167,22 @@ def test_the_summary_in_a_pipe_shows_every_agent_id_whole(tmp_path: Path) -> Non
         "median time",
         "total cost",
     ]
+
+
+def test_an_out_directory_the_batch_cannot_write_into_is_one_sentence_not_a_traceback(tmp_path: Path) -> None:
+    """--out where `tasks` is a file: the run's files cannot be written; exit 2 with one sentence naming the path
+    (no "internal error: ExceptionGroup"). --out that is itself a file: its results.jsonl cannot be read, exit 2."""
+    task_file = write_tasks(tmp_path / "tasks.jsonl", [{"id": "t1", "prompt": "hi", "agent": "omniagent"}])
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "tasks").write_text("not a directory\n")
+    done = _batch(tmp_path, str(task_file), "--out", str(out))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (
+        f"omniagent batch: error: cannot write the batch's files under {out}: Not a directory: "
+        f"{out / 'tasks' / 't1' / 'omniagent'}\n"
+    )
+    done = _batch(tmp_path, str(task_file), "--out", str(out / "tasks"))
+    assert done.returncode == 2, done.stderr
+    results = out / "tasks" / "results.jsonl"
+    assert done.stderr == f"omniagent batch: error: {results}: cannot read it: Not a directory\n"

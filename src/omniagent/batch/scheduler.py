@@ -108,11 +108,13 @@ async def run(
             await asyncio.wait({getter, worker}, return_when=asyncio.FIRST_COMPLETED)
             if not getter.done():
                 getter.cancel()
-                worker.result()  # the backend failed: raise its error
-                break
+                raise _failure(worker.exception() or BatchError("the batch's backend ended early"), out)
             result = getter.result()
             if result.status is not Status.INTERRUPTED:
-                write_outputs(out, result)
+                try:
+                    write_outputs(out, result)
+                except OSError as error:
+                    raise _failure(error, out) from error
             if observer is not None:
                 observer.finished(result)
             yield result
@@ -122,6 +124,24 @@ async def run(
             stop.set()
             with suppress(asyncio.CancelledError):
                 await worker
+
+
+def _failure(error: BaseException, out: Path) -> BaseException:
+    """What to raise when the batch cannot go on: a file it could not write under `out` (a bad --out, a full disk),
+    wherever it happened (a backend's task group wraps it in an ExceptionGroup), as one BatchError sentence naming
+    the file; anything else as it is."""
+    unwritable = next((leaf for leaf in _leaves(error) if isinstance(leaf, OSError)), None)
+    if unwritable is None:
+        return error
+    reason = unwritable.strerror or str(unwritable)
+    where = f": {unwritable.filename}" if unwritable.filename else ""
+    return BatchError(f"cannot write the batch's files under {out}: {reason}{where}")
+
+
+def _leaves(error: BaseException) -> list[BaseException]:
+    if isinstance(error, BaseExceptionGroup):
+        return [leaf for inner in error.exceptions for leaf in _leaves(inner)]
+    return [error]
 
 
 def _absolute(path: str | Path) -> Path:
