@@ -63,7 +63,7 @@ class TaskResult(msgspec.Struct, frozen=True, kw_only=True):
     events: int = 0
     changed_files: list[str] = []
     attempt: int = 1
-    where: str = "local"  # "local", or "ray:<node ip>"
+    where: str = "local"  # "local", or "ray:<node ip>" (the node the run ran on; "ray" when it never said)
     diff: str = ""  # in diff.patch, not in the JSON (`to_json`)
 
     @property
