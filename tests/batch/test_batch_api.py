@@ -46,15 +46,23 @@ def repo(tmp_path: Path) -> tuple[Path, str]:
 async def test_run_checks_out_each_task_at_its_commit_and_yields_its_result(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, repo: tuple[Path, str]
 ) -> None:
-    """A git workspace is a worktree at the task's commit (the first, not HEAD); the diff is against that commit;
-    the repository itself is untouched; results come back as an async iterator and are written."""
+    """A git workspace is a checkout at the task's commit (the first, not HEAD); the diff is against that commit;
+    the repository itself is untouched, with no worktree registered in it while the workspaces are kept (issue 23);
+    a commit the repository lacks fails that run, saying so; results come back as an async iterator and are
+    written."""
     path, first = repo
     items = tasks(2, agent="omniagent", workspace={"git": "repo", "commit": first})
+    items.append({"id": "nowhere", "prompt": "x", "agent": "omniagent", "workspace": {"git": "repo", "commit": "v9"}})
     task_file = write_tasks(tmp_path / "tasks.jsonl", items)
     async with FakeLLMServer(Scenario.from_json(scenario(2))) as llm:
         use_engine(monkeypatch, tmp_path, llm)
         found = await _run_all(task_file, tmp_path / "out", jobs=2)
-    assert sorted(found) == ["t00", "t01"]
+    assert sorted(found) == ["nowhere", "t00", "t01"]
+    nowhere = found.pop("nowhere")
+    assert nowhere.status is Status.FAILED
+    assert nowhere.error == f"could not start: 'v9' is not a commit of the repository {path}"
+    assert _git(path, "worktree", "list", "--porcelain").count("worktree ") == 1
+    assert not (path / ".git" / "worktrees").exists()
     for i, result in enumerate(found[key] for key in sorted(found)):
         assert result.status is Status.COMPLETED
         assert result.changed_files == [file_name(i)]
@@ -64,7 +72,7 @@ async def test_run_checks_out_each_task_at_its_commit_and_yields_its_result(
         assert f"+{content(i).strip()}" in result.diff and "notes.txt" not in result.diff
     assert _git(path, "status", "--porcelain") == ""
     lines = (tmp_path / "out" / "results.jsonl").read_text().splitlines()
-    assert sorted(json.loads(line)["task"] for line in lines) == ["t00", "t01"]
+    assert sorted(json.loads(line)["task"] for line in lines) == ["nowhere", "t00", "t01"]
 
 
 async def test_deny_allow_and_auto_permissions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

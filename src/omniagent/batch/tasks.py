@@ -43,7 +43,7 @@ class CopyWorkspace(_Model, frozen=True):
 
 
 class GitWorkspace(_Model, frozen=True):
-    """A git repository, checked out at `commit` into a worktree of the task's own (detached HEAD)."""
+    """A git repository, cloned and checked out at `commit` (detached HEAD) in the task's own workspace."""
 
     git: Annotated[str, Meta(description="a local repository (relative: to the task file)")]
     commit: Annotated[str, Meta(description="a commit, tag or branch")] = "HEAD"
