@@ -4,6 +4,7 @@ policies, the turn limit, and the task file's schema."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from omniagent.batch import Status, TaskResult, load_tasks, parse_task, run
+from omniagent.batch import BatchError, Status, Task, TaskResult, load_tasks, parse_task, run
 from omniagent.batch.tasks import SCHEMA_FILE, task_schema
 from omniagent.testing import FakeLLMServer, Scenario
 from tests.batch.support import content, file_name, marker, scenario, tasks, write_tasks
@@ -45,15 +46,23 @@ def repo(tmp_path: Path) -> tuple[Path, str]:
 async def test_run_checks_out_each_task_at_its_commit_and_yields_its_result(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, repo: tuple[Path, str]
 ) -> None:
-    """A git workspace is a worktree at the task's commit (the first, not HEAD); the diff is against that commit;
-    the repository itself is untouched; results come back as an async iterator and are written."""
+    """A git workspace is a checkout at the task's commit (the first, not HEAD); the diff is against that commit;
+    the repository itself is untouched, with no worktree registered in it while the workspaces are kept (issue 23);
+    a commit the repository lacks fails that run, saying so; results come back as an async iterator and are
+    written."""
     path, first = repo
     items = tasks(2, agent="omniagent", workspace={"git": "repo", "commit": first})
+    items.append({"id": "nowhere", "prompt": "x", "agent": "omniagent", "workspace": {"git": "repo", "commit": "v9"}})
     task_file = write_tasks(tmp_path / "tasks.jsonl", items)
     async with FakeLLMServer(Scenario.from_json(scenario(2))) as llm:
         use_engine(monkeypatch, tmp_path, llm)
         found = await _run_all(task_file, tmp_path / "out", jobs=2)
-    assert sorted(found) == ["t00", "t01"]
+    assert sorted(found) == ["nowhere", "t00", "t01"]
+    nowhere = found.pop("nowhere")
+    assert nowhere.status is Status.FAILED
+    assert nowhere.error == f"could not start: 'v9' is not a commit of the repository {path}"
+    assert _git(path, "worktree", "list", "--porcelain").count("worktree ") == 1
+    assert not (path / ".git" / "worktrees").exists()
     for i, result in enumerate(found[key] for key in sorted(found)):
         assert result.status is Status.COMPLETED
         assert result.changed_files == [file_name(i)]
@@ -63,7 +72,7 @@ async def test_run_checks_out_each_task_at_its_commit_and_yields_its_result(
         assert f"+{content(i).strip()}" in result.diff and "notes.txt" not in result.diff
     assert _git(path, "status", "--porcelain") == ""
     lines = (tmp_path / "out" / "results.jsonl").read_text().splitlines()
-    assert sorted(json.loads(line)["task"] for line in lines) == ["t00", "t01"]
+    assert sorted(json.loads(line)["task"] for line in lines) == ["nowhere", "t00", "t01"]
 
 
 async def test_deny_allow_and_auto_permissions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -136,3 +145,23 @@ def test_ray_without_ray_installed_says_how_to_install_it(tmp_path: Path) -> Non
     assert done.returncode == 3, done.stderr
     assert "pip install 'omniagent[ray]'" in done.stderr
     assert not (tmp_path / "out").exists()
+
+
+async def test_run_refuses_a_task_or_agent_id_that_is_a_path_before_writing_anything(tmp_path: Path) -> None:
+    """Tasks built in Python skip the task file's validation: `run()` checks every task and agent id itself (ids
+    name directories under `out`) and raises BatchError naming the bad one before anything is written."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "keep.txt").write_text("keep\n")
+    out = tmp_path / "deep" / "out"
+    bad = [
+        ([Task(id="t1", prompt="hi", agent="../../../../victim")], (), "agent id '../../../../victim'"),
+        ([Task(id="t1", prompt="hi")], ("omniagent", "/abs"), "agent id '/abs'"),
+        ([Task(id="../../victim", prompt="hi", agent="omniagent")], (), "task id '../../victim'"),
+    ]
+    for tasks_, agents, named in bad:
+        with pytest.raises(BatchError, match=f"^{re.escape(named)} is not valid: an id is 1 to 128 letters"):
+            async for _ in run(tasks_, agents=agents, out=out):
+                pass
+        assert not (tmp_path / "deep").exists()
+        assert [p.name for p in victim.iterdir()] == ["keep.txt"]

@@ -1,25 +1,25 @@
-"""`omniagent batch --ray` on a real local Ray cluster (issue 14 acceptance, Ray part).
+"""`omniagent batch --ray` on a real local Ray cluster (issue 14 acceptance, Ray part; issue 23's defects).
 
-Everything runs inside the loopback-only network namespace of the real-agent tests: the fake LLM holds it (started
-through `netns.py`), and the batch process, which starts the Ray cluster on 127.0.0.1 (head, raylet, GCS and every
-worker are its children), is entered into it with nsenter. No Ray traffic can reach any other address.
+Everything runs in this machine's own network namespace, beside its routable interface, as a user's batch does: the
+fake LLM listens on 127.0.0.1 in this process, and the batch process starts the Ray cluster (head, raylet, GCS and
+every worker are its children) on 127.0.0.1. That the cluster listens on loopback only is checked, not assumed:
+from the listening sockets of the batch's process tree.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from omniagent.testing import FakeLLMServer, Scenario
+from tests.batch.listening import listening
 from tests.batch.support import (
     AFTER_STALL,
     POLL,
@@ -34,36 +34,31 @@ from tests.batch.support import (
     write_tasks,
 )
 from tests.batch.support import tasks as make_tasks
-from tests.e2e.agents.harness import namespaced_llm
-from tests.runtime.adapters.engine.harness import KEY, child_env
+from tests.runtime.adapters.engine.harness import child_env
 
 pytestmark = pytest.mark.timeout(300)
 SAME = ("task", "agent", "status", "stop", "error", "text", "changed_files", "tool_calls")
 
 
-@dataclass(slots=True)
-class Namespace:
-    origin: str
-    enter: list[str]
-    log: Path
-
-    def requests(self) -> list[dict[str, Any]]:
-        try:
-            return [json.loads(line) for line in self.log.read_text().splitlines() if line.endswith("}")]
-        except FileNotFoundError:
-            return []
+def _env(tmp_path: Path, llm: FakeLLMServer) -> dict[str, str]:
+    return child_env(tmp_path, llm) | {"RAY_USAGE_STATS_ENABLED": "0"}
 
 
-@contextlib.asynccontextmanager
-async def loopback_namespace(root: Path, story: dict[str, Any]) -> AsyncIterator[Namespace]:
-    """A fake LLM answering `story`, holding a fresh namespace with only loopback; `enter` runs a command in it."""
-    async with namespaced_llm(root, story) as llm:
-        yield Namespace(llm.origin, llm.enter, llm.log)
+def _bodies(llm: FakeLLMServer) -> list[str]:
+    return [json.dumps(request.body) for request in llm.requests]
 
 
-def _env(tmp_path: Path, origin: str) -> dict[str, str]:
-    env = child_env(tmp_path, None) | {"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": origin}
-    return env | {"RAY_USAGE_STATS_ENABLED": "0"}
+def _asked(llm: FakeLLMServer, text: str) -> int:
+    """How many model calls carried `text`."""
+    return sum(text in body for body in _bodies(llm))
+
+
+def _attempt(worker: Path) -> int | None:
+    """The attempt a run's worker.json names (None before it is written; the driver writes it whole)."""
+    try:
+        return int(json.loads(worker.read_text())["attempt"])
+    except (FileNotFoundError, ValueError):
+        return None
 
 
 def _same(found: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -74,16 +69,12 @@ async def test_twenty_tasks_through_ray_give_the_same_results_as_locally(tmp_pat
     """The same 20 tasks, `--ray` (a local cluster on 127.0.0.1, 4 CPUs) and locally at -j 4: identical results
     and diffs; every Ray run says it ran on 127.0.0.1."""
     task_file = write_tasks(tmp_path / "tasks.jsonl", make_tasks(20, agent="omniagent"))
-    async with loopback_namespace(tmp_path, scenario(20)) as ns:
-        env = _env(tmp_path, ns.origin)
+    async with FakeLLMServer(Scenario.from_json(scenario(20))) as llm:
+        env = _env(tmp_path, llm)
         local, ray = tmp_path / "local", tmp_path / "ray"
-        code, _, err = await run_batch(
-            str(task_file), "-j", "4", "--out", str(local), env=env, cwd=tmp_path, prefix=ns.enter
-        )
+        code, _, err = await run_batch(str(task_file), "-j", "4", "--out", str(local), env=env, cwd=tmp_path)
         assert code == 0, err
-        code, out, err = await run_batch(
-            str(task_file), "--ray", "-j", "4", "--out", str(ray), env=env, cwd=tmp_path, prefix=ns.enter
-        )
+        code, out, err = await run_batch(str(task_file), "--ray", "-j", "4", "--out", str(ray), env=env, cwd=tmp_path)
         assert code == 0, err
     on_ray = results(ray)
     assert len(on_ray) == 20
@@ -102,16 +93,15 @@ async def test_a_worker_killed_during_a_task_is_retried_once_and_completes(tmp_p
     story = scenario(3, stall_once="KILL-MARK")
     task_file = write_tasks(tmp_path / "tasks.jsonl", [*make_tasks(3, agent="omniagent"), victim])
     out = tmp_path / "out"
-    async with loopback_namespace(tmp_path, story) as ns:
-        env = _env(tmp_path, ns.origin)
+    async with FakeLLMServer(Scenario.from_json(story)) as llm:
         batch = await start_batch(
-            str(task_file), "--ray", "-j", "2", "--out", str(out), env=env, cwd=tmp_path, prefix=ns.enter
+            str(task_file), "--ray", "-j", "2", "--out", str(out), env=_env(tmp_path, llm), cwd=tmp_path
         )
         try:
             worker = out / "tasks" / "victim" / "omniagent" / "worker.json"
             async with asyncio.timeout(RUN_WAIT):
                 while True:
-                    if worker.exists() and any("KILL-MARK" in json.dumps(r["body"]) for r in ns.requests()):
+                    if worker.exists() and _asked(llm, "KILL-MARK"):
                         break
                     await asyncio.sleep(POLL)
             first = json.loads(worker.read_text())
@@ -139,13 +129,13 @@ async def test_ctrl_c_on_ray_cancels_the_running_task_keeps_the_finished_ones_an
     task_file = write_tasks(tmp_path / "tasks.jsonl", [*make_tasks(2, agent="omniagent"), slow])
     out = tmp_path / "out"
     args = (str(task_file), "--ray", "-j", "3", "--out", str(out))
-    async with loopback_namespace(tmp_path, story) as ns:
-        env = _env(tmp_path, ns.origin)
-        batch = await start_batch(*args, env=env, cwd=tmp_path, prefix=ns.enter)
+    async with FakeLLMServer(Scenario.from_json(story)) as llm:
+        env = _env(tmp_path, llm)
+        batch = await start_batch(*args, env=env, cwd=tmp_path)
         try:
             async with asyncio.timeout(RUN_WAIT):
                 while True:
-                    if len(results(out)) == 2 and any("SLOW-MARK" in json.dumps(r["body"]) for r in ns.requests()):
+                    if len(results(out)) == 2 and _asked(llm, "SLOW-MARK"):
                         break
                     await asyncio.sleep(POLL)
             batch.send_signal(signal.SIGINT)
@@ -153,9 +143,9 @@ async def test_ctrl_c_on_ray_cancels_the_running_task_keeps_the_finished_ones_an
             code, _, err = await finish(batch)
         assert code == 130, err
         assert sorted(r["task"] for r in results(out)) == ["t00", "t01"]
-        asked_before = len(ns.requests())
-        code, _, err = await run_batch(*args, env=env, cwd=tmp_path, prefix=ns.enter)
-        again = [json.dumps(r["body"]) for r in ns.requests()[asked_before:]]
+        asked_before = len(llm.requests)
+        code, _, err = await run_batch(*args, env=env, cwd=tmp_path)
+        again = _bodies(llm)[asked_before:]
     assert code == 0, err
     assert sorted(r["task"] for r in results(out)) == ["slow", "t00", "t01"]
     assert {r["task"]: r for r in results(out)}["slow"]["text"] == AFTER_STALL
@@ -166,17 +156,18 @@ async def test_ray_with_an_address_where_no_cluster_answers_says_so_and_exits_3(
     """`--ray 127.0.0.1:1` (nothing listens there): one sentence naming the address, exit 3, nothing run."""
     task_file = write_tasks(tmp_path / "tasks.jsonl", make_tasks(1, agent="omniagent"))
     out = tmp_path / "out"
-    async with loopback_namespace(tmp_path, scenario(1)) as ns:
+    async with FakeLLMServer(Scenario.from_json(scenario(1))) as llm:
         args = (str(task_file), "--ray", "127.0.0.1:1", "--out", str(out))
-        code, stdout, err = await run_batch(*args, env=_env(tmp_path, ns.origin), cwd=tmp_path, prefix=ns.enter)
-        assert ns.requests() == []
+        code, stdout, err = await run_batch(*args, env=_env(tmp_path, llm), cwd=tmp_path)
+        assert llm.requests == []
     assert code == 3
     assert err.strip() == "omniagent batch: error: no Ray cluster answers at 127.0.0.1:1 (Connection refused)"
     assert stdout == "" and results(out) == []
 
 
-# A cluster of its own, owned by one process: started on 127.0.0.1, its GCS address printed, shut down (every Ray
-# process with it) when stdin closes.
+# A cluster of its own, owned by one process: started on 127.0.0.1 (Ray's RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 in
+# its environment keeps the node address as given: see omniagent/batch/ray_local.py), its GCS address printed, shut
+# down (every Ray process with it) when stdin closes.
 _CLUSTER = """
 import sys, ray
 ray.init(address="local", _node_ip_address="127.0.0.1", include_dashboard=False, num_cpus=3)
@@ -191,14 +182,13 @@ async def test_ray_address_joins_a_running_cluster_whose_workers_run_the_tasks(t
     that process, as a real cluster's nodes have their own): the tasks run there and complete."""
     task_file = write_tasks(tmp_path / "tasks.jsonl", make_tasks(3, agent="omniagent"))
     out = tmp_path / "out"
-    async with loopback_namespace(tmp_path, scenario(3)) as ns:
-        env = _env(tmp_path, ns.origin)
+    async with FakeLLMServer(Scenario.from_json(scenario(3))) as llm:
+        env = _env(tmp_path, llm)
         cluster = await asyncio.create_subprocess_exec(
-            *ns.enter,
             sys.executable,
             "-c",
             _CLUSTER,
-            env=env,
+            env=env | {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"},
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
         )
@@ -210,7 +200,7 @@ async def test_ray_address_joins_a_running_cluster_whose_workers_run_the_tasks(t
             args = (str(task_file), "--ray", address, "--out", str(out))
             # The cluster has token auth on (Ray's default for a new one); its token is in HOME/.ray, shared here.
             joining = env | {"RAY_AUTH_MODE": "token"}
-            code, _, err = await run_batch(*args, env=joining, cwd=tmp_path, prefix=ns.enter)
+            code, _, err = await run_batch(*args, env=joining, cwd=tmp_path)
         finally:
             assert cluster.stdin is not None
             cluster.stdin.close()
@@ -219,3 +209,72 @@ async def test_ray_address_joins_a_running_cluster_whose_workers_run_the_tasks(t
     found = results(out)
     assert sorted(r["task"] for r in found) == [task_id(i) for i in range(3)]
     assert all(r["status"] == "completed" and r["where"] == "ray:127.0.0.1" for r in found)
+
+
+async def test_the_local_cluster_listens_on_loopback_only_and_where_names_its_node(tmp_path: Path) -> None:
+    """Issue 23, on a host with a routable interface: while a run is held mid-turn, every TCP socket the batch's
+    process tree listens on (the driver, gcs_server, the raylet, the runtime-env agent, the workers) is on
+    127.0.0.1; each run's `where` and worker.json name the node 127.0.0.1; Ray prints no WARNING lines."""
+    story = scenario(1)
+    story["steps"].insert(0, {"kind": "reply", "text": "let go", "match": "HOLD-MARK", "gate": "sockets"})
+    held = {"id": "held", "prompt": "HOLD-MARK", "agent": "omniagent"}
+    task_file = write_tasks(tmp_path / "tasks.jsonl", [*make_tasks(1, agent="omniagent"), held])
+    out = tmp_path / "out"
+    async with FakeLLMServer(Scenario.from_json(story)) as llm:
+        batch = await start_batch(
+            str(task_file), "--ray", "-j", "2", "--out", str(out), env=_env(tmp_path, llm), cwd=tmp_path
+        )
+        try:
+            assert await llm.wait_held_async("sockets", RUN_WAIT)
+            found = listening(batch.pid)
+            llm.release("sockets")
+        finally:
+            code, _, err = await finish(batch)
+    assert code == 0, err
+    names = {socket.name for socket in found}
+    assert {"gcs_server", "raylet", "ray::RuntimeEnv"} <= names, found  # comm: 15 characters at most
+    assert any(name in ("ray::IDLE", "ray::_work") for name in names), found  # the workers
+    # python: the driver (this batch process) only; the dashboard and the monitors are python too, and listen nowhere
+    assert {socket.pid for socket in found if socket.name == "python"} == {batch.pid}, found
+    assert not any(name.startswith("ray::Dashboard") for name in names), found
+    assert [socket for socket in found if not socket.loopback] == []
+    assert {r["where"] for r in results(out)} == {"ray:127.0.0.1"}
+    worker = json.loads((out / "tasks" / "held" / "omniagent" / "worker.json").read_text())
+    assert worker["node"] == "127.0.0.1" and worker["node_id"]
+    assert "WARNING" not in err, err
+
+
+async def test_a_run_whose_worker_is_lost_twice_fails_and_leaves_nothing_in_the_workers_temp_dir(
+    tmp_path: Path,
+) -> None:
+    """kill -9 of the worker running a task, twice (its model call in flight each time): the run fails saying the
+    worker was lost twice, and neither attempt's workspace, baseline or directory is left in the worker's temp dir
+    (nor is anything of the task that completed)."""
+    story = scenario(1, stall="LOST-MARK")
+    victim = {"id": "victim", "prompt": "LOST-MARK", "agent": "omniagent"}
+    task_file = write_tasks(tmp_path / "tasks.jsonl", [*make_tasks(1, agent="omniagent"), victim])
+    out, worker_tmp = tmp_path / "out", tmp_path / "worker-tmp"
+    worker_tmp.mkdir()
+    # The workers' temp dir (TMPDIR) is the test's; Ray's own session files stay in /tmp/ray (RAY_TMPDIR).
+    async with FakeLLMServer(Scenario.from_json(story)) as llm:
+        env = _env(tmp_path, llm) | {"TMPDIR": str(worker_tmp), "RAY_TMPDIR": "/tmp"}
+        batch = await start_batch(str(task_file), "--ray", "-j", "2", "--out", str(out), env=env, cwd=tmp_path)
+        try:
+            worker = out / "tasks" / "victim" / "omniagent" / "worker.json"
+            for attempt in (1, 2):
+                async with asyncio.timeout(RUN_WAIT):
+                    while True:
+                        if _attempt(worker) == attempt and _asked(llm, "LOST-MARK") == attempt:
+                            break
+                        await asyncio.sleep(POLL)
+                os.kill(json.loads(worker.read_text())["pid"], signal.SIGKILL)
+        finally:
+            code, _, err = await finish(batch)
+    assert code == 1, err
+    by_task = {r["task"]: r for r in results(out)}
+    assert by_task["victim"]["status"] == "failed"
+    assert by_task["victim"]["attempt"] == 2
+    assert by_task["victim"]["error"] == "the Ray worker was lost twice: WorkerCrashedError"
+    assert by_task["victim"]["where"] == "ray:127.0.0.1"
+    assert by_task[task_id(0)]["status"] == "completed"
+    assert [p.name for p in worker_tmp.iterdir() if p.name.startswith("omniagent-batch")] == []

@@ -2,11 +2,12 @@
 
 The live view: counts (done, running, failed, timed out, queued), elapsed time, tokens and cost where the agents
 report them, and one row per running task with its elapsed time and the last line it produced. Off a terminal,
-one line per finished run instead.
+one line per finished run instead: always one line, whatever the run's error holds (an agent's stderr has many).
 """
 
 from __future__ import annotations
 
+import re
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -21,6 +22,10 @@ from omniagent.batch.execute import RunSpec
 from omniagent.batch.results import Status, TaskResult
 
 _LINE = 60  # characters of a running task's last line
+_NO_LIMIT = 1_000_000  # columns: a width no table reaches
+_BREAK = " ⏎ "  # where a line break was, in a run's one-line account
+# Control characters left once the text is split into lines (escape sequences, NUL, C1): shown escaped, not sent.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 @dataclass(slots=True)
@@ -94,7 +99,7 @@ class ProgressView:
             return
         self._count(result)
         if not self._live.is_started:
-            detail = f": {result.error}" if result.error else ""
+            detail = f": {one_line(result.error)}" if result.error else ""
             self._console.print(
                 f"{result.task} [{result.agent}] {result.status.value} in {result.timings.total_seconds:.1f}s{detail}",
                 markup=False,
@@ -143,6 +148,24 @@ class ProgressView:
                 state.line[:_LINE],
             )
         return Group(header, table)
+
+
+def one_line(text: str) -> str:
+    """`text` as one line: its non-blank lines joined by ` ⏎ `, tabs made spaces, other control characters escaped
+    (`\\x1b`), so a log keeps one line per run."""
+    lines = (line.strip() for line in text.replace("\t", " ").splitlines())
+    joined = _BREAK.join(line for line in lines if line)
+    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", joined)
+
+
+def print_summary(console: Console, results: list[TaskResult]) -> None:
+    """The summary table on `console`. Off a terminal (a pipe, a log) it is printed as wide as it needs, so no agent
+    id or header is cut or wrapped to fit 80 columns."""
+    table = summary_table(results)
+    if not console.is_terminal:
+        unbounded = console.options.update_width(_NO_LIMIT)  # measured within the console's width, it would fit
+        console.width = max(console.width, console.measure(table, options=unbounded).maximum)
+    console.print(table)
 
 
 def summary_table(results: list[TaskResult]) -> Table:

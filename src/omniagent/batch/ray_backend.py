@@ -2,13 +2,16 @@
 
 What runs where:
 - the driver (`omniagent batch --ray`) plans, schedules and writes every output file; it starts a local cluster on
-  127.0.0.1 (no ADDRESS; `-j` is then its CPU count) or joins one (`--ray ADDRESS`);
+  127.0.0.1 (no ADDRESS; `-j` is then its CPU count) or joins one (`--ray ADDRESS`). The local cluster's node is
+  127.0.0.1, so every Ray process of it (GCS, raylet, runtime-env agent, workers, the driver's own gRPC server)
+  listens on 127.0.0.1 only; it refuses to go on otherwise;
 - each run is one Ray task (a streaming generator, resources from the task's `resources`), executing
-  `execute.run_one` on a `Runtime` of its own, in a workspace under the worker's temp dir (removed afterwards; a
-  `copy` or `git` source path must therefore exist on the worker too). It streams back where it runs, each event as
-  it happens and the result with its diff;
+  `execute.run_one` on a `Runtime` of its own, in a directory of its own under the worker's temp dir (removed
+  afterwards; a `copy` or `git` source path must therefore exist on the worker too). It streams back where it runs
+  (the node's address and id, the process, the workspace), each event as it happens and the result with its diff;
 - a worker lost mid-run (its process or node died) is an interrupted run: it is started again once, from a fresh
-  workspace; lost twice, the run fails. Ray's own retries are off so this rule is the only one.
+  workspace; lost twice, the run fails. Ray's own retries are off so this rule is the only one. What a lost attempt
+  left on its node is removed by a small task pinned to that node.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import json
 import logging
 import os
 import queue
+import shutil
 import tempfile
 import threading
 import time
@@ -30,6 +34,7 @@ from typing import Any
 
 from omniagent.batch import workspace
 from omniagent.batch.execute import CANCEL_WAIT, RunSpec, run_one
+from omniagent.batch.ray_local import LOOPBACK, loopback_node, on_loopback
 from omniagent.batch.reporting import Reporter, interrupted
 from omniagent.batch.results import Status, TaskResult, Timings
 from omniagent.errors import OmniagentError
@@ -39,6 +44,7 @@ INSTALL_HINT = "pip install 'omniagent[ray]'"
 ATTEMPTS = 2  # a run whose worker is lost is started again once
 REACH_TIMEOUT = 10.0  # seconds to connect to a cluster's GCS port before saying nothing answers there
 _CANCEL_CHECK = 0.2  # seconds a worker waits for its run's next item before it can see a cancel
+DISCARD_TIMEOUT = 30.0  # seconds for removing what a lost attempt left on its node
 
 
 class RayUnavailable(OmniagentError):
@@ -61,6 +67,7 @@ class RayBackend:
         self._address = address
         self._jobs = jobs
         self._batch = uuid.uuid4().hex[:12]
+        self._discards: set[asyncio.Task[None]] = set()  # removing what lost attempts left on their nodes
 
     async def run_all(
         self, specs: list[RunSpec], reporter: Reporter, deliver: Callable[[TaskResult], None], stop: asyncio.Event
@@ -72,6 +79,8 @@ class RayBackend:
             await _check_reachable(self._address)
         try:
             await asyncio.to_thread(self._connect, ray)
+        except RayUnavailable:
+            raise
         except Exception as error:  # Ray raises many kinds here (ConnectionError, RuntimeError, its own)
             where = f"join the Ray cluster at {self._address}" if self._address else "start a local Ray cluster"
             raise RayUnavailable(f"could not {where}: {type(error).__name__}: {error}") from None
@@ -80,22 +89,35 @@ class RayBackend:
                 for spec in specs:
                     group.create_task(self._run(ray, spec, reporter, deliver, stop))
         finally:
+            if self._discards:
+                await asyncio.gather(*self._discards, return_exceptions=True)
             await asyncio.to_thread(ray.shutdown)
 
     def _connect(self, ray: Any) -> None:
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-        quiet = {"log_to_driver": False, "logging_level": logging.WARNING}
-        if self._address is None:
-            # A cluster of our own on loopback only: no dashboard, nothing listening beyond 127.0.0.1.
+        # ERROR: Ray's notices at start (token auth on, no SIGTERM handler off the main thread, where ours is) and
+        # its warnings about dead workers (ours to report) are not the batch's news.
+        quiet = {"log_to_driver": False, "logging_level": logging.ERROR}
+        if self._address is not None:
+            with loopback_node() if on_loopback(self._address) else contextlib.nullcontext():
+                ray.init(address=self._address, **quiet)
+            return
+        # A cluster of our own on loopback only: no dashboard, its node 127.0.0.1 (see `ray_local`).
+        with loopback_node():
             ray.init(
                 address="local",
-                _node_ip_address="127.0.0.1",
+                _node_ip_address=LOOPBACK,
                 include_dashboard=False,
                 num_cpus=max(self._jobs, 1),
                 **quiet,
             )
-        else:
-            ray.init(address=self._address, **quiet)
+        gcs = ray.get_runtime_context().gcs_address
+        if gcs.rpartition(":")[0] != LOOPBACK:
+            ray.shutdown()
+            raise RayUnavailable(
+                f"the local Ray cluster started on {gcs}, not on {LOOPBACK}, so it would listen beyond loopback; "
+                "it was stopped (join a cluster of your own with --ray ADDRESS instead)"
+            )
 
     async def _run(
         self,
@@ -109,13 +131,15 @@ class RayBackend:
         for attempt in range(1, ATTEMPTS + 1):
             if stop.is_set():
                 break
-            attempt_spec = replace(spec, attempt=attempt, workspace=self._remote_workspace(spec))
+            attempt_spec = replace(spec, attempt=attempt, workspace=self._remote_workspace(spec, attempt))
             on_event = reporter.started(attempt_spec)
+            seen: dict[str, Any] = {}
             try:
-                result = await self._attempt(ray, attempt_spec, reporter, on_event, stop)
+                result = await self._attempt(ray, attempt_spec, reporter, on_event, stop, seen)
             except lost as error:
+                self._discard_later(ray, attempt_spec, seen.get("node_id"))
                 if attempt == ATTEMPTS:
-                    deliver(_failed(attempt_spec, f"the Ray worker was lost twice: {type(error).__name__}"))
+                    deliver(_failed(attempt_spec, f"the Ray worker was lost twice: {type(error).__name__}", seen))
                     return
                 continue
             finally:
@@ -124,9 +148,19 @@ class RayBackend:
             return
         deliver(interrupted(spec))
 
-    def _remote_workspace(self, spec: RunSpec) -> Path:
-        # Resolved on the worker: a relative path under its own temp dir (see `_work`).
-        return Path("omniagent-batch") / self._batch / spec.task.id / spec.agent
+    def _remote_workspace(self, spec: RunSpec, attempt: int) -> Path:
+        # Resolved on the worker: a relative path under its own temp dir (see `_work`), in a directory of the
+        # attempt's own, so removing what a lost attempt left never races with the next attempt. `+` is in no id.
+        return Path(f"omniagent-batch-{self._batch}+{spec.task.id}+{spec.agent}+{attempt}") / "workspace"
+
+    def _discard_later(self, ray: Any, spec: RunSpec, node_id: str | None) -> None:
+        """Remove what a lost attempt left (its workspace, the baseline, their directory) on the node it ran on,
+        while the batch goes on; `run_all` waits for it before stopping Ray."""
+        if node_id is None:  # lost before it said where it ran: it had not prepared anything
+            return
+        job = asyncio.create_task(_discard_on(ray, node_id, spec))
+        self._discards.add(job)
+        job.add_done_callback(self._discards.discard)
 
     @staticmethod
     async def _attempt(
@@ -135,6 +169,7 @@ class RayBackend:
         reporter: Reporter,
         on_event: Callable[[dict[str, Any]], None],
         stop: asyncio.Event,
+        seen: dict[str, Any],
     ) -> TaskResult:
         resources = spec.task.resources
         options: dict[str, Any] = {
@@ -152,6 +187,7 @@ class RayBackend:
             async for ref in stream:
                 kind, value = await ref
                 if kind == "started":
+                    seen.update(value)
                     reporter.note(spec, "worker.json", json.dumps(value | {"attempt": spec.attempt}) + "\n")
                 elif kind == "event":
                     on_event(value)
@@ -161,7 +197,7 @@ class RayBackend:
         except ray.exceptions.TaskCancelledError:
             pass
         except ray.exceptions.RayTaskError as error:  # our code failed on the worker: this run's failure
-            return _failed(spec, f"the run failed on the Ray worker: {error.cause or error}")
+            return _failed(spec, f"the run failed on the Ray worker: {error.cause or error}", seen)
         finally:
             canceller.cancel()
         return interrupted(spec)
@@ -187,6 +223,22 @@ async def _check_reachable(address: str) -> None:
         await writer.wait_closed()
 
 
+async def _discard_on(ray: Any, node_id: str, spec: RunSpec) -> None:
+    """Run `_discard` on the node `node_id` (pinned there, no CPU needed). Bounded and quiet: a node that is gone
+    took the files with it, and a batch does not fail for a leftover."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    strategy = NodeAffinitySchedulingStrategy(node_id, soft=False)
+    options = {"num_cpus": 0, "max_retries": 0, "scheduling_strategy": strategy}
+    ref = ray.remote(_discard).options(**options).remote(spec.task.workspace, spec.workspace)
+    try:
+        async with asyncio.timeout(DISCARD_TIMEOUT):
+            await ref
+    except Exception:  # unschedulable: the node died; anything else: the leftover stays
+        with contextlib.suppress(Exception):
+            ray.cancel(ref, force=True)
+
+
 async def _cancel_on(stop: asyncio.Event, cancel: Callable[[], object]) -> None:
     await stop.wait()
     cancel()
@@ -197,13 +249,15 @@ def _lost_errors(ray: Any) -> tuple[type[BaseException], ...]:
     return tuple(getattr(ray.exceptions, name) for name in names)
 
 
-def _failed(spec: RunSpec, error: str) -> TaskResult:
+def _failed(spec: RunSpec, error: str, seen: dict[str, Any]) -> TaskResult:
+    """A run that failed on Ray without a result of its own; `where` names the node when the worker said it."""
     return TaskResult(
         task=spec.task.id,
         agent=spec.agent,
         status=Status.FAILED,
         error=error,
         attempt=spec.attempt,
+        where=f"ray:{seen['node']}" if "node" in seen else "ray",
         timings=Timings(started_at=time.time()),
     )
 
@@ -216,9 +270,12 @@ def _work(spec: RunSpec) -> Iterator[tuple[str, Any]]:
     """
     import ray
 
+    # The address this worker's node registered with the cluster (a worker knows its node): 127.0.0.1 for the
+    # local cluster, the node's own address on a real one.
     node: str = ray.util.get_node_ip_address()  # type: ignore[no-untyped-call]
+    node_id: str = ray.get_runtime_context().get_node_id()
     spec = replace(spec, where=f"ray:{node}", workspace=Path(tempfile.gettempdir()) / spec.workspace)
-    yield ("started", {"pid": os.getpid(), "node": node})
+    yield ("started", {"pid": os.getpid(), "node": node, "node_id": node_id, "workspace": str(spec.workspace)})
     items: queue.Queue[tuple[str, Any]] = queue.Queue()
     control: dict[str, Any] = {}
     thread = threading.Thread(target=_run_in_thread, args=(spec, items, control), daemon=True)
@@ -250,7 +307,7 @@ def _run_in_thread(spec: RunSpec, items: queue.Queue[tuple[str, Any]], control: 
             async with Runtime() as runtime:
                 return await run_one(runtime, spec, lambda event: items.put(("event", event)), control["stop"])
         finally:
-            await workspace.discard(spec.task.workspace, spec.workspace)
+            await _remove_attempt(spec.task.workspace, spec.workspace)
 
     try:
         result = asyncio.run(main())
@@ -258,3 +315,14 @@ def _run_in_thread(spec: RunSpec, items: queue.Queue[tuple[str, Any]], control: 
         items.put(("error", f"{type(error).__name__}: {error}"))
         return
     items.put(("result", (result.to_json(), result.diff)))
+
+
+def _discard(source: Any, relative: Path) -> None:
+    """On the node a lost attempt ran on: remove what it left under this node's temp dir."""
+    asyncio.run(_remove_attempt(source, Path(tempfile.gettempdir()) / relative))
+
+
+async def _remove_attempt(source: Any, path: Path) -> None:
+    """An attempt's workspace, its baseline and the directory of the attempt's own that holds them."""
+    await workspace.discard(source, path)
+    await asyncio.to_thread(shutil.rmtree, path.parent, True)

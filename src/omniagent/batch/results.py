@@ -63,7 +63,7 @@ class TaskResult(msgspec.Struct, frozen=True, kw_only=True):
     events: int = 0
     changed_files: list[str] = []
     attempt: int = 1
-    where: str = "local"  # "local", or "ray:<node ip>"
+    where: str = "local"  # "local", or "ray:<node ip>" (the node the run ran on; "ray" when it never said)
     diff: str = ""  # in diff.patch, not in the JSON (`to_json`)
 
     @property
@@ -93,7 +93,7 @@ def workspace_dir(out: Path, task: str, agent: str) -> Path:
 
 
 class ResultsFileError(OmniagentError):
-    """`results.jsonl` holds a line that is not a result, so what is done cannot be known."""
+    """`results.jsonl` cannot be read or holds a line that is not a result, so what is done cannot be known."""
 
 
 class ResultsFile:
@@ -108,6 +108,8 @@ class ResultsFile:
             data = self.path.read_bytes()
         except FileNotFoundError:
             return {}
+        except OSError as error:  # --out is a file, or unreadable
+            raise ResultsFileError(f"{self.path}: cannot read it: {error.strerror or error}") from None
         whole = data[: data.rfind(b"\n") + 1]
         if len(whole) != len(data):
             with self.path.open("r+b") as file:

@@ -25,13 +25,14 @@ from omniagent.batch.results import (
     workspace_dir,
     write_outputs,
 )
-from omniagent.batch.tasks import Task
+from omniagent.batch.tasks import Task, id_problem
 from omniagent.errors import OmniagentError
 from omniagent.runtime.runtime import Runtime
 
 
 class BatchError(OmniagentError):
-    """The batch cannot start (a task without an agent, a bad option); the message says what to change."""
+    """The batch cannot start (a task without an agent, a bad id or option) or cannot write its files under `out`;
+    the message says what to change."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,13 +51,18 @@ class Backend(Protocol):
 def plan(tasks: Sequence[Task], agents: Sequence[str], out: Path, *, allow_unsandboxed: bool) -> list[RunSpec]:
     """Every (task, agent) run in file order: `agents` (the CLI's `--agent`) when given, else the task's own.
 
-    Raises: `BatchError` for a task that names no agent when `agents` is empty.
+    Every id is checked here, before anything touches the disk: ids become directory names under `out`.
+    Raises: `BatchError` for a task that names no agent when `agents` is empty, or a task or agent id that breaks
+    the id rule (a `Task` built in Python is not validated as a task file line is).
     """
     specs: list[RunSpec] = []
     for task in tasks:
         chosen = list(agents) or task.agents()
         if not chosen:
             raise BatchError(f'task {task.id!r} names no agent; add "agent" to it or pass --agent ID')
+        problem = id_problem([("task", task.id), *(("agent", agent) for agent in chosen)])
+        if problem is not None:
+            raise BatchError(problem)
         for agent in dict.fromkeys(chosen):
             specs.append(RunSpec(task, agent, workspace_dir(out, task.id, agent), allow_unsandboxed=allow_unsandboxed))
     return specs
@@ -102,11 +108,13 @@ async def run(
             await asyncio.wait({getter, worker}, return_when=asyncio.FIRST_COMPLETED)
             if not getter.done():
                 getter.cancel()
-                worker.result()  # the backend failed: raise its error
-                break
+                raise _failure(worker.exception() or BatchError("the batch's backend ended early"), out)
             result = getter.result()
             if result.status is not Status.INTERRUPTED:
-                write_outputs(out, result)
+                try:
+                    write_outputs(out, result)
+                except OSError as error:
+                    raise _failure(error, out) from error
             if observer is not None:
                 observer.finished(result)
             yield result
@@ -116,6 +124,24 @@ async def run(
             stop.set()
             with suppress(asyncio.CancelledError):
                 await worker
+
+
+def _failure(error: BaseException, out: Path) -> BaseException:
+    """What to raise when the batch cannot go on: a file it could not write under `out` (a bad --out, a full disk),
+    wherever it happened (a backend's task group wraps it in an ExceptionGroup), as one BatchError sentence naming
+    the file; anything else as it is."""
+    unwritable = next((leaf for leaf in _leaves(error) if isinstance(leaf, OSError)), None)
+    if unwritable is None:
+        return error
+    reason = unwritable.strerror or str(unwritable)
+    where = f": {unwritable.filename}" if unwritable.filename else ""
+    return BatchError(f"cannot write the batch's files under {out}: {reason}{where}")
+
+
+def _leaves(error: BaseException) -> list[BaseException]:
+    if isinstance(error, BaseExceptionGroup):
+        return [leaf for inner in error.exceptions for leaf in _leaves(inner)]
+    return [error]
 
 
 def _absolute(path: str | Path) -> Path:

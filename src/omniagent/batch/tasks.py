@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import abc
 import json
+import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -18,9 +20,14 @@ from msgspec import Meta
 from omniagent.errors import OmniagentError
 from omniagent.protocols.sidecar.base import describe
 
-# Safe as a directory name on every system. `(?!\n)` because `$` alone also matches before a final newline.
+# Task and agent ids both name directories (OUT/tasks/TASK/AGENT, OUT/workspaces/TASK/AGENT), so both follow this
+# rule: safe as a directory name on every system, never `..` or a path. `(?!\n)` because `$` alone also matches
+# before a final newline.
 TASK_ID = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}(?!\n)$"
+ID_RULE = "1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit"
 SCHEMA_FILE = Path(__file__).with_name("task.schema.json")
+_ID = re.compile(TASK_ID)
+AgentId = Annotated[str, Meta(pattern=TASK_ID, description="an agent id, as `omniagent agents` lists it")]
 
 
 class _Model(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -36,7 +43,7 @@ class CopyWorkspace(_Model, frozen=True):
 
 
 class GitWorkspace(_Model, frozen=True):
-    """A git repository, checked out at `commit` into a worktree of the task's own (detached HEAD)."""
+    """A git repository, cloned and checked out at `commit` (detached HEAD) in the task's own workspace."""
 
     git: Annotated[str, Meta(description="a local repository (relative: to the task file)")]
     commit: Annotated[str, Meta(description="a commit, tag or branch")] = "HEAD"
@@ -76,7 +83,7 @@ class Task(_Model, frozen=True):
 
     id: Annotated[str, Meta(pattern=TASK_ID, description="unique in the file; names its output directory")]
     prompt: Annotated[str, Meta(min_length=1)]
-    agent: Annotated[str | list[str], Meta(description="an agent id, or several to compare")] | None = None
+    agent: Annotated[AgentId | list[AgentId], Meta(description="an agent id, or several to compare")] | None = None
     workspace: Annotated[Workspace, Meta(description="absent: an empty directory")] | None = None
     model: str | None = None
     mode: str | None = None
@@ -146,10 +153,31 @@ def parse_task(line: str, *, where: str = "task") -> Task:
         value: Any = json.loads(line)
     except json.JSONDecodeError as error:
         raise TaskFileError(f"{where}: not JSON: {error.msg} (column {error.colno})") from None
+    bad = _bad_id(value)
+    if bad is not None:
+        raise TaskFileError(f"{where}: {bad}")
     try:
         return msgspec.convert(value, Task, dec_hook=_decode_hook)
     except msgspec.ValidationError as error:
         raise TaskFileError(f"{where}: {describe(error, top='the line')}") from None
+
+
+def id_problem(named: Iterable[tuple[str, object]]) -> str | None:
+    """Why the first of `named` (`("task" or "agent", id)` pairs) that breaks the id rule cannot be an id, or None
+    when none does. Values that are not strings are left to the type check."""
+    for kind, value in named:
+        if isinstance(value, str) and not _ID.match(value):
+            return f"{kind} id {value!r} is not valid: an id is {ID_RULE}"
+    return None
+
+
+def _bad_id(value: Any) -> str | None:
+    """The first id of a task line that breaks the id rule, said in words (msgspec would quote the regex)."""
+    if not isinstance(value, dict):
+        return None
+    agent = value.get("agent")
+    agents = agent if isinstance(agent, list) else [agent]
+    return id_problem([("task", value.get("id")), *(("agent", item) for item in agents)])
 
 
 def absolute_paths(task: Task, base: Path) -> Task:

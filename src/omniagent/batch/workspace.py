@@ -4,7 +4,9 @@ Every workspace gets a baseline in a git directory kept *outside* it (`<workspac
 the source's files and the final diff (new, changed and deleted files, binary ones included) is one `git diff`
 against that baseline, whatever the source was:
 - a directory is copied (symlinks kept as links);
-- a git repository is checked out at the commit with `git worktree add --detach` (the agent sees a git checkout);
+- a git repository is cloned (`git clone --local`: its objects hard-linked where the file system allows) and the
+  clone checked out at the commit, detached: the agent sees a git checkout, and nothing is written into the source
+  repository (no worktree registered there, no object an agent's commit makes);
 - no source: an empty directory.
 """
 
@@ -32,15 +34,16 @@ async def prepare(source: Workspace | None, path: Path) -> None:
     await discard(source, path)
     path.parent.mkdir(parents=True, exist_ok=True)
     if isinstance(source, GitWorkspace):
-        await _git("-C", source.git, "worktree", "add", "--detach", "--force", str(path), source.commit)
+        await _clone(source, path)
     else:
         await asyncio.to_thread(_fill, source, path)
     await _baseline(path)
 
 
 async def discard(source: Workspace | None, path: Path) -> None:
-    """Remove a workspace and its baseline (a git worktree is unregistered from its repository too)."""
-    if isinstance(source, GitWorkspace) and await asyncio.to_thread(os.path.exists, path):
+    """Remove a workspace and its baseline. A git worktree an earlier omniagent left there (its `.git` a file) is
+    unregistered from its repository too."""
+    if isinstance(source, GitWorkspace) and await asyncio.to_thread(os.path.isfile, path / ".git"):
         await _git("-C", source.git, "worktree", "remove", "--force", str(path), check=False)
         await _git("-C", source.git, "worktree", "prune", check=False)
     await asyncio.to_thread(_remove, path, _baseline_dir(path))
@@ -51,6 +54,17 @@ async def diff(path: Path) -> str:
     git = _in(path)
     await _git(*git, "add", "--all", "--force", ".")
     return await _git(*git, "diff", "--cached", "--binary", "--no-color", "--no-ext-diff", "HEAD")
+
+
+async def _clone(source: GitWorkspace, path: Path) -> None:
+    # Resolved in the source first: a branch there is only a remote-tracking one in the clone.
+    wanted = f"{source.commit}^{{commit}}"
+    commit = (await _git("-C", source.git, "rev-parse", "--verify", "--end-of-options", wanted, check=False)).strip()
+    if not commit:
+        await _git("-C", source.git, "rev-parse", "--git-dir")  # not a repository at all: git says so
+        raise WorkspaceError(f"{source.commit!r} is not a commit of the repository {source.git}")
+    await _git("clone", "--quiet", "--local", "--no-checkout", "--", source.git, str(path))
+    await _git("-C", str(path), "-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", commit)
 
 
 async def _baseline(path: Path) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 
 from rich.console import Console
 
-from omniagent.batch.progress import ProgressView, summary_table
+from omniagent.batch.progress import ProgressView, print_summary
 from omniagent.batch.results import ResultsFile, ResultsFileError, Status
 from omniagent.batch.scheduler import BatchError, RayOptions, plan, run
 from omniagent.batch.tasks import Task, TaskFileError, load_tasks
@@ -72,7 +72,7 @@ def run_batch(**arguments: Any) -> int:
         return EXIT_NO_RAY if type(error).__name__ == "RayUnavailable" else EXIT_USAGE
     results = [r for r in ResultsFile(options.out).finished().values()]
     if results:
-        stdout_console(highlight=False).print(summary_table(results))
+        print_summary(stdout_console(highlight=False), results)
     if stopped:
         notes.print("stopped: finished runs are kept; run the same command again to resume", style="yellow")
         return EXIT_INTERRUPTED
