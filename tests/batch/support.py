@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from omniagent.testing import FakeLLMServer
+from tests.batch import atif
 from tests.sidecar_schema import validate
 
 RUN_WAIT = 120.0  # seconds: the bound on one `omniagent batch` run
@@ -108,7 +109,15 @@ async def run_batch(
 
 
 def results(out: Path) -> list[dict[str, Any]]:
-    """The lines of results.jsonl (whole lines only: a killed writer may leave a torn last one)."""
+    """The lines of results.jsonl (whole lines only: a killed writer may leave a torn last one); each listed run's
+    trajectory.json, written before its line, is checked against ATIF-v1.7."""
+    found = _result_lines(out)
+    for result in found:
+        trajectory(out, result["task"], result["agent"])
+    return found
+
+
+def _result_lines(out: Path) -> list[dict[str, Any]]:
     try:
         text = (out / "results.jsonl").read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -120,7 +129,7 @@ async def wait_results(out: Path, count: int, within: float = RUN_WAIT) -> None:
     """Until results.jsonl holds at least `count` whole lines (a file another process writes: polled)."""
     async with asyncio.timeout(within):
         while True:
-            if len(results(out)) >= count:
+            if len(_result_lines(out)) >= count:
                 return
             await asyncio.sleep(POLL)
 
@@ -141,6 +150,16 @@ def events(out: Path, task: str, agent: str) -> list[dict[str, Any]]:
     for event in found:
         validate("Event", event)
     return found
+
+
+def trajectory(out: Path, task: str, agent: str) -> dict[str, Any]:
+    """A run's trajectory.json, checked against ATIF-v1.7 (`atif.py`)."""
+    return atif.load(out / "tasks" / task / agent / "trajectory.json")
+
+
+def trajectories(out: Path) -> list[dict[str, Any]]:
+    """Every trajectory.json under `out`, each checked against ATIF-v1.7."""
+    return [atif.load(path) for path in sorted((out / "tasks").glob("*/*/trajectory.json"))]
 
 
 def kinds(found: list[dict[str, Any]]) -> list[str]:

@@ -16,14 +16,18 @@ import pytest
 from omniagent.batch import BatchError, Status, Task, TaskResult, load_tasks, parse_task, run
 from omniagent.batch.tasks import SCHEMA_FILE, task_schema
 from omniagent.testing import FakeLLMServer, Scenario
-from tests.batch.support import content, file_name, marker, scenario, tasks, write_tasks
+from tests.batch.support import content, file_name, marker, scenario, tasks, trajectories, write_tasks
 from tests.runtime.adapters.engine.harness import child_env, use_engine
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 async def _run_all(task_file: Path, out: Path, **options: Any) -> dict[str, TaskResult]:
-    return {result.task: result async for result in run(load_tasks(task_file), out=out, **options)}
+    """Every result by task; every run written has its trajectory.json, valid ATIF-v1.7."""
+    found = {result.task: result async for result in run(load_tasks(task_file), out=out, **options)}
+    written = {(t["extra"]["task"], t["extra"]["agent"]) for t in trajectories(out)}
+    assert written == {r.key for r in found.values() if r.status is not Status.INTERRUPTED}
+    return found
 
 
 def _git(repo: Path, *args: str) -> str:

@@ -9,7 +9,18 @@ from typing import Any
 import pytest
 
 from omniagent.testing import FakeLLMServer, Scenario
-from tests.batch.support import events, file_name, marker, results, run_batch, scenario, task_id, tasks, write_tasks
+from tests.batch.support import (
+    events,
+    file_name,
+    marker,
+    results,
+    run_batch,
+    scenario,
+    task_id,
+    tasks,
+    trajectory,
+    write_tasks,
+)
 from tests.e2e.agents.harness import agent_world
 from tests.runtime.adapters.engine.harness import engine_env
 
@@ -53,6 +64,17 @@ async def test_our_engine_and_codex_acp_on_the_same_tasks_with_a_per_agent_summa
         assert any(k == "RequestOpened" for k in (next(iter(e["kind"])) for e in events(out, task, agent)))
     assert found[("t00", "codex-acp")]["text"] == "touched"
     assert found[("t00", "omniagent")]["text"] == "wrote file-00.txt"
+    # An ACP agent's run as a trajectory: the prompt, the shell call and its result matched by id, the answer.
+    codex = trajectory(out, "t00", "codex-acp")
+    assert codex["agent"]["name"] == "Codex (ACP)" and codex["agent"]["version"]
+    asked, called, answered = codex["steps"]
+    assert (asked["source"], asked["message"]) == ("user", f"{marker(0)}: write {file_name(0)}")
+    (call,) = called["tool_calls"]
+    assert call["arguments"]["command"][-1] == f"touch {file_name(0)}"
+    assert called["observation"]["results"] == [
+        {"source_call_id": call["tool_call_id"], "extra": {"status": "Completed"}}
+    ]
+    assert (answered["source"], answered["message"]) == ("agent", "touched")
     rows = [line for line in stdout.splitlines() if line.startswith("│ ")]
     assert [row.split("│")[1].strip() for row in rows] == list(AGENTS)
     assert all(row.split("│")[3].strip() == "2" for row in rows)  # completed: 2 each

@@ -31,6 +31,7 @@ from tests.batch.support import (
     scenario,
     start_batch,
     task_id,
+    trajectory,
     write_tasks,
 )
 from tests.batch.support import tasks as make_tasks
@@ -65,6 +66,11 @@ def _same(found: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {r["task"]: {key: r[key] for key in SAME} for r in found}
 
 
+def _steps(out: Path, task: str) -> list[dict[str, Any]]:
+    """A run's trajectory steps without their times (which differ from run to run)."""
+    return [{k: v for k, v in step.items() if k != "timestamp"} for step in trajectory(out, task, "omniagent")["steps"]]
+
+
 async def test_twenty_tasks_through_ray_give_the_same_results_as_locally(tmp_path: Path) -> None:
     """The same 20 tasks, `--ray` (a local cluster on 127.0.0.1, 4 CPUs) and locally at -j 4: identical results
     and diffs; every Ray run says it ran on 127.0.0.1."""
@@ -83,6 +89,7 @@ async def test_twenty_tasks_through_ray_give_the_same_results_as_locally(tmp_pat
     for i in range(20):
         run = ("tasks", task_id(i), "omniagent", "diff.patch")
         assert ray.joinpath(*run).read_text() == local.joinpath(*run).read_text() != ""
+        assert _steps(ray, task_id(i)) == _steps(local, task_id(i))  # the driver writes them from the events
     assert "omniagent" in out
 
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from omniagent.testing import FakeLLMServer, Scenario
-from tests.batch.support import scenario, tasks, write_tasks
+from tests.batch.support import scenario, tasks, trajectories, write_tasks
 from tests.pty_terminal import Terminal
 from tests.runtime.adapters.engine.harness import child_env
 
@@ -33,6 +33,7 @@ def test_the_live_view_shows_counts_running_tasks_and_their_last_line_then_the_s
     last_row = next(line for line in reversed(t.screen.splitlines()) if line.startswith("│ omniagent"))
     assert last_row.split("│")[2].strip() == "4"  # runs
     assert last_row.split("│")[3].strip() == "4"  # completed
+    assert len(trajectories(tmp_path / "out")) == 4
 
 
 def test_a_bad_task_file_names_the_line_and_the_field_and_exits_2(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from omniagent.batch import policy, workspace
-from omniagent.batch.results import Status, TaskResult, Timings, Usage
+from omniagent.batch.results import AgentInfo, Status, TaskResult, Timings, Usage
 from omniagent.batch.tasks import Task
 from omniagent.errors import OmniagentError
 from omniagent.protocols.sidecar.base import dump
@@ -81,6 +81,7 @@ async def run_one(runtime: Runtime, spec: RunSpec, on_event: EventSink, stop: as
     turn = _Turn()
     opened_at = turn_at = clock
     text, changed, diff = "", [], ""
+    about: AgentInfo | None = None
     try:
         await workspace.prepare(task.workspace, spec.workspace)
         session = await runtime.open(spec.agent, spec.workspace, configure=task.configure() or None)
@@ -96,6 +97,7 @@ async def run_one(runtime: Runtime, spec: RunSpec, on_event: EventSink, stop: as
                 await _drive(session, task, turn, on_event, stop)
         finally:
             turn_at = time.monotonic()
+            about = AgentInfo.of(session.info())
             with suppress(AgentError):
                 await session.close()
         text = "".join(turn.messages.get(turn.last_message or "", []))
@@ -123,6 +125,7 @@ async def run_one(runtime: Runtime, spec: RunSpec, on_event: EventSink, stop: as
         changed_files=changed,
         attempt=spec.attempt,
         where=spec.where,
+        agent_info=about,
         diff=diff,
     )
 

@@ -1,11 +1,12 @@
 """What a batch leaves behind: one `TaskResult` per (task, agent), the per-task files, and `results.jsonl`.
 
-    OUT/results.jsonl                       one TaskResult per line, appended as each run finishes
-    OUT/tasks/<task>/<agent>/events.jsonl   the session's events (sidecar `Event` JSON), as they arrived
-    OUT/tasks/<task>/<agent>/diff.patch     the workspace's final diff
-    OUT/tasks/<task>/<agent>/final.txt      the agent's last top-level message
-    OUT/tasks/<task>/<agent>/result.json    the TaskResult
-    OUT/workspaces/<task>/<agent>/          the workspace itself, kept for inspection
+    OUT/results.jsonl                        one TaskResult per line, appended as each run finishes
+    OUT/tasks/<task>/<agent>/events.jsonl    the session's events (sidecar `Event` JSON), as they arrived
+    OUT/tasks/<task>/<agent>/diff.patch      the workspace's final diff
+    OUT/tasks/<task>/<agent>/final.txt       the agent's last top-level message
+    OUT/tasks/<task>/<agent>/result.json     the TaskResult
+    OUT/tasks/<task>/<agent>/trajectory.json the run as an ATIF trajectory (`trajectory.py`)
+    OUT/workspaces/<task>/<agent>/           the workspace itself, kept for inspection
 
 A line in `results.jsonl` is the commit point: it is written (and fsynced) after the task's files, so a run killed
 at any moment leaves every listed task complete, and resuming starts again every task not listed.
@@ -22,6 +23,7 @@ from typing import Any
 import msgspec
 
 from omniagent.errors import OmniagentError
+from omniagent.protocols.sidecar.agents import SessionInfo
 
 RESULTS = "results.jsonl"
 
@@ -39,6 +41,25 @@ class Usage(msgspec.Struct, frozen=True, kw_only=True):
 
     context_tokens: int | None = None
     cost_usd: float | None = None
+
+
+class AgentInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """What the agent said of itself in the session, where it said it (for `trajectory.json` and the reader)."""
+
+    name: str | None = None
+    version: str | None = None
+    model: str | None = None  # the session's model option
+    session_id: str | None = None  # the agent's own id of the session (its resume token)
+
+    @classmethod
+    def of(cls, info: SessionInfo) -> AgentInfo:
+        model = next((o.current for o in info.details.config_options if o.category == "model"), None)
+        return cls(
+            name=info.agent.name,
+            version=info.details.version,
+            model=model if isinstance(model, str) else None,
+            session_id=info.resume_token,
+        )
 
 
 class Timings(msgspec.Struct, frozen=True, kw_only=True):
@@ -64,6 +85,7 @@ class TaskResult(msgspec.Struct, frozen=True, kw_only=True):
     changed_files: list[str] = []
     attempt: int = 1
     where: str = "local"  # "local", or "ray:<node ip>" (the node the run ran on; "ray" when it never said)
+    agent_info: AgentInfo | None = None  # None when the session never opened
     diff: str = ""  # in diff.patch, not in the JSON (`to_json`)
 
     @property

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from omniagent.batch import trajectory
 from omniagent.batch.execute import RunSpec, run_one
 from omniagent.batch.reporting import Observer, Reporter, interrupted
 from omniagent.batch.results import (
@@ -94,6 +95,7 @@ async def run(
     results = ResultsFile(out)
     done = results.finished() if resume else {}
     pending = [spec for spec in specs if (spec.task.id, spec.agent) not in done]
+    prompts = {spec.task.id: spec.task.prompt for spec in specs}
     if observer is not None:
         planned = {(spec.task.id, spec.agent) for spec in specs}
         observer.planned(len(specs), [result for key, result in done.items() if key in planned])
@@ -112,6 +114,7 @@ async def run(
             result = getter.result()
             if result.status is not Status.INTERRUPTED:
                 try:
+                    trajectory.write(out, prompts[result.task], result)  # before the results line, the commit point
                     write_outputs(out, result)
                 except OSError as error:
                     raise _failure(error, out) from error
