@@ -231,12 +231,25 @@ async def test_the_local_cluster_listens_on_loopback_only_and_where_names_its_no
         batch = await start_batch(
             str(task_file), "--ray", "-j", "2", "--out", str(out), env=_env(tmp_path, llm), cwd=tmp_path
         )
+        # Its output is read from the start, and its end is raced against the held request: a batch that ends
+        # before the run is held fails here with what it said, not after a silent wait.
+        output = asyncio.create_task(batch.communicate())
         try:
-            assert await llm.wait_held_async("sockets", RUN_WAIT)
+            held = asyncio.create_task(llm.wait_held_async("sockets", RUN_WAIT))
+            await asyncio.wait({held, output}, return_when=asyncio.FIRST_COMPLETED)
+            if not held.done():
+                _, early = output.result()
+                pytest.fail(f"the batch ended (exit {batch.returncode}) before its run was held: {early.decode()}")
+            assert held.result(), f"no run held within {RUN_WAIT} s; results so far: {results(out)}"
             found = listening(batch.pid)
             llm.release("sockets")
+            async with asyncio.timeout(RUN_WAIT):
+                _, said = await output
         finally:
-            code, _, err = await finish(batch)
+            if batch.returncode is None:
+                batch.kill()
+                await batch.wait()
+        code, err = batch.returncode, said.decode()
     assert code == 0, err
     names = {socket.name for socket in found}
     assert {"gcs_server", "raylet", "ray::RuntimeEnv"} <= names, found  # comm: 15 characters at most
