@@ -92,6 +92,8 @@ def load_task(folder: Path, *, host_image: bool = False) -> Task:
     return Task(
         id=folder.name,
         prompt=prompt,
+        # Harbor gives its agents the run of their container; here the agent's own sandbox is that container.
+        permissions="auto",
         time_limit=float(agent_seconds) if isinstance(agent_seconds, int | float) and agent_seconds > 0 else None,
         verifier=verifier,
         solution=solution,

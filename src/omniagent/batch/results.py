@@ -107,6 +107,16 @@ class TaskResult(msgspec.Struct, frozen=True, kw_only=True):
     def key(self) -> tuple[str, str]:
         return (self.task, self.agent)
 
+    @property
+    def reward(self) -> float:
+        """The run's one reward: `rewards["reward"]` (Harbor's name for it), else the mean of its rewards; 0 when the
+        verifier gave none (a missing reward counts as a failed check)."""
+        if not self.rewards:
+            return 0.0
+        if "reward" in self.rewards:
+            return self.rewards["reward"]
+        return sum(self.rewards.values()) / len(self.rewards)
+
     def to_json(self, *, indent: int = 0) -> str:
         """The result as JSON, without the diff."""
         fields = msgspec.structs.asdict(self)
