@@ -2,7 +2,9 @@
 each Ray worker alike, so a task behaves the same wherever it runs.
 
 prepare the workspace → open the session → send the prompt → read events (answering requests by the task's policy,
-counting tool calls, watching the time limit and the batch's stop) until the turn ends → close → diff.
+counting tool calls, watching the time limit and the batch's stop) until the turn ends → close → diff → the task's
+verifier, when it has one (verifier.py). The `oracle` agent runs the task's solution instead of a session
+(oracle.py); a task whose environment was refused (harbor.py) fails at once with the reason, and nothing runs.
 """
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from omniagent.batch import policy, workspace
-from omniagent.batch.results import AgentInfo, Status, TaskResult, Timings, Usage
+from omniagent.batch import oracle, policy, verifier, workspace
+from omniagent.batch.results import AgentInfo, Status, TaskResult, Timings, Usage, VerifierInfo
 from omniagent.batch.tasks import Task
 from omniagent.errors import OmniagentError
 from omniagent.protocols.sidecar.base import dump
@@ -55,6 +57,12 @@ class RunSpec:
     allow_unsandboxed: bool = False
     attempt: int = 1
     where: str = "local"
+    logs: Path | None = (
+        None  # OUT/tasks/T/A: where the verifier's and the oracle's logs go (None: beside the workspace)
+    )
+
+    def logs_dir(self) -> Path:
+        return self.logs if self.logs is not None else self.workspace.with_name(self.workspace.name + ".logs")
 
 
 @dataclass(slots=True)
@@ -82,29 +90,42 @@ async def run_one(runtime: Runtime, spec: RunSpec, on_event: EventSink, stop: as
     opened_at = turn_at = clock
     text, changed, diff = "", [], ""
     about: AgentInfo | None = None
-    try:
-        await workspace.prepare(task.workspace, spec.workspace)
-        session = await runtime.open(spec.agent, spec.workspace, configure=task.configure() or None)
-    except (OmniagentError, OSError) as error:
-        turn.error = f"could not start: {error}"
+    prepared = False
+    notes: list[str] = []
+    if task.environment.refused is not None:
+        turn.error = task.environment.refused
     else:
-        opened_at = time.monotonic()
         try:
-            refusal = policy.auto_refusal(session.info(), allow_unsandboxed=spec.allow_unsandboxed)
-            if task.permissions == "auto" and refusal is not None:
-                turn.error = refusal
-            else:
-                await _drive(session, task, turn, on_event, stop)
-        finally:
-            turn_at = time.monotonic()
-            about = AgentInfo.of(session.info())
-            with suppress(AgentError):
-                await session.close()
-        text = "".join(turn.messages.get(turn.last_message or "", []))
+            await workspace.prepare(task.workspace, spec.workspace, task.environment.seed)
+            prepared = True
+        except (OmniagentError, OSError) as error:
+            turn.error = f"could not start: {error}"
+    if task.environment.skipped:
+        skipped = "; ".join(task.environment.skipped)
+        notes.append(f"ran on this machine's system, not the task's image (--host-image); not run: {skipped}")
+    if prepared and spec.agent == oracle.ORACLE:
+        opened_at = time.monotonic()
+        solved = await oracle.solve(task, spec.workspace, spec.logs_dir() / "agent")
+        turn_at = time.monotonic()
+        if solved.status is Status.COMPLETED:
+            turn.stop = Completed()
+        else:
+            turn.reason, turn.error = solved.status, solved.error
+    elif prepared:
+        opened_at, turn_at, about, text = await _agent_turn(runtime, spec, turn, on_event, stop)
+        if task.environment.workdir is not None:
+            notes.append(
+                f"the agent saw its workspace at {spec.workspace}, not at the task's workdir "
+                f"{task.environment.workdir} (batch does not map it for agents yet); the verifier saw it there"
+            )
     with suppress(OmniagentError, OSError):
         if spec.workspace.exists():
             diff = await workspace.diff(spec.workspace)
             changed = _changed_files(diff)
+    rewards: dict[str, float] | None = None
+    checked: VerifierInfo | None = None
+    if task.verifier is not None and prepared and turn.reason is not Status.INTERRUPTED:
+        rewards, checked = await verifier.verify(task, spec.workspace, spec.logs_dir() / "verifier")
     ended = time.monotonic()
     return TaskResult(
         task=task.id,
@@ -127,7 +148,37 @@ async def run_one(runtime: Runtime, spec: RunSpec, on_event: EventSink, stop: as
         where=spec.where,
         agent_info=about,
         diff=diff,
+        rewards=rewards,
+        verifier=checked,
+        notes=notes,
     )
+
+
+async def _agent_turn(
+    runtime: Runtime, spec: RunSpec, turn: _Turn, on_event: EventSink, stop: asyncio.Event
+) -> tuple[float, float, AgentInfo | None, str]:
+    """Open the agent's session on the prepared workspace and drive its turn; when it opened, when the turn ended,
+    what the agent said of itself, and its last message."""
+    task = spec.task
+    opened_at = turn_at = time.monotonic()
+    try:
+        session = await runtime.open(spec.agent, spec.workspace, configure=task.configure() or None)
+    except (OmniagentError, OSError) as error:
+        turn.error = f"could not start: {error}"
+        return opened_at, turn_at, None, ""
+    opened_at = time.monotonic()
+    try:
+        refusal = policy.auto_refusal(session.info(), allow_unsandboxed=spec.allow_unsandboxed)
+        if task.permissions == "auto" and refusal is not None:
+            turn.error = refusal
+        else:
+            await _drive(session, task, turn, on_event, stop)
+    finally:
+        turn_at = time.monotonic()
+        about = AgentInfo.of(session.info())
+        with suppress(AgentError):
+            await session.close()
+    return opened_at, turn_at, about, "".join(turn.messages.get(turn.last_message or "", []))
 
 
 async def _drive(session: Session, task: Task, turn: _Turn, on_event: EventSink, stop: asyncio.Event) -> None:

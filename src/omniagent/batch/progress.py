@@ -169,15 +169,18 @@ def print_summary(console: Console, results: list[TaskResult]) -> None:
 
 
 def summary_table(results: list[TaskResult]) -> Table:
-    """Per agent: completed, failed, timed out, median time and total cost (the table `batch` prints at the end)."""
+    """Per agent: completed, failed, timed out, median time and total cost (the table `batch` prints at the end), and
+    the mean reward over all its runs when any run was verified (a run without a reward counts 0)."""
     table = Table(title="omniagent batch", title_justify="left")
-    for column in ("agent", "runs", "completed", "failed", "timed out", "median time", "total cost"):
+    verified = any(r.verifier is not None or r.rewards is not None for r in results)
+    columns = ["agent", "runs", "completed", "failed", "timed out", "median time", "total cost"]
+    for column in columns + (["mean reward"] if verified else []):
         table.add_column(column, justify="left" if column == "agent" else "right")
     for agent in dict.fromkeys(result.agent for result in results):
         mine = [result for result in results if result.agent == agent]
         by = {status: sum(1 for r in mine if r.status is status) for status in Status}
         costs = [r.usage.cost_usd for r in mine if r.usage.cost_usd is not None]
-        table.add_row(
+        row = [
             agent,
             str(len(mine)),
             str(by[Status.COMPLETED]),
@@ -185,7 +188,10 @@ def summary_table(results: list[TaskResult]) -> Table:
             str(by[Status.TIMED_OUT]),
             f"{statistics.median(r.timings.total_seconds for r in mine):.1f}s",
             f"${sum(costs):.4f}" if costs else "-",
-        )
+        ]
+        if verified:
+            row.append(f"{statistics.fmean(r.reward for r in mine):.3f}")
+        table.add_row(*row)
     return table
 
 

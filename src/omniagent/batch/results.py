@@ -6,6 +6,8 @@
     OUT/tasks/<task>/<agent>/final.txt       the agent's last top-level message
     OUT/tasks/<task>/<agent>/result.json     the TaskResult
     OUT/tasks/<task>/<agent>/trajectory.json the run as an ATIF trajectory (`trajectory.py`)
+    OUT/tasks/<task>/<agent>/verifier/       the verifier's /logs/verifier: reward file, test-stdout.txt (verifier.py)
+    OUT/tasks/<task>/<agent>/agent/          the oracle's /logs/agent: oracle.txt, its output (oracle.py)
     OUT/workspaces/<task>/<agent>/           the workspace itself, kept for inspection
 
 A line in `results.jsonl` is the commit point: it is written (and fsynced) after the task's files, so a run killed
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -69,6 +72,15 @@ class Timings(msgspec.Struct, frozen=True, kw_only=True):
     total_seconds: float = 0.0
 
 
+class VerifierInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """How the task's verifier ran: its exit code (recorded, never the reward; None when it never ended), its
+    seconds, and why no reward could be read (`error`, naming the file or the limit), when none could."""
+
+    exit_code: int | None = None
+    seconds: float = 0.0
+    error: str | None = None
+
+
 class TaskResult(msgspec.Struct, frozen=True, kw_only=True):
     """One finished (or interrupted) run of one task by one agent."""
 
@@ -87,10 +99,23 @@ class TaskResult(msgspec.Struct, frozen=True, kw_only=True):
     where: str = "local"  # "local", or "ray:<node ip>" (the node the run ran on; "ray" when it never said)
     agent_info: AgentInfo | None = None  # None when the session never opened
     diff: str = ""  # in diff.patch, not in the JSON (`to_json`)
+    rewards: dict[str, float] | None = None  # the verifier's rewards; None: no verifier, or it gave none
+    verifier: VerifierInfo | None = None  # None: the task has no verifier, or it did not run
+    notes: list[str] = []  # what the reader must know of how the run ran (e.g. where the agent saw its workspace)
 
     @property
     def key(self) -> tuple[str, str]:
         return (self.task, self.agent)
+
+    @property
+    def reward(self) -> float:
+        """The run's one reward: `rewards["reward"]` (Harbor's name for it), else the mean of its rewards; 0 when the
+        verifier gave none (a missing reward counts as a failed check)."""
+        if not self.rewards:
+            return 0.0
+        if "reward" in self.rewards:
+            return self.rewards["reward"]
+        return sum(self.rewards.values()) / len(self.rewards)
 
     def to_json(self, *, indent: int = 0) -> str:
         """The result as JSON, without the diff."""
@@ -163,7 +188,10 @@ class EventLog:
     def __init__(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         for stale in directory.iterdir():
-            stale.unlink()
+            if stale.is_dir() and not stale.is_symlink():
+                shutil.rmtree(stale)  # a verifier's or an oracle's logs of an earlier attempt
+            else:
+                stale.unlink()
         self._file = (directory / "events.jsonl").open("w", encoding="utf-8")
 
     def write(self, event: dict[str, Any]) -> None:

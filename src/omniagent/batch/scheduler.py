@@ -23,6 +23,7 @@ from omniagent.batch.results import (
     ResultsFile,
     Status,
     TaskResult,
+    run_dir,
     workspace_dir,
     write_outputs,
 )
@@ -65,7 +66,9 @@ def plan(tasks: Sequence[Task], agents: Sequence[str], out: Path, *, allow_unsan
         if problem is not None:
             raise BatchError(problem)
         for agent in dict.fromkeys(chosen):
-            specs.append(RunSpec(task, agent, workspace_dir(out, task.id, agent), allow_unsandboxed=allow_unsandboxed))
+            where = workspace_dir(out, task.id, agent)
+            logs = run_dir(out, task.id, agent)
+            specs.append(RunSpec(task, agent, where, allow_unsandboxed=allow_unsandboxed, logs=logs))
     return specs
 
 

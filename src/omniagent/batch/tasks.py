@@ -2,7 +2,10 @@
 
 A task says what to ask (`prompt`), whom (`agent`, or a list to compare), where (`workspace`: a directory copied, a
 git repository checked out at a commit, or an empty directory), with which session options, within which limits,
-and how its permission requests are answered.
+and how its permission requests are answered; optionally how it is checked (`verifier`: a command run after the
+agent's turn in the task's environment, whose reward file is the score), a reference `solution` (what the `oracle`
+agent runs), and the `environment` both run in (workdir, network, CPUs, memory). Harbor task folders become the same
+`Task`s (harbor.py).
 """
 
 from __future__ import annotations
@@ -78,6 +81,55 @@ class Resources(_Model, frozen=True):
     custom: Annotated[dict[str, float], Meta(description="custom Ray resources")] = {}
 
 
+Env = Annotated[dict[str, str], Meta(description="environment variables, literal values")]
+
+
+class Verifier(_Model, frozen=True):
+    """How a run is scored: `command` runs in the task's environment after the agent's turn and writes its reward
+    to /logs/verifier/reward.json (a flat object of numbers) or reward.txt (one number) (verifier.py)."""
+
+    command: Annotated[str, Meta(min_length=1, description="a shell command; e.g. `bash /tests/test.sh`")]
+    tests: (
+        Annotated[str, Meta(description="a directory shown read-only at /tests (relative: to the task file)")] | None
+    ) = None
+    timeout_sec: Annotated[float, Meta(gt=0)] = 600.0
+    env: Env = {}
+
+
+class Solution(_Model, frozen=True):
+    """A reference solution: `command` runs in the task's environment when the agent is `oracle`."""
+
+    command: Annotated[str, Meta(min_length=1, description="a shell command; e.g. `bash /solution/solve.sh`")]
+    directory: Annotated[str, Meta(description="shown read-only at /solution (relative: to the task file)")] | None = (
+        None
+    )
+    env: Env = {}
+
+
+class SeedFile(_Model, frozen=True):
+    """A file or directory copied into the workspace after its source (a Dockerfile's `COPY` into the workdir)."""
+
+    source: Annotated[str, Meta(description="relative: to the task file")]
+    target: Annotated[str, Meta(description="relative to the workspace; '.' is the workspace itself")] = "."
+
+
+NetworkMode = Literal["public", "no-network"]
+
+
+class Environment(_Model, frozen=True):
+    """Where the verifier and the solution run (Harbor's `[environment]`). `refused`: why this task cannot run
+    here (an image that cannot be built); the run fails with that sentence and nothing runs."""
+
+    workdir: Annotated[str, Meta(pattern="^/", description="where the workspace appears, e.g. /app")] | None = None
+    cpus: Annotated[int, Meta(ge=1)] | None = None
+    memory_mb: Annotated[int, Meta(ge=16)] | None = None
+    network_mode: NetworkMode = "public"
+    env: Env = {}
+    seed: list[SeedFile] = []
+    refused: str | None = None
+    skipped: Annotated[list[str], Meta(description="image instructions not run (the user's --host-image)")] = []
+
+
 class Task(_Model, frozen=True):
     """One line of the task file."""
 
@@ -92,6 +144,9 @@ class Task(_Model, frozen=True):
     max_turns: Annotated[int, Meta(ge=1, description="the most tool calls the agent may make")] | None = None
     permissions: Permissions = "deny"
     resources: Resources = msgspec.field(default_factory=Resources)
+    verifier: Verifier | None = None
+    solution: Solution | None = None
+    environment: Environment = msgspec.field(default_factory=Environment)
 
     def agents(self) -> list[str]:
         """The agents this task names (none: the batch's `--agent` list decides)."""
@@ -181,15 +236,29 @@ def _bad_id(value: Any) -> str | None:
 
 
 def absolute_paths(task: Task, base: Path) -> Task:
-    """The task with its workspace source resolved against `base` (the task file's directory)."""
+    """The task with its paths (workspace source, tests, solution, seed files) resolved against `base` (the task
+    file's directory)."""
+
+    def resolve(path: str) -> str:
+        return str((base / path).resolve())
+
     source = task.workspace
+    resolved: Workspace | None = source
     if isinstance(source, CopyWorkspace):
-        resolved: Workspace = CopyWorkspace(copy_from=str((base / source.copy_from).resolve()))
+        resolved = CopyWorkspace(copy_from=resolve(source.copy_from))
     elif isinstance(source, GitWorkspace):
-        resolved = GitWorkspace(git=str((base / source.git).resolve()), commit=source.commit)
-    else:
-        return task
-    return msgspec.structs.replace(task, workspace=resolved)
+        resolved = GitWorkspace(git=resolve(source.git), commit=source.commit)
+    verifier, solution, environment = task.verifier, task.solution, task.environment
+    if verifier is not None and verifier.tests is not None:
+        verifier = msgspec.structs.replace(verifier, tests=resolve(verifier.tests))
+    if solution is not None and solution.directory is not None:
+        solution = msgspec.structs.replace(solution, directory=resolve(solution.directory))
+    if environment.seed:
+        seed = [msgspec.structs.replace(item, source=resolve(item.source)) for item in environment.seed]
+        environment = msgspec.structs.replace(environment, seed=seed)
+    return msgspec.structs.replace(
+        task, workspace=resolved, verifier=verifier, solution=solution, environment=environment
+    )
 
 
 def task_schema() -> dict[str, Any]:

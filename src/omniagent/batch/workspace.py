@@ -7,7 +7,8 @@ against that baseline, whatever the source was:
 - a git repository is cloned (`git clone --local`: its objects hard-linked where the file system allows) and the
   clone checked out at the commit, detached: the agent sees a git checkout, and nothing is written into the source
   repository (no worktree registered there, no object an agent's commit makes);
-- no source: an empty directory.
+- no source: an empty directory;
+then the seed files, when the task has any (a Dockerfile's `COPY` into the workdir: harbor.py), are copied in.
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
-from omniagent.batch.tasks import CopyWorkspace, GitWorkspace, Workspace
+from omniagent.batch.tasks import CopyWorkspace, GitWorkspace, SeedFile, Workspace
 from omniagent.errors import OmniagentError
 
 # Who the baseline commits are by: fixed, so no user git config is needed (or read).
@@ -28,8 +30,8 @@ class WorkspaceError(OmniagentError):
     """The workspace could not be prepared or diffed; the message says which command failed and why."""
 
 
-async def prepare(source: Workspace | None, path: Path) -> None:
-    """Make `path` a fresh workspace from `source` (removing what an interrupted attempt left). Raises:
+async def prepare(source: Workspace | None, path: Path, seed: Sequence[SeedFile] = ()) -> None:
+    """Make `path` a fresh workspace from `source` and `seed` (removing what an interrupted attempt left). Raises:
     `WorkspaceError`."""
     await discard(source, path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -37,6 +39,7 @@ async def prepare(source: Workspace | None, path: Path) -> None:
         await _clone(source, path)
     else:
         await asyncio.to_thread(_fill, source, path)
+    await asyncio.to_thread(_seed, seed, path)
     await _baseline(path)
 
 
@@ -81,6 +84,26 @@ def _fill(source: CopyWorkspace | None, path: Path) -> None:
         raise WorkspaceError(f"the workspace source {source.copy_from} is not a directory")
     else:
         shutil.copytree(source.copy_from, path, symlinks=True)
+
+
+def _seed(seed: Sequence[SeedFile], path: Path) -> None:
+    """Copy each seed item in as Docker's COPY does: a directory's contents into the target, a file into a target
+    directory (a target ending in `/`, or one that exists) or as the target."""
+    for item in seed:
+        source, target = Path(item.source), path / item.target
+        if not target.resolve().is_relative_to(path.resolve()):
+            raise WorkspaceError(f"the seed target {item.target!r} is outside the workspace")
+        if source.is_dir():
+            shutil.copytree(source, target, symlinks=True, dirs_exist_ok=True)
+        elif source.is_file():
+            into = item.target.endswith("/") or target.is_dir()
+            if into:
+                target.mkdir(parents=True, exist_ok=True)
+            else:
+                target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / source.name if into else target)
+        else:
+            raise WorkspaceError(f"the seed source {item.source} does not exist")
 
 
 def _remove(*paths: Path) -> None:

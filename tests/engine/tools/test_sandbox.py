@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from omniagent.engine.tools import default_tools
-from omniagent.engine.tools.shell.sandbox import SandboxPolicy, child_env
+from omniagent.engine.tools.shell.sandbox import Bind, SandboxPolicy, child_env
 
 from .conftest import WAIT_LIMIT, make_ctx
 
@@ -161,3 +161,37 @@ async def test_omniagents_own_default_dirs_are_hidden_whatever_the_data_dir_says
     result = await default_tools().run("exec", {"command": command}, make_ctx(workspace, sandbox=policy))
     assert "DECOY" not in result.output, result.output
     assert result.output.count("hidden") == len(decoys), result.output
+
+
+def _text(path: Path) -> str | None:
+    return path.read_text() if path.exists() else None
+
+
+async def test_a_policy_may_show_the_workspace_at_another_path_beside_more_binds(workspace: Path) -> None:
+    """Batch's task environment: the workspace at `/app` (a path the host lacks), one read-only and one writable
+    bind beside it; the rest of the root is as read-only as without them."""
+    (workspace / "in.txt").write_text("from the workspace\n")
+    with tempfile.TemporaryDirectory() as given, tempfile.TemporaryDirectory() as kept:
+        shutil.copy(workspace / "in.txt", given)
+        policy = SandboxPolicy(
+            mode="sandboxed",
+            workdir=Path("/app"),
+            binds=(Bind(Path(given), Path("/tests")), Bind(Path(kept), Path("/logs/verifier"), writable=True)),
+        )
+        command = (
+            "pwd; cat in.txt; cat /tests/in.txt; echo out > /logs/verifier/r.txt; echo new > made.txt; "
+            "touch /tests/x 2>/dev/null || echo tests read-only; touch /top 2>/dev/null || echo root read-only"
+        )
+        result = await default_tools().run("exec", {"command": command}, make_ctx(workspace, sandbox=policy))
+        assert not result.is_error, result.output
+        assert result.output.splitlines()[:6] == [
+            "/app",
+            "from the workspace",
+            "from the workspace",
+            "tests read-only",
+            "root read-only",
+            "[exit code 0]",
+        ]
+        assert _text(Path(kept, "r.txt")) == "out\n"
+    assert _text(workspace / "made.txt") == "new\n"
+    assert _text(Path("/top")) is None

@@ -1,4 +1,5 @@
-"""`omniagent batch TASKS.jsonl`: load the task file, run it (live view on a terminal), print the summary.
+"""`omniagent batch TASKS`: load the task file (JSONL) or Harbor task folders, run them (live view on a terminal),
+print the summary.
 
 Exit codes (docs/batch.md): 0 every run completed; 1 some run failed or timed out; 2 usage (a bad task file or
 option); 3 `--ray` without Ray installed; 130 stopped with Ctrl-C (what finished is kept; run again to resume).
@@ -17,6 +18,7 @@ from typing import Any
 
 from rich.console import Console
 
+from omniagent.batch.harbor import load_folder
 from omniagent.batch.progress import ProgressView, print_summary
 from omniagent.batch.results import ResultsFile, ResultsFileError, Status
 from omniagent.batch.scheduler import BatchError, RayOptions, plan, run
@@ -41,6 +43,7 @@ class BatchOptions:
     jobs: int = 4
     ray: str | None = None  # None: run on this machine; "": on a local Ray cluster; else the cluster to join
     allow_unsandboxed: bool = False
+    host_image: bool = False  # run Harbor tasks whose image cannot be built on this machine's system
 
 
 def run_batch(**arguments: Any) -> int:
@@ -48,7 +51,11 @@ def run_batch(**arguments: Any) -> int:
     options = BatchOptions(**arguments)
     notes = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
-        tasks = load_tasks(options.tasks)
+        tasks = (
+            load_folder(options.tasks, host_image=options.host_image)
+            if options.tasks.is_dir()
+            else load_tasks(options.tasks)
+        )
         if options.jobs < 1:
             raise BatchError("-j must be at least 1")
         plan(tasks, options.agents, options.out, allow_unsandboxed=options.allow_unsandboxed)

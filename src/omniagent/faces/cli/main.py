@@ -83,7 +83,12 @@ def _chat_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _batch_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("tasks", metavar="TASKS.jsonl", type=Path, help="the task file (one JSON task per line)")
+    parser.add_argument(
+        "tasks",
+        metavar="TASKS",
+        type=Path,
+        help="the task file (one JSON task per line), or a Harbor task folder, or a folder of them",
+    )
     parser.add_argument(
         "--agent",
         dest="agents",
@@ -111,6 +116,11 @@ def _batch_arguments(parser: argparse.ArgumentParser) -> None:
         dest="allow_unsandboxed",
         action="store_true",
         help="let `auto` permissions approve the tools of an agent whose commands do not run sandboxed",
+    )
+    parser.add_argument(
+        "--host-image",
+        action="store_true",
+        help="run Harbor tasks whose environment needs an image omniagent cannot build on this machine's system",
     )
 
 

@@ -40,6 +40,7 @@ __all__ = [
     "BWRAP_INSTALL_HINT",
     "SANDBOX_SUPPORTED",
     "UNSANDBOXED",
+    "Bind",
     "SandboxMode",
     "SandboxPolicy",
     "SandboxUnavailable",
@@ -76,6 +77,15 @@ AGENT_CREDENTIAL_PATHS = (
 
 
 @dataclass(frozen=True, slots=True)
+class Bind:
+    """A host path shown at `target` inside the sandbox (read-only unless `writable`)."""
+
+    source: Path
+    target: Path
+    writable: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class SandboxPolicy:
     """How one `exec` call runs.
 
@@ -84,7 +94,9 @@ class SandboxPolicy:
     network (off: a private loopback only). `allowlist`: with `network` off, the command may reach what these
     rules allow through the engine's proxy (None: nothing). `extra_env`: variables given to the command in every
     mode (the secret answers it was given, engine/interactions/secrets.py). `limits`: processes, memory, CPU,
-    output, /tmp, file and disk (limits.py).
+    output, /tmp, file and disk (limits.py). `workdir`: where the workspace appears inside the sandbox and the
+    command starts (None: at its own path). `binds`: more host paths shown inside. With either, the sandbox's root is
+    a read-only tmpfs holding the host's top-level entries, so that a path the host lacks (`/app`) can be made.
     """
 
     mode: SandboxMode = "sandboxed" if SANDBOX_SUPPORTED else "unsandboxed"
@@ -94,6 +106,8 @@ class SandboxPolicy:
     extra_env: tuple[tuple[str, str], ...] = ()
     allowlist: NetworkRules | None = None
     limits: ExecLimits = field(default_factory=ExecLimits)
+    workdir: Path | None = None
+    binds: tuple[Bind, ...] = ()
 
     @property
     def proxied(self) -> bool:
@@ -188,7 +202,9 @@ def sandbox_argv(
             f"the command was not run: the exec sandbox needs bubblewrap (bwrap), which is not installed; "
             f"{BWRAP_INSTALL_HINT}, or switch this session's sandbox option to unsandboxed"
         )
-    argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", *dev_args(policy.limits), "--proc", "/proc"]
+    remapped = policy.workdir is not None or bool(policy.binds)
+    argv = [bwrap, *(_host_root() if remapped else ["--ro-bind", "/", "/"])]
+    argv += ["--dev", "/dev", *dev_args(policy.limits), "--proc", "/proc"]
     argv += [*tmpfs_args(policy.limits, "/tmp"), *tmpfs_args(policy.limits, "/run")]  # RAM: sized (limits.py)
     for entry in HOST_WRITABLE_PROC:
         argv += ["--ro-bind-try", entry, entry]
@@ -196,6 +212,10 @@ def sandbox_argv(
         # DNS often resolves through a stub under /run (resolv.conf links there).
         argv += ["--ro-bind-try", "/run/systemd/resolve", "/run/systemd/resolve"]
     argv += _workspace_and_hidden(policy, root)
+    for bind in policy.binds:
+        argv += ["--bind" if bind.writable else "--ro-bind", str(bind.source), str(bind.target)]
+    if remapped:
+        argv += ["--remount-ro", "/"]  # the tmpfs root took the new mount points; now it is as read-only as `/` is
     argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
     if not policy.network:
         argv.append("--unshare-net")
@@ -203,7 +223,8 @@ def sandbox_argv(
         # A user namespace of the sandbox's own in which the kernel allows no other: a second wall behind the
         # filter's namespace rules, and root in the sandbox holds its (dropped) capabilities only there.
         argv += ["--unshare-user", "--disable-userns"]
-    argv += ["--cap-drop", "ALL", "--seccomp", str(seccomp_fd), "--die-with-parent", "--chdir", str(root)]
+    argv += ["--cap-drop", "ALL", "--seccomp", str(seccomp_fd), "--die-with-parent"]
+    argv += ["--chdir", str(policy.workdir or root)]
     if policy.proxied:
         if proxy_fd is None:
             raise ValueError("an allowlist policy needs the proxy's socket (proxy_fd)")
@@ -224,16 +245,36 @@ def _disables_userns(bwrap: str) -> bool:
     return b"--disable-userns" in usage
 
 
+# Top-level entries the sandbox mounts afresh (`sandbox_argv`), so `_host_root` does not bind them back.
+_OWN_TOP_LEVEL = frozenset({"dev", "proc", "tmp", "run"})
+
+
+def _host_root() -> list[str]:
+    """A tmpfs root holding every top-level entry of the host's (read-only binds, links as links): what
+    `--ro-bind / /` shows, with room for mount points the host lacks."""
+    argv = ["--tmpfs", "/"]
+    with os.scandir("/") as entries:
+        for entry in sorted(entries, key=lambda e: e.name):
+            if entry.name in _OWN_TOP_LEVEL:
+                continue
+            if entry.is_symlink():
+                argv += ["--symlink", os.readlink(entry.path), entry.path]
+            else:
+                argv += ["--ro-bind", entry.path, entry.path]
+    return argv
+
+
 def _workspace_and_hidden(policy: SandboxPolicy, root: Path) -> list[str]:
     """The workspace's mount and the covers over `policy.hidden`, in the order that keeps both true."""
     hidden = _existing(policy.hidden)
+    target = policy.workdir or root
     # A hidden dir that holds the workspace is covered first, so the workspace mount lands on top of it; every
     # other one after, so a hidden dir inside the workspace stays hidden.
-    around = [p for p in hidden if root.is_relative_to(p)]
+    around = [p for p in hidden if target.is_relative_to(p)]
     argv: list[str] = []
     for path in around:
         argv += tmpfs_args(policy.limits, str(path))  # read-only would leave no room for the workspace's mount point
-    argv += ["--bind", str(root), str(root)]
+    argv += ["--bind", str(root), str(target)]
     for path in hidden:
         if path not in around:
             argv += _cover(path, read_only=True)

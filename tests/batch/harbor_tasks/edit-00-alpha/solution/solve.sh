@@ -1,0 +1,3 @@
+#!/bin/bash
+set -e
+sed -i 's/TODO/alpha/' note.txt

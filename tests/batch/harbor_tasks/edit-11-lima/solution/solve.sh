@@ -1,0 +1,3 @@
+#!/bin/bash
+set -e
+sed -i 's/TODO/lima/' note.txt

@@ -1,0 +1,3 @@
+#!/bin/bash
+[ -f /app/done ] && echo 1 > /logs/verifier/reward.txt
+exit 3
