@@ -90,27 +90,13 @@ async def run_one(runtime: Runtime, spec: RunSpec, on_event: EventSink, stop: as
     opened_at = turn_at = clock
     text, changed, diff = "", [], ""
     about: AgentInfo | None = None
-    prepared = False
     notes: list[str] = []
-    if task.environment.refused is not None:
-        turn.error = task.environment.refused
-    else:
-        try:
-            await workspace.prepare(task.workspace, spec.workspace, task.environment.seed)
-            prepared = True
-        except (OmniagentError, OSError) as error:
-            turn.error = f"could not start: {error}"
     if task.environment.skipped:
         skipped = "; ".join(task.environment.skipped)
         notes.append(f"ran on this machine's system, not the task's image (--host-image); not run: {skipped}")
+    prepared = await _prepare(spec, turn)
     if prepared and spec.agent == oracle.ORACLE:
-        opened_at = time.monotonic()
-        solved = await oracle.solve(task, spec.workspace, spec.logs_dir() / "agent")
-        turn_at = time.monotonic()
-        if solved.status is Status.COMPLETED:
-            turn.stop = Completed()
-        else:
-            turn.reason, turn.error = solved.status, solved.error
+        opened_at, turn_at = await _oracle_turn(spec, turn)
     elif prepared:
         opened_at, turn_at, about, text = await _agent_turn(runtime, spec, turn, on_event, stop)
         if task.environment.workdir is not None:
@@ -152,6 +138,31 @@ async def run_one(runtime: Runtime, spec: RunSpec, on_event: EventSink, stop: as
         verifier=checked,
         notes=notes,
     )
+
+
+async def _prepare(spec: RunSpec, turn: _Turn) -> bool:
+    """Make the run's workspace; False (the reason in `turn.error`) when the task is refused or it cannot be made."""
+    task = spec.task
+    if task.environment.refused is not None:
+        turn.error = task.environment.refused
+        return False
+    try:
+        await workspace.prepare(task.workspace, spec.workspace, task.environment.seed)
+    except (OmniagentError, OSError) as error:
+        turn.error = f"could not start: {error}"
+        return False
+    return True
+
+
+async def _oracle_turn(spec: RunSpec, turn: _Turn) -> tuple[float, float]:
+    """The oracle's turn: the task's `solution/solve.sh` (oracle.py); when it started and when it ended."""
+    opened_at = time.monotonic()
+    solved = await oracle.solve(spec.task, spec.workspace, spec.logs_dir() / "agent")
+    if solved.status is Status.COMPLETED:
+        turn.stop = Completed()
+    else:
+        turn.reason, turn.error = solved.status, solved.error
+    return opened_at, time.monotonic()
 
 
 async def _agent_turn(

@@ -191,17 +191,7 @@ def sandbox_argv(
         SandboxUnavailable: the platform has no sandbox, or bubblewrap is not installed (the message says how to
             install it). Never a silent fallback to running unconfined.
     """
-    if not SANDBOX_SUPPORTED:
-        raise SandboxUnavailable(
-            f"the command was not run: the exec sandbox is not available on {sys.platform}; "
-            "the user can switch this session's sandbox option to unsandboxed"
-        )
-    bwrap = shutil.which("bwrap")
-    if bwrap is None:
-        raise SandboxUnavailable(
-            f"the command was not run: the exec sandbox needs bubblewrap (bwrap), which is not installed; "
-            f"{BWRAP_INSTALL_HINT}, or switch this session's sandbox option to unsandboxed"
-        )
+    bwrap = _bwrap()
     remapped = policy.workdir is not None or bool(policy.binds)
     argv = [bwrap, *(_host_root() if remapped else ["--ro-bind", "/", "/"])]
     argv += ["--dev", "/dev", *dev_args(policy.limits), "--proc", "/proc"]
@@ -232,6 +222,22 @@ def sandbox_argv(
     started = f'printf {STARTED.decode()} >/proc/self/fd/{started_fd} && exec /bin/sh -c "$1"'
     argv += [*inner, "/bin/sh", "-c", started, "/bin/sh", command]
     return argv
+
+
+def _bwrap() -> str:
+    """bubblewrap's path. Raises `SandboxUnavailable` (saying how to install it) where there is none."""
+    if not SANDBOX_SUPPORTED:
+        raise SandboxUnavailable(
+            f"the command was not run: the exec sandbox is not available on {sys.platform}; "
+            "the user can switch this session's sandbox option to unsandboxed"
+        )
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        raise SandboxUnavailable(
+            f"the command was not run: the exec sandbox needs bubblewrap (bwrap), which is not installed; "
+            f"{BWRAP_INSTALL_HINT}, or switch this session's sandbox option to unsandboxed"
+        )
+    return bwrap
 
 
 @functools.cache
