@@ -254,8 +254,9 @@ async def test_the_local_cluster_listens_on_loopback_only_and_where_names_its_no
     names = {socket.name for socket in found}
     assert {"gcs_server", "raylet", "ray::RuntimeEnv"} <= names, found  # comm: 15 characters at most
     assert any(name in ("ray::IDLE", "ray::_work") for name in names), found  # the workers
-    # python: the driver (this batch process) only; the dashboard and the monitors are python too, and listen nowhere
-    assert {socket.pid for socket in found if socket.name == "python"} == {batch.pid}, found
+    # python (or python3, as the interpreter was started): the driver (this batch process) only; the dashboard and
+    # the monitors are python too, and listen nowhere
+    assert {socket.pid for socket in found if socket.name.startswith("python")} == {batch.pid}, found
     assert not any(name.startswith("ray::Dashboard") for name in names), found
     assert [socket for socket in found if not socket.loopback] == []
     assert {r["where"] for r in results(out)} == {"ray:127.0.0.1"}

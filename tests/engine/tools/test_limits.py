@@ -11,6 +11,7 @@ import asyncio
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -392,6 +393,25 @@ def nobody_workspace() -> Iterator[Path]:
 
 
 @pytest.fixture
+def reachable_by_nobody() -> Iterator[None]:
+    """Every folder above this interpreter and its import path traversable by others while the test runs, then put
+    back: a checkout in a private folder (`mktemp -d` makes them 0700) is otherwise out of `nobody`'s reach."""
+    paths = [Path(sys.executable), *(Path(p) for p in sys.path if p and Path(p).exists())]
+    ancestors = {a for path in paths for a in (*path.parents, *path.resolve().parents)}
+    changed: list[tuple[Path, int]] = []
+    for folder in sorted(ancestors, key=lambda p: len(p.parts)):
+        mode = stat.S_IMODE(folder.stat().st_mode)
+        if not mode & stat.S_IXOTH:
+            folder.chmod(mode | stat.S_IXOTH)
+            changed.append((folder, mode))
+    try:
+        yield
+    finally:
+        for folder, mode in reversed(changed):
+            folder.chmod(mode)
+
+
+@pytest.fixture
 def nobody_processes() -> Iterator[str]:
     """100 processes of `nobody` outside any sandbox, for as long as the test runs; yields their marker."""
     marker = "44.6692"
@@ -408,6 +428,7 @@ def nobody_processes() -> Iterator[str]:
 
 
 @pytest.mark.skipif(not AS_ROOT, reason="needs root to run the engine's side as nobody (CI runs as root)")
+@pytest.mark.usefixtures("reachable_by_nobody")
 async def test_without_a_writable_cgroup_a_user_still_gets_rlimits(
     nobody_workspace: Path, nobody_processes: str
 ) -> None:
