@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from omniagent.batch.results import trial_name
 from omniagent.testing import FakeLLMServer
 from tests.batch import atif
 from tests.sidecar_schema import validate
@@ -113,7 +114,7 @@ def results(out: Path) -> list[dict[str, Any]]:
     trajectory.json, written before its line, is checked against ATIF-v1.7."""
     found = _result_lines(out)
     for result in found:
-        trajectory(out, result["task"], result["agent"])
+        trajectory(out, result["task"], result["agent"], result.get("trial", 1))
     return found
 
 
@@ -152,9 +153,9 @@ def events(out: Path, task: str, agent: str) -> list[dict[str, Any]]:
     return found
 
 
-def trajectory(out: Path, task: str, agent: str) -> dict[str, Any]:
-    """A run's trajectory.json, checked against ATIF-v1.7 (`atif.py`)."""
-    return atif.load(out / "tasks" / task / agent / "trajectory.json")
+def trajectory(out: Path, task: str, agent: str, trial: int = 1) -> dict[str, Any]:
+    """A trial's trajectory.json, checked against ATIF-v1.7 (`atif.py`)."""
+    return atif.load(out / "tasks" / task / trial_name(agent, trial) / "trajectory.json")
 
 
 def trajectories(out: Path) -> list[dict[str, Any]]:

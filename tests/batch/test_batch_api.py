@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 async def _run_all(task_file: Path, out: Path, **options: Any) -> dict[str, TaskResult]:
     """Every result by task; every run written has its trajectory.json, valid ATIF-v1.7."""
     found = {result.task: result async for result in run(load_tasks(task_file), out=out, **options)}
-    written = {(t["extra"]["task"], t["extra"]["agent"]) for t in trajectories(out)}
+    written = {(t["extra"]["task"], t["extra"]["agent"], 1) for t in trajectories(out)}
     assert written == {r.key for r in found.values() if r.status is not Status.INTERRUPTED}
     return found
 

@@ -5,20 +5,27 @@ prepare the workspace → open the session → send the prompt → read events (
 counting tool calls, watching the time limit and the batch's stop) until the turn ends → close → diff → the task's
 verifier, when it has one (verifier.py). The `oracle` agent runs the task's solution instead of a session
 (oracle.py); a task whose environment was refused (harbor.py) fails at once with the reason, and nothing runs.
+
+A trial whose failure was the infrastructure's (the workspace could not be made, the agent could not start, its
+session died mid-turn) is tried again by `with_retries`, which both backends wrap their runs in; a wrong answer, a
+timeout, a turn limit, a refusal or a verifier error is the trial's result and never run again. Not the Ray
+backend's restart after a lost worker (its `attempt`): that happens inside one try.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from omniagent.batch import oracle, policy, verifier, workspace
-from omniagent.batch.results import AgentInfo, Status, TaskResult, Timings, Usage, VerifierInfo
+from omniagent.batch.results import AgentInfo, ErrorKind, Status, TaskResult, Timings, Usage, VerifierInfo
 from omniagent.batch.tasks import Task
 from omniagent.errors import OmniagentError
 from omniagent.protocols.sidecar.base import dump
@@ -46,6 +53,9 @@ CANCEL_WAIT = CANCEL_GRACE + 2.0
 
 EventSink = Callable[[dict[str, Any]], None]
 
+# The failures that are the infrastructure's, not the agent's: the only ones `with_retries` tries again.
+INFRASTRUCTURE = frozenset({ErrorKind.WORKSPACE, ErrorKind.AGENT_START, ErrorKind.AGENT_DIED})
+
 
 @dataclass(slots=True)
 class RunSpec:
@@ -55,8 +65,10 @@ class RunSpec:
     agent: str
     workspace: Path
     allow_unsandboxed: bool = False
-    attempt: int = 1
+    attempt: int = 1  # on Ray: the restart of this try after a lost worker
     where: str = "local"
+    trial: int = 1  # which of the job's `-k` trials of (task, agent)
+    retries: int = 0  # how many times an infrastructure failure of this trial is run again (retry.py)
     logs: Path | None = (
         None  # OUT/tasks/T/A: where the verifier's and the oracle's logs go (None: beside the workspace)
     )
@@ -73,6 +85,7 @@ class _Turn:
     stop: StopReason | None = None
     reason: Status | None = None  # why we cancelled the turn, when we did
     error: str | None = None
+    kind: ErrorKind | None = None  # what kind of error `error` is, set with it
     messages: dict[str, list[str]] = field(default_factory=dict)
     last_message: str | None = None
     tools: set[str] = field(default_factory=set)
@@ -131,6 +144,8 @@ async def run_one(runtime: Runtime, spec: RunSpec, on_event: EventSink, stop: as
         events=turn.events,
         changed_files=changed,
         attempt=spec.attempt,
+        trial=spec.trial,
+        error_kind=turn.kind,
         where=spec.where,
         agent_info=about,
         diff=diff,
@@ -140,16 +155,34 @@ async def run_one(runtime: Runtime, spec: RunSpec, on_event: EventSink, stop: as
     )
 
 
+def retryable(result: TaskResult) -> bool:
+    """Whether `result` failed for the infrastructure's sake (see the module docstring)."""
+    return result.status is Status.FAILED and result.error_kind in INFRASTRUCTURE
+
+
+async def with_retries(once: Callable[[int], Awaitable[TaskResult]], retries: int, stop: asyncio.Event) -> TaskResult:
+    """`once(try_number)` (1, 2, …) until its result is not an infrastructure failure, `retries` tries more at most,
+    none once `stop` is set. The result says what was retried (`retried`: each earlier try's error)."""
+    retried: list[str] = []
+    number = 1
+    while True:
+        result = await once(number)
+        if not retryable(result) or len(retried) >= retries or stop.is_set():
+            return msgspec.structs.replace(result, retried=retried) if retried else result
+        retried.append(result.error or str(result.error_kind))
+        number += 1
+
+
 async def _prepare(spec: RunSpec, turn: _Turn) -> bool:
     """Make the run's workspace; False (the reason in `turn.error`) when the task is refused or it cannot be made."""
     task = spec.task
     if task.environment.refused is not None:
-        turn.error = task.environment.refused
+        turn.error, turn.kind = task.environment.refused, ErrorKind.REFUSED
         return False
     try:
         await workspace.prepare(task.workspace, spec.workspace, task.environment.seed)
     except (OmniagentError, OSError) as error:
-        turn.error = f"could not start: {error}"
+        turn.error, turn.kind = f"could not start: {error}", ErrorKind.WORKSPACE
         return False
     return True
 
@@ -161,7 +194,7 @@ async def _oracle_turn(spec: RunSpec, turn: _Turn) -> tuple[float, float]:
     if solved.status is Status.COMPLETED:
         turn.stop = Completed()
     else:
-        turn.reason, turn.error = solved.status, solved.error
+        turn.reason, turn.error, turn.kind = solved.status, solved.error, ErrorKind.SOLUTION_FAILED
     return opened_at, time.monotonic()
 
 
@@ -175,13 +208,13 @@ async def _agent_turn(
     try:
         session = await runtime.open(spec.agent, spec.workspace, configure=task.configure() or None)
     except (OmniagentError, OSError) as error:
-        turn.error = f"could not start: {error}"
+        turn.error, turn.kind = f"could not start: {error}", ErrorKind.AGENT_START
         return opened_at, turn_at, None, ""
     opened_at = time.monotonic()
     try:
         refusal = policy.auto_refusal(session.info(), allow_unsandboxed=spec.allow_unsandboxed)
         if task.permissions == "auto" and refusal is not None:
-            turn.error = refusal
+            turn.error, turn.kind = refusal, ErrorKind.REFUSED
         else:
             await _drive(session, task, turn, on_event, stop)
     finally:
@@ -215,9 +248,9 @@ async def _drive(session: Session, task: Task, turn: _Turn, on_event: EventSink,
                 turn.turn_id = delivery.kind.turn_id
             await _read(session, task, turn, on_event, cancel)
     except AgentError as error:
-        turn.error = str(error)
+        turn.error, turn.kind = str(error), ErrorKind.AGENT_DIED
     except TimeoutError:  # the session loop ends a cancelled turn itself; this is the bound on that promise
-        turn.error = f"the agent did not stop within {CANCEL_WAIT:.0f} s of the cancel"
+        turn.error, turn.kind = f"the agent did not stop within {CANCEL_WAIT:.0f} s of the cancel", ErrorKind.STUCK
     finally:
         watcher.cancel()
         if deadline is not None:
@@ -236,7 +269,9 @@ async def _read(
         on_event(event.dump())
         if _ours(event, turn) and await _take(session, event, task, turn, cancel):
             return
-    turn.error = turn.error or (str(events.error) if events.error else "the session ended before the turn did")
+    if turn.error is None:
+        turn.error = str(events.error) if events.error else "the session ended before the turn did"
+        turn.kind = ErrorKind.AGENT_DIED
 
 
 def _ours(event: Event, turn: _Turn) -> bool:
@@ -259,7 +294,7 @@ async def _take(session: Session, event: Event, task: Task, turn: _Turn, cancel:
     elif isinstance(kind, RequestOpened) and turn.reason is None:
         reply = policy.answer(kind.request, task.permissions)
         if reply is None:
-            turn.error = "the agent asked something a batch cannot answer"
+            turn.error, turn.kind = "the agent asked something a batch cannot answer", ErrorKind.UNANSWERABLE
             cancel(Status.FAILED)
         else:
             with suppress(AgentError):  # the request may close on its own meanwhile
@@ -286,7 +321,7 @@ def _status(turn: _Turn) -> Status:
     if isinstance(turn.stop, Completed) and turn.error is None:
         return Status.COMPLETED
     if turn.error is None:
-        turn.error = _describe(turn.stop)
+        turn.error, turn.kind = _describe(turn.stop), ErrorKind.TURN_FAILED
     return Status.FAILED
 
 

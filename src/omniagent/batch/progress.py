@@ -18,8 +18,10 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from omniagent.batch.evaluation.metrics import binary, pass_at, verified
 from omniagent.batch.execute import RunSpec
-from omniagent.batch.results import Status, TaskResult
+from omniagent.batch.reporting import run_key
+from omniagent.batch.results import Status, TaskResult, trial_name
 
 _LINE = 60  # characters of a running task's last line
 _NO_LIMIT = 1_000_000  # columns: a width no table reaches
@@ -51,7 +53,7 @@ class ProgressView:
     def __init__(self, console: Console) -> None:
         self._console = console
         self._started = time.monotonic()
-        self._running: dict[tuple[str, str], _Running] = {}
+        self._running: dict[tuple[str, str, int], _Running] = {}
         self._counts = _Counts()
         self._live = Live(console=console, refresh_per_second=4, transient=False, get_renderable=self._render)
 
@@ -74,10 +76,10 @@ class ProgressView:
             self._console.print(f"resuming: {len(already_done)} of {total} runs already done", style="dim")
 
     def started(self, spec: RunSpec) -> None:
-        self._running[(spec.task.id, spec.agent)] = _Running(time.monotonic())
+        self._running[run_key(spec)] = _Running(time.monotonic())
 
     def event(self, spec: RunSpec, event: dict[str, Any]) -> None:
-        state = self._running.get((spec.task.id, spec.agent))
+        state = self._running.get(run_key(spec))
         if state is None:
             return
         ((tag, body),) = event["kind"].items() if isinstance(event["kind"], dict) else ((event["kind"], None),)
@@ -100,8 +102,9 @@ class ProgressView:
         self._count(result)
         if not self._live.is_started:
             detail = f": {one_line(result.error)}" if result.error else ""
+            who = trial_name(result.agent, result.trial)
             self._console.print(
-                f"{result.task} [{result.agent}] {result.status.value} in {result.timings.total_seconds:.1f}s{detail}",
+                f"{result.task} [{who}] {result.status.value} in {result.timings.total_seconds:.1f}s{detail}",
                 markup=False,
                 highlight=False,
             )
@@ -138,10 +141,10 @@ class ProgressView:
         for column in ("task", "agent", "elapsed", "tokens", "cost", "last line"):
             table.add_column(column, no_wrap=True, overflow="ellipsis", style="dim" if column == "last line" else "")
         now = time.monotonic()
-        for (task, agent), state in running:
+        for (task, agent, trial), state in running:
             table.add_row(
                 task,
-                agent,
+                trial_name(agent, trial),
                 _clock(now - state.started),
                 _tokens(state.tokens) if state.tokens is not None else "-",
                 f"${state.cost:.4f}" if state.cost is not None else "-",
@@ -170,11 +173,15 @@ def print_summary(console: Console, results: list[TaskResult]) -> None:
 
 def summary_table(results: list[TaskResult]) -> Table:
     """Per agent: completed, failed, timed out, median time and total cost (the table `batch` prints at the end), and
-    the mean reward over all its runs when any run was verified (a run without a reward counts 0)."""
+    the mean reward over all its runs when any run was verified (a run without a reward counts 0); with more than one
+    trial per task and 0/1 rewards, pass@1 and pass@k for the most trials every task has (job.json has every k)."""
     table = Table(title="omniagent batch", title_justify="left")
-    verified = any(r.verifier is not None or r.rewards is not None for r in results)
+    checked = verified(results)
+    passes = {agent: _passes([r for r in results if r.agent == agent]) for agent in {r.agent for r in results}}
+    widest = max((len(p) for p in passes.values()), default=0)
+    ks = ["1", str(widest)] if widest > 1 else []
     columns = ["agent", "runs", "completed", "failed", "timed out", "median time", "total cost"]
-    for column in columns + (["mean reward"] if verified else []):
+    for column in columns + (["mean reward"] if checked else []) + [f"pass@{k}" for k in ks]:
         table.add_column(column, justify="left" if column == "agent" else "right")
     for agent in dict.fromkeys(result.agent for result in results):
         mine = [result for result in results if result.agent == agent]
@@ -189,10 +196,15 @@ def summary_table(results: list[TaskResult]) -> Table:
             f"{statistics.median(r.timings.total_seconds for r in mine):.1f}s",
             f"${sum(costs):.4f}" if costs else "-",
         ]
-        if verified:
+        if checked:
             row.append(f"{statistics.fmean(r.reward for r in mine):.3f}")
+        row += [f"{passes[agent][k]:.3f}" if k in passes[agent] else "-" for k in ks]
         table.add_row(*row)
     return table
+
+
+def _passes(mine: list[TaskResult]) -> dict[str, float]:
+    return pass_at(mine) if verified(mine) and binary(mine) else {}
 
 
 def _clock(seconds: float) -> str:

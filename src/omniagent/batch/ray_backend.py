@@ -33,10 +33,10 @@ from pathlib import Path
 from typing import Any
 
 from omniagent.batch import workspace
-from omniagent.batch.execute import CANCEL_WAIT, RunSpec, run_one
+from omniagent.batch.execute import CANCEL_WAIT, RunSpec, run_one, with_retries
 from omniagent.batch.ray_local import LOOPBACK, loopback_node, on_loopback
 from omniagent.batch.reporting import Reporter, interrupted
-from omniagent.batch.results import Status, TaskResult, Timings
+from omniagent.batch.results import ErrorKind, Status, TaskResult, Timings
 from omniagent.errors import OmniagentError
 from omniagent.runtime.runtime import Runtime
 
@@ -87,7 +87,7 @@ class RayBackend:
         try:
             async with asyncio.TaskGroup() as group:
                 for spec in specs:
-                    group.create_task(self._run(ray, spec, reporter, deliver, stop))
+                    group.create_task(self._trial(ray, spec, reporter, deliver, stop))
         finally:
             if self._discards:
                 await asyncio.gather(*self._discards, return_exceptions=True)
@@ -119,7 +119,7 @@ class RayBackend:
                 "it was stopped (join a cluster of your own with --ray ADDRESS instead)"
             )
 
-    async def _run(
+    async def _trial(
         self,
         ray: Any,
         spec: RunSpec,
@@ -127,11 +127,21 @@ class RayBackend:
         deliver: Callable[[TaskResult], None],
         stop: asyncio.Event,
     ) -> None:
+        """One trial: tries while its failures are the infrastructure's (`with_retries`), each as `_run`."""
+
+        async def once(number: int) -> TaskResult:
+            return await self._run(ray, spec, number, reporter, stop)
+
+        deliver(await with_retries(once, spec.retries, stop))
+
+    async def _run(self, ray: Any, spec: RunSpec, number: int, reporter: Reporter, stop: asyncio.Event) -> TaskResult:
+        """Try `number` of a trial, started once more on a fresh worker when its worker is lost."""
         lost = _lost_errors(ray)
         for attempt in range(1, ATTEMPTS + 1):
             if stop.is_set():
                 break
-            attempt_spec = replace(spec, attempt=attempt, workspace=self._remote_workspace(spec, attempt))
+            where = self._remote_workspace(spec, number, attempt)
+            attempt_spec = replace(spec, attempt=attempt, workspace=where)
             on_event = reporter.started(attempt_spec)
             seen: dict[str, Any] = {}
             try:
@@ -139,19 +149,19 @@ class RayBackend:
             except lost as error:
                 self._discard_later(ray, attempt_spec, seen.get("node_id"))
                 if attempt == ATTEMPTS:
-                    deliver(_failed(attempt_spec, f"the Ray worker was lost twice: {type(error).__name__}", seen))
-                    return
+                    return _failed(attempt_spec, f"the Ray worker was lost twice: {type(error).__name__}", seen)
                 continue
             finally:
                 reporter.ended(attempt_spec)
-            deliver(result)
-            return
-        deliver(interrupted(spec))
+            return result
+        return interrupted(spec)
 
-    def _remote_workspace(self, spec: RunSpec, attempt: int) -> Path:
+    def _remote_workspace(self, spec: RunSpec, number: int, attempt: int) -> Path:
         # Resolved on the worker: a relative path under its own temp dir (see `_work`), in a directory of the
-        # attempt's own, so removing what a lost attempt left never races with the next attempt. `+` is in no id.
-        return Path(f"omniagent-batch-{self._batch}+{spec.task.id}+{spec.agent}+{attempt}") / "workspace"
+        # try's and attempt's own, so removing what a lost attempt left never races with a later one. `+` is in no
+        # id.
+        name = f"omniagent-batch-{self._batch}+{spec.task.id}+{spec.agent}+{spec.trial}+{number}+{attempt}"
+        return Path(name) / "workspace"
 
     def _discard_later(self, ray: Any, spec: RunSpec, node_id: str | None) -> None:
         """Remove what a lost attempt left (its workspace, the baseline, their directory) on the node it ran on,
@@ -188,7 +198,8 @@ class RayBackend:
                 kind, value = await ref
                 if kind == "started":
                     seen.update(value)
-                    reporter.note(spec, "worker.json", json.dumps(value | {"attempt": spec.attempt}) + "\n")
+                    where = value | {"attempt": spec.attempt, "trial": spec.trial}
+                    reporter.note(spec, "worker.json", json.dumps(where) + "\n")
                 elif kind == "event":
                     on_event(value)
                 else:
@@ -256,7 +267,9 @@ def _failed(spec: RunSpec, error: str, seen: dict[str, Any]) -> TaskResult:
         agent=spec.agent,
         status=Status.FAILED,
         error=error,
+        error_kind=ErrorKind.RAY,
         attempt=spec.attempt,
+        trial=spec.trial,
         where=f"ray:{seen['node']}" if "node" in seen else "ray",
         timings=Timings(started_at=time.time()),
     )

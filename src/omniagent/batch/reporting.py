@@ -27,10 +27,11 @@ class Reporter:
     def __init__(self, out: Path, observer: Observer | None) -> None:
         self._out = out
         self._observer = observer
-        self._logs: dict[tuple[str, str], EventLog] = {}
+        self._logs: dict[tuple[str, str, int], EventLog] = {}
 
     def started(self, spec: RunSpec) -> Callable[[dict[str, Any]], None]:
-        key = (spec.task.id, spec.agent)
+        """A try of a run starts (again): its `events.jsonl` begins afresh."""
+        key = run_key(spec)
         old = self._logs.pop(key, None)
         if old is not None:
             old.close()
@@ -48,14 +49,25 @@ class Reporter:
 
     def note(self, spec: RunSpec, name: str, text: str) -> None:
         """A side file of the run (e.g. `worker.json`: where a Ray attempt runs)."""
-        (run_dir(self._out, spec.task.id, spec.agent) / name).write_text(text, encoding="utf-8")
+        (run_dir(self._out, *run_key(spec)) / name).write_text(text, encoding="utf-8")
 
     def ended(self, spec: RunSpec) -> None:
-        log = self._logs.pop((spec.task.id, spec.agent), None)
+        log = self._logs.pop(run_key(spec), None)
         if log is not None:
             log.close()
 
 
+def run_key(spec: RunSpec) -> tuple[str, str, int]:
+    """The (task, agent, trial) a spec runs: its result's `key`."""
+    return (spec.task.id, spec.agent, spec.trial)
+
+
 def interrupted(spec: RunSpec) -> TaskResult:
     """The result of a run that never started because the batch was stopped."""
-    return TaskResult(task=spec.task.id, agent=spec.agent, status=Status.INTERRUPTED, timings=Timings(started_at=0.0))
+    return TaskResult(
+        task=spec.task.id,
+        agent=spec.agent,
+        trial=spec.trial,
+        status=Status.INTERRUPTED,
+        timings=Timings(started_at=0.0),
+    )

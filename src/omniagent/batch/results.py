@@ -1,4 +1,5 @@
-"""What a batch leaves behind: one `TaskResult` per (task, agent), the per-task files, and `results.jsonl`.
+"""What a batch leaves behind: one `TaskResult` per trial of (task, agent), the per-trial files, `results.jsonl`, and
+`job.json` (the job's metrics, `evaluation/`).
 
     OUT/results.jsonl                        one TaskResult per line, appended as each run finishes
     OUT/tasks/<task>/<agent>/events.jsonl    the session's events (sidecar `Event` JSON), as they arrived
@@ -9,6 +10,11 @@
     OUT/tasks/<task>/<agent>/verifier/       the verifier's /logs/verifier: reward file, test-stdout.txt (verifier.py)
     OUT/tasks/<task>/<agent>/agent/          the oracle's /logs/agent: oracle.txt, its output (oracle.py)
     OUT/workspaces/<task>/<agent>/           the workspace itself, kept for inspection
+    OUT/job.json                             the job's result: metrics per agent and totals (evaluation/job.py)
+
+Trial 1 of a (task, agent) lives in `<task>/<agent>/`, trial i > 1 in `<task>/<agent>@i/` (`@` is in no id, so this
+never meets another agent's directory): a trial's directory depends on the trial alone, so `-k` can grow or shrink
+between reruns of the same --out without one trial's files landing inside another's.
 
 A line in `results.jsonl` is the commit point: it is written (and fsynced) after the task's files, so a run killed
 at any moment leaves every listed task complete, and resuming starts again every task not listed.
@@ -29,6 +35,7 @@ from omniagent.errors import OmniagentError
 from omniagent.protocols.sidecar.agents import SessionInfo
 
 RESULTS = "results.jsonl"
+TRIAL_MARK = "@"  # between an agent id and its trial number in a directory name; in no id (tasks.id_problem)
 
 
 class Status(StrEnum):
@@ -37,6 +44,20 @@ class Status(StrEnum):
     TIMED_OUT = "timed_out"  # the time limit passed; the turn was cancelled
     TURN_LIMIT = "turn_limit"  # the agent tried more tool calls than `max_turns`; the turn was cancelled
     INTERRUPTED = "interrupted"  # the batch was stopped (Ctrl-C) or the worker was lost; never written
+
+
+class ErrorKind(StrEnum):
+    """Why a run did not complete, where `status` alone does not say (a `failed` run has many causes)."""
+
+    WORKSPACE = "workspace"  # the workspace could not be made (infrastructure)
+    AGENT_START = "agent_start"  # the agent could not start (infrastructure)
+    AGENT_DIED = "agent_died"  # the agent's session ended before its turn did (infrastructure)
+    REFUSED = "refused"  # the task's environment, or `auto` where the agent does not sandbox, was refused
+    UNANSWERABLE = "unanswerable"  # the agent asked something a batch cannot answer
+    TURN_FAILED = "turn_failed"  # the agent ended its turn failed, refused or cancelled
+    SOLUTION_FAILED = "solution_failed"  # the oracle's solve.sh failed
+    STUCK = "stuck"  # the agent did not stop within the bound after a cancel
+    RAY = "ray"  # the Ray worker was lost twice, or the run failed on it
 
 
 class Usage(msgspec.Struct, frozen=True, kw_only=True):
@@ -95,7 +116,10 @@ class TaskResult(msgspec.Struct, frozen=True, kw_only=True):
     tool_calls: int = 0
     events: int = 0
     changed_files: list[str] = []
-    attempt: int = 1
+    attempt: int = 1  # on Ray: 2 when the first worker was lost mid-run (a restart of the same try)
+    trial: int = 1  # which of the `-k` trials of (task, agent) this is, 1..k
+    error_kind: ErrorKind | None = None  # why it did not complete, where known (None in older lines)
+    retried: list[str] = []  # the infrastructure errors of the earlier tries of this trial that were run again
     where: str = "local"  # "local", or "ray:<node ip>" (the node the run ran on; "ray" when it never said)
     agent_info: AgentInfo | None = None  # None when the session never opened
     diff: str = ""  # in diff.patch, not in the JSON (`to_json`)
@@ -104,8 +128,8 @@ class TaskResult(msgspec.Struct, frozen=True, kw_only=True):
     notes: list[str] = []  # what the reader must know of how the run ran (e.g. where the agent saw its workspace)
 
     @property
-    def key(self) -> tuple[str, str]:
-        return (self.task, self.agent)
+    def key(self) -> tuple[str, str, int]:
+        return (self.task, self.agent, self.trial)
 
     @property
     def reward(self) -> float:
@@ -131,12 +155,17 @@ class TaskResult(msgspec.Struct, frozen=True, kw_only=True):
         return msgspec.structs.replace(result, diff=diff) if diff else result
 
 
-def run_dir(out: Path, task: str, agent: str) -> Path:
-    return out / "tasks" / task / agent
+def run_dir(out: Path, task: str, agent: str, trial: int = 1) -> Path:
+    return out / "tasks" / task / trial_name(agent, trial)
 
 
-def workspace_dir(out: Path, task: str, agent: str) -> Path:
-    return out / "workspaces" / task / agent
+def workspace_dir(out: Path, task: str, agent: str, trial: int = 1) -> Path:
+    return out / "workspaces" / task / trial_name(agent, trial)
+
+
+def trial_name(agent: str, trial: int) -> str:
+    """The directory name of an agent's trial: the agent id for trial 1 (as before trials existed), `agent@i` else."""
+    return agent if trial == 1 else f"{agent}{TRIAL_MARK}{trial}"
 
 
 class ResultsFileError(OmniagentError):
@@ -149,8 +178,9 @@ class ResultsFile:
     def __init__(self, out: Path) -> None:
         self.path = out / RESULTS
 
-    def finished(self) -> dict[tuple[str, str], TaskResult]:
-        """The results already written, by (task, agent). A torn last line (a kill mid-write) is cut off."""
+    def finished(self) -> dict[tuple[str, str, int], TaskResult]:
+        """The results already written, by (task, agent, trial) (a line without `trial` is trial 1). A torn last
+        line (a kill mid-write) is cut off."""
         try:
             data = self.path.read_bytes()
         except FileNotFoundError:
@@ -161,7 +191,7 @@ class ResultsFile:
         if len(whole) != len(data):
             with self.path.open("r+b") as file:
                 file.truncate(len(whole))
-        found: dict[tuple[str, str], TaskResult] = {}
+        found: dict[tuple[str, str, int], TaskResult] = {}
         for number, line in enumerate(whole.decode("utf-8", errors="replace").splitlines(), start=1):
             if not line.strip():
                 continue
@@ -203,7 +233,7 @@ class EventLog:
 
 def write_outputs(out: Path, result: TaskResult) -> None:
     """The run's files, then its `results.jsonl` line (the commit point)."""
-    directory = run_dir(out, result.task, result.agent)
+    directory = run_dir(out, result.task, result.agent, result.trial)
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "diff.patch").write_text(result.diff, encoding="utf-8")
     (directory / "final.txt").write_text(result.text, encoding="utf-8")

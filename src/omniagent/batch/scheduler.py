@@ -1,6 +1,7 @@
-"""`run()`: the batch engine under the CLI. Plans the runs (task by agent), skips the ones `results.jsonl` already
-holds, hands the rest to a backend (this machine, N at a time, or a Ray cluster), writes each run's files as its
-events and result arrive, and yields the results as they finish.
+"""`run()`: the batch engine under the CLI. Plans the runs (task by agent by trial), skips the ones `results.jsonl`
+already holds, hands the rest to a backend (this machine, N at a time, or a Ray cluster), writes each run's files as
+its events and result arrive, yields the results as they finish, and writes `job.json` (the job's metrics) at the end,
+stopped or not.
 
     async for result in omniagent.batch.run(load_tasks(path), agents=["omniagent"], jobs=4, out="out"):
         print(result.task, result.agent, result.status)
@@ -17,8 +18,9 @@ from pathlib import Path
 from typing import Protocol
 
 from omniagent.batch import trajectory
-from omniagent.batch.execute import RunSpec, run_one
-from omniagent.batch.reporting import Observer, Reporter, interrupted
+from omniagent.batch.evaluation import job
+from omniagent.batch.execute import RunSpec, run_one, with_retries
+from omniagent.batch.reporting import Observer, Reporter, interrupted, run_key
 from omniagent.batch.results import (
     ResultsFile,
     Status,
@@ -50,13 +52,27 @@ class Backend(Protocol):
     ) -> None: ...
 
 
-def plan(tasks: Sequence[Task], agents: Sequence[str], out: Path, *, allow_unsandboxed: bool) -> list[RunSpec]:
-    """Every (task, agent) run in file order: `agents` (the CLI's `--agent`) when given, else the task's own.
+def plan(
+    tasks: Sequence[Task],
+    agents: Sequence[str],
+    out: Path,
+    *,
+    allow_unsandboxed: bool,
+    trials: int = 1,
+    retries: int = 0,
+) -> list[RunSpec]:
+    """Every (task, agent, trial) run in file order, trials 1..`trials` of each (task, agent) together: `agents` (the
+    CLI's `--agent`) when given, else the task's own; each retried `retries` times on an infrastructure failure.
 
     Every id is checked here, before anything touches the disk: ids become directory names under `out`.
-    Raises: `BatchError` for a task that names no agent when `agents` is empty, or a task or agent id that breaks
-    the id rule (a `Task` built in Python is not validated as a task file line is).
+    Raises: `BatchError` for a task that names no agent when `agents` is empty, a task or agent id that breaks
+    the id rule (a `Task` built in Python is not validated as a task file line is), or fewer than 1 trial or
+    0 retries.
     """
+    if trials < 1:
+        raise BatchError("the attempts (trials of each task by each agent) must be at least 1")
+    if retries < 0:
+        raise BatchError("the retries must be 0 or more")
     specs: list[RunSpec] = []
     for task in tasks:
         chosen = list(agents) or task.agents()
@@ -66,9 +82,20 @@ def plan(tasks: Sequence[Task], agents: Sequence[str], out: Path, *, allow_unsan
         if problem is not None:
             raise BatchError(problem)
         for agent in dict.fromkeys(chosen):
-            where = workspace_dir(out, task.id, agent)
-            logs = run_dir(out, task.id, agent)
-            specs.append(RunSpec(task, agent, where, allow_unsandboxed=allow_unsandboxed, logs=logs))
+            for trial in range(1, trials + 1):
+                where = workspace_dir(out, task.id, agent, trial)
+                logs = run_dir(out, task.id, agent, trial)
+                specs.append(
+                    RunSpec(
+                        task,
+                        agent,
+                        where,
+                        allow_unsandboxed=allow_unsandboxed,
+                        logs=logs,
+                        trial=trial,
+                        retries=retries,
+                    )
+                )
     return specs
 
 
@@ -78,30 +105,34 @@ async def run(
     out: str | Path,
     agents: Sequence[str] = (),
     jobs: int = 4,
+    trials: int = 1,
+    retries: int = 0,
     resume: bool = True,
     allow_unsandboxed: bool = False,
     ray: RayOptions | None = None,
     observer: Observer | None = None,
     stop: asyncio.Event | None = None,
 ) -> AsyncIterator[TaskResult]:
-    """Run every task with every agent, `jobs` at a time (locally) or over Ray; yield each result as it finishes.
-
-    Results (and their files under `out`) are written as they arrive; with `resume`, runs already in
-    `out/results.jsonl` are skipped. Setting `stop` cancels the running turns: their results come back
-    `interrupted` and are not written, so the next run starts them again.
-    Raises: `BatchError`, and on Ray `RayUnavailable`.
-    """
+    """Run every task with every agent, `trials` times each, `jobs` at a time (locally) or over Ray; yield each
+    result as it finishes. Results (and their files under `out`) are written as they arrive; with `resume`, trials
+    already in `out/results.jsonl` are skipped. A trial the infrastructure failed (execute.py) runs again, up to
+    `retries` more times. Setting `stop` cancels the running turns: their results come back `interrupted` and are
+    not written, so the next run starts them again. At the end, stopped or not, `out/job.json` holds the job's
+    metrics over every planned trial in `results.jsonl` (evaluation/), each counted once.
+    Raises: `BatchError`, and on Ray `RayUnavailable`."""
     if jobs < 1:
         raise BatchError("jobs must be at least 1")
     out = _absolute(out)
-    specs = plan(tasks, agents, out, allow_unsandboxed=allow_unsandboxed)
+    specs = plan(tasks, agents, out, allow_unsandboxed=allow_unsandboxed, trials=trials, retries=retries)
     results = ResultsFile(out)
     done = results.finished() if resume else {}
-    pending = [spec for spec in specs if (spec.task.id, spec.agent) not in done]
+    pending = [spec for spec in specs if run_key(spec) not in done]
     prompts = {spec.task.id: spec.task.prompt for spec in specs}
+    planned = {run_key(spec) for spec in specs}
     if observer is not None:
-        planned = {(spec.task.id, spec.agent) for spec in specs}
         observer.planned(len(specs), [result for key, result in done.items() if key in planned])
+    where = None if ray is None else (ray.address or "local")
+    chosen = job.options(agents=agents, trials=trials, retries=retries, jobs=jobs, resume=resume, ray=where)
     backend = _backend(ray, jobs)
     stop = stop or asyncio.Event()
     arrived: asyncio.Queue[TaskResult] = asyncio.Queue()
@@ -116,11 +147,7 @@ async def run(
                 raise _failure(worker.exception() or BatchError("the batch's backend ended early"), out)
             result = getter.result()
             if result.status is not Status.INTERRUPTED:
-                try:
-                    trajectory.write(out, prompts[result.task], result)  # before the results line, the commit point
-                    write_outputs(out, result)
-                except OSError as error:
-                    raise _failure(error, out) from error
+                _commit(out, prompts[result.task], result)
             if observer is not None:
                 observer.finished(result)
             yield result
@@ -130,6 +157,17 @@ async def run(
             stop.set()
             with suppress(asyncio.CancelledError):
                 await worker
+        with suppress(OSError, OmniagentError):  # the batch's own failure, if any, is the news
+            job.write(out, job.summary(results.finished(), planned, chosen, stopped=stop.is_set()))
+
+
+def _commit(out: Path, prompt: str, result: TaskResult) -> None:
+    """A finished trial's files: its trajectory, then its other files and its results line (the commit point)."""
+    try:
+        trajectory.write(out, prompt, result)
+        write_outputs(out, result)
+    except OSError as error:
+        raise _failure(error, out) from error
 
 
 def _failure(error: BaseException, out: Path) -> BaseException:
@@ -174,10 +212,10 @@ class LocalBackend:
         slots = asyncio.Semaphore(self._jobs)
         async with Runtime() as runtime, asyncio.TaskGroup() as group:
             for spec in specs:
-                group.create_task(self._one(runtime, spec, slots, reporter, deliver, stop))
+                group.create_task(self._trial(runtime, spec, slots, reporter, deliver, stop))
 
     @staticmethod
-    async def _one(
+    async def _trial(
         runtime: Runtime,
         spec: RunSpec,
         slots: asyncio.Semaphore,
@@ -185,13 +223,15 @@ class LocalBackend:
         deliver: Callable[[TaskResult], None],
         stop: asyncio.Event,
     ) -> None:
-        async with slots:
+        async def once(_number: int) -> TaskResult:
+            on_event = reporter.started(spec)  # a retry's events.jsonl starts afresh, as its workspace does
+            try:
+                return await run_one(runtime, spec, on_event, stop)
+            finally:
+                reporter.ended(spec)
+
+        async with slots:  # the retries hold the trial's slot: the job never runs more than `jobs` at once
             if stop.is_set():
                 deliver(interrupted(spec))
                 return
-            on_event = reporter.started(spec)
-            try:
-                result = await run_one(runtime, spec, on_event, stop)
-            finally:
-                reporter.ended(spec)
-            deliver(result)
+            deliver(await with_retries(once, spec.retries, stop))

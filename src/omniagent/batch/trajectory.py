@@ -428,7 +428,7 @@ def read_events(path: Path) -> Iterator[Event]:
 
 def write(out: Path, prompt: str, result: TaskResult) -> None:
     """Write the run's `trajectory.json` beside its `events.jsonl` (before its `results.jsonl` line)."""
-    directory = run_dir(out, result.task, result.agent)
+    directory = run_dir(out, result.task, result.agent, result.trial)
     directory.mkdir(parents=True, exist_ok=True)
     trajectory = build(read_events(directory / EVENTS), prompt=prompt, result=result)
     (directory / FILE).write_bytes(msgspec.json.format(msgspec.json.encode(trajectory), indent=2) + b"\n")

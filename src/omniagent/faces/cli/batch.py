@@ -1,5 +1,5 @@
 """`omniagent batch TASKS`: load the task file (JSONL) or Harbor task folders, run them (live view on a terminal),
-print the summary.
+print the summary table, or with `--json` the job's result (`job.json`).
 
 Exit codes (docs/batch.md): 0 every run completed; 1 some run failed or timed out; 2 usage (a bad task file or
 option); 3 `--ray` without Ray installed; 130 stopped with Ctrl-C (what finished is kept; run again to resume).
@@ -8,6 +8,7 @@ option); 3 `--ray` without Ray installed; 130 stopped with Ctrl-C (what finished
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import signal
 import sys
@@ -18,6 +19,7 @@ from typing import Any
 
 from rich.console import Console
 
+from omniagent.batch.evaluation import job
 from omniagent.batch.harbor import load_folder
 from omniagent.batch.progress import ProgressView, print_summary
 from omniagent.batch.results import ResultsFile, ResultsFileError, Status
@@ -44,6 +46,9 @@ class BatchOptions:
     ray: str | None = None  # None: run on this machine; "": on a local Ray cluster; else the cluster to join
     allow_unsandboxed: bool = False
     host_image: bool = False  # run Harbor tasks whose image cannot be built on this machine's system
+    attempts: int = 1  # trials of every (task, agent)
+    retries: int = 0  # tries more of a trial the infrastructure failed
+    as_json: bool = False  # print job.json on stdout instead of the table
 
 
 def run_batch(**arguments: Any) -> int:
@@ -58,7 +63,18 @@ def run_batch(**arguments: Any) -> int:
         )
         if options.jobs < 1:
             raise BatchError("-j must be at least 1")
-        plan(tasks, options.agents, options.out, allow_unsandboxed=options.allow_unsandboxed)
+        if options.attempts < 1:
+            raise BatchError("-k/--attempts must be at least 1")
+        if options.retries < 0:
+            raise BatchError("--retries must be 0 or more")
+        plan(
+            tasks,
+            options.agents,
+            options.out,
+            allow_unsandboxed=options.allow_unsandboxed,
+            trials=options.attempts,
+            retries=options.retries,
+        )
         ResultsFile(options.out).finished()  # a results file that cannot be read stops the batch before it starts
     except (TaskFileError, BatchError, ResultsFileError) as error:
         _error(str(error))
@@ -78,7 +94,15 @@ def run_batch(**arguments: Any) -> int:
         _error(str(error))
         return EXIT_NO_RAY if type(error).__name__ == "RayUnavailable" else EXIT_USAGE
     results = [r for r in ResultsFile(options.out).finished().values()]
-    if results:
+    if options.as_json:
+        try:
+            written = job.read(options.out)
+        except (OSError, ValueError) as error:  # the batch could not write it (a full disk): say so, no traceback
+            _error(f"cannot read {options.out / job.JOB}: {getattr(error, 'strerror', None) or error}")
+            return EXIT_USAGE
+        sys.stdout.write(json.dumps(written, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+    elif results:
         print_summary(stdout_console(highlight=False), results)
     if stopped:
         notes.print("stopped: finished runs are kept; run the same command again to resume", style="yellow")
@@ -100,6 +124,8 @@ async def _run(options: BatchOptions, tasks: list[Task], notes: Console) -> bool
                 out=options.out,
                 agents=options.agents,
                 jobs=options.jobs,
+                trials=options.attempts,
+                retries=options.retries,
                 allow_unsandboxed=options.allow_unsandboxed,
                 ray=ray,
                 observer=view,

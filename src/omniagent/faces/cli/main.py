@@ -122,6 +122,25 @@ def _batch_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="run Harbor tasks whose environment needs an image omniagent cannot build on this machine's system",
     )
+    parser.add_argument(
+        "-k",
+        "--attempts",
+        type=int,
+        default=1,
+        metavar="N",
+        help="trials of every task by every agent (default 1); job.json then has pass@k for k up to N",
+    )
+    parser.add_argument(
+        "--retries",
+        type=int,
+        default=0,
+        metavar="N",
+        help="run a trial again up to N times when the infrastructure failed it (workspace, agent start or death; "
+        "default 0)",
+    )
+    parser.add_argument(
+        "--json", dest="as_json", action="store_true", help="print the job's result (job.json) instead of the table"
+    )
 
 
 def _agents_arguments(parser: argparse.ArgumentParser) -> None:
@@ -232,6 +251,7 @@ COMMANDS = (
   omniagent batch tasks.jsonl --agent omniagent -j 4 --out runs/
   omniagent batch tasks.jsonl --agent omniagent --agent codex-acp   # compare two agents
   omniagent batch tasks.jsonl --ray                   # a local Ray cluster; --ray HOST:PORT joins one
+  omniagent batch harbor-tasks/ --agent omniagent -k 5 --json | jq .agents   # mean reward, pass@1..5
   # run it again to resume: finished tasks are skipped (docs/batch.md)""",
     ),
     Command(
