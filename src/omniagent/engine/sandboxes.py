@@ -34,7 +34,7 @@ from omniagent.engine.providers.catalog.table import Catalog
 from omniagent.engine.sandbox_file import LimitsParams, SandboxDefaults, SandboxFileError, limits_of, params_of
 from omniagent.engine.tools.shell.allowlist import DomainRule, NetworkRules, parse_rules
 from omniagent.engine.tools.shell.limits import ExecLimits
-from omniagent.engine.tools.shell.sandbox import SandboxMode, SandboxPolicy, agent_credential_paths, omniagent_dirs
+from omniagent.engine.tools.shell.sandbox import SandboxMode, SandboxPolicy, private_paths
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.ids import SessionId
 
@@ -142,7 +142,7 @@ class Sandboxes:
 
     def __init__(self, data_dir: Path, config_dir: Path, home: Path | None = None) -> None:
         self._settings: dict[str, SandboxSettings] = {}
-        self._private = (data_dir, config_dir, *omniagent_dirs(), *agent_credential_paths(home or Path.home()))
+        self._private = private_paths(home or Path.home(), data_dir, config_dir)
         try:
             defaults = sandbox_file.load(config_dir)
         except SandboxFileError as exc:

@@ -31,12 +31,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
-import re
 import resource
 import shutil
 import signal
-import stat
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,7 +49,6 @@ __all__ = [
     "MiB",
     "machine_memory",
     "size_text",
-    "tmpfs_args",
 ]
 
 MiB = 1024 * 1024
@@ -85,8 +81,6 @@ GATE = (
 # What shells and programs print when a fork or an allocation is refused (dash, bash, Python, coreutils, C++, Go).
 _FORK_REFUSED = ("Cannot fork", "Resource temporarily unavailable")
 _ALLOCATION_REFUSED = ("MemoryError", "Cannot allocate memory", "memory exhausted", "bad_alloc", "out of memory")
-# bubblewrap learnt `--size` for a tmpfs in 0.7.0; a setuid bubblewrap refuses it.
-BWRAP_SIZE_VERSION = (0, 7)
 
 
 @functools.cache
@@ -170,35 +164,6 @@ def output_sentence(limits: ExecLimits) -> str:
         f"[stopped: the command wrote more than {size_text(limits.output_bytes)} of output "
         f"(the limit `output_mb`; {HOW_TO_CHANGE})]"
     )
-
-
-@functools.cache
-def _bwrap_sizes_tmpfs() -> bool:
-    """Whether the installed bubblewrap takes `--size` (0.7 or newer, and not setuid, which refuses it)."""
-    bwrap = shutil.which("bwrap")
-    if bwrap is None:
-        return False
-    try:
-        if os.stat(bwrap).st_mode & stat.S_ISUID:
-            return False
-        answer = subprocess.run([bwrap, "--version"], capture_output=True, text=True, timeout=5, check=False).stdout
-    except (OSError, subprocess.SubprocessError):
-        return False
-    found = re.search(r"(\d+)\.(\d+)", answer)
-    return found is not None and (int(found.group(1)), int(found.group(2))) >= BWRAP_SIZE_VERSION
-
-
-def tmpfs_args(limits: ExecLimits, path: str) -> list[str]:
-    """bubblewrap's arguments for a writable tmpfs at `path` holding at most `tmp_bytes` (any size where the
-    installed bubblewrap cannot say one: docs/security.md says so; in a cgroup its pages still count as memory)."""
-    size = ["--size", str(limits.tmp_bytes)] if _bwrap_sizes_tmpfs() else []
-    return [*size, "--tmpfs", path]
-
-
-def dev_args(limits: ExecLimits) -> list[str]:
-    """After `--dev /dev`: a sized /dev/shm, and /dev itself read-only (else it is a writable tmpfs of half the
-    machine's memory; its devices still work, a read-only mount does not stop writes to a device)."""
-    return [*tmpfs_args(limits, "/dev/shm"), "--remount-ro", "/dev"]
 
 
 class Confinement:

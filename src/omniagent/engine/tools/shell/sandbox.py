@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import stat
 import subprocess
 import sys
 from collections.abc import Iterable, Mapping, Sequence
@@ -33,7 +34,7 @@ import platformdirs
 
 from omniagent.engine.tools.shell.allowlist import NetworkRules
 from omniagent.engine.tools.shell.bridge import bridge_argv
-from omniagent.engine.tools.shell.limits import ExecLimits, dev_args, tmpfs_args
+from omniagent.engine.tools.shell.limits import ExecLimits
 from omniagent.errors import OmniagentError
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "SandboxUnavailable",
     "agent_credential_paths",
     "child_env",
+    "private_paths",
     "sandbox_argv",
 ]
 
@@ -141,6 +143,12 @@ def agent_credential_paths(home: Path) -> tuple[Path, ...]:
     return tuple(home / rel for rel in AGENT_CREDENTIAL_PATHS)
 
 
+def private_paths(home: Path, *also: Path) -> tuple[Path, ...]:
+    """What no sandboxed command may read, for `SandboxPolicy.hidden`: `also` (the running engine's own data and
+    config dirs), omniagent's default dirs (`omniagent_dirs`) and other tools' credentials under `home`."""
+    return (*also, *omniagent_dirs(), *agent_credential_paths(home))
+
+
 def child_env(policy: SandboxPolicy, environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """The command's environment: an allowlist when sandboxed, everything but keys when not; plus `extra_env`."""
     source = os.environ if environ is None else environ
@@ -192,16 +200,19 @@ def sandbox_argv(
             install it). Never a silent fallback to running unconfined.
     """
     bwrap = _bwrap()
+    options = _options(bwrap)
+    tmp_size = policy.limits.tmp_bytes if "--size" in options else None
     remapped = policy.workdir is not None or bool(policy.binds)
     argv = [bwrap, *(_host_root() if remapped else ["--ro-bind", "/", "/"])]
-    argv += ["--dev", "/dev", *dev_args(policy.limits), "--proc", "/proc"]
-    argv += [*tmpfs_args(policy.limits, "/tmp"), *tmpfs_args(policy.limits, "/run")]  # RAM: sized (limits.py)
+    # /dev read-only (else a writable tmpfs of half the machine's memory; its devices still work) but a sized /dev/shm.
+    argv += ["--dev", "/dev", *_tmpfs("/dev/shm", tmp_size), "--remount-ro", "/dev", "--proc", "/proc"]
+    argv += [*_tmpfs("/tmp", tmp_size), *_tmpfs("/run", tmp_size)]  # RAM-backed: sized (limits.py, `tmp_bytes`)
     for entry in HOST_WRITABLE_PROC:
         argv += ["--ro-bind-try", entry, entry]
     if policy.network:
         # DNS often resolves through a stub under /run (resolv.conf links there).
         argv += ["--ro-bind-try", "/run/systemd/resolve", "/run/systemd/resolve"]
-    argv += _workspace_and_hidden(policy, root)
+    argv += _workspace_and_hidden(policy, root, tmp_size)
     for bind in policy.binds:
         argv += ["--bind" if bind.writable else "--ro-bind", str(bind.source), str(bind.target)]
     if remapped:
@@ -209,7 +220,7 @@ def sandbox_argv(
     argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
     if not policy.network:
         argv.append("--unshare-net")
-    if _disables_userns(bwrap):
+    if "--disable-userns" in options:
         # A user namespace of the sandbox's own in which the kernel allows no other: a second wall behind the
         # filter's namespace rules, and root in the sandbox holds its (dropped) capabilities only there.
         argv += ["--unshare-user", "--disable-userns"]
@@ -240,15 +251,28 @@ def _bwrap() -> str:
     return bwrap
 
 
+# Options of newer bubblewraps the sandbox uses when it has them: `--disable-userns` (0.8.0; Ubuntu 22.04 ships
+# 0.6.1; without it the seccomp filter alone refuses new namespaces) and `--size` for a tmpfs (0.7.0; without it
+# /tmp and the like are not sized, docs/security.md).
+_NEWER_OPTIONS = ("--disable-userns", "--size")
+
+
 @functools.cache
-def _disables_userns(bwrap: str) -> bool:
-    """Whether this bubblewrap has `--disable-userns` (0.8.0 and later; Ubuntu 22.04 ships 0.6.1), asked once per
-    process (a few milliseconds); without it the seccomp filter alone refuses new namespaces."""
+def _options(bwrap: str) -> frozenset[str]:
+    """Which of `_NEWER_OPTIONS` this bubblewrap takes, asked once per process (`bwrap --help`, a few milliseconds).
+    A setuid bubblewrap refuses `--size`, so it does not count as having it."""
     try:
         usage = subprocess.run([bwrap, "--help"], capture_output=True, timeout=10, check=False).stdout
+        setuid = bool(os.stat(bwrap).st_mode & stat.S_ISUID)
     except (OSError, subprocess.TimeoutExpired):
-        return False
-    return b"--disable-userns" in usage
+        return frozenset()
+    found = {option for option in _NEWER_OPTIONS if option.encode() in usage}
+    return frozenset(found - {"--size"} if setuid else found)
+
+
+def _tmpfs(path: str, size: int | None) -> list[str]:
+    """A writable tmpfs at `path`, of at most `size` bytes when one is given."""
+    return [*(["--size", str(size)] if size is not None else []), "--tmpfs", path]
 
 
 # Top-level entries the sandbox mounts afresh (`sandbox_argv`), so `_host_root` does not bind them back.
@@ -270,7 +294,7 @@ def _host_root() -> list[str]:
     return argv
 
 
-def _workspace_and_hidden(policy: SandboxPolicy, root: Path) -> list[str]:
+def _workspace_and_hidden(policy: SandboxPolicy, root: Path, tmp_size: int | None) -> list[str]:
     """The workspace's mount and the covers over `policy.hidden`, in the order that keeps both true."""
     hidden = _existing(policy.hidden)
     target = policy.workdir or root
@@ -279,7 +303,7 @@ def _workspace_and_hidden(policy: SandboxPolicy, root: Path) -> list[str]:
     around = [p for p in hidden if target.is_relative_to(p)]
     argv: list[str] = []
     for path in around:
-        argv += tmpfs_args(policy.limits, str(path))  # read-only would leave no room for the workspace's mount point
+        argv += _tmpfs(str(path), tmp_size)  # read-only would leave no room for the workspace's mount point
     argv += ["--bind", str(root), str(target)]
     for path in hidden:
         if path not in around:
