@@ -41,7 +41,7 @@ from typing import Literal
 from urllib.parse import urlsplit
 
 from omniagent.engine.tools.shell.allowlist import NetworkRules, normalize_host
-from omniagent.engine.tools.web.addresses import IPAddress, address_refusal
+from omniagent.engine.tools.web.addresses import IPAddress, address_refusal, ip_literal, resolve
 from omniagent.errors import OmniagentError
 
 __all__ = ["AllowlistProxy"]
@@ -261,17 +261,12 @@ class AllowlistProxy:
     async def _resolve(self, request: _Request) -> list[IPAddress]:
         """The host's addresses, resolved once (a literal is its own), when every one of them is allowed."""
         host = request.host
-        literal = _ip(host)
-        if literal is not None:
-            found = [literal]
-        elif pinned := self._rules.pinned(host):
+        literal = ip_literal(host)
+        pinned = self._rules.pinned(host) if literal is None else []
+        if pinned:
             found = [ipaddress.ip_address(address) for address in pinned]
         else:
-            try:
-                infos = await asyncio.get_running_loop().getaddrinfo(host, request.port, type=socket.SOCK_STREAM)
-            except (socket.gaierror, UnicodeError):
-                infos = []
-            found = list(dict.fromkeys(ipaddress.ip_address(str(info[4][0]).split("%", 1)[0]) for info in infos))
+            found = await resolve(host, request.port)
         if not found:
             why = f"{host} could not be resolved"
             raise _Refused(502, why, why, "failed")
@@ -361,13 +356,6 @@ def _port(text: str) -> int:
     if not text.isdigit() or not 0 < int(text) < 65536:
         raise _Refused(400, "Bad Request", USAGE)
     return int(text)
-
-
-def _ip(host: str) -> IPAddress | None:
-    try:
-        return ipaddress.ip_address(host)
-    except ValueError:
-        return None
 
 
 def _address_kind(address: IPAddress, *, allow_private: bool) -> str | None:

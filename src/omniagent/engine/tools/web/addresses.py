@@ -17,7 +17,7 @@ import socket
 
 from omniagent.engine.tools.context import ToolError
 
-__all__ = ["IPAddress", "address_refusal", "resolve_allowed"]
+__all__ = ["IPAddress", "address_refusal", "ip_literal", "resolve", "resolve_allowed"]
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -54,6 +54,27 @@ def address_refusal(address: IPAddress, *, allow_private: bool) -> str | None:
     return "a link-local, multicast, reserved or unspecified address, which fetch never connects to"
 
 
+def ip_literal(host: str) -> IPAddress | None:
+    """`host` as an IP address, when it is one."""
+    try:
+        return ipaddress.ip_address(host)
+    except ValueError:
+        return None
+
+
+async def resolve(host: str, port: int) -> list[IPAddress]:
+    """Every address `host` resolves to, once, in resolver order without repeats (an IP literal is its own); empty
+    when it does not resolve. Unchecked: the caller checks each with `address_refusal` before connecting to it."""
+    literal = ip_literal(host)
+    if literal is not None:
+        return [literal]
+    try:
+        infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError):
+        return []
+    return list(dict.fromkeys(ipaddress.ip_address(str(info[4][0]).split("%", 1)[0]) for info in infos))
+
+
 async def resolve_allowed(host: str, port: int, *, allow_private: bool) -> list[IPAddress]:
     """Every address `host` resolves to (once), in resolver order, when all of them are allowed.
 
@@ -63,23 +84,12 @@ async def resolve_allowed(host: str, port: int, *, allow_private: bool) -> list[
     Raises:
         ToolError: the name does not resolve, or an address it resolves to is refused.
     """
-    try:
-        literal: IPAddress | None = ipaddress.ip_address(host)
-    except ValueError:
-        literal = None
-    if literal is not None:
-        found = [literal]
-    else:
-        try:
-            infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        except (socket.gaierror, UnicodeError) as exc:
-            raise ToolError(f"the host {host} could not be resolved") from exc
-        found = list(dict.fromkeys(ipaddress.ip_address(str(info[4][0]).split("%", 1)[0]) for info in infos))
+    found = await resolve(host, port)
     if not found:
         raise ToolError(f"the host {host} could not be resolved")
     for address in found:
         refusal = address_refusal(address, allow_private=allow_private)
         if refusal is not None:
-            named = f"{address} is" if literal is not None else f"{host} resolves to {address},"
+            named = f"{address} is" if ip_literal(host) is not None else f"{host} resolves to {address},"
             raise ToolError(f"{named} {refusal}")
     return found
