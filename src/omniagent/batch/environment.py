@@ -34,8 +34,7 @@ from omniagent.engine.tools.shell.sandbox import (
     Bind,
     SandboxPolicy,
     SandboxUnavailable,
-    agent_credential_paths,
-    omniagent_dirs,
+    private_paths,
 )
 
 # Harbor's oracle and verifier run with no terminal to answer a package manager's questions.
@@ -65,10 +64,14 @@ async def run_in_environment(
     writable: Mapping[str, Path],
     env: Mapping[str, str],
     seconds: float,
+    log: str,
 ) -> Ran:
     """Run `command` under `/bin/sh -c` in the task's environment: `binds` (path inside → host directory) read-only,
     `writable` ones writable (made afresh: what an earlier attempt left is removed), `env` over the environment's
-    own. Never raises for the command's failures; a sandbox that cannot start is a `Ran` with its `problem`."""
+    own, its output (stdout and stderr) into the file `log` (a path inside, in a writable directory), as Harbor's
+    verifier and oracle write theirs. Never raises for the command's failures; a sandbox that cannot start is a
+    `Ran` with its `problem`."""
+    command = f"( {command}\n) >{log} 2>&1"
     await asyncio.to_thread(_afresh, writable.values())
     mounts = tuple(Bind(source, Path(target)) for target, source in binds.items())
     mounts += tuple(Bind(source, Path(target), writable=True) for target, source in writable.items())
@@ -76,7 +79,7 @@ async def run_in_environment(
     policy = SandboxPolicy(
         mode="sandboxed",
         network=environment.network_mode == "public",
-        hidden=(*omniagent_dirs(), *agent_credential_paths(Path.home())),
+        hidden=private_paths(Path.home()),
         extra_env=tuple({**BASE_ENV, **environment.env, **env}.items()),
         limits=limits,
         workdir=Path(environment.workdir) if environment.workdir else None,
@@ -113,4 +116,4 @@ def _afresh(directories: Iterable[Path]) -> None:
 
 
 def _quiet(_text: str) -> None:
-    """Output is not streamed anywhere: the commands write their own log files, as Harbor's do."""
+    """Output is not streamed anywhere: it goes to the command's log file."""

@@ -64,17 +64,17 @@ class RunSpec:
     task: Task
     agent: str
     workspace: Path
+    logs: Path  # OUT/tasks/T/A (`results.run_dir`): the run's files, the verifier's and the oracle's logs among them
     allow_unsandboxed: bool = False
     attempt: int = 1  # on Ray: the restart of this try after a lost worker
     where: str = "local"
     trial: int = 1  # which of the job's `-k` trials of (task, agent)
-    retries: int = 0  # how many times an infrastructure failure of this trial is run again (retry.py)
-    logs: Path | None = (
-        None  # OUT/tasks/T/A: where the verifier's and the oracle's logs go (None: beside the workspace)
-    )
+    retries: int = 0  # how many times an infrastructure failure of this trial is run again (`with_retries`)
 
-    def logs_dir(self) -> Path:
-        return self.logs if self.logs is not None else self.workspace.with_name(self.workspace.name + ".logs")
+    @property
+    def key(self) -> tuple[str, str, int]:
+        """The (task, agent, trial) it runs: its result's `key`."""
+        return (self.task.id, self.agent, self.trial)
 
 
 @dataclass(slots=True)
@@ -124,7 +124,7 @@ async def run_one(runtime: Runtime, spec: RunSpec, on_event: EventSink, stop: as
     rewards: dict[str, float] | None = None
     checked: VerifierInfo | None = None
     if task.verifier is not None and prepared and turn.reason is not Status.INTERRUPTED:
-        rewards, checked = await verifier.verify(task, spec.workspace, spec.logs_dir() / "verifier")
+        rewards, checked = await verifier.verify(task, spec.workspace, spec.logs / "verifier")
     ended = time.monotonic()
     return TaskResult(
         task=task.id,
@@ -190,7 +190,7 @@ async def _prepare(spec: RunSpec, turn: _Turn) -> bool:
 async def _oracle_turn(spec: RunSpec, turn: _Turn) -> tuple[float, float]:
     """The oracle's turn: the task's `solution/solve.sh` (oracle.py); when it started and when it ended."""
     opened_at = time.monotonic()
-    solved = await oracle.solve(spec.task, spec.workspace, spec.logs_dir() / "agent")
+    solved = await oracle.solve(spec.task, spec.workspace, spec.logs / "agent")
     if solved.status is Status.COMPLETED:
         turn.stop = Completed()
     else:

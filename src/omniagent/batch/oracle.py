@@ -41,13 +41,14 @@ async def solve(task: Task, workspace: Path, logs: Path) -> Solved:
         return Solved(Status.FAILED, error, 0.0)
     seconds = task.time_limit or DEFAULT_SECONDS
     ran = await run_in_environment(
-        f"( {solution.command}\n) >{LOGS}/{LOG_FILE} 2>&1",
+        solution.command,
         workspace=workspace,
         environment=task.environment,
         binds={SOLUTION: Path(solution.directory)} if solution.directory is not None else {},
         writable={LOGS: logs},
         env=solution.env,
         seconds=seconds,
+        log=f"{LOGS}/{LOG_FILE}",
     )
     if ran.timed_out:
         return Solved(Status.TIMED_OUT, f"the solution did not finish within {seconds:g} s", ran.seconds)

@@ -20,7 +20,6 @@ from rich.text import Text
 
 from omniagent.batch.evaluation.metrics import binary, pass_at, verified
 from omniagent.batch.execute import RunSpec
-from omniagent.batch.reporting import run_key
 from omniagent.batch.results import Status, TaskResult, trial_name
 
 _LINE = 60  # characters of a running task's last line
@@ -76,10 +75,10 @@ class ProgressView:
             self._console.print(f"resuming: {len(already_done)} of {total} runs already done", style="dim")
 
     def started(self, spec: RunSpec) -> None:
-        self._running[run_key(spec)] = _Running(time.monotonic())
+        self._running[spec.key] = _Running(time.monotonic())
 
     def event(self, spec: RunSpec, event: dict[str, Any]) -> None:
-        state = self._running.get(run_key(spec))
+        state = self._running.get(spec.key)
         if state is None:
             return
         ((tag, body),) = event["kind"].items() if isinstance(event["kind"], dict) else ((event["kind"], None),)

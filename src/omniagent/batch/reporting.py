@@ -5,11 +5,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, Protocol
 
 from omniagent.batch.execute import RunSpec
-from omniagent.batch.results import EventLog, Status, TaskResult, Timings, run_dir
+from omniagent.batch.results import EventLog, Status, TaskResult, Timings
 
 
 class Observer(Protocol):
@@ -24,18 +23,16 @@ class Observer(Protocol):
 class Reporter:
     """What a backend calls while a run goes: writes `events.jsonl` and tells the observer."""
 
-    def __init__(self, out: Path, observer: Observer | None) -> None:
-        self._out = out
+    def __init__(self, observer: Observer | None) -> None:
         self._observer = observer
         self._logs: dict[tuple[str, str, int], EventLog] = {}
 
     def started(self, spec: RunSpec) -> Callable[[dict[str, Any]], None]:
         """A try of a run starts (again): its `events.jsonl` begins afresh."""
-        key = run_key(spec)
-        old = self._logs.pop(key, None)
+        old = self._logs.pop(spec.key, None)
         if old is not None:
             old.close()
-        log = self._logs[key] = EventLog(run_dir(self._out, *key))
+        log = self._logs[spec.key] = EventLog(spec.logs)
         if self._observer is not None:
             self._observer.started(spec)
         observer = self._observer
@@ -49,17 +46,12 @@ class Reporter:
 
     def note(self, spec: RunSpec, name: str, text: str) -> None:
         """A side file of the run (e.g. `worker.json`: where a Ray attempt runs)."""
-        (run_dir(self._out, *run_key(spec)) / name).write_text(text, encoding="utf-8")
+        (spec.logs / name).write_text(text, encoding="utf-8")
 
     def ended(self, spec: RunSpec) -> None:
-        log = self._logs.pop(run_key(spec), None)
+        log = self._logs.pop(spec.key, None)
         if log is not None:
             log.close()
-
-
-def run_key(spec: RunSpec) -> tuple[str, str, int]:
-    """The (task, agent, trial) a spec runs: its result's `key`."""
-    return (spec.task.id, spec.agent, spec.trial)
 
 
 def interrupted(spec: RunSpec) -> TaskResult:

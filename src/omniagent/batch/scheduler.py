@@ -20,7 +20,7 @@ from typing import Protocol
 from omniagent.batch import trajectory
 from omniagent.batch.evaluation import job
 from omniagent.batch.execute import RunSpec, run_one, with_retries
-from omniagent.batch.reporting import Observer, Reporter, interrupted, run_key
+from omniagent.batch.reporting import Observer, Reporter, interrupted
 from omniagent.batch.results import (
     ResultsFile,
     Status,
@@ -86,15 +86,7 @@ def plan(
                 where = workspace_dir(out, task.id, agent, trial)
                 logs = run_dir(out, task.id, agent, trial)
                 specs.append(
-                    RunSpec(
-                        task,
-                        agent,
-                        where,
-                        allow_unsandboxed=allow_unsandboxed,
-                        logs=logs,
-                        trial=trial,
-                        retries=retries,
-                    )
+                    RunSpec(task, agent, where, logs, allow_unsandboxed=allow_unsandboxed, trial=trial, retries=retries)
                 )
     return specs
 
@@ -126,9 +118,9 @@ async def run(
     specs = plan(tasks, agents, out, allow_unsandboxed=allow_unsandboxed, trials=trials, retries=retries)
     results = ResultsFile(out)
     done = results.finished() if resume else {}
-    pending = [spec for spec in specs if run_key(spec) not in done]
+    pending = [spec for spec in specs if spec.key not in done]
     prompts = {spec.task.id: spec.task.prompt for spec in specs}
-    planned = {run_key(spec) for spec in specs}
+    planned = {spec.key for spec in specs}
     if observer is not None:
         observer.planned(len(specs), [result for key, result in done.items() if key in planned])
     where = None if ray is None else (ray.address or "local")
@@ -136,7 +128,7 @@ async def run(
     backend = _backend(ray, jobs)
     stop = stop or asyncio.Event()
     arrived: asyncio.Queue[TaskResult] = asyncio.Queue()
-    reporter = Reporter(out, observer)
+    reporter = Reporter(observer)
     worker = asyncio.create_task(backend.run_all(pending, reporter, arrived.put_nowait, stop))
     try:
         for _ in pending:

@@ -32,16 +32,15 @@ async def verify(task: Task, workspace: Path, logs: Path) -> tuple[dict[str, flo
     verifier = task.verifier
     assert verifier is not None
     binds = {TESTS: Path(verifier.tests)} if verifier.tests is not None else {}
-    # Harbor's verifier writes the test's output beside the reward, not to the caller.
-    command = f"( {verifier.command}\n) >{LOGS}/{STDOUT} 2>&1"
     ran = await run_in_environment(
-        command,
+        verifier.command,
         workspace=workspace,
         environment=task.environment,
         binds=binds,
         writable={LOGS: logs},
         env=verifier.env,
         seconds=verifier.timeout_sec,
+        log=f"{LOGS}/{STDOUT}",  # beside the reward, as Harbor's verifier writes it
     )
     if ran.timed_out:
         late = f"the verifier timed out after {verifier.timeout_sec:g} s ([verifier] timeout_sec)"
