@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -133,6 +134,16 @@ async def wait_results(out: Path, count: int, within: float = RUN_WAIT) -> None:
             if len(_result_lines(out)) >= count:
                 return
             await asyncio.sleep(POLL)
+
+
+async def kill_9_after(out: Path, count: int, *args: str, env: dict[str, str], cwd: Path) -> None:
+    """Start `omniagent batch *args` and kill it with SIGKILL once `out` holds `count` results (a kill -9 midway)."""
+    batch = await start_batch(*args, env=env, cwd=cwd)
+    try:
+        await wait_results(out, count)
+    finally:
+        batch.send_signal(signal.SIGKILL)
+        await finish(batch)
 
 
 async def wait_request(llm: FakeLLMServer, text: str, within: float = RUN_WAIT) -> None:

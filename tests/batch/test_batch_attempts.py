@@ -4,7 +4,6 @@ once even across a kill -9 and a rerun, the job's metrics over them, and a faile
 from __future__ import annotations
 
 import json
-import signal
 from pathlib import Path
 from typing import Any
 
@@ -16,15 +15,13 @@ from omniagent.batch.results import TaskResult
 from omniagent.testing import FakeLLMServer, Scenario
 from tests.batch.support import (
     content,
-    finish,
+    kill_9_after,
     marker,
     results,
     run_batch,
     scenario,
-    start_batch,
     task_id,
     tasks,
-    wait_results,
     write_tasks,
 )
 from tests.runtime.adapters.engine.harness import child_env
@@ -85,12 +82,7 @@ async def test_kill_9_mid_job_then_a_rerun_runs_only_the_trials_without_a_result
     args = (str(task_file), "-k", "3", "-j", "2", "--out", str(out))
     async with FakeLLMServer(Scenario.from_json(scenario(4, delay=0.3))) as llm:
         env = child_env(tmp_path, llm)
-        first = await start_batch(*args, env=env, cwd=tmp_path)
-        try:
-            await wait_results(out, 3)
-        finally:
-            first.send_signal(signal.SIGKILL)
-            await finish(first)
+        await kill_9_after(out, 3, *args, env=env, cwd=tmp_path)
         done_first = [(r["task"], r["trial"]) for r in results(out)]
         assert 3 <= len(done_first) < 12
         seen_before = len(llm.requests)

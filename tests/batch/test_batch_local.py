@@ -15,6 +15,7 @@ from tests.batch.support import (
     events,
     file_name,
     finish,
+    kill_9_after,
     kinds,
     marker,
     results,
@@ -85,12 +86,7 @@ async def test_kill_9_midway_then_a_rerun_completes_only_the_rest(tmp_path: Path
     args = (str(task_file), "-j", "2", "--out", str(out))
     async with FakeLLMServer(Scenario.from_json(scenario(20, delay=0.3))) as llm:
         env = child_env(tmp_path, llm)
-        first = await start_batch(*args, env=env, cwd=tmp_path)
-        try:
-            await wait_results(out, 3)
-        finally:
-            first.send_signal(signal.SIGKILL)
-            await finish(first)
+        await kill_9_after(out, 3, *args, env=env, cwd=tmp_path)
         done_first = {r["task"] for r in results(out)}
         assert 3 <= len(done_first) < 20
         seen_before = len(llm.requests)

@@ -4,14 +4,39 @@ order, none twice; a message goes to one stream, never both."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from tests.faces.hub.harness import call, hub_process, initialize, sse_events
+from tests.faces.hub.harness import HubProcess, call, hub_process, initialize, sse_events
 
 SSE = {"Accept": "text/event-stream"}
+
+
+Post = Callable[..., Awaitable[None]]
+
+
+async def _connect(client: httpx.AsyncClient, hub: HubProcess) -> tuple[dict[str, str], Post]:
+    """A new ACP connection: its id header, and a POST on it (extra headers as keywords) that must get a 202."""
+    answer = await client.post(f"{hub.url}/acp", json=initialize(), headers=hub.headers())
+    connection = {"Acp-Connection-Id": answer.headers["acp-connection-id"]}
+
+    async def post(message: dict[str, Any], **extra: str) -> None:
+        sent = await client.post(f"{hub.url}/acp", json=message, headers=hub.headers(**connection, **extra))
+        assert sent.status_code == 202, sent.text
+
+    return connection, post
+
+
+async def _new_session(post: Post, everything: AsyncIterator[tuple[str | None, dict[str, Any]]], cwd: Path) -> str:
+    """`session/new` in `cwd`; its id, read from the connection stream `everything`."""
+    await post(call(1, "session/new", {"cwd": str(cwd), "mcpServers": []}))
+    async for _, message in everything:
+        if message.get("id") == 1:
+            return str(message["result"]["sessionId"])
+    raise AssertionError("the connection stream ended before session/new was answered")
 
 
 def _sequence(message: dict[str, Any]) -> int | None:
@@ -22,20 +47,10 @@ def _sequence(message: dict[str, Any]) -> int | None:
 async def test_a_session_stream_reconnecting_gets_exactly_what_it_missed(tmp_path: Path) -> None:
     with hub_process(tmp_path, "--mock", "turn") as hub:
         async with httpx.AsyncClient(timeout=30) as client:
-            answer = await client.post(f"{hub.url}/acp", json=initialize(), headers=hub.headers())
-            connection = {"Acp-Connection-Id": answer.headers["acp-connection-id"]}
-
-            async def post(message: dict[str, Any], **extra: str) -> None:
-                sent = await client.post(f"{hub.url}/acp", json=message, headers=hub.headers(**connection, **extra))
-                assert sent.status_code == 202, sent.text
-
+            connection, post = await _connect(client, hub)
             async with client.stream("GET", f"{hub.url}/acp", headers=hub.headers(**SSE, **connection)) as whole:
                 everything = sse_events(whole)
-                await post(call(1, "session/new", {"cwd": str(tmp_path), "mcpServers": []}))
-                async for _, message in everything:
-                    if message.get("id") == 1:
-                        session = message["result"]["sessionId"]
-                        break
+                session = await _new_session(post, everything, tmp_path)
                 scoped = {"Acp-Session-Id": session}
                 stream_headers = hub.headers(**SSE, **connection, **scoped)
                 seen: list[int] = []
@@ -88,20 +103,10 @@ async def test_a_load_on_the_connection_stream_replays_what_the_same_connection_
     for a duplicate."""
     with hub_process(tmp_path, "--mock", "turn") as hub:
         async with httpx.AsyncClient(timeout=30) as client:
-            answer = await client.post(f"{hub.url}/acp", json=initialize(), headers=hub.headers())
-            connection = {"Acp-Connection-Id": answer.headers["acp-connection-id"]}
-
-            async def post(message: dict[str, Any], **extra: str) -> None:
-                sent = await client.post(f"{hub.url}/acp", json=message, headers=hub.headers(**connection, **extra))
-                assert sent.status_code == 202, sent.text
-
+            connection, post = await _connect(client, hub)
             async with client.stream("GET", f"{hub.url}/acp", headers=hub.headers(**SSE, **connection)) as whole:
                 everything = sse_events(whole)
-                await post(call(1, "session/new", {"cwd": str(tmp_path), "mcpServers": []}))
-                async for _, message in everything:
-                    if message.get("id") == 1:
-                        session = message["result"]["sessionId"]
-                        break
+                session = await _new_session(post, everything, tmp_path)
                 scoped = {"Acp-Session-Id": session}
                 prompt = {"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}
                 await post(call(2, "session/prompt", prompt), **scoped)
