@@ -4,6 +4,8 @@ real CLI with the `oracle` agent and with our engine against the fake LLM, each 
 from __future__ import annotations
 
 import asyncio
+import json
+import math
 import shutil
 from pathlib import Path
 from typing import Any
@@ -142,6 +144,125 @@ async def test_the_engine_scripted_to_solve_one_task_and_not_another_scores_1_an
     assert found["edit-01-bravo"]["rewards"] == {"reward": 0.0}
     assert found["edit-00-alpha"]["changed_files"] == ["note.txt"]
     assert "not at the task's workdir /app" in found["edit-00-alpha"]["notes"][0]
+
+
+def _write(word: str) -> dict[str, Any]:
+    return {"name": "write", "arguments": {"path": "note.txt", "content": f"the word is {word}\n"}}
+
+
+def _exec(command: str) -> dict[str, Any]:
+    return {"name": "exec", "arguments": {"command": command}}
+
+
+def _solver_scenario(solved: dict[str, int]) -> dict[str, Any]:
+    """The engine's script over the task set: an edit task `edit-NN-word` is solved in `solved[word]` of its
+    trials (the first ones to ask, whichever they are) and refused in the rest; the failing test is fixed and the sum
+    computed with `exec`, `/app/done` created with `write`; every other task gets a reply without tools. A step
+    matching a call's own arguments answers the request that carries its result."""
+    words = {name.split("-")[2]: count for name, count in solved.items()}
+    follow_ups = ["the word is", "return a + b", "range(101)", "DONE-MARK"]
+    steps: list[dict[str, Any]] = [
+        {"kind": "reply", "text": "done", "match": mark, "sticky": True} for mark in follow_ups
+    ]
+    steps += [
+        {
+            "kind": "reply",
+            "tool_calls": [_exec("sed -i 's/return a - b/return a + b/' calc.py")],
+            "match": "so that `add` adds",
+            "sticky": True,
+        },
+        {
+            "kind": "reply",
+            "tool_calls": [_exec("python3 -c 'print(sum(range(101)))' > sum.txt")],
+            "match": "sum of 1..100",
+            "sticky": True,
+        },
+        {
+            "kind": "reply",
+            "tool_calls": [{"name": "write", "arguments": {"path": "done", "content": "DONE-MARK"}}],
+            "match": "Create /app/done.",
+            "sticky": True,
+        },
+    ]
+    for word, count in words.items():
+        steps += [{"kind": "reply", "tool_calls": [_write(word)], "match": f"TODO with {word}"}] * count
+        steps.append({"kind": "reply", "text": "I will not", "match": f"TODO with {word}", "sticky": True})
+    return {"steps": steps, "fallback": {"kind": "reply", "text": "nothing to do"}}
+
+
+async def test_the_engine_scripted_over_the_task_set_scores_exactly_the_expected_rewards_and_pass_at_k(
+    tmp_path: Path,
+) -> None:
+    """The 22 tasks made to pass, three trials each, our engine against the fake LLM scripted to solve some edit
+    tasks in every trial, some in one or two of three, some never, to fix the failing test and compute with `exec`,
+    to leave env-vars undone: each task's rewards and the job's mean reward and pass@1..3 are exactly those."""
+    solved = {
+        f"edit-{i:02d}-{w}": c
+        for i, (w, c) in enumerate(
+            zip(
+                [
+                    "alpha",
+                    "bravo",
+                    "charlie",
+                    "delta",
+                    "echo",
+                    "foxtrot",
+                    "golf",
+                    "hotel",
+                    "india",
+                    "juliett",
+                    "kilo",
+                    "lima",
+                ],
+                [3, 3, 3, 3, 1, 1, 2, 2, 0, 0, 0, 0],
+                strict=True,
+            )
+        )
+    }
+    always = [
+        "fix-failing-test",
+        "offline-compute",
+        "exit-code-is-not-reward",
+        "reward-json",
+        "reward-json-wins",
+        "memory-limit",
+        "network-public",
+        "network-refused",
+        "one-cpu",
+    ]
+    expected = solved | dict.fromkeys(always, 3) | {"env-vars": 0}
+    server = await asyncio.start_server(lambda _r, w: w.close(), "127.0.0.1", 0)
+    tasks = _copy(tmp_path, server.sockets[0].getsockname()[1])
+    for name in NOT_PASSING:
+        shutil.rmtree(tasks / name)
+    out = tmp_path / "out"
+    async with server, FakeLLMServer(Scenario.from_json(_solver_scenario(solved))) as llm:
+        code, _, err = await run_batch(
+            str(tasks),
+            "--agent",
+            "omniagent",
+            "-k",
+            "3",
+            "-j",
+            "4",
+            "--json",
+            "--out",
+            str(out),
+            env=child_env(tmp_path, llm),
+            cwd=tmp_path,
+        )
+    assert code == 0, err
+    found = results(out)
+    assert len(found) == 22 * 3 == len({(r["task"], r["trial"]) for r in found})
+    rewards = {name: sorted(r["rewards"]["reward"] for r in found if r["task"] == name) for name in expected}
+    assert rewards == {name: [0.0] * (3 - c) + [1.0] * c for name, c in expected.items()}
+    job = json.loads((out / "job.json").read_text())["agents"]["omniagent"]
+    counts = list(expected.values())
+    assert job["mean_reward"] == pytest.approx(sum(counts) / (3 * len(counts)))
+    assert job["pass_at_k"] == pytest.approx(
+        {str(k): sum(1 - math.comb(3 - c, k) / math.comb(3, k) for c in counts) / len(counts) for k in (1, 2, 3)}
+    )
+    assert job["rewards"]["counts"] == {"0": 3 * len(counts) - sum(counts), "1": sum(counts)}
 
 
 def test_a_task_folder_reads_as_harbor_means_it() -> None:
