@@ -141,8 +141,11 @@ async def test_ctrl_c_cancels_running_turns_keeps_what_is_done_and_a_rerun_resum
         assert events(out, "slow", "omniagent")[-1]["kind"]["TurnEnded"]["stop"] == "Cancelled"
         assert "resume" in err
         assert not (out / "tasks" / "slow" / "omniagent" / "result.json").exists()
+        report = (out / "report.html").read_text()  # written when stopped too, the interrupted trial not run
+        assert "id=state>stopped<" in report and report.count("<span class=score>not run</span>") == 1
         code, _, err = await run_batch(str(task_file), "--out", str(out), env=env, cwd=tmp_path)
     assert code == 0, err
     by_task = {r["task"]: r for r in results(out)}
     assert sorted(by_task) == ["slow", "t00", "t01"]
     assert by_task["slow"]["text"] == AFTER_STALL
+    assert "id=state>complete<" in (out / "report.html").read_text()

@@ -1,5 +1,5 @@
-"""What a batch leaves behind: one `TaskResult` per trial of (task, agent), the per-trial files, `results.jsonl`, and
-`job.json` (the job's metrics, `evaluation/`).
+"""What a batch leaves behind: one `TaskResult` per trial of (task, agent), the per-trial files, `results.jsonl`,
+`job.json` (the job's metrics) and `report.html` (`evaluation/`).
 
     OUT/results.jsonl                        one TaskResult per line, appended as each run finishes
     OUT/tasks/<task>/<agent>/events.jsonl    the session's events (sidecar `Event` JSON), as they arrived
@@ -11,6 +11,7 @@
     OUT/tasks/<task>/<agent>/agent/          the oracle's /logs/agent: oracle.txt, its output (oracle.py)
     OUT/workspaces/<task>/<agent>/           the workspace itself, kept for inspection
     OUT/job.json                             the job's result: metrics per agent and totals (evaluation/job.py)
+    OUT/report.html                          the job's result and its trials as a page (evaluation/report.py)
 
 Trial 1 of a (task, agent) lives in `<task>/<agent>/`, trial i > 1 in `<task>/<agent>@i/` (`@` is in no id, so this
 never meets another agent's directory): a trial's directory depends on the trial alone, so `-k` can grow or shrink

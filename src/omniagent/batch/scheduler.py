@@ -1,7 +1,7 @@
 """`run()`: the batch engine under the CLI. Plans the runs (task by agent by trial), skips the ones `results.jsonl`
 already holds, hands the rest to a backend (this machine, N at a time, or a Ray cluster), writes each run's files as
-its events and result arrive, yields the results as they finish, and writes `job.json` (the job's metrics) at the end,
-stopped or not.
+its events and result arrive, yields the results as they finish, and writes `job.json` (the job's metrics) and
+`report.html` (the same as a page) at the end, stopped or not.
 
     async for result in omniagent.batch.run(load_tasks(path), agents=["omniagent"], jobs=4, out="out"):
         print(result.task, result.agent, result.status)
@@ -15,10 +15,10 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from omniagent.batch import trajectory
-from omniagent.batch.evaluation import job
+from omniagent.batch.evaluation import job, report
 from omniagent.batch.execute import RunSpec, run_one, with_retries
 from omniagent.batch.reporting import Observer, Reporter, interrupted
 from omniagent.batch.results import (
@@ -110,7 +110,7 @@ async def run(
     already in `out/results.jsonl` are skipped. A trial the infrastructure failed (execute.py) runs again, up to
     `retries` more times. Setting `stop` cancels the running turns: their results come back `interrupted` and are
     not written, so the next run starts them again. At the end, stopped or not, `out/job.json` holds the job's
-    metrics over every planned trial in `results.jsonl` (evaluation/), each counted once.
+    metrics over every planned trial in `results.jsonl` (evaluation/), each counted once; `out/report.html` too.
     Raises: `BatchError`, and on Ray `RayUnavailable`."""
     if jobs < 1:
         raise BatchError("jobs must be at least 1")
@@ -149,8 +149,16 @@ async def run(
             stop.set()
             with suppress(asyncio.CancelledError):
                 await worker
-        with suppress(OSError, OmniagentError):  # the batch's own failure, if any, is the news
-            job.write(out, job.summary(results.finished(), planned, chosen, stopped=stop.is_set()))
+        _conclude(out, specs, chosen, stopped=stop.is_set())
+
+
+def _conclude(out: Path, specs: list[RunSpec], chosen: dict[str, Any], *, stopped: bool) -> None:
+    """`job.json`, then `report.html`, over the planned trials that have a result, each counted once; a file that
+    cannot be written or read is let go (the batch's own failure, if any, is the news)."""
+    planned = [spec.key for spec in specs]
+    with suppress(OSError, ValueError, OmniagentError):
+        job.write(out, job.summary(ResultsFile(out).finished(), set(planned), chosen, stopped=stopped))
+        report.write(out, planned)
 
 
 def _commit(out: Path, prompt: str, result: TaskResult) -> None:

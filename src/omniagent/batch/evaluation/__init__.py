@@ -1,2 +1,4 @@
-"""What a batch job measures: its metrics over the trials' results (`metrics.py`, pure) and `job.json`, the job's
-result written at its end (`job.py`). Not the running of trials (scheduler.py, execute.py) nor the progress view."""
+"""What a batch job measures: its metrics over the trials' results (`metrics.py`, pure), `job.json`, the job's
+result written at its end (`job.py`), and `report.html`, the same and every trial as a page (`report.py`, with the
+mean reward's interval from `confidence.py`). Not the running of trials (scheduler.py, execute.py) nor the progress
+view."""
