@@ -4,6 +4,7 @@ real CLI with the `oracle` agent and with our engine against the fake LLM, each 
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ import pytest
 from omniagent.batch.harbor import load_folder
 from omniagent.batch.tasks import SeedFile, parse_task
 from omniagent.testing import FakeLLMServer, Scenario
+from tests.batch import harbor_result
 from tests.batch.support import results, run_batch
 from tests.runtime.adapters.engine.harness import child_env
 
@@ -142,6 +144,15 @@ async def test_the_engine_scripted_to_solve_one_task_and_not_another_scores_1_an
     assert found["edit-01-bravo"]["rewards"] == {"reward": 0.0}
     assert found["edit-00-alpha"]["changed_files"] == ["note.txt"]
     assert "not at the task's workdir /app" in found["edit-00-alpha"]["notes"][0]
+    # result.json (checked against its line and in order by `results`): every phase ran, the session said who it was
+    record = json.loads((out / "tasks" / "edit-00-alpha" / "omniagent" / "result.json").read_text())
+    assert all(record[phase] is not None for phase in harbor_result.PHASES)
+    about = found["edit-00-alpha"]["agent_info"]
+    assert record["agent_info"]["name"] == "omniagent" and record["agent_info"]["reported_name"] == about["name"]
+    assert record["agent_info"]["version"] == about["version"] is not None
+    usage = found["edit-00-alpha"]["usage"]
+    assert record["agent_result"]["cost_usd"] == usage["cost_usd"]
+    assert record["agent_result"]["metadata"] == {"context_tokens": usage["context_tokens"]}
 
 
 def test_a_task_folder_reads_as_harbor_means_it() -> None:

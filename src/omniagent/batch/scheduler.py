@@ -1,7 +1,7 @@
 """`run()`: the batch engine under the CLI. Plans the runs (task by agent by trial), skips the ones `results.jsonl`
 already holds, hands the rest to a backend (this machine, N at a time, or a Ray cluster), writes each run's files as
-its events and result arrive, yields the results as they finish, and writes `job.json` (the job's metrics) at the end,
-stopped or not.
+its events and result arrive, yields the results as they finish, and writes `job.json` (the job's metrics) and
+`result.json` (the same with Harbor's job fields; also when it starts) at the end, stopped or not.
 
     async for result in omniagent.batch.run(load_tasks(path), agents=["omniagent"], jobs=4, out="out"):
         print(result.task, result.agent, result.status)
@@ -15,10 +15,10 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from omniagent.batch import trajectory
-from omniagent.batch.evaluation import job
+from omniagent.batch.evaluation import job, job_result, trial_result
 from omniagent.batch.execute import RunSpec, run_one, with_retries
 from omniagent.batch.reporting import Observer, Reporter, interrupted
 from omniagent.batch.results import (
@@ -109,9 +109,8 @@ async def run(
     result as it finishes. Results (and their files under `out`) are written as they arrive; with `resume`, trials
     already in `out/results.jsonl` are skipped. A trial the infrastructure failed (execute.py) runs again, up to
     `retries` more times. Setting `stop` cancels the running turns: their results come back `interrupted` and are
-    not written, so the next run starts them again. At the end, stopped or not, `out/job.json` holds the job's
-    metrics over every planned trial in `results.jsonl` (evaluation/), each counted once.
-    Raises: `BatchError`, and on Ray `RayUnavailable`."""
+    not written, so the next run starts them again. `out/result.json` (at the start and the end) and `out/job.json`
+    (at the end, stopped or not) hold the job's metrics (evaluation/). Raises: `BatchError`, `RayUnavailable`."""
     if jobs < 1:
         raise BatchError("jobs must be at least 1")
     out = _absolute(out)
@@ -125,6 +124,7 @@ async def run(
         observer.planned(len(specs), [result for key, result in done.items() if key in planned])
     where = None if ray is None else (ray.address or "local")
     chosen = job.options(agents=agents, trials=trials, retries=retries, jobs=jobs, resume=resume, ray=where)
+    files = _JobFiles.start(out, planned, chosen, done)
     backend = _backend(ray, jobs)
     stop = stop or asyncio.Event()
     arrived: asyncio.Queue[TaskResult] = asyncio.Queue()
@@ -150,14 +150,45 @@ async def run(
             with suppress(asyncio.CancelledError):
                 await worker
         with suppress(OSError, OmniagentError):  # the batch's own failure, if any, is the news
-            job.write(out, job.summary(results.finished(), planned, chosen, stopped=stop.is_set()))
+            files.write(results.finished(), stopped=stop.is_set(), ended=True)
+
+
+@dataclass(frozen=True, slots=True)
+class _JobFiles:
+    """The job's result files over its planned trials: `result.json` (`job_result.py`) and `job.json` (`job.py`)."""
+
+    out: Path
+    planned: set[tuple[str, str, int]]
+    chosen: dict[str, Any]  # the options, as job.json records them
+    identity: job_result.Identity
+
+    @classmethod
+    def start(
+        cls, out: Path, planned: set[tuple[str, str, int]], chosen: dict[str, Any], done: dict[Any, TaskResult]
+    ) -> _JobFiles:
+        """The job's files, its `result.json` written as it starts (the job's id and start kept across resumes).
+        Raises: `BatchError` when it cannot be written."""
+        files = cls(out, planned, chosen, job_result.identity(out))
+        try:
+            files.write(done, stopped=False, ended=False)
+        except OSError as error:
+            raise _failure(error, out) from error
+        return files
+
+    def write(self, finished: dict[tuple[str, str, int], TaskResult], *, stopped: bool, ended: bool) -> None:
+        """The job's result over the planned trials in `finished`: `result.json`, and once `ended`, `job.json`."""
+        summary = job.summary(finished, self.planned, self.chosen, stopped=stopped)
+        if ended:
+            job.write(self.out, summary)
+        mine = [result for key, result in finished.items() if key in self.planned]
+        job_result.write(self.out, job_result.record(self.identity, summary, mine, ended=ended))
 
 
 def _commit(out: Path, prompt: str, result: TaskResult) -> None:
     """A finished trial's files: its trajectory, then its other files and its results line (the commit point)."""
     try:
         trajectory.write(out, prompt, result)
-        write_outputs(out, result)
+        write_outputs(out, result, trial_result.record(out, result))
     except OSError as error:
         raise _failure(error, out) from error
 

@@ -1,2 +1,3 @@
-"""What a batch job measures: its metrics over the trials' results (`metrics.py`, pure) and `job.json`, the job's
-result written at its end (`job.py`). Not the running of trials (scheduler.py, execute.py) nor the progress view."""
+"""What a batch job measures: its metrics over the trials' results (`metrics.py`, pure), `job.json`, the job's
+result written at its end (`job.py`), and the `result.json` files in Harbor's shape, a trial's (`trial_result.py`)
+and the job's (`job_result.py`). Not the running of trials (scheduler.py, execute.py) nor the progress view."""
