@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from omniagent.batch import trajectory
 from omniagent.batch.evaluation import job, job_result, trial_result
 from omniagent.batch.execute import RunSpec, run_one, with_retries
+from omniagent.batch.oracle import ORACLE
 from omniagent.batch.reporting import Observer, Reporter, interrupted
 from omniagent.batch.results import (
     ResultsFile,
@@ -66,8 +67,8 @@ def plan(
 
     Every id is checked here, before anything touches the disk: ids become directory names under `out`.
     Raises: `BatchError` for a task that names no agent when `agents` is empty, a task or agent id that breaks
-    the id rule (a `Task` built in Python is not validated as a task file line is), or fewer than 1 trial or
-    0 retries.
+    the id rule (a `Task` built in Python is not validated as a task file line is), the oracle on a solution whose
+    env cannot be made (`Solution.unresolved`), or fewer than 1 trial or 0 retries.
     """
     if trials < 1:
         raise BatchError("the attempts (trials of each task by each agent) must be at least 1")
@@ -79,6 +80,8 @@ def plan(
         if not chosen:
             raise BatchError(f'task {task.id!r} names no agent; add "agent" to it or pass --agent ID')
         problem = id_problem([("task", task.id), *(("agent", agent) for agent in chosen)])
+        if problem is None and ORACLE in chosen and task.solution is not None:
+            problem = task.solution.unresolved
         if problem is not None:
             raise BatchError(problem)
         for agent in dict.fromkeys(chosen):
