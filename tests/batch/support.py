@@ -12,7 +12,7 @@ from typing import Any
 
 from omniagent.batch.results import trial_name
 from omniagent.testing import FakeLLMServer
-from tests.batch import atif
+from tests.batch import atif, harbor_result
 from tests.sidecar_schema import validate
 
 RUN_WAIT = 120.0  # seconds: the bound on one `omniagent batch` run
@@ -112,10 +112,14 @@ async def run_batch(
 
 def results(out: Path) -> list[dict[str, Any]]:
     """The lines of results.jsonl (whole lines only: a killed writer may leave a torn last one); each listed run's
-    trajectory.json, written before its line, is checked against ATIF-v1.7."""
+    trajectory.json, written before its line, is checked against ATIF-v1.7, and its result.json (the last line of
+    a trial: a rerun rewrites it) against the line and Harbor's shape (`harbor_result.py`)."""
     found = _result_lines(out)
     for result in found:
         trajectory(out, result["task"], result["agent"], result.get("trial", 1))
+    last = {(r["task"], r["agent"], r.get("trial", 1)): r for r in found}
+    for result in last.values():
+        harbor_result.trial(out, result)
     return found
 
 

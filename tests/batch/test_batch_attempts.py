@@ -13,6 +13,7 @@ from omniagent.batch import parse_task, run
 from omniagent.batch.execute import RunSpec
 from omniagent.batch.results import TaskResult
 from omniagent.testing import FakeLLMServer, Scenario
+from tests.batch import harbor_result
 from tests.batch.support import (
     content,
     kill_9_after,
@@ -85,6 +86,8 @@ async def test_kill_9_mid_job_then_a_rerun_runs_only_the_trials_without_a_result
         await kill_9_after(out, 3, *args, env=env, cwd=tmp_path)
         done_first = [(r["task"], r["trial"]) for r in results(out)]
         assert 3 <= len(done_first) < 12
+        killed = harbor_result.job(out)  # written as the batch started; the kill left it so
+        assert killed["finished_at"] is None and killed["n_total_trials"] == 12
         seen_before = len(llm.requests)
         code, stdout, err = await run_batch(*args, "--json", env=env, cwd=tmp_path)
         second = [json.dumps(request.body) for request in llm.requests[seen_before:]]
@@ -100,6 +103,9 @@ async def test_kill_9_mid_job_then_a_rerun_runs_only_the_trials_without_a_result
     job = json.loads((out / "job.json").read_text())
     assert json.loads(stdout) == job
     assert (job["planned"], job["finished"], job["complete"]) == (12, 12, True)
+    rerun = harbor_result.job(out)  # the same job: its id and start kept
+    assert (rerun["id"], rerun["started_at"]) == (killed["id"], killed["started_at"])
+    assert rerun["stats"]["n_completed_trials"] == 12 and rerun["finished_at"] is not None
     assert job["agents"]["omniagent"]["trials"] == 12 and job["agents"]["omniagent"]["completed"] == 12
     assert job["totals"]["trials"] == 12
     assert job["agents"]["omniagent"]["pass_at_k_absent"] == "no trial was verified (the tasks have no verifier)"

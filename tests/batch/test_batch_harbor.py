@@ -15,6 +15,7 @@ import pytest
 from omniagent.batch.harbor import load_folder
 from omniagent.batch.tasks import SeedFile, parse_task
 from omniagent.testing import FakeLLMServer, Scenario
+from tests.batch import harbor_result
 from tests.batch.support import results, run_batch
 from tests.runtime.adapters.engine.harness import child_env
 
@@ -144,6 +145,15 @@ async def test_the_engine_scripted_to_solve_one_task_and_not_another_scores_1_an
     assert found["edit-01-bravo"]["rewards"] == {"reward": 0.0}
     assert found["edit-00-alpha"]["changed_files"] == ["note.txt"]
     assert "not at the task's workdir /app" in found["edit-00-alpha"]["notes"][0]
+    # result.json (checked against its line and in order by `results`): every phase ran, the session said who it was
+    record = json.loads((out / "tasks" / "edit-00-alpha" / "omniagent" / "result.json").read_text())
+    assert all(record[phase] is not None for phase in harbor_result.PHASES)
+    about = found["edit-00-alpha"]["agent_info"]
+    assert record["agent_info"]["name"] == "omniagent" and record["agent_info"]["reported_name"] == about["name"]
+    assert record["agent_info"]["version"] == about["version"] is not None
+    usage = found["edit-00-alpha"]["usage"]
+    assert record["agent_result"]["cost_usd"] == usage["cost_usd"]
+    assert record["agent_result"]["metadata"] == {"context_tokens": usage["context_tokens"]}
 
 
 def _write(word: str) -> dict[str, Any]:
@@ -278,3 +288,91 @@ def test_a_task_folder_reads_as_harbor_means_it() -> None:
     line = '{"id": "t", "prompt": "p", "verifier": {"command": "bash /tests/test.sh", "tests": "t", "timeout_sec": 5}}'
     parsed = parse_task(line)
     assert parsed.verifier is not None and parsed.verifier.timeout_sec == 5 and parsed.verifier.tests == "t"
+
+
+SECRET = "s3cr3t-token-value"
+
+
+def _templated_task(tmp_path: Path, solution_env: str = "") -> Path:
+    """A task folder whose env tables name host variables the way Harbor's do; its verifier scores 1 only when each
+    variable came through as Harbor resolves it."""
+    folder = tmp_path / "tasks" / "templated"
+    (folder / "tests").mkdir(parents=True)
+    (folder / "solution").mkdir()
+    (folder / "task.toml").write_text(
+        'version = "1.0"\n'
+        "[verifier]\n"
+        'env = { CHECK = "${OMNI_TEST_CHECK}", LITERAL = "a${OMNI_TEST_CHECK}", EMPTY = "${OMNI_TEST_EMPTY:-no}" }\n'
+        "[environment]\n"
+        'env = { GREETING = "${OMNI_TEST_GREETING:-hello there}", TOKEN = "${OMNI_TEST_SECRET}" }\n'
+        f"[solution]\nenv = {{ {solution_env} }}\n"
+    )
+    (folder / "instruction.md").write_text("Write the value of $GREETING into greeting.txt.\n")
+    (folder / "solution" / "solve.sh").write_text('printf "%s\\n" "$GREETING" > greeting.txt\n')
+    checks = [
+        '[ "$(cat greeting.txt)" = "hello there" ]',
+        '[ "$CHECK" = yes ]',
+        "[ \"$LITERAL\" = 'a${OMNI_TEST_CHECK}' ]",
+        '[ -z "$EMPTY" ]',
+        f'[ "$TOKEN" = {SECRET} ]',
+    ]
+    (folder / "tests" / "test.sh").write_text(
+        f"if {' && '.join(checks)}; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n"
+    )
+    return folder.parent
+
+
+async def test_env_values_that_name_host_variables_are_resolved_as_harbor_does(tmp_path: Path) -> None:
+    """`${VAR}` is the host's variable, `${VAR:-default}` its default when unset (a variable set empty is used as
+    it is), a value that only contains `${…}` is literal; the oracle and the verifier see them, and the secret one
+    is written nowhere under --out nor printed."""
+    tasks = _templated_task(tmp_path)
+    out = tmp_path / "out"
+    host = {"OMNI_TEST_CHECK": "yes", "OMNI_TEST_EMPTY": "", "OMNI_TEST_SECRET": SECRET}
+    code, stdout, err = await run_batch(
+        str(tasks), "--agent", "oracle", "--out", str(out), env=child_env(tmp_path, None) | host, cwd=tmp_path
+    )
+    assert code == 0, err
+    (result,) = results(out)
+    assert result["rewards"] == {"reward": 1.0}
+    leaked = [path for path in out.rglob("*") if path.is_file() and SECRET.encode() in path.read_bytes()]
+    assert leaked == [] and SECRET not in stdout + err
+    # The host's value wins over the default: the solution writes another greeting, the verifier scores 0.
+    env = child_env(tmp_path, None) | host | {"OMNI_TEST_GREETING": "bye"}
+    bye = tmp_path / "bye"
+    code, _, err = await run_batch(str(tasks), "--agent", "oracle", "--out", str(bye), env=env, cwd=tmp_path)
+    assert code == 0, err
+    assert [r["rewards"] for r in results(bye)] == [{"reward": 0.0}]
+
+
+async def test_a_host_variable_that_is_unset_without_a_default_stops_the_batch_naming_it(tmp_path: Path) -> None:
+    """[verifier] env naming an unset variable: exit 2 before anything runs, one line naming the task folder, the
+    table and the variable, and no value (the secret one set beside it stays unsaid). An unset variable in
+    [solution] env stops only a batch that runs the oracle (Harbor reads it only then)."""
+    tasks = _templated_task(tmp_path)
+    out = tmp_path / "out"
+    env = child_env(tmp_path, None) | {"OMNI_TEST_SECRET": SECRET}
+    code, stdout, err = await run_batch(str(tasks), "--agent", "oracle", "--out", str(out), env=env, cwd=tmp_path)
+    assert code == 2
+    assert err == (
+        f"omniagent batch: error: {tasks / 'templated'}: task.toml's [verifier] env CHECK needs the host variable "
+        "OMNI_TEST_CHECK, which is not set (set it, or give a default: ${OMNI_TEST_CHECK:-VALUE})\n"
+    )
+    assert stdout == "" and not out.exists()
+
+    shutil.rmtree(tasks)
+    tasks = _templated_task(tmp_path, solution_env='KEY = "${OMNI_TEST_SOLVER_KEY}"')
+    env |= {"OMNI_TEST_CHECK": "yes"}
+    code, _, err = await run_batch(str(tasks), "--agent", "oracle", "--out", str(out), env=env, cwd=tmp_path)
+    assert code == 2
+    assert err == (
+        f"omniagent batch: error: {tasks / 'templated'}: task.toml's [solution] env KEY needs the host variable "
+        "OMNI_TEST_SOLVER_KEY, which is not set (set it, or give a default: ${OMNI_TEST_SOLVER_KEY:-VALUE})\n"
+    )
+    assert not out.exists()
+    talker = Scenario.from_json({"steps": [], "fallback": {"kind": "reply", "text": "nothing to do"}})
+    async with FakeLLMServer(talker) as llm:  # another agent needs no solution: its batch runs
+        env = child_env(tmp_path, llm) | {"OMNI_TEST_SECRET": SECRET, "OMNI_TEST_CHECK": "yes"}
+        code, _, err = await run_batch(str(tasks), "--agent", "omniagent", "--out", str(out), env=env, cwd=tmp_path)
+    assert code == 0, err
+    assert [(r["status"], r["rewards"]) for r in results(out)] == [("completed", {"reward": 0.0})]

@@ -25,7 +25,7 @@ from typing import Any
 import msgspec
 
 from omniagent.batch import oracle, policy, verifier, workspace
-from omniagent.batch.results import AgentInfo, ErrorKind, Status, TaskResult, Timings, Usage, VerifierInfo
+from omniagent.batch.results import AgentInfo, ErrorKind, Span, Status, TaskResult, Timings, Usage, VerifierInfo
 from omniagent.batch.tasks import Task
 from omniagent.errors import OmniagentError
 from omniagent.protocols.sidecar.base import dump
@@ -93,14 +93,45 @@ class _Turn:
     events: int = 0
 
 
+@dataclass(slots=True)
+class _Clock:
+    """The run's times: its wall-clock start, and each phase from monotonic readings counted from it, so the phases
+    keep their order and stay within the run whatever the wall clock does meanwhile."""
+
+    started: float = field(default_factory=time.time)
+    origin: float = field(default_factory=time.monotonic)
+    phases: dict[str, Span] = field(default_factory=dict)
+
+    def at(self, reading: float) -> float:
+        return self.started + (reading - self.origin)
+
+    def phase(self, name: str, begin: float, end: float | None = None) -> None:
+        """Record the phase `name` (`Timings`' field) from `begin` to `end` (now when None), monotonic readings."""
+        finish = time.monotonic() if end is None else end
+        self.phases[name] = Span(started_at=self.at(begin), finished_at=self.at(finish))
+
+    def timings(self, opened_at: float, turn_at: float) -> Timings:
+        ended = time.monotonic()
+        return Timings(
+            started_at=self.started,
+            open_seconds=round(opened_at - self.origin, 3),
+            turn_seconds=round(max(turn_at - opened_at, 0.0), 3),
+            total_seconds=round(ended - self.origin, 3),
+            finished_at=self.at(ended),
+            environment_setup=self.phases.get("environment_setup"),
+            agent_setup=self.phases.get("agent_setup"),
+            agent_execution=self.phases.get("agent_execution"),
+            verifier=self.phases.get("verifier"),
+        )
+
+
 async def run_one(runtime: Runtime, spec: RunSpec, on_event: EventSink, stop: asyncio.Event) -> TaskResult:
     """Run `spec` to its end; never raises for the agent's or the workspace's failures (they are the result).
     `stop` set (Ctrl-C) cancels the turn: the result is then `interrupted`."""
-    started = time.time()
-    clock = time.monotonic()
+    clock = _Clock()
     task = spec.task
     turn = _Turn()
-    opened_at = turn_at = clock
+    opened_at = turn_at = clock.origin
     text, changed, diff = "", [], ""
     about: AgentInfo | None = None
     notes: list[str] = []
@@ -108,10 +139,16 @@ async def run_one(runtime: Runtime, spec: RunSpec, on_event: EventSink, stop: as
         skipped = "; ".join(task.environment.skipped)
         notes.append(f"ran on this machine's system, not the task's image (--host-image); not run: {skipped}")
     prepared = await _prepare(spec, turn)
+    clock.phase("environment_setup", clock.origin)
     if prepared and spec.agent == oracle.ORACLE:
         opened_at, turn_at = await _oracle_turn(spec, turn)
+        clock.phase("agent_execution", opened_at, turn_at)
     elif prepared:
+        opening = time.monotonic()
         opened_at, turn_at, about, text = await _agent_turn(runtime, spec, turn, on_event, stop)
+        clock.phase("agent_setup", opening, opened_at)
+        if about is not None:  # the session opened
+            clock.phase("agent_execution", opened_at, turn_at)
         if task.environment.workdir is not None:
             notes.append(
                 f"the agent saw its workspace at {spec.workspace}, not at the task's workdir "
@@ -124,8 +161,7 @@ async def run_one(runtime: Runtime, spec: RunSpec, on_event: EventSink, stop: as
     rewards: dict[str, float] | None = None
     checked: VerifierInfo | None = None
     if task.verifier is not None and prepared and turn.reason is not Status.INTERRUPTED:
-        rewards, checked = await verifier.verify(task, spec.workspace, spec.logs / "verifier")
-    ended = time.monotonic()
+        rewards, checked = await _verify(spec, clock)
     return TaskResult(
         task=task.id,
         agent=spec.agent,
@@ -134,12 +170,7 @@ async def run_one(runtime: Runtime, spec: RunSpec, on_event: EventSink, stop: as
         error=turn.error,
         text=text,
         usage=turn.usage,
-        timings=Timings(
-            started_at=started,
-            open_seconds=round(opened_at - clock, 3),
-            turn_seconds=round(max(turn_at - opened_at, 0.0), 3),
-            total_seconds=round(ended - clock, 3),
-        ),
+        timings=clock.timings(opened_at, turn_at),
         tool_calls=len(turn.tools),
         events=turn.events,
         changed_files=changed,
@@ -187,6 +218,15 @@ async def _prepare(spec: RunSpec, turn: _Turn) -> bool:
     return True
 
 
+async def _verify(spec: RunSpec, clock: _Clock) -> tuple[dict[str, float] | None, VerifierInfo]:
+    """The task's verifier on the run's workspace (verifier.py), its phase on `clock`."""
+    verifying = time.monotonic()
+    try:
+        return await verifier.verify(spec.task, spec.workspace, spec.logs / "verifier")
+    finally:
+        clock.phase("verifier", verifying)
+
+
 async def _oracle_turn(spec: RunSpec, turn: _Turn) -> tuple[float, float]:
     """The oracle's turn: the task's `solution/solve.sh` (oracle.py); when it started and when it ended."""
     opened_at = time.monotonic()
@@ -204,12 +244,12 @@ async def _agent_turn(
     """Open the agent's session on the prepared workspace and drive its turn; when it opened, when the turn ended,
     what the agent said of itself, and its last message."""
     task = spec.task
-    opened_at = turn_at = time.monotonic()
     try:
         session = await runtime.open(spec.agent, spec.workspace, configure=task.configure() or None)
     except (OmniagentError, OSError) as error:
         turn.error, turn.kind = f"could not start: {error}", ErrorKind.AGENT_START
-        return opened_at, turn_at, None, ""
+        failed_at = time.monotonic()  # the failed open's time is the setup's
+        return failed_at, failed_at, None, ""
     opened_at = time.monotonic()
     try:
         refusal = policy.auto_refusal(session.info(), allow_unsandboxed=spec.allow_unsandboxed)

@@ -2,7 +2,8 @@
 (docs/batch.md, "Harbor task folders").
 
     task.toml            schema 1.x: [task] name, [metadata], [agent] timeout_sec, [verifier] timeout_sec/env,
-                         [environment] workdir/cpus/memory_mb/network_mode/env, [solution] env
+                         [environment] workdir/cpus/memory_mb/network_mode/env, [solution] env; an env value that
+                         is `${VAR}` or `${VAR:-default}` is the host's variable, as Harbor resolves it
     instruction.md       the prompt (leading canary comment lines stripped, as Harbor does)
     tests/test.sh        the verifier, run with tests/ at /tests
     solution/solve.sh    optional: what the `oracle` agent runs, with solution/ at /solution
@@ -18,6 +19,7 @@ allowlist networks, GPUs and storage limits, which are refused by name.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import tomllib
@@ -44,6 +46,9 @@ _HONOURED = {"FROM", "WORKDIR", "COPY", "ENV"}
 TEST_COMMAND = "if [ -x /tests/test.sh ]; then exec /tests/test.sh; else exec bash /tests/test.sh; fi"
 SOLVE_COMMAND = "if [ -x /solution/solve.sh ]; then exec /solution/solve.sh; else exec bash /solution/solve.sh; fi"
 _NETWORK = ("public", "no-network")
+# Harbor's reference to a host variable in an env table (harbor.utils.env): a value that is wholly `${NAME}` or
+# `${NAME:-default}`; any other value (`$NAME`, `x${NAME}`) is literal.
+_HOST_VARIABLE = re.compile(r"\$\{([^}:]+)(?::-(.*))?\}")
 
 
 def is_task_folder(path: Path) -> bool:
@@ -81,13 +86,13 @@ def load_task(folder: Path, *, host_image: bool = False) -> Task:
         command=TEST_COMMAND,
         tests=str(folder / "tests"),
         timeout_sec=_number(section["verifier"], "timeout_sec", where, 600.0),
-        env=_env(section["verifier"], where, "verifier"),
+        env=_host_env(section["verifier"], where, "verifier"),
     )
     solution = None
     if (folder / "solution" / "solve.sh").is_file():
-        solution = Solution(
-            command=SOLVE_COMMAND, directory=str(folder / "solution"), env=_env(section["solution"], where, "solution")
-        )
+        # Harbor needs the solution's variables only when the oracle runs it: the batch's plan refuses that then.
+        env, unresolved = _resolve(_env(section["solution"], where, "solution"), where, "solution")
+        solution = Solution(command=SOLVE_COMMAND, directory=str(folder / "solution"), env=env, unresolved=unresolved)
     agent_seconds = section["agent"].get("timeout_sec")
     return Task(
         id=folder.name,
@@ -151,6 +156,37 @@ def _env(table: dict[str, Any], where: str, name: str) -> dict[str, str]:
     return {str(k): v for k, v in value.items()}
 
 
+def _host_env(table: dict[str, Any], where: str, name: str) -> dict[str, str]:
+    """The table's env with its host variables resolved (`_resolve`). Raises: `TaskFileError` when one is unset."""
+    env, unresolved = _resolve(_env(table, where, name), where, name)
+    if unresolved is not None:
+        raise TaskFileError(unresolved)
+    return env
+
+
+def _resolve(env: dict[str, str], where: str, name: str) -> tuple[dict[str, str], str | None]:
+    """`env` with each `${VAR}` or `${VAR:-default}` value replaced as Harbor replaces it: by the variable in this
+    process's environment when it is set (even empty), else by the default; and when one is unset without a
+    default, why, as a sentence naming the task folder, the table and the variable, never a value (that entry is
+    left out)."""
+    resolved: dict[str, str] = {}
+    unresolved: str | None = None
+    for key, value in env.items():
+        match = _HOST_VARIABLE.fullmatch(value)
+        if match is None:
+            resolved[key] = value
+        elif match[1] in os.environ:
+            resolved[key] = os.environ[match[1]]
+        elif match[2] is not None:
+            resolved[key] = match[2]
+        elif unresolved is None:
+            unresolved = (
+                f"{where}: task.toml's [{name}] env {key} needs the host variable {match[1]}, which is not set "
+                f"(set it, or give a default: ${{{match[1]}:-VALUE}})"
+            )
+    return resolved, unresolved
+
+
 def _environment(folder: Path, table: dict[str, Any], *, host_image: bool) -> Environment:
     where = str(folder)
     unsupported = [key for key in ("gpus", "tpu", "docker_image") if table.get(key)]
@@ -162,7 +198,7 @@ def _environment(folder: Path, table: dict[str, Any], *, host_image: bool) -> En
     workdir = table.get("workdir")
     if workdir is not None and (not isinstance(workdir, str) or not workdir.startswith("/")):
         raise TaskFileError(f"{where}: task.toml's workdir must be an absolute path")
-    env = _env(table, where, "environment")
+    env = _host_env(table, where, "environment")
     refused: str | None = None
     if unsupported:
         refused = f"task {folder.name}: this machine cannot give it {', '.join(unsupported)}"

@@ -5,12 +5,13 @@
     OUT/tasks/<task>/<agent>/events.jsonl    the session's events (sidecar `Event` JSON), as they arrived
     OUT/tasks/<task>/<agent>/diff.patch      the workspace's final diff
     OUT/tasks/<task>/<agent>/final.txt       the agent's last top-level message
-    OUT/tasks/<task>/<agent>/result.json     the TaskResult
+    OUT/tasks/<task>/<agent>/result.json     the TaskResult and Harbor's names for it (evaluation/trial_result.py)
     OUT/tasks/<task>/<agent>/trajectory.json the run as an ATIF trajectory (`trajectory.py`)
     OUT/tasks/<task>/<agent>/verifier/       the verifier's /logs/verifier: reward file, test-stdout.txt (verifier.py)
     OUT/tasks/<task>/<agent>/agent/          the oracle's /logs/agent: oracle.txt, its output (oracle.py)
     OUT/workspaces/<task>/<agent>/           the workspace itself, kept for inspection
     OUT/job.json                             the job's result: metrics per agent and totals (evaluation/job.py)
+    OUT/result.json                          the same and Harbor's JobResult fields (evaluation/job_result.py)
     OUT/report.html                          the job's result and its trials as a page (evaluation/report.py)
 
 Trial 1 of a (task, agent) lives in `<task>/<agent>/`, trial i > 1 in `<task>/<agent>@i/` (`@` is in no id, so this
@@ -87,11 +88,26 @@ class AgentInfo(msgspec.Struct, frozen=True, kw_only=True):
         )
 
 
+class Span(msgspec.Struct, frozen=True, kw_only=True):
+    """One phase of a run, as Unix times (Harbor's `TimingInfo`)."""
+
+    started_at: float
+    finished_at: float
+
+
 class Timings(msgspec.Struct, frozen=True, kw_only=True):
+    """When the run and its phases ran. The phases are Harbor's: null where the phase did not happen (and in
+    older lines); each lies within `started_at` .. `finished_at`, in this order."""
+
     started_at: float  # Unix time the workspace preparation began
     open_seconds: float = 0.0  # preparing the workspace and opening the session
     turn_seconds: float = 0.0  # prompt sent → turn ended
     total_seconds: float = 0.0
+    finished_at: float | None = None  # Unix time the run ended (the verifier's end, when it ran)
+    environment_setup: Span | None = None  # the workspace made (or refused, or failed)
+    agent_setup: Span | None = None  # the agent's session opened (or failed to); none for the oracle
+    agent_execution: Span | None = None  # the turn, prompt to its end; the oracle's solve.sh
+    verifier: Span | None = None  # the task's verifier
 
 
 class VerifierInfo(msgspec.Struct, frozen=True, kw_only=True):
@@ -232,11 +248,12 @@ class EventLog:
         self._file.close()
 
 
-def write_outputs(out: Path, result: TaskResult) -> None:
-    """The run's files, then its `results.jsonl` line (the commit point)."""
+def write_outputs(out: Path, result: TaskResult, record: dict[str, Any]) -> None:
+    """The run's files, `record` (the result as `result.json` holds it: `evaluation/trial_result.py`) among them,
+    then its `results.jsonl` line (the commit point)."""
     directory = run_dir(out, result.task, result.agent, result.trial)
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "diff.patch").write_text(result.diff, encoding="utf-8")
     (directory / "final.txt").write_text(result.text, encoding="utf-8")
-    (directory / "result.json").write_text(result.to_json(indent=2) + "\n", encoding="utf-8")
+    (directory / "result.json").write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     ResultsFile(out).append(result)

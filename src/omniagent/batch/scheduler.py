@@ -1,7 +1,8 @@
 """`run()`: the batch engine under the CLI. Plans the runs (task by agent by trial), skips the ones `results.jsonl`
 already holds, hands the rest to a backend (this machine, N at a time, or a Ray cluster), writes each run's files as
 its events and result arrive, yields the results as they finish, and writes `job.json` (the job's metrics) and
-`report.html` (the same as a page) at the end, stopped or not.
+`result.json` (the same with Harbor's job fields; also when it starts) and `report.html` (the same as a page) at
+the end, stopped or not.
 
     async for result in omniagent.batch.run(load_tasks(path), agents=["omniagent"], jobs=4, out="out"):
         print(result.task, result.agent, result.status)
@@ -18,8 +19,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from omniagent.batch import trajectory
-from omniagent.batch.evaluation import job, report
+from omniagent.batch.evaluation import job, job_result, report, trial_result
 from omniagent.batch.execute import RunSpec, run_one, with_retries
+from omniagent.batch.oracle import ORACLE
 from omniagent.batch.reporting import Observer, Reporter, interrupted
 from omniagent.batch.results import (
     ResultsFile,
@@ -66,8 +68,8 @@ def plan(
 
     Every id is checked here, before anything touches the disk: ids become directory names under `out`.
     Raises: `BatchError` for a task that names no agent when `agents` is empty, a task or agent id that breaks
-    the id rule (a `Task` built in Python is not validated as a task file line is), or fewer than 1 trial or
-    0 retries.
+    the id rule (a `Task` built in Python is not validated as a task file line is), the oracle on a solution whose
+    env cannot be made (`Solution.unresolved`), or fewer than 1 trial or 0 retries.
     """
     if trials < 1:
         raise BatchError("the attempts (trials of each task by each agent) must be at least 1")
@@ -79,6 +81,8 @@ def plan(
         if not chosen:
             raise BatchError(f'task {task.id!r} names no agent; add "agent" to it or pass --agent ID')
         problem = id_problem([("task", task.id), *(("agent", agent) for agent in chosen)])
+        if problem is None and ORACLE in chosen and task.solution is not None:
+            problem = task.solution.unresolved
         if problem is not None:
             raise BatchError(problem)
         for agent in dict.fromkeys(chosen):
@@ -109,9 +113,9 @@ async def run(
     result as it finishes. Results (and their files under `out`) are written as they arrive; with `resume`, trials
     already in `out/results.jsonl` are skipped. A trial the infrastructure failed (execute.py) runs again, up to
     `retries` more times. Setting `stop` cancels the running turns: their results come back `interrupted` and are
-    not written, so the next run starts them again. At the end, stopped or not, `out/job.json` holds the job's
-    metrics over every planned trial in `results.jsonl` (evaluation/), each counted once; `out/report.html` too.
-    Raises: `BatchError`, and on Ray `RayUnavailable`."""
+    not written, so the next run starts them again. `out/result.json` (at the start and the end), `out/job.json`
+    and `out/report.html` (at the end, stopped or not) hold the job's metrics (evaluation/). Raises: `BatchError`,
+    `RayUnavailable`."""
     if jobs < 1:
         raise BatchError("jobs must be at least 1")
     out = _absolute(out)
@@ -120,11 +124,13 @@ async def run(
     done = results.finished() if resume else {}
     pending = [spec for spec in specs if spec.key not in done]
     prompts = {spec.task.id: spec.task.prompt for spec in specs}
-    planned = {spec.key for spec in specs}
+    planned = [spec.key for spec in specs]
     if observer is not None:
-        observer.planned(len(specs), [result for key, result in done.items() if key in planned])
+        wanted = set(planned)
+        observer.planned(len(specs), [result for key, result in done.items() if key in wanted])
     where = None if ray is None else (ray.address or "local")
     chosen = job.options(agents=agents, trials=trials, retries=retries, jobs=jobs, resume=resume, ray=where)
+    files = _JobFiles.start(out, planned, chosen, done)
     backend = _backend(ray, jobs)
     stop = stop or asyncio.Event()
     arrived: asyncio.Queue[TaskResult] = asyncio.Queue()
@@ -149,23 +155,51 @@ async def run(
             stop.set()
             with suppress(asyncio.CancelledError):
                 await worker
-        _conclude(out, specs, chosen, stopped=stop.is_set())
+        with suppress(OSError, ValueError, OmniagentError):  # the batch's own failure, if any, is the news
+            files.write(results.finished(), stopped=stop.is_set(), ended=True)
 
 
-def _conclude(out: Path, specs: list[RunSpec], chosen: dict[str, Any], *, stopped: bool) -> None:
-    """`job.json`, then `report.html`, over the planned trials that have a result, each counted once; a file that
-    cannot be written or read is let go (the batch's own failure, if any, is the news)."""
-    planned = [spec.key for spec in specs]
-    with suppress(OSError, ValueError, OmniagentError):
-        job.write(out, job.summary(ResultsFile(out).finished(), set(planned), chosen, stopped=stopped))
-        report.write(out, planned)
+@dataclass(frozen=True, slots=True)
+class _JobFiles:
+    """The job's result files over its planned trials: `result.json` (`job_result.py`), `job.json` (`job.py`) and
+    `report.html` (`report.py`)."""
+
+    out: Path
+    planned: list[tuple[str, str, int]]  # in plan order, the report's
+    chosen: dict[str, Any]  # the options, as job.json records them
+    identity: job_result.Identity
+
+    @classmethod
+    def start(
+        cls, out: Path, planned: list[tuple[str, str, int]], chosen: dict[str, Any], done: dict[Any, TaskResult]
+    ) -> _JobFiles:
+        """The job's files, its `result.json` written as it starts (the job's id and start kept across resumes).
+        Raises: `BatchError` when it cannot be written."""
+        files = cls(out, planned, chosen, job_result.identity(out))
+        try:
+            files.write(done, stopped=False, ended=False)
+        except OSError as error:
+            raise _failure(error, out) from error
+        return files
+
+    def write(self, finished: dict[tuple[str, str, int], TaskResult], *, stopped: bool, ended: bool) -> None:
+        """The job's result over the planned trials in `finished`: `result.json`, and once `ended`, `job.json` and
+        `report.html`. Raises: `OSError`, and for the report `ValueError`, `ResultsFileError`."""
+        planned = set(self.planned)
+        summary = job.summary(finished, planned, self.chosen, stopped=stopped)
+        if ended:
+            job.write(self.out, summary)
+        mine = [result for key, result in finished.items() if key in planned]
+        job_result.write(self.out, job_result.record(self.identity, summary, mine, ended=ended))
+        if ended:
+            report.write(self.out, self.planned)
 
 
 def _commit(out: Path, prompt: str, result: TaskResult) -> None:
     """A finished trial's files: its trajectory, then its other files and its results line (the commit point)."""
     try:
         trajectory.write(out, prompt, result)
-        write_outputs(out, result)
+        write_outputs(out, result, trial_result.record(out, result))
     except OSError as error:
         raise _failure(error, out) from error
 

@@ -97,13 +97,18 @@ class Verifier(_Model, frozen=True):
 
 
 class Solution(_Model, frozen=True):
-    """A reference solution: `command` runs in the task's environment when the agent is `oracle`."""
+    """A reference solution: `command` runs in the task's environment when the agent is `oracle`. `unresolved`: why
+    its env cannot be made; the batch then refuses to start the oracle on it (Harbor asks for the solution's host
+    variables only when the oracle runs)."""
 
     command: Annotated[str, Meta(min_length=1, description="a shell command; e.g. `bash /solution/solve.sh`")]
     directory: Annotated[str, Meta(description="shown read-only at /solution (relative: to the task file)")] | None = (
         None
     )
     env: Env = {}
+    unresolved: (
+        Annotated[str, Meta(description="why its env cannot be made (a Harbor task's unset host variable)")] | None
+    ) = None
 
 
 class SeedFile(_Model, frozen=True):
