@@ -23,7 +23,7 @@ import shlex
 import shutil
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from omniagent.batch.tasks import Environment
@@ -75,7 +75,10 @@ async def run_in_environment(
     await asyncio.to_thread(_afresh, writable.values())
     mounts = tuple(Bind(source, Path(target)) for target, source in binds.items())
     mounts += tuple(Bind(source, Path(target), writable=True) for target, source in writable.items())
-    limits = ExecLimits(memory_bytes=environment.memory_mb * MiB) if environment.memory_mb else ExecLimits()
+    # As in Harbor's container: the kernel kills the process past the memory limit, the rest of the test goes on.
+    limits = ExecLimits(stop_at_hit=False)
+    if environment.memory_mb:
+        limits = replace(limits, memory_bytes=environment.memory_mb * MiB)
     policy = SandboxPolicy(
         mode="sandboxed",
         network=environment.network_mode == "public",

@@ -134,6 +134,10 @@ class ExecLimits:
     a command writes. `disk_bytes`: how much the workspace's file system may fill during one command (None: half of
     its free space when the command starts). `session`: the session whose commands share the session limits (empty:
     none). `refused`: when set, no command runs and this is the sentence the model reads (a bad sandbox.json).
+    `stop_at_hit`: whether a command is stopped as soon as one of its processes is refused a fork or killed for
+    memory (the engine's `exec`: the model learns at once), or goes on as in a container, where only the process
+    the kernel refused or killed is affected (the batch's verifier, whose test may provoke that on purpose); its
+    sentence is given either way, and the workspace's disk limit always stops it.
     """
 
     processes: int = PROCESSES
@@ -147,6 +151,7 @@ class ExecLimits:
     disk_bytes: int | None = None
     session: str = ""
     refused: str = ""
+    stop_at_hit: bool = True
 
 
 def size_text(size: int) -> str:
@@ -260,7 +265,7 @@ class Confinement:
         """Look at the command every `WATCH_PERIOD` seconds; at the first limit hit, `stop` it with the sentence."""
         while True:
             await asyncio.sleep(WATCH_PERIOD)
-            sentence = self._hit()
+            sentence = self._hit() if self.limits.stop_at_hit else self._disk_hit()
             if sentence is not None:
                 stop(sentence)
                 return
