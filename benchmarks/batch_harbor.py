@@ -14,7 +14,8 @@ Figures:
 - **trials/min** = trials / the command's wall time (process start to exit), at `-j JOBS`, locally and with `--ray`
   (a local cluster of JOBS CPUs, started by the command).
 - **steady trials/min** = trials / (the last trial's end - the first trial's start), from `results.jsonl` times: the
-  rate once running, without the process's (and the cluster's) start and the end's `job.json`.
+  rate once running, without the process's (and the cluster's) start and the end's `job.json`; **first trial after**
+  is the time from the command's start to the first trial's (Python's start, the plan, with `--ray` the cluster's).
 - **by hand** = the median time of running `bash solution/solve.sh` then `bash tests/test.sh` in a fresh directory
   from this process, without a sandbox, one after the other (two `bash` processes, nothing else), the reward file
   redirected to a temporary directory (test.sh writes into `$VERIFIER_LOGS`, `/logs/verifier` when unset).
@@ -66,10 +67,15 @@ def make_tasks(root: Path, count: int) -> Path:
     return tasks
 
 
-def batch(tasks: Path, out: Path, jobs: int, *, ray: bool) -> tuple[float, list[dict[str, Any]]]:
-    """One `omniagent batch` run: its wall time and its results (every trial must have scored 1)."""
+Run = tuple[float, list[dict[str, Any]], float]  # wall seconds, the results, seconds from the start to the first trial
+
+
+def batch(tasks: Path, out: Path, jobs: int, *, ray: bool) -> Run:
+    """One `omniagent batch` run: its wall time, its results (every trial must have scored 1), and when its first
+    trial began."""
     command = [sys.executable, "-m", "omniagent", "batch", str(tasks), "--agent", "oracle"]
     command += ["-j", str(jobs), "--out", str(out), *(["--ray"] if ray else [])]
+    began = time.time()
     start = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     elapsed = time.perf_counter() - start
@@ -78,7 +84,7 @@ def batch(tasks: Path, out: Path, jobs: int, *, ray: bool) -> tuple[float, list[
     found = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     if any(result["rewards"] != {"reward": 1.0} for result in found):
         raise SystemExit("a trial did not score 1: the benchmark's tasks are wrong")
-    return elapsed, found
+    return elapsed, found, min(float(result["timings"]["started_at"]) for result in found) - began
 
 
 def steady(found: list[dict[str, Any]]) -> float:
@@ -106,10 +112,10 @@ def by_hand(task: Path, scratch: Path, runs: int) -> float:
     return statistics.median(seconds)
 
 
-def trial_ms(runs: list[tuple[float, list[dict[str, Any]]]]) -> float:
+def trial_ms(runs: list[Run]) -> float:
     """The median over runs of the median trial's `timings.total_seconds`, in ms."""
     return 1000 * statistics.median(
-        statistics.median(float(result["timings"]["total_seconds"]) for result in found) for _, found in runs
+        statistics.median(float(result["timings"]["total_seconds"]) for result in found) for _, found, _ in runs
     )
 
 
@@ -133,14 +139,16 @@ def main() -> int:
         backends = [False] if args.no_ray else [False, True]
         for ray in backends:
             runs = [batch(tasks, root / f"{'ray' if ray else 'local'}-{n}", jobs, ray=ray) for n in range(args.repeat)]
-            wall = statistics.median(elapsed for elapsed, _ in runs)
-            running = statistics.median(steady(found) for _, found in runs)
+            wall = statistics.median(elapsed for elapsed, _, _ in runs)
+            running = statistics.median(steady(found) for _, found, _ in runs)
+            first = statistics.median(first for _, _, first in runs)
             where = "--ray" if ray else "local"
             print(f"{where} -j {jobs}: {count} trials in {wall:.1f} s = {rate(count, wall)}", end="")
-            print(f" (steady: {running:.1f} s = {rate(count, running)}; a trial: {trial_ms(runs):.0f} ms)")
+            print(f" (first trial after {first:.1f} s; steady: {running:.1f} s = {rate(count, running)};", end="")
+            print(f" a trial: {trial_ms(runs):.0f} ms)")
         one = [batch(tasks, root / f"j1-{n}", 1, ray=False) for n in range(args.repeat)]
         inside = trial_ms(one) / 1000
-        per_trial = statistics.median(elapsed for elapsed, _ in one) / count
+        per_trial = statistics.median(elapsed for elapsed, _, _ in one) / count
         print(f"by hand (solve.sh + test.sh, unsandboxed): {hand * 1000:.0f} ms")
         print(f"local -j 1: a trial's total_seconds, median: {inside * 1000:.0f} ms")
         print(f"overhead per trial (total_seconds at -j 1 - by hand): {(inside - hand) * 1000:.0f} ms")
