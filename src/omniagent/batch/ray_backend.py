@@ -348,18 +348,20 @@ def _pack_logs(root: Path) -> list[LogEntry]:
     entries: list[LogEntry] = []
     pending = [root] if root.is_dir() else []
     while pending:
-        directory = pending.pop()
-        with os.scandir(directory) as listing:
-            for entry in sorted(listing, key=lambda item: item.name):
-                relative = Path(entry.path).relative_to(root).as_posix()
-                with contextlib.suppress(OSError):
-                    if entry.is_symlink():
-                        entries.append((relative, "link", os.readlink(entry.path)))
-                    elif entry.is_dir():
-                        entries.append((relative, "dir", ""))
-                        pending.append(Path(entry.path))
-                    elif entry.is_file():
-                        entries.append((relative, "file", Path(entry.path).read_bytes()))
+        try:
+            listing = sorted(os.scandir(pending.pop()), key=lambda item: item.name)
+        except OSError:
+            continue
+        for entry in listing:
+            relative = Path(entry.path).relative_to(root).as_posix()
+            with contextlib.suppress(OSError):
+                if entry.is_symlink():
+                    entries.append((relative, "link", os.readlink(entry.path)))
+                elif entry.is_dir():
+                    entries.append((relative, "dir", ""))
+                    pending.append(Path(entry.path))
+                elif entry.is_file():
+                    entries.append((relative, "file", Path(entry.path).read_bytes()))
     return entries
 
 
