@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import signal
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ from omniagent.testing import FakeLLMServer
 from tests.batch import atif, harbor_result
 from tests.sidecar_schema import validate
 
+HARBOR_TASKS = Path(__file__).with_name("harbor_tasks")  # the Harbor task folders of the tests
 RUN_WAIT = 120.0  # seconds: the bound on one `omniagent batch` run
 POLL = 0.05
 AFTER_STALL = "answered at last"  # seconds between looks at a file another process writes
@@ -180,3 +182,14 @@ def trajectories(out: Path) -> list[dict[str, Any]]:
 
 def kinds(found: list[dict[str, Any]]) -> list[str]:
     return [kind if isinstance(kind, str) else next(iter(kind)) for kind in (event["kind"] for event in found)]
+
+
+def harbor_task_set(tmp_path: Path, port: int) -> Path:
+    """A copy of the Harbor task folders, their network probes pointed at `port` (a listener on the host's
+    loopback: `network-public` reaches it, `network-refused` must not)."""
+    tasks = tmp_path / "tasks"
+    shutil.copytree(HARBOR_TASKS, tasks)
+    for name in ("network-refused", "network-public"):
+        config = tasks / name / "task.toml"
+        config.write_text(config.read_text().replace('PROBE_PORT = "9"', f'PROBE_PORT = "{port}"'))
+    return tasks

@@ -16,24 +16,13 @@ from omniagent.batch.harbor import load_folder
 from omniagent.batch.tasks import SeedFile, parse_task
 from omniagent.testing import FakeLLMServer, Scenario
 from tests.batch import harbor_result
-from tests.batch.support import results, run_batch
+from tests.batch.support import HARBOR_TASKS, harbor_task_set, results, run_batch
 from tests.runtime.adapters.engine.harness import child_env
 
 pytestmark = pytest.mark.timeout(120)
 
-FIXTURES = Path(__file__).with_name("harbor_tasks")
 # The tasks made not to score 1, and what each must give instead.
 NOT_PASSING = {"x-missing-reward", "x-unparsable-reward", "x-verifier-timeout", "x-no-solution", "x-needs-image"}
-
-
-def _copy(tmp_path: Path, port: int) -> Path:
-    """The fixture set, its network probes pointed at `port` (a listener on the host's loopback)."""
-    tasks = tmp_path / "tasks"
-    shutil.copytree(FIXTURES, tasks)
-    for name in ("network-refused", "network-public"):
-        config = tasks / name / "task.toml"
-        config.write_text(config.read_text().replace('PROBE_PORT = "9"', f'PROBE_PORT = "{port}"'))
-    return tasks
 
 
 def _by_task(found: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -53,7 +42,7 @@ async def test_the_oracle_scores_the_task_set_and_each_verifier_outcome_is_exact
 
     server = await asyncio.start_server(accept, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
-    tasks = _copy(tmp_path, port)
+    tasks = harbor_task_set(tmp_path, port)
     out = tmp_path / "out"
     async with server:
         code, stdout, err = await run_batch(
@@ -102,7 +91,7 @@ async def test_a_task_refused_for_its_image_runs_on_the_host_when_the_user_says_
     """One task folder given itself, with --host-image: the RUN line is skipped, the task runs here, and its result
     says so."""
     code, _, err = await run_batch(
-        str(FIXTURES / "x-needs-image"),
+        str(HARBOR_TASKS / "x-needs-image"),
         "--agent",
         "oracle",
         "--host-image",
@@ -124,7 +113,7 @@ async def test_the_engine_scripted_to_solve_one_task_and_not_another_scores_1_an
     the verifiers, run after each turn, give rewards 1 and 0."""
     tasks = tmp_path / "tasks"
     for name in ("edit-00-alpha", "edit-01-bravo"):
-        shutil.copytree(FIXTURES / name, tasks / name)
+        shutil.copytree(HARBOR_TASKS / name, tasks / name)
     write = {"name": "write", "arguments": {"path": "note.txt", "content": "the word is alpha\n"}}
     scenario = {
         "steps": [
@@ -242,7 +231,7 @@ async def test_the_engine_scripted_over_the_task_set_scores_exactly_the_expected
     ]
     expected = solved | dict.fromkeys(always, 3) | {"env-vars": 0}
     server = await asyncio.start_server(lambda _r, w: w.close(), "127.0.0.1", 0)
-    tasks = _copy(tmp_path, server.sockets[0].getsockname()[1])
+    tasks = harbor_task_set(tmp_path, server.sockets[0].getsockname()[1])
     for name in NOT_PASSING:
         shutil.rmtree(tasks / name)
     out = tmp_path / "out"
@@ -278,13 +267,13 @@ async def test_the_engine_scripted_over_the_task_set_scores_exactly_the_expected
 def test_a_task_folder_reads_as_harbor_means_it() -> None:
     """Canary lines stripped from the instruction, the workdir and files of the Dockerfile's WORKDIR and COPY, its
     ENV under the task's, the timeouts; a JSONL line may name a verifier too."""
-    (task,) = load_folder(FIXTURES / "edit-00-alpha")
+    (task,) = load_folder(HARBOR_TASKS / "edit-00-alpha")
     assert task.prompt == "In /app/note.txt, replace the word TODO with alpha.\n"
     assert task.time_limit == 60.0
     assert task.verifier is not None and task.verifier.timeout_sec == 30.0
     assert task.environment.workdir == "/app"
     assert task.environment.env == {"GREETING": "hello there"}
-    assert task.environment.seed == [SeedFile(source=str(FIXTURES / "edit-00-alpha/environment/app"), target="./")]
+    assert task.environment.seed == [SeedFile(source=str(HARBOR_TASKS / "edit-00-alpha/environment/app"), target="./")]
     line = '{"id": "t", "prompt": "p", "verifier": {"command": "bash /tests/test.sh", "tests": "t", "timeout_sec": 5}}'
     parsed = parse_task(line)
     assert parsed.verifier is not None and parsed.verifier.timeout_sec == 5 and parsed.verifier.tests == "t"

@@ -1,4 +1,5 @@
-"""`omniagent batch --ray` on a real local Ray cluster (issue 14 acceptance, Ray part; issue 23's defects).
+"""`omniagent batch --ray` on a real local Ray cluster (issue 14 acceptance, Ray part; issue 23: its defects, and
+Harbor task folders with the oracle on Ray, their verifier's and oracle's logs back on the driver).
 
 Everything runs in this machine's own network namespace, beside its routable interface, as a user's batch does: the
 fake LLM listens on 127.0.0.1 in this process, and the batch process starts the Ray cluster (head, raylet, GCS and
@@ -9,10 +10,12 @@ from the listening sockets of the batch's process tree.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +29,7 @@ from tests.batch.support import (
     RUN_WAIT,
     file_name,
     finish,
+    harbor_task_set,
     results,
     run_batch,
     scenario,
@@ -184,34 +188,48 @@ ray.shutdown()
 """
 
 
+@contextlib.asynccontextmanager
+async def _cluster(env: dict[str, str], *, hiding: Path | None = None) -> AsyncIterator[str]:
+    """A cluster another process starts (`_CLUSTER`; its workers have the settings of `env`, as a real cluster's
+    nodes have their own), its GCS address while it runs. With `hiding`, that process and every Ray process it
+    starts see an empty file system of their own at that path (a tmpfs, by bubblewrap) where this process sees the
+    directory: as a worker on another machine sees none of the driver's files."""
+    prefix = ["bwrap", "--dev-bind", "/", "/", "--tmpfs", str(hiding)] if hiding is not None else []
+    cluster = await asyncio.create_subprocess_exec(
+        *prefix,
+        sys.executable,
+        "-c",
+        _CLUSTER,
+        env=env | {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"},
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    assert cluster.stdout is not None and cluster.stdin is not None
+    try:
+        async with asyncio.timeout(RUN_WAIT):
+            address = (await cluster.stdout.readline()).decode().strip()
+        assert address.startswith("127.0.0.1:"), address
+        yield address
+    finally:
+        cluster.stdin.close()
+        await finish(cluster)
+
+
+def _joining(env: dict[str, str]) -> dict[str, str]:
+    """`env` for a batch joining a `_cluster`: it has token auth on (Ray's default for a new cluster); its token is in
+    HOME/.ray, shared here."""
+    return env | {"RAY_AUTH_MODE": "token"}
+
+
 async def test_ray_address_joins_a_running_cluster_whose_workers_run_the_tasks(tmp_path: Path) -> None:
-    """`--ray 127.0.0.1:PORT` joins a cluster another process started (its workers have the engine's settings from
-    that process, as a real cluster's nodes have their own): the tasks run there and complete."""
+    """`--ray 127.0.0.1:PORT` joins a cluster another process started: the tasks run there and complete."""
     task_file = write_tasks(tmp_path / "tasks.jsonl", make_tasks(3, agent="omniagent"))
     out = tmp_path / "out"
     async with FakeLLMServer(Scenario.from_json(scenario(3))) as llm:
         env = _env(tmp_path, llm)
-        cluster = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-c",
-            _CLUSTER,
-            env=env | {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"},
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-        )
-        try:
-            assert cluster.stdout is not None and cluster.stdin is not None
-            async with asyncio.timeout(RUN_WAIT):
-                address = (await cluster.stdout.readline()).decode().strip()
-            assert address.startswith("127.0.0.1:"), address
+        async with _cluster(env) as address:
             args = (str(task_file), "--ray", address, "--out", str(out))
-            # The cluster has token auth on (Ray's default for a new one); its token is in HOME/.ray, shared here.
-            joining = env | {"RAY_AUTH_MODE": "token"}
-            code, _, err = await run_batch(*args, env=joining, cwd=tmp_path)
-        finally:
-            assert cluster.stdin is not None
-            cluster.stdin.close()
-            await finish(cluster)
+            code, _, err = await run_batch(*args, env=_joining(env), cwd=tmp_path)
     assert code == 0, err
     found = results(out)
     assert sorted(r["task"] for r in found) == [task_id(i) for i in range(3)]
@@ -299,3 +317,142 @@ async def test_a_run_whose_worker_is_lost_twice_fails_and_leaves_nothing_in_the_
     assert by_task["victim"]["where"] == "ray:127.0.0.1"
     assert by_task[task_id(0)]["status"] == "completed"
     assert [p.name for p in worker_tmp.iterdir() if p.name.startswith("omniagent-batch")] == []
+
+
+def _trials(out: Path) -> dict[tuple[str, int], dict[str, Any]]:
+    """Each trial's result line without what differs from run to run (its times, where it ran)."""
+    found: dict[tuple[str, int], dict[str, Any]] = {}
+    for result in results(out):
+        trial = {key: value for key, value in result.items() if key not in ("timings", "where")}
+        if trial["verifier"] is not None:
+            trial["verifier"] = {key: value for key, value in trial["verifier"].items() if key != "seconds"}
+        found[(trial["task"], trial["trial"])] = trial
+    return found
+
+
+def _metrics(out: Path) -> dict[str, Any]:
+    """job.json without its options and times."""
+    job = json.loads((out / "job.json").read_text())
+    timeless = {key: value for key, value in job["agents"]["oracle"].items() if "seconds" not in key}
+    return {key: job[key] for key in ("planned", "finished", "complete", "stopped")} | {"oracle": timeless}
+
+
+def _logs(out: Path) -> dict[str, str | None]:
+    """Every file of the trials' verifier/ and agent/ logs, with its text where it does not depend on timing (the
+    reward files, the oracle's output)."""
+    return {
+        path.relative_to(out).as_posix(): path.read_text() if path.name != "test-stdout.txt" else None
+        for path in sorted((out / "tasks").glob("*/*/*/*"))
+        if path.parent.name in ("verifier", "agent")
+    }
+
+
+async def test_the_harbor_task_set_on_ray_gives_each_trial_as_locally_and_its_logs_reach_the_driver(
+    tmp_path: Path,
+) -> None:
+    """Every Harbor task folder (those made to pass and the x- ones made to fail) by the oracle, -k 2, locally and
+    on a cluster whose processes see an empty file system of their own where the driver writes OUT (as a worker on
+    another machine does): each trial's status, error, error_kind, rewards and verifier outcome are the same, so is
+    job.json's account, and every trial's verifier/ and agent/ logs (run on the worker) are in the driver's OUT."""
+
+    async def accept(_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.close()
+
+    server = await asyncio.start_server(accept, "127.0.0.1", 0)
+    tasks = harbor_task_set(tmp_path, server.sockets[0].getsockname()[1])
+    local, ray = tmp_path / "local", tmp_path / "ray"
+    ray.mkdir()
+    env = child_env(tmp_path, None) | {"RAY_USAGE_STATS_ENABLED": "0"}
+    args = (str(tasks), "--agent", "oracle", "-k", "2")
+    async with server:
+        code, _, err = await run_batch(*args, "-j", "4", "--out", str(local), env=env, cwd=tmp_path)
+        assert code == 1, err  # the x- tasks
+        async with _cluster(env, hiding=ray) as address:
+            code, _, err = await run_batch(*args, "--ray", address, "--out", str(ray), env=_joining(env), cwd=tmp_path)
+        assert code == 1, err
+    on_ray = _trials(ray)
+    assert len(on_ray) == 54
+    assert on_ray == _trials(local)
+    assert {result["where"] for result in results(ray)} == {"ray:127.0.0.1"}
+    assert _metrics(ray) == _metrics(local)
+    logs = _logs(ray)
+    assert logs == _logs(local)
+    assert logs["tasks/edit-00-alpha/oracle@2/verifier/reward.txt"] == "1\n"
+    assert "tasks/reward-json/oracle/verifier/reward.json" in logs
+    assert "tasks/edit-00-alpha/oracle/agent/oracle.txt" in logs
+
+
+# The oracle's solution is held, once it has begun, until the test makes /solution/go.
+_HELD_SOLUTION = """#!/bin/bash
+echo solving
+: > began
+while [ ! -e /solution/go ]; do sleep 0.05; done
+echo solved > answer.txt
+echo done
+"""
+_VERIFY_ANSWER = """#!/bin/bash
+if [ "$(cat answer.txt)" = solved ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt
+"""
+
+
+def _held_task(folder: Path) -> Path:
+    """A Harbor task folder whose solution waits for the file `solution/go` (see `_HELD_SOLUTION`)."""
+    for name, text in {
+        "task.toml": 'version = "1.0"\n',
+        "instruction.md": "Write solved into answer.txt.\n",
+        "solution/solve.sh": _HELD_SOLUTION,
+        "tests/test.sh": _VERIFY_ANSWER,
+    }.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    return folder
+
+
+def _began(worker: Path, attempt: int) -> dict[str, Any] | None:
+    """worker.json once it names `attempt` and that attempt's solution has begun in its workspace (on the worker,
+    this machine here); else None."""
+    if _attempt(worker) != attempt:
+        return None
+    where: dict[str, Any] = json.loads(worker.read_text())
+    return where if Path(where["workspace"], "began").exists() else None
+
+
+async def _solving(worker: Path, attempt: int) -> dict[str, Any]:
+    """Until `_began(worker, attempt)` (a file another process writes: polled)."""
+    async with asyncio.timeout(RUN_WAIT):
+        while True:
+            where = _began(worker, attempt)
+            if where is not None:
+                return where
+            await asyncio.sleep(POLL)
+
+
+async def test_a_worker_killed_while_the_oracle_solves_a_harbor_task_is_retried_once_and_scores(
+    tmp_path: Path,
+) -> None:
+    """kill -9 of the Ray worker while the oracle's solve.sh runs: the trial starts again (attempt 2) on a fresh
+    worker and workspace, is verified and scores 1; its logs are the second attempt's, and nothing of either
+    attempt is left in the worker's temp dir."""
+    task = _held_task(tmp_path / "held")
+    out, worker_tmp = tmp_path / "out", tmp_path / "worker-tmp"
+    worker_tmp.mkdir()
+    env = child_env(tmp_path, None) | {"RAY_USAGE_STATS_ENABLED": "0", "TMPDIR": str(worker_tmp), "RAY_TMPDIR": "/tmp"}
+    args = (str(task), "--agent", "oracle", "--ray", "-j", "1", "--out", str(out))
+    batch = await start_batch(*args, env=env, cwd=tmp_path)
+    worker = out / "tasks" / "held" / "oracle" / "worker.json"
+    try:
+        first = await _solving(worker, 1)
+        os.kill(first["pid"], signal.SIGKILL)
+        second = await _solving(worker, 2)
+        (task / "solution" / "go").touch()
+    finally:
+        code, _, err = await finish(batch)
+    assert code == 0, err
+    (result,) = results(out)
+    assert (result["status"], result["attempt"], result["rewards"]) == ("completed", 2, {"reward": 1.0})
+    assert result["changed_files"] == ["answer.txt", "began"]
+    assert second["pid"] != first["pid"] and second["workspace"] != first["workspace"]
+    run = out / "tasks" / "held" / "oracle"
+    assert (run / "agent" / "oracle.txt").read_text() == "solving\ndone\n"
+    assert (run / "verifier" / "reward.txt").read_text() == "1\n"
+    assert [path.name for path in worker_tmp.iterdir() if path.name.startswith("omniagent-batch")] == []

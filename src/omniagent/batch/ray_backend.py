@@ -9,6 +9,9 @@ What runs where:
   `execute.run_one` on a `Runtime` of its own, in a directory of its own under the worker's temp dir (removed
   afterwards; a `copy` or `git` source path must therefore exist on the worker too). It streams back where it runs
   (the node's address and id, the process, the workspace), each event as it happens and the result with its diff;
+- a task's verifier and oracle run on the worker beside the agent (`run_one` runs them), their logs in the attempt's
+  directory there, not in OUT (the worker may be another machine): the files come back with the result and the
+  driver writes them into OUT/tasks/T/A/ (`verifier/`, `agent/`), as it writes every other file of the run;
 - a worker lost mid-run (its process or node died) is an interrupted run: it is started again once, from a fresh
   workspace; lost twice, the run fails. Ray's own retries are off so this rule is the only one. What a lost attempt
   left on its node is removed by a small task pinned to that node.
@@ -45,6 +48,8 @@ ATTEMPTS = 2  # a run whose worker is lost is started again once
 REACH_TIMEOUT = 10.0  # seconds to connect to a cluster's GCS port before saying nothing answers there
 _CANCEL_CHECK = 0.2  # seconds a worker waits for its run's next item before it can see a cancel
 DISCARD_TIMEOUT = 30.0  # seconds for removing what a lost attempt left on its node
+LOGS = "logs"  # beside an attempt's workspace on its worker: its verifier's and oracle's logs until they are sent
+LogEntry = tuple[str, str, bytes | str]  # a file of those logs: (relative path, "dir" | "file" | "link", content)
 
 
 class RayUnavailable(OmniagentError):
@@ -203,7 +208,8 @@ class RayBackend:
                 elif kind == "event":
                     on_event(value)
                 else:
-                    body, diff = value
+                    body, diff, logs = value
+                    await asyncio.to_thread(_unpack_logs, logs, spec.logs)
                     return TaskResult.from_json(body, diff=diff)
         except ray.exceptions.TaskCancelledError:
             pass
@@ -287,7 +293,10 @@ def _work(spec: RunSpec) -> Iterator[tuple[str, Any]]:
     # local cluster, the node's own address on a real one.
     node: str = ray.util.get_node_ip_address()  # type: ignore[no-untyped-call]
     node_id: str = ray.get_runtime_context().get_node_id()
-    spec = replace(spec, where=f"ray:{node}", workspace=Path(tempfile.gettempdir()) / spec.workspace)
+    where = Path(tempfile.gettempdir()) / spec.workspace
+    # The verifier's and the oracle's logs beside the workspace, in the attempt's own directory on this node: the
+    # driver's OUT may not exist here, and what is here is removed with the attempt.
+    spec = replace(spec, where=f"ray:{node}", workspace=where, logs=where.parent / LOGS)
     yield ("started", {"pid": os.getpid(), "node": node, "node_id": node_id, "workspace": str(spec.workspace)})
     items: queue.Queue[tuple[str, Any]] = queue.Queue()
     control: dict[str, Any] = {}
@@ -314,20 +323,61 @@ def _work(spec: RunSpec) -> Iterator[tuple[str, Any]]:
 
 
 def _run_in_thread(spec: RunSpec, items: queue.Queue[tuple[str, Any]], control: dict[str, Any]) -> None:
-    async def main() -> TaskResult:
+    async def main() -> tuple[TaskResult, list[LogEntry]]:
         control["loop"], control["stop"] = asyncio.get_running_loop(), asyncio.Event()
         try:
             async with Runtime() as runtime:
-                return await run_one(runtime, spec, lambda event: items.put(("event", event)), control["stop"])
+                result = await run_one(runtime, spec, lambda event: items.put(("event", event)), control["stop"])
+            return result, await asyncio.to_thread(_pack_logs, spec.logs)
         finally:
             await _remove_attempt(spec.task.workspace, spec.workspace)
 
     try:
-        result = asyncio.run(main())
+        result, logs = asyncio.run(main())
     except BaseException as error:  # reported to the driver as the task's failure, not lost in the worker log
         items.put(("error", f"{type(error).__name__}: {error}"))
         return
-    items.put(("result", (result.to_json(), result.diff)))
+    items.put(("result", (result.to_json(), result.diff, logs)))
+
+
+def _pack_logs(root: Path) -> list[LogEntry]:
+    """On the worker: what the verifier and the oracle left under `root`, as (path relative to it, kind, content):
+    a directory (no content), a file (its bytes), a symbolic link (its target, never followed); parents before their
+    children. What cannot be read (a file the verifier made unreadable, a socket) is left out, not the run's
+    failure."""
+    entries: list[LogEntry] = []
+    pending = [root] if root.is_dir() else []
+    while pending:
+        try:
+            listing = sorted(os.scandir(pending.pop()), key=lambda item: item.name)
+        except OSError:
+            continue
+        for entry in listing:
+            relative = Path(entry.path).relative_to(root).as_posix()
+            with contextlib.suppress(OSError):
+                if entry.is_symlink():
+                    entries.append((relative, "link", os.readlink(entry.path)))
+                elif entry.is_dir():
+                    entries.append((relative, "dir", ""))
+                    pending.append(Path(entry.path))
+                elif entry.is_file():
+                    entries.append((relative, "file", Path(entry.path).read_bytes()))
+    return entries
+
+
+def _unpack_logs(entries: list[LogEntry], root: Path) -> None:
+    """On the driver: the logs a worker sent (`_pack_logs`), written under the run's `root` (OUT/tasks/T/A)."""
+    for relative, kind, content in entries:
+        parts = Path(relative).parts
+        if not parts or Path(relative).is_absolute() or ".." in parts:
+            continue  # not from a walk of the worker's directory: nothing is written outside `root`
+        target = root.joinpath(*parts)
+        if kind == "dir":
+            target.mkdir(parents=True, exist_ok=True)
+        elif kind == "link" and isinstance(content, str):
+            target.symlink_to(content)
+        elif kind == "file" and isinstance(content, bytes):
+            target.write_bytes(content)
 
 
 def _discard(source: Any, relative: Path) -> None:

@@ -72,7 +72,9 @@ async def _clone(source: GitWorkspace, path: Path) -> None:
 
 async def _baseline(path: Path) -> None:
     git = _in(path)
-    await _git("init", "--quiet", "--bare", str(_baseline_dir(path)))
+    # No template: git's sample hooks and info files would be copied into every baseline, a few ms a trial for
+    # files nothing reads (the baseline commit runs no hook).
+    await _git("init", "--quiet", "--bare", "--template=", str(_baseline_dir(path)))
     await _git(*git, "add", "--all", "--force", ".")
     await _git(*git, *_IDENTITY, "commit", "--quiet", "--allow-empty", "--no-verify", "-m", "baseline")
 
