@@ -98,8 +98,9 @@ class SandboxPolicy:
     rules allow through the engine's proxy (None: nothing). `extra_env`: variables given to the command in every
     mode (the secret answers it was given, engine/interactions/secrets.py). `limits`: processes, memory, CPU,
     output, /tmp, file and disk (limits.py). `workdir`: where the workspace appears inside the sandbox and the
-    command starts (None: at its own path). `binds`: more host paths shown inside. With either, the sandbox's root is
-    a read-only tmpfs holding the host's top-level entries, so that a path the host lacks (`/app`) can be made.
+    command starts (None: at its own path; unsandboxed, the command then runs in `view_prefix`'s view of the machine).
+    `binds`: more host paths shown inside. With either, the sandbox's root is a read-only tmpfs holding the host's
+    top-level entries, so that a path the host lacks (`/app`) can be made (`_host_tree`).
     """
 
     mode: SandboxMode = "sandboxed" if SANDBOX_SUPPORTED else "unsandboxed"
