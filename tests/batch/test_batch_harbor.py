@@ -4,7 +4,9 @@ real CLI with the `oracle` agent and with our engine against the fake LLM, each 
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,12 +15,14 @@ import pytest
 from omniagent.batch.harbor import load_folder
 from omniagent.batch.tasks import SeedFile, parse_task
 from omniagent.testing import FakeLLMServer, Scenario
-from tests.batch.support import results, run_batch
+from tests.batch.support import events, results, run_batch
 from tests.runtime.adapters.engine.harness import child_env
 
 pytestmark = pytest.mark.timeout(120)
 
 FIXTURES = Path(__file__).with_name("harbor_tasks")
+ACP_AGENT = Path(__file__).parents[1] / "fixtures" / "acp_agents" / "fake_agent.py"
+HOST_APP = Path("/app")  # the workdir of the task workdir-answer, on this machine: never made by a run
 # The tasks made not to score 1, and what each must give instead.
 NOT_PASSING = {"x-missing-reward", "x-unparsable-reward", "x-verifier-timeout", "x-no-solution", "x-needs-image"}
 
@@ -33,12 +37,16 @@ def _copy(tmp_path: Path, port: int) -> Path:
     return tasks
 
 
+def _host_has_app() -> bool:
+    return HOST_APP.exists()
+
+
 def _by_task(found: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {result["task"]: result for result in found}
 
 
 async def test_the_oracle_scores_the_task_set_and_each_verifier_outcome_is_exact(tmp_path: Path) -> None:
-    """27 task folders, `--agent oracle`: every task made to pass scores reward 1 (mean 1.0); reward.json wins
+    """28 task folders, `--agent oracle`: every task made to pass scores reward 1 (mean 1.0); reward.json wins
     over reward.txt, the exit code is not the reward, a missing, unparsable or late reward is a named verifier
     error, a task without a solution fails, a task whose image cannot be built is refused; a `no-network`
     verifier cannot reach a listener on the host's loopback that a `public` one reaches."""
@@ -58,9 +66,9 @@ async def test_the_oracle_scores_the_task_set_and_each_verifier_outcome_is_exact
         )
     assert code == 1, err  # the tasks made to fail
     found = _by_task(results(out))
-    assert len(found) == 27
+    assert len(found) == 28
     passing = [name for name in found if name not in NOT_PASSING]
-    assert len(passing) == 22
+    assert len(passing) == 23
     assert {name: found[name]["rewards"]["reward"] for name in passing} == dict.fromkeys(passing, 1.0)
     assert all(found[name]["status"] == "completed" for name in passing)
     assert found["reward-json"]["rewards"] == {"reward": 1.0, "style": 0.5}
@@ -92,7 +100,7 @@ async def test_the_oracle_scores_the_task_set_and_each_verifier_outcome_is_exact
     assert (edit / "verifier" / "reward.txt").read_text() == "1\n"
     assert (out / "workspaces" / "edit-00-alpha" / "oracle" / "note.txt").read_text() == "the word is alpha\n"
     assert "+the word is alpha" in (edit / "diff.patch").read_text()
-    assert "mean reward" in stdout and f"{22 / 27:.3f}" in stdout
+    assert "mean reward" in stdout and f"{23 / 28:.3f}" in stdout
 
 
 async def test_a_task_refused_for_its_image_runs_on_the_host_when_the_user_says_so(tmp_path: Path) -> None:
@@ -141,7 +149,64 @@ async def test_the_engine_scripted_to_solve_one_task_and_not_another_scores_1_an
     assert found["edit-00-alpha"]["rewards"] == {"reward": 1.0}
     assert found["edit-01-bravo"]["rewards"] == {"reward": 0.0}
     assert found["edit-00-alpha"]["changed_files"] == ["note.txt"]
-    assert "not at the task's workdir /app" in found["edit-00-alpha"]["notes"][0]
+    assert found["edit-00-alpha"]["notes"] == []
+
+
+async def test_the_engine_works_in_the_tasks_workdir_where_the_instruction_names_its_files(tmp_path: Path) -> None:
+    """A task whose Dockerfile's WORKDIR is /app and whose instruction says "write /app/answer.txt": our engine,
+    scripted to write that path and then to run a command there, is told its workspace is /app, writes the file
+    into its workspace, runs in /app, and the verifier scores 1; no /app is made on this machine."""
+    had_app = _host_has_app()
+    write = {"name": "write", "arguments": {"path": "/app/answer.txt", "content": "the answer is 42\n"}}
+    run = {"name": "exec", "arguments": {"command": 'echo "$(wc -c </app/answer.txt) bytes in $(pwd)"'}}
+    scenario = {
+        "steps": [
+            {"kind": "reply", "text": "done", "match": "17 bytes in /app", "sticky": True},
+            {"kind": "reply", "tool_calls": [run], "match": "created answer.txt", "sticky": True},
+            {"kind": "reply", "tool_calls": [write], "match": "write /app/answer.txt", "sticky": True},
+        ],
+        "fallback": {"kind": "reply", "text": "no step for this request"},
+    }
+    out = tmp_path / "out"
+    async with FakeLLMServer(Scenario.from_json(scenario)) as llm:
+        code, _, err = await run_batch(
+            str(FIXTURES / "workdir-answer"), "--agent", "omniagent", "--out", str(out),
+            env=child_env(tmp_path, llm), cwd=tmp_path,
+        )  # fmt: skip
+        system = json.dumps(llm.requests[0].body)
+    assert code == 0, err
+    (result,) = results(out)
+    assert (result["status"], result["text"], result["rewards"]) == ("completed", "done", {"reward": 1.0})
+    assert result["changed_files"] == ["answer.txt"] and result["notes"] == []
+    assert (out / "workspaces" / "workdir-answer" / "omniagent" / "answer.txt").read_text() == "the answer is 42\n"
+    assert "working in the workspace /app." in system
+    tools = [e["kind"]["ToolUpdated"] for e in events(out, "workdir-answer", "omniagent") if "ToolUpdated" in e["kind"]]
+    done = {tool["kind"]: tool for tool in tools if tool["status"] == "Completed"}
+    assert [diff["path"] for diff in done["Edit"]["diffs"]] == ["/app/answer.txt"]  # paths as the model sees them
+    assert done["Execute"]["input"]["Command"]["cwd"] == "/app"
+    assert _host_has_app() == had_app
+
+
+async def test_an_acp_agent_works_in_the_tasks_workdir_through_the_launch_view(tmp_path: Path) -> None:
+    """The same task by a process agent (the fake ACP agent, installed as `hermes` through its env override): it is
+    started in /app, its session's cwd is /app, and the file it writes at /app/answer.txt lands in its workspace;
+    the verifier scores 1."""
+    agent = tmp_path / "bin" / "fake-acp"
+    agent.parent.mkdir()
+    agent.write_text(f"#!/bin/sh\nexec {sys.executable} {ACP_AGENT} --max-version 1\n")
+    agent.chmod(0o755)
+    out = tmp_path / "out"
+    env = child_env(tmp_path, None) | {"OMNIAGENT_HERMES_BIN": str(agent)}
+    code, _, err = await run_batch(
+        str(FIXTURES / "workdir-answer"), "--agent", "hermes", "--allow-unsandboxed-auto", "--out", str(out),
+        env=env, cwd=tmp_path,
+    )  # fmt: skip
+    assert code == 0, err
+    (result,) = results(out)
+    assert result["status"] == "completed", result
+    assert json.loads(result["text"]) == {"cwd": "/app", "session_cwd": "/app"}
+    assert result["rewards"] == {"reward": 1.0}
+    assert (out / "workspaces" / "workdir-answer" / "hermes" / "answer.txt").read_text() == "the answer is 42\n"
 
 
 def test_a_task_folder_reads_as_harbor_means_it() -> None:

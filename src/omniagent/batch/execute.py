@@ -112,11 +112,6 @@ async def run_one(runtime: Runtime, spec: RunSpec, on_event: EventSink, stop: as
         opened_at, turn_at = await _oracle_turn(spec, turn)
     elif prepared:
         opened_at, turn_at, about, text = await _agent_turn(runtime, spec, turn, on_event, stop)
-        if task.environment.workdir is not None:
-            notes.append(
-                f"the agent saw its workspace at {spec.workspace}, not at the task's workdir "
-                f"{task.environment.workdir} (batch does not map it for agents yet); the verifier saw it there"
-            )
     with suppress(OmniagentError, OSError):
         if spec.workspace.exists():
             diff = await workspace.diff(spec.workspace)
@@ -206,7 +201,9 @@ async def _agent_turn(
     task = spec.task
     opened_at = turn_at = time.monotonic()
     try:
-        session = await runtime.open(spec.agent, spec.workspace, configure=task.configure() or None)
+        # The agent sees its workspace at the task's workdir (e.g. /app), as the verifier does (runtime/view.py).
+        workdir = task.environment.workdir
+        session = await runtime.open(spec.agent, spec.workspace, workdir=workdir, configure=task.configure() or None)
     except (OmniagentError, OSError) as error:
         turn.error, turn.kind = f"could not start: {error}", ErrorKind.AGENT_START
         return opened_at, turn_at, None, ""
