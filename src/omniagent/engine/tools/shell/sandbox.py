@@ -210,6 +210,7 @@ def sandbox_argv(
         targets = (policy.workdir or root, *(bind.target for bind in policy.binds))
         tree, opened = _host_tree(targets, bind="--ro-bind", own=_OWN_TOP_LEVEL)
         argv = [bwrap, *tree]
+    # /dev read-only (else a writable tmpfs of half the machine's memory; its devices still work) but a sized /dev/shm.
     argv += ["--dev", "/dev", *_tmpfs("/dev/shm", tmp_size), "--remount-ro", "/dev", "--proc", "/proc"]
     argv += [*_tmpfs("/tmp", tmp_size), *_tmpfs("/run", tmp_size)]  # RAM-backed: sized (limits.py, `tmp_bytes`)
     for entry in HOST_WRITABLE_PROC:
