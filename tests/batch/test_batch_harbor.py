@@ -7,6 +7,7 @@ import asyncio
 import json
 import math
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +17,19 @@ from omniagent.batch.harbor import load_folder
 from omniagent.batch.tasks import SeedFile, parse_task
 from omniagent.testing import FakeLLMServer, Scenario
 from tests.batch import harbor_result
-from tests.batch.support import HARBOR_TASKS, harbor_task_set, results, run_batch
+from tests.batch.support import HARBOR_TASKS, events, harbor_task_set, results, run_batch
 from tests.runtime.adapters.engine.harness import child_env
 
 pytestmark = pytest.mark.timeout(120)
 
+ACP_AGENT = Path(__file__).parents[1] / "fixtures" / "acp_agents" / "fake_agent.py"
+HOST_APP = Path("/app")  # the workdir of the task workdir-answer, on this machine: never made by a run
 # The tasks made not to score 1, and what each must give instead.
 NOT_PASSING = {"x-missing-reward", "x-unparsable-reward", "x-verifier-timeout", "x-no-solution", "x-needs-image"}
+
+
+def _host_has_app() -> bool:
+    return HOST_APP.exists()
 
 
 def _by_task(found: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -30,7 +37,7 @@ def _by_task(found: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 async def test_the_oracle_scores_the_task_set_and_each_verifier_outcome_is_exact(tmp_path: Path) -> None:
-    """27 task folders, `--agent oracle`: every task made to pass scores reward 1 (mean 1.0); reward.json wins
+    """28 task folders, `--agent oracle`: every task made to pass scores reward 1 (mean 1.0); reward.json wins
     over reward.txt, the exit code is not the reward, a missing, unparsable or late reward is a named verifier
     error, a task without a solution fails, a task whose image cannot be built is refused; a `no-network`
     verifier cannot reach a listener on the host's loopback that a `public` one reaches."""
@@ -50,9 +57,9 @@ async def test_the_oracle_scores_the_task_set_and_each_verifier_outcome_is_exact
         )
     assert code == 1, err  # the tasks made to fail
     found = _by_task(results(out))
-    assert len(found) == 27
+    assert len(found) == 28
     passing = [name for name in found if name not in NOT_PASSING]
-    assert len(passing) == 22
+    assert len(passing) == 23
     assert {name: found[name]["rewards"]["reward"] for name in passing} == dict.fromkeys(passing, 1.0)
     assert all(found[name]["status"] == "completed" for name in passing)
     assert found["reward-json"]["rewards"] == {"reward": 1.0, "style": 0.5}
@@ -84,7 +91,7 @@ async def test_the_oracle_scores_the_task_set_and_each_verifier_outcome_is_exact
     assert (edit / "verifier" / "reward.txt").read_text() == "1\n"
     assert (out / "workspaces" / "edit-00-alpha" / "oracle" / "note.txt").read_text() == "the word is alpha\n"
     assert "+the word is alpha" in (edit / "diff.patch").read_text()
-    assert "mean reward" in stdout and f"{22 / 27:.3f}" in stdout
+    assert "mean reward" in stdout and f"{23 / 28:.3f}" in stdout
 
 
 async def test_a_task_refused_for_its_image_runs_on_the_host_when_the_user_says_so(tmp_path: Path) -> None:
@@ -133,7 +140,7 @@ async def test_the_engine_scripted_to_solve_one_task_and_not_another_scores_1_an
     assert found["edit-00-alpha"]["rewards"] == {"reward": 1.0}
     assert found["edit-01-bravo"]["rewards"] == {"reward": 0.0}
     assert found["edit-00-alpha"]["changed_files"] == ["note.txt"]
-    assert "not at the task's workdir /app" in found["edit-00-alpha"]["notes"][0]
+    assert found["edit-00-alpha"]["notes"] == []
     # result.json (checked against its line and in order by `results`): every phase ran, the session said who it was
     record = json.loads((out / "tasks" / "edit-00-alpha" / "omniagent" / "result.json").read_text())
     assert all(record[phase] is not None for phase in harbor_result.PHASES)
@@ -192,9 +199,10 @@ def _solver_scenario(solved: dict[str, int]) -> dict[str, Any]:
 async def test_the_engine_scripted_over_the_task_set_scores_exactly_the_expected_rewards_and_pass_at_k(
     tmp_path: Path,
 ) -> None:
-    """The 22 tasks made to pass, three trials each, our engine against the fake LLM scripted to solve some edit
+    """The 23 tasks made to pass, three trials each, our engine against the fake LLM scripted to solve some edit
     tasks in every trial, some in one or two of three, some never, to fix the failing test and compute with `exec`,
-    to leave env-vars undone: each task's rewards and the job's mean reward and pass@1..3 are exactly those."""
+    to leave env-vars and workdir-answer undone: each task's rewards and the job's mean reward and pass@1..3 are
+    exactly those."""
     solved = {
         f"edit-{i:02d}-{w}": c
         for i, (w, c) in enumerate(
@@ -229,7 +237,7 @@ async def test_the_engine_scripted_over_the_task_set_scores_exactly_the_expected
         "network-refused",
         "one-cpu",
     ]
-    expected = solved | dict.fromkeys(always, 3) | {"env-vars": 0}
+    expected = solved | dict.fromkeys(always, 3) | {"env-vars": 0, "workdir-answer": 0}
     server = await asyncio.start_server(lambda _r, w: w.close(), "127.0.0.1", 0)
     tasks = harbor_task_set(tmp_path, server.sockets[0].getsockname()[1])
     for name in NOT_PASSING:
@@ -252,7 +260,7 @@ async def test_the_engine_scripted_over_the_task_set_scores_exactly_the_expected
         )
     assert code == 0, err
     found = results(out)
-    assert len(found) == 22 * 3 == len({(r["task"], r["trial"]) for r in found})
+    assert len(found) == 23 * 3 == len({(r["task"], r["trial"]) for r in found})
     rewards = {name: sorted(r["rewards"]["reward"] for r in found if r["task"] == name) for name in expected}
     assert rewards == {name: [0.0] * (3 - c) + [1.0] * c for name, c in expected.items()}
     job = json.loads((out / "job.json").read_text())["agents"]["omniagent"]
@@ -262,6 +270,63 @@ async def test_the_engine_scripted_over_the_task_set_scores_exactly_the_expected
         {str(k): sum(1 - math.comb(3 - c, k) / math.comb(3, k) for c in counts) / len(counts) for k in (1, 2, 3)}
     )
     assert job["rewards"]["counts"] == {"0": 3 * len(counts) - sum(counts), "1": sum(counts)}
+
+
+async def test_the_engine_works_in_the_tasks_workdir_where_the_instruction_names_its_files(tmp_path: Path) -> None:
+    """A task whose Dockerfile's WORKDIR is /app and whose instruction says "write /app/answer.txt": our engine,
+    scripted to write that path and then to run a command there, is told its workspace is /app, writes the file
+    into its workspace, runs in /app, and the verifier scores 1; no /app is made on this machine."""
+    had_app = _host_has_app()
+    write = {"name": "write", "arguments": {"path": "/app/answer.txt", "content": "the answer is 42\n"}}
+    run = {"name": "exec", "arguments": {"command": 'echo "$(wc -c </app/answer.txt) bytes in $(pwd)"'}}
+    scenario = {
+        "steps": [
+            {"kind": "reply", "text": "done", "match": "17 bytes in /app", "sticky": True},
+            {"kind": "reply", "tool_calls": [run], "match": "created answer.txt", "sticky": True},
+            {"kind": "reply", "tool_calls": [write], "match": "write /app/answer.txt", "sticky": True},
+        ],
+        "fallback": {"kind": "reply", "text": "no step for this request"},
+    }
+    out = tmp_path / "out"
+    async with FakeLLMServer(Scenario.from_json(scenario)) as llm:
+        code, _, err = await run_batch(
+            str(HARBOR_TASKS / "workdir-answer"), "--agent", "omniagent", "--out", str(out),
+            env=child_env(tmp_path, llm), cwd=tmp_path,
+        )  # fmt: skip
+        system = json.dumps(llm.requests[0].body)
+    assert code == 0, err
+    (result,) = results(out)
+    assert (result["status"], result["text"], result["rewards"]) == ("completed", "done", {"reward": 1.0})
+    assert result["changed_files"] == ["answer.txt"] and result["notes"] == []
+    assert (out / "workspaces" / "workdir-answer" / "omniagent" / "answer.txt").read_text() == "the answer is 42\n"
+    assert "working in the workspace /app." in system
+    tools = [e["kind"]["ToolUpdated"] for e in events(out, "workdir-answer", "omniagent") if "ToolUpdated" in e["kind"]]
+    done = {tool["kind"]: tool for tool in tools if tool["status"] == "Completed"}
+    assert [diff["path"] for diff in done["Edit"]["diffs"]] == ["/app/answer.txt"]  # paths as the model sees them
+    assert done["Execute"]["input"]["Command"]["cwd"] == "/app"
+    assert _host_has_app() == had_app
+
+
+async def test_an_acp_agent_works_in_the_tasks_workdir_through_the_launch_view(tmp_path: Path) -> None:
+    """The same task by a process agent (the fake ACP agent, installed as `hermes` through its env override): it is
+    started in /app, its session's cwd is /app, and the file it writes at /app/answer.txt lands in its workspace;
+    the verifier scores 1."""
+    agent = tmp_path / "bin" / "fake-acp"
+    agent.parent.mkdir()
+    agent.write_text(f"#!/bin/sh\nexec {sys.executable} {ACP_AGENT} --max-version 1\n")
+    agent.chmod(0o755)
+    out = tmp_path / "out"
+    env = child_env(tmp_path, None) | {"OMNIAGENT_HERMES_BIN": str(agent)}
+    code, _, err = await run_batch(
+        str(HARBOR_TASKS / "workdir-answer"), "--agent", "hermes", "--allow-unsandboxed-auto", "--out", str(out),
+        env=env, cwd=tmp_path,
+    )  # fmt: skip
+    assert code == 0, err
+    (result,) = results(out)
+    assert result["status"] == "completed", result
+    assert json.loads(result["text"]) == {"cwd": "/app", "session_cwd": "/app"}
+    assert result["rewards"] == {"reward": 1.0}
+    assert (out / "workspaces" / "workdir-answer" / "hermes" / "answer.txt").read_text() == "the answer is 42\n"
 
 
 def test_a_task_folder_reads_as_harbor_means_it() -> None:

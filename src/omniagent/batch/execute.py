@@ -149,11 +149,6 @@ async def run_one(runtime: Runtime, spec: RunSpec, on_event: EventSink, stop: as
         clock.phase("agent_setup", opening, opened_at)
         if about is not None:  # the session opened
             clock.phase("agent_execution", opened_at, turn_at)
-        if task.environment.workdir is not None:
-            notes.append(
-                f"the agent saw its workspace at {spec.workspace}, not at the task's workdir "
-                f"{task.environment.workdir} (batch does not map it for agents yet); the verifier saw it there"
-            )
     with suppress(OmniagentError, OSError):
         if spec.workspace.exists():
             diff = await workspace.diff(spec.workspace)
@@ -245,7 +240,9 @@ async def _agent_turn(
     what the agent said of itself, and its last message."""
     task = spec.task
     try:
-        session = await runtime.open(spec.agent, spec.workspace, configure=task.configure() or None)
+        # The agent sees its workspace at the task's workdir (e.g. /app), as the verifier does (runtime/view.py).
+        workdir = task.environment.workdir
+        session = await runtime.open(spec.agent, spec.workspace, workdir=workdir, configure=task.configure() or None)
     except (OmniagentError, OSError) as error:
         turn.error, turn.kind = f"could not start: {error}", ErrorKind.AGENT_START
         failed_at = time.monotonic()  # the failed open's time is the setup's

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
@@ -301,6 +302,15 @@ class EngineApi:
     def choose_sandbox(self, session_id: str, option_id: str, value: object) -> str | None:
         """Apply one sandbox select option (`SANDBOX_OPTIONS`); the refusal as a sentence, None when applied."""
         return self._engine.sandboxes.choose(session_id, option_id, value)
+
+    def show_workspace_at(self, session_id: str, workdir: str) -> None:
+        """Show the session's workspace to its model, commands and file tools at `workdir` (an absolute path other
+        than `/`, e.g. `/app`; a workspace view) instead of its own path, from its next tool call and run on; its
+        child sessions inherit it. Raises: `EngineError` bad_request (not such a path)."""
+        seen = Path(workdir)
+        if not seen.is_absolute() or seen == Path("/") or os.path.normpath(workdir) != workdir:
+            raise EngineError.bad_request(f"the workdir must be an absolute, normal path other than /: {workdir!r}")
+        self._engine.sandboxes.show_workspace_at(session_id, seen)
 
     # Turns ------------------------------------------------------------------------------------------------------
 

@@ -234,7 +234,8 @@ class Engine:
         return await handler(params)
 
     def _inherit(self, child: str, parent: str) -> None:
-        """A new child runs with its parent's permission mode and exec sandbox settings (not its "always" answers)."""
+        """A new child runs with its parent's permission mode and exec sandbox settings, its workdir included (not
+        its "always" answers)."""
         self.permissions.set_mode(child, self.permissions.mode(parent))
         s = self.sandboxes.settings(parent)
         domains = [str(rule) for rule in s.allowed_domains]
@@ -248,6 +249,7 @@ class Engine:
                 limits=params_of(s.limits),
             )
         )
+        self.sandboxes.show_workspace_at(child, s.workdir)
 
     async def _set_permission_mode(self, params: SetPermissionModeParams) -> PermissionModeResult:
         if await self.store.read(q.get_session, params.session_id) is None:

@@ -7,6 +7,11 @@ starts as `sandbox.json`'s `network.allowed_domains` (tools/shell/allowlist.py).
 in every permission mode, auto included, unless the user turned that off (`ask_unsandboxed: false`) or answered
 "allow always" for exec (ACP).
 
+A session may also show its workspace at another path, its `workdir` (a workspace view, e.g. `/app`, for a task
+written for a container: `show_workspace_at`): its commands see the workspace there and start there (sandboxed, or
+unsandboxed in a view of this machine), its file tools take paths under it as the workspace's, and its system
+prompt names it. Set by the runtime when a session is opened with a workdir; not a select option.
+
 The same settings say whether `fetch` may reach the session's private network (loopback and private addresses;
 off by default, tools/web/addresses.py), and so whether the allowlist proxy may; and they carry the session's
 `exec` limits (sandbox_file.py: the defaults from sandbox.json, changed per session by `session.set_sandbox`'s
@@ -50,7 +55,8 @@ NetworkMode = Literal["off", "allowlist", "on"]
 class SandboxSettings:
     """One session's choice. `ask_unsandboxed`: an unsandboxed exec asks even in auto mode. `fetch_private`:
     `fetch` (and the allowlist proxy) may connect to loopback and private addresses. `allowed_domains`: what the
-    network reaches in `allowlist` mode. `limits`: its commands' limits."""
+    network reaches in `allowlist` mode. `limits`: its commands' limits. `workdir`: where the model and its
+    commands see the workspace (None: at its own path)."""
 
     mode: SandboxMode = SandboxPolicy().mode
     network: NetworkMode = "off"
@@ -58,6 +64,7 @@ class SandboxSettings:
     fetch_private: bool = False
     allowed_domains: tuple[DomainRule, ...] = ()
     limits: ExecLimits = field(default_factory=ExecLimits)
+    workdir: Path | None = None
 
 
 class SandboxOption(NamedTuple):
@@ -197,6 +204,10 @@ class Sandboxes:
             self.update(SetSandboxParams(session_id=session_id, fetch_private=value == "private"))
         return None
 
+    def show_workspace_at(self, session_id: str, workdir: Path | None) -> None:
+        """Show the session's workspace at `workdir` from the next tool call on (None: at its own path)."""
+        self._settings[session_id] = replace(self.settings(session_id), workdir=workdir)
+
     def forget(self, session_id: str) -> None:
         """Drop a removed session's settings."""
         self._settings.pop(session_id, None)
@@ -219,6 +230,7 @@ class Sandboxes:
             secret_env=key_variables(catalog),
             allowlist=allowlist,
             limits=replace(settings.limits, session=session_id),
+            workdir=settings.workdir,
         )
 
     async def set_method(self, params: SetSandboxParams) -> SandboxResult:

@@ -186,6 +186,13 @@ class ConnectRequest(OpenOptions):
     directory: Path
     # `generate` asks for an agent without tools where the wire allows it.
     disable_tools: bool = False
+    # Where the agent sees `directory` (a workspace view, `view.py`: e.g. /app); None: at its own path.
+    workdir: str | None = None
+
+    @property
+    def cwd(self) -> str:
+        """The session's directory as the agent is told it: the workdir under a workspace view."""
+        return self.workdir if self.workdir is not None else str(self.directory)
 
 
 class EventSink:

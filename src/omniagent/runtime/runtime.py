@@ -81,6 +81,7 @@ from omniagent.runtime.plan_usage import PlanUsageCache
 from omniagent.runtime.session import Session
 from omniagent.runtime.stream import EventStream
 from omniagent.runtime.turns import SessionLoop, Timing
+from omniagent.runtime.view import checked_workdir
 
 log = logging.getLogger(__name__)
 
@@ -226,23 +227,31 @@ class Runtime:
         options: OpenOptions | None = None,
         *,
         session_id: str | None = None,
+        workdir: str | None = None,
         **changes: Any,
     ) -> Session:
         """Launch the agent and open a session in `directory`, with `options` (and any option named in
         `changes`, e.g. `resume=token`; None keeps the default). `session_id` names the session (the hub's ids are
         claimed in its folder; a session resumed by a later hub keeps its id); default: the next of `session_ids`.
+        `workdir` (an absolute path, e.g. `/app`): the agent sees `directory` there and works there, in a view of
+        this machine (`view.py`; Linux with bubblewrap); nothing is made at that path on the host.
 
-        Raises: `NotInstalled`, `SpawnFailed`, `HandshakeTimeout`, `AuthRequired`, `ResumeFailed`,
-        `InvalidConfiguration`, `UnsupportedFeature`, `ProtocolFailed`, `InvalidRequest` (`session_id` names a
-        session of this runtime that is still open).
+        Raises: `NotInstalled`, `SpawnFailed` (bubblewrap missing for a `workdir` too), `HandshakeTimeout`,
+        `AuthRequired`, `ResumeFailed`, `InvalidConfiguration` (a `workdir` that is not an absolute path),
+        `UnsupportedFeature`, `ProtocolFailed`, `InvalidRequest` (`session_id` names a session of this runtime
+        that is still open).
         """
+        if workdir is not None:
+            checked_workdir(workdir)
         if session_id is not None:
             known = self._sessions.get(session_id)
             if known is not None and not known.closed:
                 raise InvalidRequest(f"session {session_id} is open already")
         chosen = (options or OpenOptions()).changed(**changes)
         installation = await self.resolve(agent)
-        request = d.ConnectRequest(installation=installation, directory=_absolute(directory), **option_values(chosen))
+        request = d.ConnectRequest(
+            installation=installation, directory=_absolute(directory), workdir=workdir, **option_values(chosen)
+        )
         return await self._open(request, register=True, session_id=session_id)
 
     async def _open(self, request: d.ConnectRequest, *, register: bool, session_id: str | None = None) -> Session:

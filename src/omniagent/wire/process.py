@@ -87,10 +87,12 @@ class ChildProcess:
         close_grace: float,
         term_grace: float,
         stderr_lines: int,
+        prefix: Sequence[str] = (),
     ) -> None:
         if not argv:
             raise ValueError("argv is empty")
         self.argv = list(argv)
+        self._prefix = list(prefix)
         self._cwd = cwd
         self._env = env
         self._close_grace = close_grace
@@ -113,6 +115,7 @@ class ChildProcess:
         try:
             transport, _ = await loop.subprocess_exec(
                 lambda: protocol,
+                *self._prefix,
                 executable,
                 *self.argv[1:],
                 stdin=asyncio.subprocess.PIPE,
@@ -289,12 +292,23 @@ def open_process(
     close_grace: float = CLOSE_GRACE,
     term_grace: float = TERM_GRACE,
     stderr_lines: int = STDERR_TAIL_LINES,
+    prefix: Sequence[str] = (),
 ) -> ChildProcess:
     """A child process to start with `async with`: `async with open_process(["agent", "--acp"]) as child:`.
+
+    `prefix`: a command the child runs under (e.g. bubblewrap showing it another view of the machine), its
+    arguments ending where the child's begin. The child's executable is still looked up and put first on its PATH
+    as without one; the prefix's own first word is run as given.
 
     Raises (on entering):
         SpawnError: the executable cannot be started.
     """
     return ChildProcess(
-        argv, cwd=cwd, env=env, close_grace=close_grace, term_grace=term_grace, stderr_lines=stderr_lines
+        argv,
+        cwd=cwd,
+        env=env,
+        close_grace=close_grace,
+        term_grace=term_grace,
+        stderr_lines=stderr_lines,
+        prefix=prefix,
     )

@@ -4,7 +4,10 @@ inside the sandbox's own PID namespace, and a sandbox that cannot start (docs/se
 from __future__ import annotations
 
 import asyncio
+import os
+import secrets
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from omniagent.engine.tools import default_tools
-from omniagent.engine.tools.shell.sandbox import Bind, SandboxPolicy, child_env
+from omniagent.engine.tools.shell.sandbox import Bind, SandboxPolicy, child_env, view_prefix
 
 from .conftest import WAIT_LIMIT, make_ctx
 
@@ -167,6 +170,10 @@ def _text(path: Path) -> str | None:
     return path.read_text() if path.exists() else None
 
 
+def _absent(path: Path) -> bool:
+    return not os.path.lexists(path)
+
+
 async def test_a_policy_may_show_the_workspace_at_another_path_beside_more_binds(workspace: Path) -> None:
     """Batch's task environment: the workspace at `/app` (a path the host lacks), one read-only and one writable
     bind beside it; the rest of the root is as read-only as without them."""
@@ -195,3 +202,36 @@ async def test_a_policy_may_show_the_workspace_at_another_path_beside_more_binds
         assert _text(Path(kept, "r.txt")) == "out\n"
     assert _text(workspace / "made.txt") == "new\n"
     assert _text(Path("/top")) is None
+
+
+async def test_a_workdir_the_host_lacks_below_one_of_its_directories_is_made_in_a_copy_of_it(workspace: Path) -> None:
+    """A Dockerfile-style workdir under /var (which the host has, /var/<new>/app it lacks): the command starts
+    there, /var still lists the host's entries and stays read-only, and nothing is made under the host's /var."""
+    fresh = Path("/var") / f"omniagent-{secrets.token_hex(4)}"
+    policy = SandboxPolicy(mode="sandboxed", workdir=fresh / "app")
+    command = "pwd; ls /var | grep -qx lib && echo host entries; touch /var/x 2>/dev/null || echo read-only; echo m > m"
+    result = await default_tools().run("exec", {"command": command}, make_ctx(workspace, sandbox=policy))
+    assert not result.is_error, result.output
+    assert result.output.splitlines()[:3] == [str(fresh / "app"), "host entries", "read-only"]
+    assert _text(workspace / "m") == "m\n"
+    assert _absent(fresh) and _absent(Path("/var/x"))
+
+
+def test_a_view_shows_this_machine_as_it_is_with_the_workspace_at_the_workdir(tmp_path: Path) -> None:
+    """`view_prefix`, what a process agent runs under: it starts at the workdir (here below a directory the host
+    has, tmp_path/seen/app), writes there land in the workspace, a file elsewhere is written on the host (a view,
+    not a sandbox), a sandbox of its own (a nested bubblewrap) still starts, and the workdir is not made here."""
+    workspace, elsewhere = tmp_path / "ws", tmp_path / "elsewhere"
+    workspace.mkdir()
+    elsewhere.mkdir()
+    workdir = tmp_path / "seen" / "app"
+    nested = "bwrap --ro-bind / / --dev /dev --proc /proc --unshare-pid --unshare-user true && echo nested sandbox"
+    script = f"pwd; echo in > made.txt; echo out > {elsewhere}/host.txt; {nested}"
+    done = subprocess.run(
+        [*view_prefix(workspace, workdir), "/bin/sh", "-c", script], capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [str(workdir), "nested sandbox"]
+    assert _text(workspace / "made.txt") == "in\n"
+    assert _text(elsewhere / "host.txt") == "out\n"
+    assert _absent(tmp_path / "seen")

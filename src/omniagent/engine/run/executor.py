@@ -122,7 +122,9 @@ class RunExecutor:
         root = record_.session.root
         catalog = await self._deps.skills.catalog(record_.session.id, root)
         section = await self.step(asyncio.to_thread(self._deps.instructions.section, root))
-        base = instructions.compose(conversation.system_prompt_of(record_.system_prompt, root), section)
+        workdir = self._deps.sandboxes.settings(sid).workdir  # where the model sees its workspace, when elsewhere
+        shown = str(workdir) if workdir is not None else root
+        base = instructions.compose(conversation.system_prompt_of(record_.system_prompt, shown), section)
         self._system = skill_prompt.system_prompt(base, catalog)
         self._tools = skill_prompt.tools_for(self._deps.tools, catalog)
         depth = await self._deps.store.read(trees.depth, record_.session.id)

@@ -207,6 +207,12 @@ class ToolContext:
     private_network: bool = False
     agents: AgentControl | None = None
 
+    @property
+    def workdir(self) -> Path | None:
+        """Where the model and its commands see the workspace when not at `root` (the sandbox's workdir, e.g.
+        `/app`: a workspace view); the file tools take a path under it as the same path under `root`."""
+        return self.sandbox.workdir
+
     @classmethod
     def for_workspace(
         cls,

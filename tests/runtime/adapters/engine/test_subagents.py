@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from omniagent.protocols.sidecar.agents import Capability
+from omniagent.protocols.sidecar.commands import PermissionMode
 from omniagent.protocols.sidecar.events import (
     Cancelled,
     Completed,
@@ -113,3 +114,28 @@ async def test_cancel_stops_the_children_and_ends_the_turn_cancelled(
             events = await one_turn(session)
     assert of(events, TurnEnded)[-1].stop == Cancelled()
     assert all(REPORT not in str(r.body) for r in llm.requests)
+
+
+async def test_a_child_works_at_its_parents_workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A session opened with a workdir (a workspace view): the child it spawns writes /app/child.txt, which is the
+    workspace's child.txt, and its events show the path the model used."""
+    ws = workspace(tmp_path)
+    write = FakeToolCall("write", {"path": "/app/child.txt", "content": "from the child\n"}, "call_w")
+    scenario = Scenario(
+        [
+            Reply(text="Done.", match=REPORT, sticky=True),
+            Reply(text="KID-DONE", match="call_w"),
+            Reply(tool_calls=(_spawn("kid", "TASK-KID"),), match="PARENT-GO"),
+            Reply(tool_calls=(write,), match="TASK-KID"),
+        ]
+    )
+    async with FakeLLMServer(scenario) as llm:
+        use_engine(monkeypatch, tmp_path, llm)
+        async with runtime() as rt:
+            session = await open_engine(rt, ws, workdir="/app", permission_mode=PermissionMode.AUTO_APPROVE)
+            await session.prompt("PARENT-GO")
+            events = await one_turn(session)
+    assert of(events, TurnEnded)[-1].stop == Completed()
+    assert (ws / "child.txt").read_text() == "from the child\n"
+    written = [u.tool for u in of(events, ToolUpdated) if u.tool.status is ToolStatus.COMPLETED and u.tool.diffs]
+    assert [diff.path for tool in written for diff in tool.diffs] == ["/app/child.txt"]

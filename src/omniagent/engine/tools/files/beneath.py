@@ -7,6 +7,9 @@ target walked the same way, inside the walk: a target that leaves the workspace 
 swaps a directory or file for a symlink between our check and our open cannot move a read or write outside: the
 swapped-in link is met by `O_NOFOLLOW` and walked (and refused) like any other.
 
+A workspace seen at a workdir (`alias`, e.g. `/app`: the session's workspace view) has two absolute names: a path
+or a link target under either is walked from the root's fd the same way.
+
 Writes never open their target for writing: they create a temp file in the parent's fd and rename it over the
 final name, and a rename replaces a symlink rather than following it.
 
@@ -60,14 +63,16 @@ class Slot:
         os.close(self.dir_fd)
 
 
-def open_beneath(root: Path, path: str) -> Opened:
+def open_beneath(root: Path, path: str, *, alias: Path | None = None) -> Opened:
     """Open the existing file or directory `path` names inside `root`, following only links that stay inside.
+    `alias`: another absolute name of `root` (where the model and its commands see the workspace, e.g. `/app`):
+    absolute paths and link targets under it are the same paths under `root`.
 
     Raises:
         ToolError: the path is empty, holds a NUL, leads outside the workspace, or loops.
         OSError: it does not exist or cannot be opened (the file name in the error is the absolute path).
     """
-    walk = _Walk(root, path)
+    walk = _Walk(root, path, alias)
     try:
         fd, rel = walk.run(create_dirs=False, open_last=True)
     finally:
@@ -75,8 +80,11 @@ def open_beneath(root: Path, path: str) -> Opened:
     return Opened(fd, rel, stat.S_ISDIR(os.fstat(fd).st_mode))
 
 
-def slot_beneath(root: Path, path: str, *, create_dirs: bool, follow_last: bool = True) -> Slot:
-    """The directory fd and final name to write `path` at inside `root`; missing parents made when `create_dirs`.
+def slot_beneath(
+    root: Path, path: str, *, create_dirs: bool, follow_last: bool = True, alias: Path | None = None
+) -> Slot:
+    """The directory fd and final name to write `path` at inside `root`; missing parents made when `create_dirs`;
+    `alias` as for `open_beneath`.
 
     A final component that is a link is followed (inside only), so writing a link to an inside file writes that
     file, as a plain path would. Without `follow_last` the final name is the slot whatever stands there (a link
@@ -86,7 +94,7 @@ def slot_beneath(root: Path, path: str, *, create_dirs: bool, follow_last: bool 
         ToolError: as `open_beneath`, or the path names the workspace root itself.
         OSError: a parent is missing (without `create_dirs`) or is not a directory.
     """
-    walk = _Walk(root, path)
+    walk = _Walk(root, path, alias)
     try:
         dir_fd, name = walk.run(create_dirs=create_dirs, open_last=False, follow_last=follow_last)
         rel = walk.rel(name)
@@ -98,13 +106,13 @@ def slot_beneath(root: Path, path: str, *, create_dirs: bool, follow_last: bool 
 class _Walk:
     """One component-by-component walk; `stack` holds the open fds of the directories walked into."""
 
-    def __init__(self, root: Path, path: str) -> None:
+    def __init__(self, root: Path, path: str, alias: Path | None = None) -> None:
         if not path:
             raise ToolError("path is empty; give a path relative to the workspace")
         if "\x00" in path:
             raise ToolError("path contains a NUL byte")
-        self.root, self.given = root, path
-        self.pending: deque[str] = deque(_relative_parts(root, path))
+        self.root, self.given, self.alias = root, path, alias
+        self.pending: deque[str] = deque(_relative_parts(root, path, alias))
         self.names: list[str] = []
         self.stack: list[int] = [os.open(root, _DIR_FLAGS)]
         self.links = 0
@@ -174,12 +182,13 @@ class _Walk:
             raise ToolError(f"cannot resolve {self.given}: it is a symlink loop")
         self.via = self.rel(name)
         if os.path.isabs(target):
-            if not Path(target).is_relative_to(self.root):
+            inside = _inside(Path(target), self.root, self.alias)
+            if inside is None:
                 raise ToolError(self._outside())
             while len(self.stack) > 1:
                 os.close(self.stack.pop())
             self.names.clear()
-            target = os.path.relpath(target, self.root)
+            target = "/".join(inside) or "."
         self.pending.extendleft(reversed(target.split("/")))
         return True
 
@@ -188,18 +197,26 @@ class _Walk:
 
     def _outside(self) -> str:
         how = f" (through the symlink {self.via})" if self.via else ""
-        return f"{self.given} is outside the workspace{how}; only paths inside {self.root} may be used"
+        return f"{self.given} is outside the workspace{how}; only paths inside {self.alias or self.root} may be used"
 
 
-def _relative_parts(root: Path, path: str) -> list[str]:
+def _inside(path: Path, root: Path, alias: Path | None) -> tuple[str, ...] | None:
+    """The parts of absolute `path` below `root` or below its `alias`, as written; None when it is under neither."""
+    for base in (root, alias):
+        if base is not None and path.is_relative_to(base):
+            return path.relative_to(base).parts
+    return None
+
+
+def _relative_parts(root: Path, path: str, alias: Path | None) -> list[str]:
     if not os.path.isabs(path):
         return path.split("/")
-    absolute = Path(os.path.normpath(path))
-    if absolute.is_relative_to(root):
-        return list(absolute.relative_to(root).parts)
+    inside = _inside(Path(os.path.normpath(path)), root, alias)
+    if inside is not None:
+        return list(inside)
     # Not under the root as written: maybe through a link to it (a symlinked home, macOS's /private/tmp). The
     # real path only picks the parts to walk; the walk itself still decides, from the root's fd.
     real = Path(os.path.realpath(path))
     if real.is_relative_to(root):
         return list(real.relative_to(root).parts)
-    raise ToolError(f"{path} is outside the workspace; only paths inside {root} may be used")
+    raise ToolError(f"{path} is outside the workspace; only paths inside {alias or root} may be used")

@@ -42,16 +42,16 @@ class LinkImage:
 Image = FileImage | LinkImage
 
 
-def read_image(root: Path, path: str) -> tuple[str, FileImage]:
+def read_image(root: Path, path: str, workdir: Path | None = None) -> tuple[str, FileImage]:
     """The workspace-relative path `path` resolves to and the image of the file there (`ABSENT` when there is none).
     A link at `path` to a file inside is followed, as the write that follows does; missing parents are made, as it
-    would.
+    would; `workdir` is another name of `root` (beneath.py's `alias`).
 
     Raises:
         ToolError: the path leads outside the workspace, or a directory or special file is there.
         OSError: it cannot be read.
     """
-    slot = slot_beneath(root, path, create_dirs=True)
+    slot = slot_beneath(root, path, create_dirs=True, alias=workdir)
     try:
         existing = read_existing(slot, slot.rel)
         return slot.rel, ABSENT if existing is None else FileImage(existing[0], existing[1])

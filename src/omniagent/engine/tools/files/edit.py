@@ -47,7 +47,7 @@ class EditTool:
             if old_string == new_string:
                 raise ToolError("old_string and new_string are the same; there is nothing to change")
             shown, old, new, count, mode = await asyncio.to_thread(
-                _plan, ctx.root, given, old_string, new_string, replace_all
+                _plan, ctx.root, ctx.workdir, given, old_string, new_string, replace_all
             )
             # The file as it was is stored first (the session's checkpoint), so a rewind can put it back.
             await ctx.before_change(shown, FileImage(old.encode("utf-8"), mode))
@@ -61,10 +61,10 @@ class EditTool:
 
 
 def _plan(
-    root: Path, given: str, old_string: str, new_string: str, replace_all: bool
+    root: Path, workdir: Path | None, given: str, old_string: str, new_string: str, replace_all: bool
 ) -> tuple[str, str, str, int, int]:
     """The edit, checked but not written: (shown path, old text, new text, replacements, the file's mode)."""
-    slot = slot_beneath(root, given, create_dirs=False)
+    slot = slot_beneath(root, given, create_dirs=False, alias=workdir)
     try:
         shown = slot.rel
         existing = read_existing(slot, shown)

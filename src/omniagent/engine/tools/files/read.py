@@ -70,14 +70,16 @@ class ReadTool:
             given = required_str(args, "path")
             offset = optional_int(args, "offset", minimum=1) or 1
             limit = optional_int(args, "limit", minimum=1) or ctx.limits.read_default_lines
-            shown, window = await asyncio.to_thread(_read, ctx.root, given, offset, limit, ctx.limits)
+            shown, window = await asyncio.to_thread(_read, ctx.root, ctx.workdir, given, offset, limit, ctx.limits)
             return _render(shown, window)
 
         return await guarded(ctx.root, body)
 
 
-def _read(root: Path, given: str, offset: int, limit: int, limits: ToolLimits) -> tuple[str, _Window]:
-    opened = open_beneath(root, given)
+def _read(
+    root: Path, workdir: Path | None, given: str, offset: int, limit: int, limits: ToolLimits
+) -> tuple[str, _Window]:
+    opened = open_beneath(root, given, alias=workdir)
     try:
         if opened.is_dir:
             raise ToolError(f"{given} is a directory; use the search tool to list files")

@@ -73,6 +73,7 @@ def _parse(args: Mapping[str, object], ctx: ToolContext) -> Query:
     cap = ctx.limits.search_max_results
     return Query(
         root=str(ctx.root),
+        workdir=str(ctx.workdir) if ctx.workdir is not None else None,
         path=optional_str(args, "path") or ".",
         glob=optional_str(args, "glob"),
         regex=optional_str(args, "regex"),

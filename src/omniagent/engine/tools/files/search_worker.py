@@ -48,6 +48,7 @@ class Query:
     """One search, as the tool sends it to the worker (JSON object with these fields)."""
 
     root: str
+    workdir: str | None  # another name of `root` (beneath.py's `alias`)
     path: str
     glob: str | None
     regex: str | None
@@ -55,6 +56,10 @@ class Query:
     max_results: int
     max_line_chars: int
     max_file_bytes: int
+
+    @property
+    def alias(self) -> Path | None:
+        return Path(self.workdir) if self.workdir is not None else None
 
     @classmethod
     def from_json(cls, value: Mapping[str, Any]) -> Query:
@@ -74,7 +79,7 @@ def search(query: Query) -> tuple[list[str], bool]:
         raise ToolError(f"the regex is invalid: {exc}") from exc
     glob = glob_regex(query.glob) if query.glob else None
     root = Path(query.root)
-    base = open_beneath(root, query.path)
+    base = open_beneath(root, query.path, alias=query.alias)
     try:
         if not base.is_dir:
             raise ToolError(f"{base.rel} is not a directory")
@@ -114,7 +119,7 @@ def _matching_lines(
     root: Path, shown: str, name: str, dir_fd: int, regex: re.Pattern[str], query: Query, budget: int
 ) -> list[str]:
     try:
-        fd = _open_file(root, shown, name, dir_fd)
+        fd = _open_file(root, shown, name, dir_fd, query.alias)
     except (OSError, ToolError):
         return []  # unreadable, vanished mid-walk, or a link leading outside: skipped, as grep -s does
     try:
@@ -140,13 +145,13 @@ def _matching_lines(
         os.close(fd)
 
 
-def _open_file(root: Path, shown: str, name: str, dir_fd: int) -> int:
+def _open_file(root: Path, shown: str, name: str, dir_fd: int, alias: Path | None) -> int:
     try:
         return os.open(name, _FILE_FLAGS, dir_fd=dir_fd)
     except OSError as exc:
         if exc.errno != errno.ELOOP:
             raise
-    opened = open_beneath(root, shown)  # a symlink: followed only while it stays inside
+    opened = open_beneath(root, shown, alias=alias)  # a symlink: followed only while it stays inside
     return opened.fd
 
 

@@ -41,8 +41,8 @@ class WriteTool:
             given = required_str(args, "path")
             content = required_str(args, "content", allow_empty=True)
             # The file as it was is stored first (the session's checkpoint), so a rewind can put it back.
-            await ctx.before_change(*await asyncio.to_thread(read_image, ctx.root, given))
-            shown, old = await asyncio.to_thread(_write, ctx.root, given, content)
+            await ctx.before_change(*await asyncio.to_thread(read_image, ctx.root, given, ctx.workdir))
+            shown, old = await asyncio.to_thread(_write, ctx.root, ctx.workdir, given, content)
             verb = "created" if old is None else "overwrote"
             size = len(content.encode("utf-8"))
             view = diff_view(shown, old or "", content)
@@ -52,9 +52,9 @@ class WriteTool:
         return await guarded(ctx.root, body)
 
 
-def _write(root: Path, given: str, content: str) -> tuple[str, str | None]:
+def _write(root: Path, workdir: Path | None, given: str, content: str) -> tuple[str, str | None]:
     """Write `content`; returns the shown path and the previous text, or None when the file is new."""
-    slot = slot_beneath(root, given, create_dirs=True)
+    slot = slot_beneath(root, given, create_dirs=True, alias=workdir)
     try:
         existing = read_existing(slot, slot.rel)
         old: str | None = None

@@ -13,6 +13,10 @@ a normal exit, children still holding the pipe after `drain_grace` are killed; c
 output (`server >log 2>&1 &`) are left running when unsandboxed. In the sandbox every process of the command lives in
 its own PID namespace, which ends with it.
 
+Under a workdir (the policy's `workdir`: the session shows its workspace at e.g. `/app`) the command starts there
+with the workspace bound at it: in the sandbox, or unsandboxed in a view of this machine (sandbox.py
+`view_prefix`), never at the workspace's own path.
+
 In the sandbox's allowlist mode the command's network is an `AllowlistProxy` (proxy.py) that lives exactly as long
 as the command; what it refused ends the result, one line each, so the model knows why a download failed.
 """
@@ -31,7 +35,14 @@ from omniagent.engine.tools.args import optional_number, required_str
 from omniagent.engine.tools.context import OutputSink, ToolContext, ToolError, ToolLimits, ToolResult, guarded
 from omniagent.engine.tools.shell.limits import Confinement, ExecLimits, output_sentence
 from omniagent.engine.tools.shell.proxy import AllowlistProxy
-from omniagent.engine.tools.shell.sandbox import STARTED, SandboxPolicy, SandboxUnavailable, child_env, sandbox_argv
+from omniagent.engine.tools.shell.sandbox import (
+    STARTED,
+    SandboxPolicy,
+    SandboxUnavailable,
+    child_env,
+    sandbox_argv,
+    view_prefix,
+)
 from omniagent.engine.tools.shell.seccomp import filter_fd
 from omniagent.engine.tools.views import TextView
 
@@ -186,7 +197,9 @@ async def _start(
     """Spawn the command (behind its confinement's gate and in the sandbox when it has one); returns it, the read
     end of its output pipe and the read end of the sandbox's start pipe (-1 unsandboxed)."""
     if confinement is None:
-        proc, read_fd = await _spawn(["/bin/sh", "-c", command], cwd, policy, ())
+        # Unsandboxed under a workdir: as the user still, in a view of this machine with the workspace there.
+        view = view_prefix(cwd, policy.workdir) if policy.workdir is not None else []
+        proc, read_fd = await _spawn([*view, "/bin/sh", "-c", command], cwd, policy, ())
         return proc, read_fd, -1
     status_read, status_write = os.pipe()
     seccomp_fd = -1

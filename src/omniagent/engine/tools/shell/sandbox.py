@@ -49,6 +49,7 @@ __all__ = [
     "child_env",
     "private_paths",
     "sandbox_argv",
+    "view_prefix",
 ]
 
 SandboxMode = Literal["sandboxed", "unsandboxed"]
@@ -97,8 +98,9 @@ class SandboxPolicy:
     rules allow through the engine's proxy (None: nothing). `extra_env`: variables given to the command in every
     mode (the secret answers it was given, engine/interactions/secrets.py). `limits`: processes, memory, CPU,
     output, /tmp, file and disk (limits.py). `workdir`: where the workspace appears inside the sandbox and the
-    command starts (None: at its own path). `binds`: more host paths shown inside. With either, the sandbox's root is
-    a read-only tmpfs holding the host's top-level entries, so that a path the host lacks (`/app`) can be made.
+    command starts (None: at its own path; unsandboxed, the command then runs in `view_prefix`'s view of the machine).
+    `binds`: more host paths shown inside. With either, the sandbox's root is a read-only tmpfs holding the host's
+    top-level entries, so that a path the host lacks (`/app`) can be made (`_host_tree`).
     """
 
     mode: SandboxMode = "sandboxed" if SANDBOX_SUPPORTED else "unsandboxed"
@@ -202,8 +204,12 @@ def sandbox_argv(
     bwrap = _bwrap()
     options = _options(bwrap)
     tmp_size = policy.limits.tmp_bytes if "--size" in options else None
-    remapped = policy.workdir is not None or bool(policy.binds)
-    argv = [bwrap, *(_host_root() if remapped else ["--ro-bind", "/", "/"])]
+    argv = [bwrap, "--ro-bind", "/", "/"]
+    opened: list[str] = []  # the tmpfs directories of a root with new mount points
+    if policy.workdir is not None or policy.binds:
+        targets = (policy.workdir or root, *(bind.target for bind in policy.binds))
+        tree, opened = _host_tree(targets, bind="--ro-bind", own=_OWN_TOP_LEVEL)
+        argv = [bwrap, *tree]
     # /dev read-only (else a writable tmpfs of half the machine's memory; its devices still work) but a sized /dev/shm.
     argv += ["--dev", "/dev", *_tmpfs("/dev/shm", tmp_size), "--remount-ro", "/dev", "--proc", "/proc"]
     argv += [*_tmpfs("/tmp", tmp_size), *_tmpfs("/run", tmp_size)]  # RAM-backed: sized (limits.py, `tmp_bytes`)
@@ -215,8 +221,8 @@ def sandbox_argv(
     argv += _workspace_and_hidden(policy, root, tmp_size)
     for bind in policy.binds:
         argv += ["--bind" if bind.writable else "--ro-bind", str(bind.source), str(bind.target)]
-    if remapped:
-        argv += ["--remount-ro", "/"]  # the tmpfs root took the new mount points; now it is as read-only as `/` is
+    for directory in opened:
+        argv += ["--remount-ro", directory]  # the tmpfs took the new mount points; now read-only as the host's
     argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
     if not policy.network:
         argv.append("--unshare-net")
@@ -235,15 +241,22 @@ def sandbox_argv(
     return argv
 
 
-def _bwrap() -> str:
-    """bubblewrap's path. Raises `SandboxUnavailable` (saying how to install it) where there is none."""
+def _bwrap(purpose: str | None = None) -> str:
+    """bubblewrap's path. Raises `SandboxUnavailable` (saying how to install it) where there is none: in the words
+    of an `exec` call, or of `purpose` (what needs it, e.g. "showing the workspace at /app")."""
     if not SANDBOX_SUPPORTED:
+        if purpose is not None:
+            raise SandboxUnavailable(f"{purpose} needs bubblewrap, which runs on Linux only (not {sys.platform})")
         raise SandboxUnavailable(
             f"the command was not run: the exec sandbox is not available on {sys.platform}; "
             "the user can switch this session's sandbox option to unsandboxed"
         )
     bwrap = shutil.which("bwrap")
     if bwrap is None:
+        if purpose is not None:
+            raise SandboxUnavailable(
+                f"{purpose} needs bubblewrap (bwrap), which is not installed; {BWRAP_INSTALL_HINT}"
+            )
         raise SandboxUnavailable(
             f"the command was not run: the exec sandbox needs bubblewrap (bwrap), which is not installed; "
             f"{BWRAP_INSTALL_HINT}, or switch this session's sandbox option to unsandboxed"
@@ -275,23 +288,78 @@ def _tmpfs(path: str, size: int | None) -> list[str]:
     return [*(["--size", str(size)] if size is not None else []), "--tmpfs", path]
 
 
-# Top-level entries the sandbox mounts afresh (`sandbox_argv`), so `_host_root` does not bind them back.
+# Top-level entries the sandbox mounts afresh (`sandbox_argv`), so `_host_tree` does not bind them back; a view
+# (`view_prefix`) binds the host's /dev and /proc itself.
 _OWN_TOP_LEVEL = frozenset({"dev", "proc", "tmp", "run"})
+_VIEW_OWN = frozenset({"dev", "proc"})
 
 
-def _host_root() -> list[str]:
-    """A tmpfs root holding every top-level entry of the host's (read-only binds, links as links): what
-    `--ro-bind / /` shows, with room for mount points the host lacks."""
-    argv = ["--tmpfs", "/"]
-    with os.scandir("/") as entries:
-        for entry in sorted(entries, key=lambda e: e.name):
-            if entry.name in _OWN_TOP_LEVEL:
-                continue
-            if entry.is_symlink():
-                argv += ["--symlink", os.readlink(entry.path), entry.path]
-            else:
-                argv += ["--ro-bind", entry.path, entry.path]
-    return argv
+def view_prefix(workspace: Path, workdir: Path) -> list[str]:
+    """The command prefix (append the program's argv) that runs a program in a view of this machine in which
+    `workspace` is at `workdir` (e.g. `/app`), and starts it there.
+
+    A view, not a sandbox: the same user, processes, network and files, each host entry bound as the host has it
+    (writable where it is, links as links), `/dev` and `/proc` the host's, so an agent's own sandbox works inside
+    as outside. Only the directories the workdir's mount point needs (`/`, or the deepest one the host has on the
+    way) are tmpfs copies of the host's listing, so that nothing is ever made on the host; a new name written
+    directly in one of them stays in the view.
+
+    Raises:
+        SandboxUnavailable: not Linux, or bubblewrap is not installed (the message says how to install it).
+    """
+    bwrap = _bwrap(f"showing the workspace at {workdir}")
+    tree, _ = _host_tree((workdir,), bind="--bind", own=_VIEW_OWN)
+    argv = [bwrap, *tree, "--dev-bind", "/dev", "/dev", "--bind", "/proc", "/proc"]
+    # The host's /proc bound, not a fresh one: a fresh proc outside a PID namespace of its own would keep a nested
+    # bubblewrap (an agent's own sandbox) from mounting its /proc.
+    return [*argv, "--bind", str(workspace), str(workdir), "--chdir", str(workdir), "--die-with-parent", "--"]
+
+
+def _host_tree(targets: Iterable[Path], *, bind: str, own: frozenset[str]) -> tuple[list[str], list[str]]:
+    """A tmpfs root holding every top-level entry of the host's but `own` (bound with `bind`, links as links), with
+    room for mount points the host lacks: what `--bind / /` shows. A target whose place the host lacks below a
+    top-level directory (`/usr/src/app`) has the deepest directory the host has on its way (`/usr/src`) copied the
+    same way, so bubblewrap makes the mount point in a tmpfs, never on the host. Returns the arguments and the
+    tmpfs directories, shallowest first.
+
+    Raises:
+        SandboxUnavailable: such a directory cannot be listed.
+    """
+    opened: dict[Path, set[str]] = {Path("/"): set(own)}
+    for target in targets:
+        place = _mount_place(target)
+        if place is None or set(place[0].parts[1:2]) & own:
+            continue  # the host has it, or it is under a directory mounted afresh, which takes the mount point
+        opened.setdefault(place[0], set()).add(place[1])
+    argv: list[str] = []
+    order = sorted(opened, key=lambda directory: len(directory.parts))
+    for directory in order:
+        argv += ["--tmpfs", str(directory)]
+        try:
+            with os.scandir(directory) as entries:
+                for entry in sorted(entries, key=lambda e: e.name):
+                    if entry.name in opened[directory]:
+                        continue
+                    if entry.is_symlink():
+                        argv += ["--symlink", os.readlink(entry.path), entry.path]
+                    else:
+                        argv += [bind, entry.path, entry.path]
+        except OSError as exc:
+            why = (exc.strerror or type(exc).__name__).lower()
+            raise SandboxUnavailable(f"{directory} cannot be listed to mount over it: {why}") from None
+    return argv, [str(directory) for directory in order]
+
+
+def _mount_place(target: Path) -> tuple[Path, str] | None:
+    """Where bubblewrap must make `target`'s mount point: the deepest directory on its way that the host has (no
+    link on the way) and the name below it; None when the host has all of it (mounting over it changes nothing)."""
+    here = Path("/")
+    for name in target.relative_to("/").parts:
+        below = here / name
+        if below.is_symlink() or not below.is_dir():
+            return here, name
+        here = below
+    return None
 
 
 def _workspace_and_hidden(policy: SandboxPolicy, root: Path, tmp_size: int | None) -> list[str]:

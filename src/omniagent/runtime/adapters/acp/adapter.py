@@ -53,6 +53,7 @@ from omniagent.runtime.errors import (
     UnsupportedFeature,
 )
 from omniagent.runtime.requests import check_option
+from omniagent.runtime.view import launch_prefix
 from omniagent.wire.jsonrpc import current_request_id
 from omniagent.wire.messages import AUTH_REQUIRED, METHOD_NOT_FOUND, RpcError
 
@@ -80,6 +81,7 @@ class AcpAdapter:
                             argv,
                             handlers=driver.handlers(),
                             cwd=str(request.directory),
+                            prefix=launch_prefix(request),
                             handshake_timeout=d.HANDSHAKE_TIMEOUT,
                         )
                     )
@@ -156,7 +158,7 @@ class _AcpDriver(DriverLoop):
         self._live = True
 
     async def _open(self, client: AcpClient, servers: list[McpServerConfig]) -> Any:
-        request, cwd = self._request, str(self._request.directory)
+        request, cwd = self._request, self._request.cwd
         if request.fork is not None:
             if not client.supports("fork"):
                 raise UnsupportedFeature("fork (no ACP agent advertises it)")

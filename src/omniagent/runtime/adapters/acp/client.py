@@ -504,19 +504,21 @@ async def open_acp_client(
     handlers: ClientHandlers | None = None,
     cwd: str | None = None,
     env: Mapping[str, str] | None = None,
+    prefix: Sequence[str] = (),
     client_name: str = "omniagent",
     client_version: str = __version__,
     handshake_timeout: float = HANDSHAKE_TIMEOUT,
     protocol_version: int = LATEST,
 ) -> AsyncIterator[AcpClient]:
-    """Spawn an ACP agent, negotiate the version, and yield the client; leaving closes the agent (bounded).
+    """Spawn an ACP agent (under `prefix`, `open_process`'s), negotiate the version, and yield the client;
+    leaving closes the agent (bounded).
 
     Raises:
         wire.process.SpawnError: the agent cannot be started.
         AgentProtocolError: the handshake failed (timeout, unknown version).
         AgentExited: the agent exited during the handshake.
     """
-    async with open_process(argv, cwd=cwd, env=env) as child:
+    async with open_process(argv, cwd=cwd, env=env, prefix=prefix) as child:
         peer = Peer(child.stdout, child.stdin, name=f"acp:{argv[0]}", repair_surrogates=True)
         client = AcpClient(peer, child, handlers or ClientHandlers())
         async with peer:

@@ -35,6 +35,7 @@ from omniagent.runtime.errors import (
     SpawnFailed,
 )
 from omniagent.runtime.requests import check_option
+from omniagent.runtime.view import launch_prefix
 from omniagent.wire.encode import dumps
 from omniagent.wire.errors import LineTooLarge, PeerClosed
 from omniagent.wire.jsonl import LineWriter, read_lines
@@ -58,7 +59,9 @@ class ClaudeAdapter:
         driver = _ClaudeDriver(request, events, ClaudeState(session_id, tools_disabled=request.disable_tools))
         async with AsyncExitStack() as stack:
             try:
-                child = await stack.enter_async_context(open_process(argv, cwd=str(request.directory)))
+                child = await stack.enter_async_context(
+                    open_process(argv, cwd=str(request.directory), prefix=launch_prefix(request))
+                )
             except SpawnError as exc:
                 raise SpawnFailed(str(exc)) from exc
             writer = await stack.enter_async_context(LineWriter(child.stdin))

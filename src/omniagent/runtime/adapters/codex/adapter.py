@@ -33,6 +33,7 @@ from omniagent.runtime.adapters.codex.launch import handshake, launch_argv, mcp_
 from omniagent.runtime.adapters.codex.translate import CLIENT_MESSAGE_PREFIX, ThreadTranslator
 from omniagent.runtime.adapters.driver_loop import DriverLoop, stderr_tail
 from omniagent.runtime.errors import HandshakeTimeout, ProtocolFailed, SpawnFailed
+from omniagent.runtime.view import launch_prefix
 from omniagent.wire.dialects import CODEX
 from omniagent.wire.errors import PeerClosed
 from omniagent.wire.jsonrpc import Peer, current_request_id
@@ -57,7 +58,11 @@ class CodexAdapter:
             try:
                 async with asyncio.timeout(d.HANDSHAKE_TIMEOUT):
                     child = await stack.enter_async_context(
-                        open_process(launch_argv(request.installation), cwd=str(request.directory))
+                        open_process(
+                            launch_argv(request.installation),
+                            cwd=str(request.directory),
+                            prefix=launch_prefix(request),
+                        )
                     )
                     peer = await stack.enter_async_context(driver.peer_on(child))
                     with _transport_errors(child):
@@ -253,7 +258,7 @@ class _CodexDriver(DriverLoop):
     async def _load_commands(self) -> None:
         """Skills are the app-server's slash commands; they arrive after the session opened."""
         with suppress(RpcError):
-            result = await self._call("skills/list", {"cwds": [str(self._request.directory)]})
+            result = await self._call("skills/list", {"cwds": [self._request.cwd]})
             if self.state.apply_skills(result):
                 await self._events.send(d.InfoChanged(self.state.info()))
 

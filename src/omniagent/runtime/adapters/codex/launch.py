@@ -122,7 +122,7 @@ async def _models(peer: Peer) -> list[Any]:
 
 async def _bind_thread(peer: Peer, request: d.ConnectRequest) -> Any:
     """`thread/start`, or `thread/resume` / `thread/fork` (whose refusal means the token is no good)."""
-    params: dict[str, Any] = {"cwd": str(request.directory), **thread_params(request.configure)}
+    params: dict[str, Any] = {"cwd": request.cwd, **thread_params(request.configure)}
     servers = mcp_config(request.mcp_servers)
     if servers:
         params["config"] = {"mcp_servers": servers}

@@ -333,7 +333,8 @@ class _EngineDriver:
     # --- child sessions ------------------------------------------------------------------------------------
 
     def _follow(self, branch: Branch) -> None:
-        self._children[branch.session_id] = Translator(branch.session_id, branch.root, prefix=branch.path)
+        root = self._request.workdir or branch.root  # a child works in its parent's workspace, seen where it is
+        self._children[branch.session_id] = Translator(branch.session_id, root, prefix=branch.path)
 
     def _child(self, branch: Branch, event: SessionEvent) -> None:
         """A child's events, nested under the call that spawned it; a report it received settles its own child's
@@ -351,7 +352,8 @@ class _EngineDriver:
 
     def _set_session(self, session: Session) -> None:
         self._session = session
-        self._translator = Translator(session.id, session.root)
+        # Paths in events as the model sees them: under a workdir (runtime/view.py), the workspace is there.
+        self._translator = Translator(session.id, self._request.workdir or session.root)
         self._refresh(announce=False)
 
     def _refresh(self, *, announce: bool) -> None:

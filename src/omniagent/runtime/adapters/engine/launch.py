@@ -11,6 +11,9 @@ calls and the errors the runtime expects from `connect` (anyagent §5).
   `UnsupportedFeature`, checked before anything is made.
 - every creation option is checked against the session's own options (`check_option`), then applied; a bad one is
   `InvalidConfiguration` and a session made for the open is removed again.
+- a workdir (a workspace view, runtime/view.py): the session shows its workspace there
+  (`EngineApi.show_workspace_at`); without bubblewrap the open is refused before anything is made, as a process
+  agent's is.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from omniagent.runtime.errors import (
     UnsupportedFeature,
 )
 from omniagent.runtime.requests import check_option
+from omniagent.runtime.view import launch_prefix
 
 Describe = Callable[[Session], AgentDetails]
 MAX_MESSAGE_ID = 2**53 - 1  # the wire's largest integer (yuke-rpc.md §1)
@@ -53,8 +57,10 @@ async def open_session(engine: EngineApi, request: d.ConnectRequest, details: De
     """The engine session for `request`, with its creation options applied. `details` describes a session (what
     the options are checked against).
 
-    Raises: `AuthRequired`, `ResumeFailed`, `InvalidConfiguration`, `ProtocolFailed`.
+    Raises: `AuthRequired`, `ResumeFailed`, `InvalidConfiguration`, `ProtocolFailed`, `SpawnFailed` (a workdir
+    without bubblewrap).
     """
+    launch_prefix(request)  # a workdir's view needs bubblewrap; not run here, the engine's commands build their own
     catalog = engine.catalog
     if request.configure.get(info.MODEL_OPTION) is None and not info.has_ready_model(catalog):
         raise AuthRequired(info.login_methods(catalog))
@@ -66,6 +72,8 @@ async def open_session(engine: EngineApi, request: d.ConnectRequest, details: De
         session = await existing(engine, request.resume)
     else:
         session = await _create(engine, request)
+    if request.workdir is not None:
+        engine.show_workspace_at(session.id, request.workdir)
     for option, value in request.configure.items():
         problem = check_option(details(session), option, value, live=False)
         if problem is None and (not created or option in info.IN_MEMORY_OPTIONS):

@@ -44,6 +44,7 @@ from omniagent.runtime.errors import (
     UnsupportedFeature,
 )
 from omniagent.runtime.requests import check_option
+from omniagent.runtime.view import launch_prefix
 from omniagent.wire.process import SpawnError
 
 # Last server stderr lines appended to a startup failure.
@@ -72,6 +73,7 @@ class OpencodeAdapter:
                             str(request.directory),
                             request.permission_mode,
                             startup_timeout=d.HANDSHAKE_TIMEOUT,
+                            prefix=launch_prefix(request),
                         )
                     )
             with _startup_errors():
@@ -99,7 +101,7 @@ async def _open(
     if not facts.connected:
         raise AuthRequired(logins)
     settings = SessionSettings(model=facts.default_model, agent=facts.default_agent)
-    driver = OpencodeDriver(server, events, facts, settings, logins, str(request.directory))
+    driver = OpencodeDriver(server, events, facts, settings, logins, request.cwd)
     pump = asyncio.create_task(driver.pump())
     stack.push_async_callback(stop_task, pump)
     await driver.connected.wait()  # from here on no event of the new session can be missed

@@ -14,7 +14,7 @@ import json
 import os
 import secrets
 import socket
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from typing import Any
 
@@ -172,9 +172,10 @@ def _error_text(response: httpx.Response) -> str:
 
 @asynccontextmanager
 async def launch_server(
-    executable: str, directory: str, mode: PermissionMode, *, startup_timeout: float
+    executable: str, directory: str, mode: PermissionMode, *, startup_timeout: float, prefix: Sequence[str] = ()
 ) -> AsyncIterator[OpencodeServer]:
-    """Start `opencode serve` for one session and yield it once `/global/health` answers; stop it on exit.
+    """Start `opencode serve` for one session (under `prefix`, `open_process`'s) and yield it once
+    `/global/health` answers; stop it on exit.
 
     Raises: `ConfigProblem`, `SpawnError` (from `open_process`), `ServerExited` (it died while starting),
     `TimeoutError` (no healthy answer within `startup_timeout`).
@@ -189,7 +190,8 @@ async def launch_server(
         for attempt in range(STARTS):
             stack = AsyncExitStack()
             try:
-                server = await _start(stack, [executable, "serve", "--hostname", "127.0.0.1"], directory, env, auth)
+                argv = [executable, "serve", "--hostname", "127.0.0.1"]
+                server = await _start(stack, argv, directory, env, auth, prefix)
             except ServerExited:
                 await stack.aclose()
                 if attempt + 1 == STARTS:
@@ -204,12 +206,17 @@ async def launch_server(
 
 
 async def _start(
-    stack: AsyncExitStack, argv: list[str], directory: str, env: dict[str, str], auth: httpx.BasicAuth
+    stack: AsyncExitStack,
+    argv: list[str],
+    directory: str,
+    env: dict[str, str],
+    auth: httpx.BasicAuth,
+    prefix: Sequence[str],
 ) -> OpencodeServer:
     """One start on a free port, its resources on `stack`; the server once it answers its health check."""
     port = free_port()
     child = await stack.enter_async_context(
-        open_process([*argv, "--port", str(port)], cwd=directory, env=env, close_grace=CLOSE_GRACE)
+        open_process([*argv, "--port", str(port)], cwd=directory, env=env, close_grace=CLOSE_GRACE, prefix=prefix)
     )
     client = await stack.enter_async_context(
         httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", auth=auth, trust_env=False)

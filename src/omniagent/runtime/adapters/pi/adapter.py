@@ -51,6 +51,7 @@ from omniagent.runtime.errors import (
     SpawnFailed,
 )
 from omniagent.runtime.requests import check_option
+from omniagent.runtime.view import launch_prefix
 from omniagent.wire.process import SpawnError
 
 # pi's prompt refusals that mean the login is gone (agent-session.js, auth-guidance.js).
@@ -77,7 +78,9 @@ class PiAdapter:
             try:
                 async with asyncio.timeout(d.HANDSHAKE_TIMEOUT):
                     client = await stack.enter_async_context(
-                        open_pi(argv, cwd=str(request.directory), on_frame=driver.on_frame)
+                        open_pi(
+                            argv, cwd=str(request.directory), on_frame=driver.on_frame, prefix=launch_prefix(request)
+                        )
                     )
                     await driver.handshake(client)
             except TimeoutError as exc:

@@ -121,13 +121,16 @@ def _parse(line: bytes) -> dict[str, Any] | None:
 
 
 @asynccontextmanager
-async def open_pi(argv: Sequence[str], *, cwd: str, on_frame: FrameHandler) -> AsyncIterator[PiClient]:
-    """Start pi and its reader; leaving the block closes pi (stdin EOF, then TERM, then KILL).
+async def open_pi(
+    argv: Sequence[str], *, cwd: str, on_frame: FrameHandler, prefix: Sequence[str] = ()
+) -> AsyncIterator[PiClient]:
+    """Start pi (under `prefix`, `open_process`'s) and its reader; leaving the block closes pi (stdin EOF, then
+    TERM, then KILL).
 
     Raises: `SpawnError`.
     """
     async with AsyncExitStack() as stack:
-        child = await stack.enter_async_context(open_process(argv, cwd=cwd))
+        child = await stack.enter_async_context(open_process(argv, cwd=cwd, prefix=prefix))
         writer = await stack.enter_async_context(LineWriter(child.stdin))
         client = PiClient(child, writer, on_frame)
         reader = asyncio.create_task(client.read(), name="pi-reader")

@@ -1,0 +1,2 @@
+#!/bin/bash
+echo "the answer is 42" > /app/answer.txt
