@@ -113,9 +113,8 @@ async def run(
     result as it finishes. Results (and their files under `out`) are written as they arrive; with `resume`, trials
     already in `out/results.jsonl` are skipped. A trial the infrastructure failed (execute.py) runs again, up to
     `retries` more times. Setting `stop` cancels the running turns: their results come back `interrupted` and are
-    not written, so the next run starts them again. `out/result.json` (at the start and the end), `out/job.json`
-    and `out/report.html` (at the end, stopped or not) hold the job's metrics (evaluation/). Raises: `BatchError`,
-    `RayUnavailable`."""
+    not written, so the next run starts them again. `out/result.json` (at the start and the end), `job.json` and
+    `report.html` (at the end, stopped or not) hold its metrics (evaluation/). Raises: BatchError, RayUnavailable."""
     if jobs < 1:
         raise BatchError("jobs must be at least 1")
     out = _absolute(out)
@@ -126,8 +125,7 @@ async def run(
     prompts = {spec.task.id: spec.task.prompt for spec in specs}
     planned = [spec.key for spec in specs]
     if observer is not None:
-        wanted = set(planned)
-        observer.planned(len(specs), [result for key, result in done.items() if key in wanted])
+        observer.planned(len(specs), [done[key] for key in planned if key in done])
     where = None if ray is None else (ray.address or "local")
     chosen = job.options(agents=agents, trials=trials, retries=retries, jobs=jobs, resume=resume, ray=where)
     files = _JobFiles.start(out, planned, chosen, done)
