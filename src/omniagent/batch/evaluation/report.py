@@ -122,11 +122,8 @@ def _agents(summary: dict[str, Any], agents: Sequence[str], trials: Sequence[Tas
         if mine.get("pass_at_k") is None and mine.get("pass_at_k_absent"):
             notes.append(f"<li>{_e(agent)}: no pass@k: {_e(mine['pass_at_k_absent'])}</li>")
     return (
-        "<section>\n<h2>Agents</h2>\n<table id=agents>\n<tr>"
-        + "".join(f"<th>{_e(name)}</th>" for name in head)
-        + "</tr>\n"
-        + "\n".join(rows)
-        + "\n</table>\n"
+        "<section>\n<h2>Agents</h2>\n"
+        + _table("agents", head, rows)
         + (f"<ul class=muted>{''.join(notes)}</ul>\n" if notes else "")
         + "<p class=muted>Mean reward: over the agent's trials, a trial without a reward counting 0. 95% CI: the "
         "Wilson score interval when every reward is 0 or 1, else the normal approximation (mean ± 1.96·s/√n); "
@@ -297,10 +294,15 @@ def _trials(trials: Iterable[TaskResult]) -> str:
             + "".join(f"<td>{_e(cell)}</td>" for cell in cells)
             + f"<td class=text>{_e(kind)}{_e(shown)}</td></tr>"
         )
+    return "<section>\n<h2>Trials</h2>\n" + _table("trials", head, rows) + "</section>"
+
+
+def _table(table_id: str, head: Sequence[str], rows: Sequence[str]) -> str:
+    """A table with a header row of `head` (escaped here) and `rows`, already made (and escaped) by the caller."""
     return (
-        "<section>\n<h2>Trials</h2>\n<table id=trials>\n<tr>"
+        f"<table id={table_id}>\n<tr>"
         + "".join(f"<th>{_e(name)}</th>" for name in head)
         + "</tr>\n"
         + "\n".join(rows)
-        + "\n</table>\n</section>"
+        + "\n</table>\n"
     )
