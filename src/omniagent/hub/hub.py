@@ -22,6 +22,7 @@ another process sharing the folder, once it let go) is `resume`d by its agent's 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 from collections.abc import AsyncIterator
@@ -51,6 +52,10 @@ class Hub:
         self._indexed: set[str] = set()  # the sessions whose entries this hub writes (their ids are held here)
         self._earlier: dict[str, IndexEntry] = {}  # a resumed session's entry of the run that opened it
         self._resuming: dict[str, asyncio.Lock] = {}
+        # What a list of the sessions shows changes (a session opened, attached to, working, asking, ended, …):
+        # counted, so a watcher asks for what came after the version it has (`changes`).
+        self.version = 0
+        self._version_changed = asyncio.Event()
 
     @classmethod
     @asynccontextmanager
@@ -144,6 +149,15 @@ class Hub:
             return []
         return [entry for entry in self._state.read_index() if entry.id not in self._sessions]
 
+    async def changes(self, after: int, within: float) -> int:
+        """The list's version once it is past `after` (at once if it is already), or after `within` seconds
+        whatever it is then."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(within):
+                while self.version <= after:
+                    await self._version_changed.wait()
+        return self.version
+
     def client(self, info: ClientInfo, *, owns_sessions: bool = False) -> HubClient:
         """A client's handle. `owns_sessions`: leaving closes the sessions it opened (a stdio face's one client)."""
         return HubClient(self, info, owns_sessions=owns_sessions)
@@ -179,9 +193,16 @@ class Hub:
         if indexed:
             self._indexed.add(kept.id)
         self._save(kept)
+        self._bump()
         return kept
 
+    def _bump(self) -> None:
+        self.version += 1
+        changed, self._version_changed = self._version_changed, asyncio.Event()
+        changed.set()
+
     def _changed(self, session: HubSession) -> None:
+        self._bump()
         if session.closed and session.id in self._indexed:
             self._save(session)
             self._indexed.discard(session.id)
