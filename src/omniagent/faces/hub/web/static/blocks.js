@@ -99,7 +99,7 @@ export function stopText(stop) {
 /** What a request asks, in one line (for the transcript's record of it). */
 export function requestSummary(request) {
   const [name, body] = variant(request);
-  if (name === "Permission") return `Permission: ${toolKind(body.tool.kind)} ${body.tool.title}`;
+  if (name === "Permission") return `Permission: ${body.tool.title}`;
   if (name === "Question") return `Question: ${body.questions.map((q) => q.text).join(" · ")}`;
   return name;
 }
@@ -115,7 +115,7 @@ export function requestCard(request, answer) {
     const tool = body.tool;
     const input = toolInput(tool.input);
     const parts = [
-      el("div", { class: "request-title" }, el("span", { class: "badge ask", text: "permission" }), el("span", { text: `${toolKind(tool.kind)}: ${tool.title}` })),
+      el("div", { class: "request-title" }, el("span", { class: "badge ask", text: "permission" }), el("span", { class: "tool-kind", text: toolKind(tool.kind) }), el("span", { class: "tool-title", text: tool.title })),
       input && input !== tool.title ? el("div", { class: "tool-input", text: input }) : null,
       body.detail ? el("div", { class: "request-detail", text: body.detail }) : null,
       ...(tool.diffs || []).map(diffView),

@@ -32,6 +32,15 @@ export class Transcript {
     this.messageCount = 0;
     this.lastSequence = 0;
     this.lazy = new IntersectionObserver((entries) => this.seen(entries), { root: scroller, rootMargin: "1200px 0px" });
+    // Following the bottom until the reader scrolls up; back at the bottom, following again. A change of the
+    // scroller's size (a request's card shown or gone) keeps the bottom in view while following.
+    this.stick = true;
+    scroller.addEventListener("scroll", () => (this.stick = this.pinned()), { passive: true });
+    new ResizeObserver(() => this.follow()).observe(scroller);
+  }
+
+  follow() {
+    if (this.stick) this.scroller.scrollTop = this.scroller.scrollHeight;
   }
 
   /** Take an event; it is shown at the next frame, with every other event taken before then. */
@@ -47,7 +56,6 @@ export class Transcript {
     this.scheduled = false;
     const events = this.queue;
     this.queue = [];
-    const pinned = this.pinned();
     for (const event of events) this.apply(event);
     const bulk = events.length > BULK;
     for (const message of this.dirtyMessages) this.renderMessage(message, bulk);
@@ -57,7 +65,7 @@ export class Transcript {
     if (events.length) this.lastSequence = events[events.length - 1].sequence;
     this.root.dataset.messages = String(this.messageCount);
     this.root.dataset.sequence = String(this.lastSequence);
-    if (pinned) this.scroller.scrollTop = this.scroller.scrollHeight;
+    this.follow();
   }
 
   pinned() {
