@@ -112,14 +112,15 @@ class Browser:
     def elsewhere(self) -> list[str]:
         """Every request and WebSocket of the pages that went to another origin than the hub's."""
         ws_url = "ws" + self.hub_url.removeprefix("http")
-        return [url for url in self.requests if not url.startswith(self.hub_url + "/")] + [
+        return [url for url in self.requests if not url.startswith((self.hub_url + "/", "file:"))] + [
             url for url in self.sockets if not url.startswith(ws_url + "/")
         ]
 
 
 @contextlib.asynccontextmanager
-async def chromium(profile: Path, hub_url: str) -> AsyncIterator[Browser]:
-    """The system's Chromium with a fresh profile; any request off the hub is recorded and aborted."""
+async def chromium(profile: Path, hub_url: str, *, files: bool = False) -> AsyncIterator[Browser]:
+    """The system's Chromium with a fresh profile; any request off the hub (but `file:` ones when `files`) is
+    recorded and aborted."""
     executable = shutil.which("chromium")
     assert executable is not None, "Debian's chromium is not installed (.ci/run installs it)"
 
@@ -133,7 +134,8 @@ async def chromium(profile: Path, hub_url: str) -> AsyncIterator[Browser]:
         context.set_default_timeout(WAIT_MS)
         browser = Browser(context, hub_url)
         context.on("request", lambda request: browser.requests.append(request.url))
-        await context.route(lambda url: not url.startswith(hub_url + "/"), refuse)
+        ours = (hub_url + "/", "file:") if files else (hub_url + "/",)
+        await context.route(lambda url: not url.startswith(ours), refuse)
         try:
             yield browser
         finally:

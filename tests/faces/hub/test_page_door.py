@@ -220,7 +220,8 @@ def test_the_batch_is_served_read_only_and_nothing_outside_it(hub: HubProcess) -
     assert first.status_code == 307 and first.headers["location"] == "/batch/report.html"
     report = httpx.get(f"{hub.url}/batch/report.html", headers=cookie)
     assert report.status_code == 200 and report.headers["content-type"].startswith("text/html")
-    assert report.headers["content-security-policy"].startswith("sandbox;")
+    assert report.headers["content-security-policy"].startswith("sandbox allow-same-origin;")
+    assert "script" not in report.headers["content-security-policy"]
     result = httpx.get(f"{hub.url}/batch/tasks/t1/omniagent/result.json", headers=cookie)
     assert result.json() == {"task": "t1"} and result.headers["content-type"] == "application/json"
     for name in ("diff.patch", "page.html"):  # an agent's file is text, never a page of the hub's origin

@@ -17,10 +17,11 @@ from starlette.responses import FileResponse, RedirectResponse, Response
 from omniagent.faces.hub.streamable import refusal
 
 REPORT = "report.html"
-# The report is one self-contained page: inline CSS and SVG, no script; sandboxed, it is no page of the hub's origin.
+# The report is one self-contained page: inline CSS and SVG, no script. Sandboxed without scripts, it may keep the
+# hub's origin (`allow-same-origin`), so its links to the trials' files carry the page's SameSite=Strict cookie.
 REPORT_POLICY = (
-    "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none';"
-    " frame-ancestors 'none'"
+    "sandbox allow-same-origin; default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none';"
+    " form-action 'none'; frame-ancestors 'none'"
 )
 FILE_POLICY = "sandbox; default-src 'none'; frame-ancestors 'none'"
 
