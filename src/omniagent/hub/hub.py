@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import os
 from collections.abc import AsyncIterator
@@ -70,7 +71,10 @@ class Hub:
         """A hub over a runtime of its own; leaving closes every session. With `state`, session ids are claimed in
         its folder (`s<n>`, the next free), so they stay unique across the hub's restarts and the processes sharing
         the folder."""
-        async with Runtime(mock=mock, env=env) as runtime:
+        # With a folder, the hub names each session by the id it claims there; the runtime's own names then go only
+        # to its throwaway sessions (a probe, a generate), kept apart so one still open never takes a claimed id.
+        names = (f"x{n}" for n in itertools.count(1)) if state is not None else None
+        async with Runtime(mock=mock, env=env, session_ids=names) as runtime:
             hub = cls(runtime, state=state, retention=retention)
             try:
                 yield hub

@@ -72,9 +72,11 @@ async def _set_an_option(page: Page, other: WireClient, session: str) -> None:
     assert option is not None
     await effort.select_option("high")
     await other.until(
-        lambda line: "event" in line
-        and "SessionUpdated" in line["event"]["kind"]
-        and line["event"]["kind"]["SessionUpdated"]["configuration"]["options"].get(option) == "high"
+        lambda line: (
+            "event" in line
+            and "SessionUpdated" in line["event"]["kind"]
+            and line["event"]["kind"]["SessionUpdated"]["configuration"]["options"].get(option) == "high"
+        )
     )
     await expect(effort).to_have_value("high")
 

@@ -16,7 +16,7 @@ class App {
     this.rows = new Map();
     this.version = null;
     this.view = null;
-    this.agents = [];
+    this.agents = null; // the hub's agents, once discovered (the new-session form waits for them)
     this.usages = new Map();
     this.generation = 0; // one per connection: a watch loop of an earlier one stops
     this.retries = 0;
@@ -96,13 +96,14 @@ class App {
   }
 
   async discover() {
+    const first = this.agents === null;
     try {
       const report = await this.wire.call("discover");
       this.agents = report.agents;
     } catch {
       this.agents = [];
     }
-    if (!this.view) this.home();
+    if (first && !this.view) this.home();
     this.readPlanUsage();
   }
 
@@ -147,6 +148,11 @@ class App {
   }
 
   home() {
+    renderSessions(this.sidebar, [...this.rows.values()], null);
+    if (this.agents === null) {
+      this.main.replaceChildren(el("section", { class: "home" }, el("p", { class: "hint", text: "Asking the hub which agents it has…" })));
+      return; // `discover` shows the form when it knows
+    }
     const latest = [...this.rows.values()].filter((row) => !row.past).pop();
     const form = newSessionForm({
       agents: this.agents,
@@ -155,7 +161,6 @@ class App {
       start: async (fields) => this.adopt(await this.wire.call("open", fields), fields.dir),
     });
     this.main.replaceChildren(el("section", { class: "home" }, form, el("p", { class: "hint", text: "Pick a session on the left to watch it, answer its requests and steer it, or start one here." })));
-    renderSessions(this.sidebar, [...this.rows.values()], null);
   }
 
   /** A session this page just opened (or forked): the hub follows it for us already; show it. */

@@ -76,7 +76,7 @@ export class SessionView {
     if (this.left) return this.detach();
     this.setInfo(attached.info);
     if (attached.missed > 0) {
-      this.items.append(el("div", { class: "note diag info", text: `${attached.missed} earlier events are no longer kept by the hub` }));
+      this.transcript.note(this.transcript.top, `${attached.missed} earlier events are no longer kept by the hub`, "diag info");
     }
     return attached;
   }
@@ -246,7 +246,7 @@ export class SessionView {
       this.sent.set(delivery.prompt_id, text);
       const [kind, body] = variant(delivery.kind);
       if (kind === "Queued") this.queue(delivery.prompt_id, text, body.position);
-      else if (kind === "Steered") this.transcript.user(this.transcript.turn(body.turn_id).el, text, { prompt: delivery.prompt_id, steered: "" });
+      else if (kind === "Steered") this.transcript.user(this.transcript.turn(body.turn_id).body, text, { prompt: delivery.prompt_id, steered: "" });
     } catch (error) {
       this.input.value = text;
       this.showProblem(error.message);

@@ -70,10 +70,14 @@ export function newSessionForm({ agents, directory, start, probe }) {
   const mode = el("select", { id: "new-permission", name: "permission" }, el("option", { value: "Ask", text: "ask before acting" }), el("option", { value: "AutoApprove", text: "approve everything" }));
   const problem = el("div", { class: "problem", role: "alert" });
   const button = el("button", { type: "submit", class: "primary", text: "Start the session" });
+  let asked = 0; // the latest probe: an earlier one answering later is ignored
   const loadModels = async () => {
+    const mine = ++asked;
+    const chosen = agent.value;
     model.replaceChildren(el("option", { value: "", text: "the agent's default" }));
     try {
-      const details = await probe(agent.value);
+      const details = await probe(chosen);
+      if (mine !== asked) return;
       const option = (details.config_options || []).find((o) => o.id === "model" || o.category === "model");
       const kind = option ? option.kind : null;
       if (option && kind && kind.Select) {
@@ -81,7 +85,7 @@ export function newSessionForm({ agents, directory, start, probe }) {
         model.dataset.option = option.id;
       }
     } catch (error) {
-      problem.textContent = `could not read ${agent.value}'s options: ${error.message}`;
+      if (mine === asked) problem.textContent = `could not read ${chosen}'s options: ${error.message}`;
     }
   };
   agent.addEventListener("change", loadModels);

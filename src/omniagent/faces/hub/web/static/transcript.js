@@ -1,8 +1,9 @@
 // One session's transcript: its events (replayed, then live) as turns of messages, thinking, tool calls with their
 // output and diffs, records of requests, and turn ends. Events are applied in batches, once per animation frame,
-// so a burst (a replay of thousands of events) costs one layout; every item is `content-visibility: auto`, so only
-// what is near the screen is laid out and painted; after a large batch, finished replies show as plain text and
-// are rendered as Markdown when they first come near the screen.
+// so a burst (a replay of thousands of events) costs one layout. Items go in chunks of CHUNK, each chunk
+// `content-visibility: auto`: only the chunks near the screen are laid out and painted, and an item that changes
+// size relays out its chunk and the chunks' list, never every item. After a large batch, finished replies show as
+// plain text and are rendered as Markdown when their chunk first comes near the screen.
 
 import { el, variant } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
@@ -10,6 +11,27 @@ import { requestSummary, stopText, toolBody } from "./blocks.js";
 
 const BULK = 300; // events in one batch beyond which finished replies render their Markdown when first seen
 const PINNED_PX = 48; // this close to the bottom, the transcript follows new content
+const CHUNK = 40; // items of one chunk
+const BURST_GAP_MS = 50; // events this close together are one burst
+const BURST_MS = 1000; // the longest a burst's events wait to be shown
+
+/** A container that puts what it is given in chunks of CHUNK elements (`append` as an element's). */
+class Chunks {
+  constructor(parent) {
+    this.parent = parent;
+    this.last = null;
+  }
+
+  append(...nodes) {
+    for (const node of nodes) {
+      if (!this.last || this.last.childElementCount >= CHUNK) {
+        this.last = el("div", { class: "chunk" });
+        this.parent.append(this.last);
+      }
+      this.last.append(node);
+    }
+  }
+}
 
 export class Transcript {
   /**
@@ -19,6 +41,7 @@ export class Transcript {
   constructor(scroller, root, hooks) {
     this.scroller = scroller;
     this.root = root;
+    this.top = new Chunks(root); // turns, and what belongs to no turn
     this.hooks = hooks;
     this.turns = new Map();
     this.prompted = []; // the prompted turns' ids, in order (what a rewind counts)
@@ -31,12 +54,25 @@ export class Transcript {
     this.scheduled = false;
     this.messageCount = 0;
     this.lastSequence = 0;
-    this.lazy = new IntersectionObserver((entries) => this.seen(entries), { root: scroller, rootMargin: "1200px 0px" });
-    // Following the bottom until the reader scrolls up; back at the bottom, following again. A change of the
-    // scroller's size (a request's card shown or gone) keeps the bottom in view while following.
+    this.lazy = new IntersectionObserver((entries) => this.seen(entries), { root: scroller, rootMargin: "800px 0px" });
+    this.plain = new Map(); // an observed element (a chunk) → the replies in it still shown as plain text
+    // Following the bottom until the reader scrolls away from it (a wheel, a key, the scroll bar, a finger: layout
+    // moves the scroll position too, as chunks get their real size, and that is no reason to stop); back at the
+    // bottom, following again. A change of the scroller's size (a request's card shown or gone) or of the
+    // transcript's keeps the bottom in view while following.
     this.stick = true;
-    scroller.addEventListener("scroll", () => (this.stick = this.pinned()), { passive: true });
-    new ResizeObserver(() => this.follow()).observe(scroller);
+    this.touched = -Infinity; // when the reader last scrolled by hand
+    const touch = () => (this.touched = performance.now());
+    for (const name of ["wheel", "keydown", "pointerdown", "touchmove"]) scroller.addEventListener(name, touch, { passive: true });
+    scroller.addEventListener("scroll", () => this.scrolled(), { passive: true });
+    const resized = new ResizeObserver(() => this.follow());
+    resized.observe(scroller);
+    resized.observe(root); // chunks taking their real size near the bottom
+  }
+
+  scrolled() {
+    if (performance.now() - this.touched < 1000) this.stick = this.pinned();
+    else if (!this.stick && this.pinned()) this.stick = true;
   }
 
   follow() {
@@ -46,10 +82,24 @@ export class Transcript {
   /** Take an event; it is shown at the next frame, with every other event taken before then. */
   push(event) {
     this.queue.push(event);
+    this.pushed = performance.now();
     if (this.scheduled) return;
     this.scheduled = true;
-    if (document.hidden) setTimeout(() => this.flush(), 200);
-    else requestAnimationFrame(() => this.flush());
+    this.since = this.pushed;
+    this.schedule();
+  }
+
+  schedule() {
+    if (document.hidden) setTimeout(() => this.tick(), 200);
+    else requestAnimationFrame(() => this.tick());
+  }
+
+  tick() {
+    // A replay arrives as a burst of large frames: laying out each part of it would cost a frame's rendering per
+    // part, so a large batch waits for the burst's end (at most BURST_MS) and is laid out once.
+    const now = performance.now();
+    if (this.queue.length > BULK && now - this.pushed < BURST_GAP_MS && now - this.since < BURST_MS) return this.schedule();
+    this.flush();
   }
 
   flush() {
@@ -109,16 +159,17 @@ export class Transcript {
   container(event) {
     const info = event.turn_info;
     if (info && info.parent_tool_id && this.tools.has(info.parent_tool_id)) return this.tools.get(info.parent_tool_id).children;
-    if (info && info.id) return this.turn(info.id).el;
-    return this.root;
+    if (info && info.id) return this.turn(info.id).body;
+    return this.top;
   }
 
   turn(id) {
     let turn = this.turns.get(id);
     if (!turn) {
       turn = { id, el: el("article", { class: "turn", dataset: { turn: id } }) };
+      turn.body = new Chunks(turn.el);
       this.turns.set(id, turn);
-      this.root.append(turn.el);
+      this.top.append(turn.el);
     }
     return turn;
   }
@@ -134,7 +185,7 @@ export class Transcript {
     this.prompted.push(turn.id);
     const ours = event.extensions && event.extensions.omniagent;
     const text = ours && typeof ours.prompt === "string" ? ours.prompt : this.hooks.prompted(promptId);
-    const bubble = this.user(turn.el, text === undefined ? `(prompt ${promptId})` : text, { prompt: promptId });
+    const bubble = this.user(turn.body, text === undefined ? `(prompt ${promptId})` : text, { prompt: promptId });
     if (this.hooks.canRewind()) {
       bubble.append(el("button", { type: "button", class: "rewind small", title: "Rewind the conversation to before this prompt", text: "Rewind here", onclick: () => this.hooks.rewind(turn.id) }));
     }
@@ -191,8 +242,13 @@ export class Transcript {
       message.body.textContent = text; // shown as it is until it comes near the screen (`seen`)
       message.body.classList.add("plain");
       message.plain = true;
-      message.el.__message = message;
-      this.lazy.observe(message.el);
+      const watched = message.el.parentElement && message.el.parentElement.classList.contains("chunk") ? message.el.parentElement : message.el;
+      const waiting = this.plain.get(watched);
+      if (waiting) waiting.push(message);
+      else {
+        this.plain.set(watched, [message]);
+        this.lazy.observe(watched);
+      }
     } else {
       renderMarkdown(message.body, text);
     }
@@ -201,12 +257,15 @@ export class Transcript {
   seen(entries) {
     for (const entry of entries) {
       if (!entry.isIntersecting) continue;
-      const message = entry.target.__message;
       this.lazy.unobserve(entry.target);
-      if (!message || !message.plain) continue;
-      message.plain = false;
-      message.body.classList.remove("plain");
-      renderMarkdown(message.body, message.parts.join(""));
+      const messages = this.plain.get(entry.target) || [];
+      this.plain.delete(entry.target);
+      for (const message of messages) {
+        if (!message.plain) continue;
+        message.plain = false;
+        message.body.classList.remove("plain");
+        renderMarkdown(message.body, message.parts.join(""));
+      }
     }
   }
 
@@ -275,6 +334,6 @@ export class Transcript {
       const turn = this.turns.get(id);
       if (turn) turn.el.classList.add("rewound");
     }
-    this.note(this.root, `rewound ${count} turn${count === 1 ? "" : "s"}: the agent's conversation no longer has them`, "diag info");
+    this.note(this.top, `rewound ${count} turn${count === 1 ? "" : "s"}: the agent's conversation no longer has them`, "diag info");
   }
 }
