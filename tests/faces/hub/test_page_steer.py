@@ -2,7 +2,7 @@
 client's session appears in the list live, with its status and usage, and opens with what was asked and answered;
 an option set on the page reaches every client; a prompt sent while a turn runs is queued and can be taken back; a
 turn is rewound (conversation and files) and a session forked from a reply, the fork's model seeing only what came
-before that reply."""
+before that reply; a logged-in agent's plan usage shows as bars."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 from playwright.async_api import Page, expect
 
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
+from tests.e2e.agents.logins import login_world
 from tests.faces.hub.page_harness import Screens, chromium, log_in, page_hub
 from tests.hub.hub_process import RunningHub, WireClient
 from tests.runtime.adapters.engine.harness import child_env, workspace
@@ -150,3 +151,27 @@ async def test_rewind_a_turn_and_fork_from_a_reply(tmp_path: Path) -> None:
     last = json.dumps(llm.requests[-1].body)
     assert "first question" in last and "First answer." in last and "in the fork" in last
     assert "write b.txt" not in last
+
+
+async def test_plan_usage_bars_from_the_real_codex(tmp_path: Path) -> None:
+    """Codex 0.171.0 logged in to a ChatGPT plan (the fake's usage route, in a loopback-only namespace: see
+    tests/e2e/agents/logins.py) beside our engine: the page shows codex's windows as bars, and none for the engine
+    (its wire cannot report plan usage)."""
+    quota = {"plan": "plus", "windows": [{"used_percent": 42, "minutes": 300, "resets_in": 3600}]}
+    async with login_world(tmp_path, quota) as world:
+        env = world.runtime_env(codex=world.launcher("codex", "chatgpt"))
+        async with (
+            page_hub(tmp_path / "data", env=env) as hub,
+            chromium(tmp_path / "profile", hub.url) as browser,
+        ):
+            page = await browser.page()
+            await log_in(page, hub)
+            bars = page.locator("#plan-usage")
+            await expect(bars.locator(".plan-usage")).to_have_count(1)
+            codex = bars.locator('.plan-usage[data-agent="codex"]')
+            await expect(codex.locator(".plan-agent")).to_have_text("codex · plus")
+            await expect(codex.locator(".window-label")).to_have_text(["Session"])
+            await expect(codex.locator(".window-used")).to_have_text(["42%"])
+            assert await codex.locator("meter").get_attribute("value") == "42"
+            await Screens(page, tmp_path)("plan-usage")
+            assert browser.elsewhere() == [] and browser.errors == []
