@@ -3,7 +3,7 @@
     python scripts/hub_page_screenshot.py [--out docs/hub-page.png]
 
 Two sessions: one idle (a summary asked by another client), and the one shown: a Markdown reply, the plan, an edit
-with its diff, and a permission to run the tests waiting for an answer. Debian's Chromium, headless, 1280×800; the
+with its diff, and a permission to run the tests waiting for an answer. Debian's Chromium, headless, 1280x800; the
 session is opened by a client of the sidecar wire and shown by the page, logged in with a one-time code.
 """
 
@@ -18,6 +18,7 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from playwright.async_api import async_playwright, expect
 from websockets.asyncio.client import connect
@@ -44,11 +45,12 @@ def _scenario() -> Scenario:
         "edit", {"path": "cli.py", "old_string": "def parse_args(argv):", "new_string": "def read_options(argv):"}
     )
     caller = FakeToolCall("edit", {"path": "main.py", "old_string": "parse_args(", "new_string": "read_options("})
+    tests = FakeToolCall("exec", {"command": "pytest -q"})
     return Scenario(
         [
             Reply(text="The README explains how to install the service and run it locally.", match="Summarize"),
             Reply(text=REPLY, tool_calls=(FakeToolCall("plan", {"entries": PLAN}), edit, caller)),
-            Reply(text="Renamed in both files. Now the tests:", tool_calls=(FakeToolCall("exec", {"command": "pytest -q"}),)),
+            Reply(text="Renamed in both files. Now the tests:", tool_calls=(tests,)),
         ]
     )
 
@@ -66,34 +68,35 @@ def _workspace(folder: Path) -> Path:
 
 async def _client(url: str, token: str, work: Path) -> None:
     """Another client: a session asked for a summary (idle after), and the one the page shows, its edits allowed."""
-    lines: list[dict[str, object]] = []
-    async with connect(url.replace("http", "ws") + "/sidecar", additional_headers={"Authorization": f"Bearer {token}"}) as ws:
+    lines: list[dict[str, Any]] = []
+    headers = {"Authorization": f"Bearer {token}"}
+    async with connect(url.replace("http", "ws") + "/sidecar", additional_headers=headers) as ws:
 
-        async def until(found: object) -> dict[str, object]:
+        async def until(found: Any) -> dict[str, Any]:
             while True:
                 for line in lines:
-                    if found(line):  # type: ignore[operator]
+                    if found(line):
                         lines.remove(line)
                         return line
                 lines.extend(json.loads(text) for text in str(await ws.recv()).split("\n"))
 
-        async def call(frame: int, cmd: str, **fields: object) -> object:
+        async def call(frame: int, cmd: str, **fields: Any) -> Any:
             await ws.send(json.dumps({"id": frame, "cmd": cmd, **fields}))
             return (await until(lambda line: line.get("id") == frame))["ok"]
 
-        def kind(name: str) -> object:
+        def kind(name: str) -> Any:
             return lambda line: name in json.dumps(line.get("event", {}).get("kind", ""))
 
         first = await call(1, "open", agent="omniagent", dir=str(work))
-        await call(2, "prompt", session=first["id"], text="Summarize the README")  # type: ignore[index]
+        await call(2, "prompt", session=first["id"], text="Summarize the README")
         await until(kind("TurnEnded"))
         second = await call(3, "open", agent="omniagent", dir=str(work))
-        await call(4, "prompt", session=second["id"], text=PROMPT)  # type: ignore[index]
+        await call(4, "prompt", session=second["id"], text=PROMPT)
         for frame in (5, 6):
             asked = await until(kind("RequestOpened"))
-            request = asked["event"]["kind"]["RequestOpened"]["Permission"]["id"]  # type: ignore[index]
+            request = asked["event"]["kind"]["RequestOpened"]["Permission"]["id"]
             answer = {"Permission": "AllowOnce"}
-            await call(frame, "answer", session=second["id"], request=request, answer=answer)  # type: ignore[index]
+            await call(frame, "answer", session=second["id"], request=request, answer=answer)
         await until(kind("RequestOpened"))  # the tests: left for the page
 
 
