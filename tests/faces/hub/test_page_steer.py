@@ -146,6 +146,17 @@ async def test_rewind_a_turn_and_fork_from_a_reply(tmp_path: Path) -> None:
             await _prompt(page, "in the fork")
             await expect(page.locator(".msg.assistant .body")).to_have_text(["Fork answer."])
             await shot("forked")
+            # Ending the fork (a second click confirms): for every client, and the page shows it ended.
+            fork_id = await fork.get_attribute("data-session")
+            end = page.locator("button.end")
+            await end.click()
+            await expect(end).to_have_text("End it for every client?")
+            await end.click()
+            await expect(fork).to_have_attribute("data-status", "ended")
+            await expect(page.locator(".prompt-text")).to_be_disabled()
+            await expect(page.locator(f'.session-row[data-session="{fork_id}"]')).to_have_attribute(
+                "data-activity", "ended"
+            )
         assert browser.elsewhere() == [] and browser.dialogs == [] and browser.errors == []
     assert not (ws / "b.txt").exists()
     last = json.dumps(llm.requests[-1].body)
@@ -175,3 +186,40 @@ async def test_plan_usage_bars_from_the_real_codex(tmp_path: Path) -> None:
             assert await codex.locator("meter").get_attribute("value") == "42"
             await Screens(page, tmp_path)("plan-usage")
             assert browser.elsewhere() == [] and browser.errors == []
+
+
+async def test_the_page_comes_back_when_the_hub_does(tmp_path: Path) -> None:
+    """The hub stops and starts again on its port: the page says it is reconnecting, comes back by itself (its
+    cookie still good: same token), follows the session again (resumed by the new hub: the agent has the
+    conversation, the hub's log starts anew) and goes on with it."""
+    ws = workspace(tmp_path)
+    scenario = Scenario([Reply(text="Before the restart."), Reply(text="After the restart.")])
+    with FakeLLMServer(scenario) as llm:
+        env = child_env(tmp_path, llm)
+        first = page_hub(tmp_path / "data", env=env)
+        hub = await first.__aenter__()
+        try:
+            async with chromium(tmp_path / "profile", hub.url) as browser:
+                page = await browser.page()
+                await log_in(page, hub)
+                await page.locator("#new-dir").fill(str(ws))
+                await page.locator("#new-session button[type=submit]").click()
+                session = await page.locator("section.session").get_attribute("data-session")
+                await _prompt(page, "before")
+                await expect(page.locator(".msg.assistant .body")).to_have_text(["Before the restart."])
+                await first.__aexit__(None, None, None)
+                await expect(page.locator("body")).to_have_attribute("data-connection", "closed")
+                await expect(page.locator("#connection")).to_have_text("reconnecting…")
+                port = hub.url.rsplit(":", 1)[1]
+                async with page_hub(tmp_path / "data", "--port", port, env=env):
+                    await expect(page.locator("body")).to_have_attribute("data-connection", "open")
+                    view = page.locator(f'section.session[data-session="{session}"]')
+                    await expect(view).to_have_attribute("data-status", "idle")
+                    await _prompt(page, "after")
+                    await expect(page.locator(".msg.assistant .body").last).to_have_text("After the restart.")
+                    await Screens(page, tmp_path)("back")
+                assert browser.errors == [] and browser.elsewhere() == []
+        finally:
+            await first.__aexit__(None, None, None)
+    last = json.dumps(llm.requests[-1].body)
+    assert "before" in last and "Before the restart." in last  # the resumed agent kept the conversation

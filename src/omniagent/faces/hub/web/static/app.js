@@ -46,7 +46,9 @@ class App {
   connection(state) {
     document.body.dataset.connection = state;
     $("#connection").textContent = state === "open" ? "connected" : "reconnecting…";
-    if (state === "closed") this.reconnect();
+    if (state !== "closed") return;
+    if (this.view) this.view.following = false; // a closed socket follows nothing
+    this.reconnect();
   }
 
   async reconnect() {
@@ -63,8 +65,19 @@ class App {
     }
     this.retries = 0;
     this.generation++;
+    this.version = null; // a hub started again counts its list's versions from 0
     this.watch(this.generation);
-    if (this.view) this.view.attach().catch((error) => this.view.showProblem(error.message));
+    if (!this.view) return;
+    const view = this.view;
+    const row = await this.refreshRow(view.id);
+    if (row && !row.past && (row.last_sequence || 0) >= view.cursor) {
+      view.attach().catch((error) => view.showProblem(error.message)); // on from the last event shown
+      return;
+    }
+    // The hub was started again: its log of the session starts anew (attaching resumes a session of its last run).
+    view.leave();
+    this.view = null;
+    this.route();
   }
 
   /** Keep the session list live: each `list` with `after` answers once something it shows changed. */

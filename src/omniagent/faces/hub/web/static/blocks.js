@@ -6,6 +6,7 @@ import { hunks } from "./diff.js";
 
 const DIFF_LINES = 400; // lines of one file's diff shown before "… more"
 const OUTPUT_OPEN_LINES = 12; // an output this short is shown open
+const OUTPUT_CHARS = 64 * 1024; // the end of a longer output is shown (a build's log: its end says how it went)
 
 const CHOICES = {
   AllowOnce: "Allow once",
@@ -72,13 +73,14 @@ export function toolBody(update, streamed) {
   ];
   if (input && input !== update.title) parts.push(el("div", { class: "tool-input", text: input }));
   if (output) {
+    const shown = output.length > OUTPUT_CHARS ? `… ${output.length - OUTPUT_CHARS} characters before\n${output.slice(-OUTPUT_CHARS)}` : output;
     const count = output.split("\n").length;
     parts.push(
       el(
         "details",
         { class: "tool-output", open: count <= OUTPUT_OPEN_LINES },
         el("summary", { text: `output · ${count} line${count === 1 ? "" : "s"}` }),
-        el("pre", { text: output }),
+        el("pre", { text: shown }),
       ),
     );
   }

@@ -185,7 +185,9 @@ export class SessionView {
     if (this.left) return;
     const row = await this.app.refreshRow(this.id);
     if (row && row.activity !== "ended" && !this.left) {
-      await this.attach(); // the hub let us go (too far behind): on from the last event shown
+      // The hub let us go (too far behind): on from the last event shown. A connection gone meanwhile is the
+      // reconnection's to mend.
+      await this.attach().catch((error) => this.showProblem(error.message));
       return;
     }
     this.ended = true;
