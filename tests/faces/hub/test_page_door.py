@@ -143,9 +143,12 @@ def test_a_wrong_login_gets_no_cookie(hub: HubProcess, fields: dict[str, str], h
     assert hub.token not in answer.text
 
 
-def test_a_login_that_is_not_json_is_refused(hub: HubProcess) -> None:
+def test_a_login_that_is_not_json_or_too_long_is_refused(hub: HubProcess) -> None:
     form = httpx.post(f"{hub.url}/login", data={"token": hub.token}, headers=_origin(hub))
     assert form.status_code == 415 and "set-cookie" not in form.headers
+    padded = json.dumps({"token": hub.token, "pad": "x" * 100_000})
+    long = httpx.post(f"{hub.url}/login", content=padded, headers=_origin(hub) | {"Content-Type": "application/json"})
+    assert long.status_code == 413 and "set-cookie" not in long.headers
 
 
 def test_the_cookie_opens_the_socket_from_our_origin_only(hub: HubProcess) -> None:

@@ -112,9 +112,11 @@ class Page:
         """`POST /login` with `{"token": …}` or `{"code": …}` (JSON): 204 with the cookie, or 401."""
         if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
             return refusal(415, "send the login as application/json")
-        body = await request.body()
-        if len(body) > LOGIN_BODY_BYTES:
-            return refusal(413, "a login is a token or a code, nothing longer")
+        body = b""
+        async for chunk in request.stream():  # read no further than a login can be
+            body += chunk
+            if len(body) > LOGIN_BODY_BYTES:
+                return refusal(413, "a login is a token or a code, nothing longer")
         try:
             given = json.loads(body)
         except ValueError:
