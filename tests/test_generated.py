@@ -27,3 +27,18 @@ def test_generated_files_name_their_source_and_its_hash() -> None:
         assert head[0].startswith(f"# Generated from src/omniagent/protocols/acp/schema/{schema.name}")
         assert "by scripts/gen_acp_models.py; do not edit" in head[0]
         assert head[1] == f"# Schema sha256: {hashlib.sha256(schema.read_bytes()).hexdigest()}"
+
+
+def test_the_pages_markdown_renderer_is_markdown_it_as_pinned() -> None:
+    """The hub page's vendored markdown-it and its licence are the files `scripts/vendor_markdown_it.py` pins by
+    SHA-256 (checked offline; the script fetches them again with `npm pack`), and the page serves them as they are."""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "vendor_markdown_it.py"), "--check"], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    from omniagent.faces.hub.web.routes import load_assets
+
+    vendor = ROOT / "src" / "omniagent" / "faces" / "hub" / "web" / "static" / "vendor"
+    served = load_assets()["vendor/markdown-it.esm.min.mjs"].body
+    assert served == (vendor / "markdown-it.esm.min.mjs").read_bytes()
+    assert served.startswith(b"/*! markdown-it 15.0.3 ")

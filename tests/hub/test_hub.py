@@ -145,3 +145,13 @@ async def test_a_reader_behind_the_retention_is_told_how_many_it_missed() -> Non
     assert got.missed == 2 and [e.sequence for e in got.events] == [5, 6, 7]
     assert log.since(6).missed == 0 and [e.sequence for e in log.since(6).events] == [7]
     assert log.since(7).events == []
+
+
+async def test_a_throwaway_session_still_open_never_takes_the_id_the_hub_claims(tmp_path: Path) -> None:
+    """A probe (the web page asks one when an agent is picked) opens a session of the runtime's own; one still open
+    while a client opens a session must not hold the id the hub claimed in its folder (`s1`)."""
+    async with Hub.start(mock=TURN, state=HubState(tmp_path / "hub")) as hub:
+        throwaway = await hub.runtime.open("mock", tmp_path)  # as `Runtime.probe` does, before it closes it
+        opened = await hub.client(ClientInfo("a")).open("mock", tmp_path)
+        assert opened.id == "s1" and throwaway.id != "s1" and not throwaway.closed
+        await throwaway.close()

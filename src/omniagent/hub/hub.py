@@ -22,6 +22,8 @@ another process sharing the folder, once it let go) is `resume`d by its agent's 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import itertools
 import logging
 import os
 from collections.abc import AsyncIterator
@@ -51,6 +53,10 @@ class Hub:
         self._indexed: set[str] = set()  # the sessions whose entries this hub writes (their ids are held here)
         self._earlier: dict[str, IndexEntry] = {}  # a resumed session's entry of the run that opened it
         self._resuming: dict[str, asyncio.Lock] = {}
+        # What a list of the sessions shows changes (a session opened, attached to, working, asking, ended, …):
+        # counted, so a watcher asks for what came after the version it has (`changes`).
+        self.version = 0
+        self._version_changed = asyncio.Event()
 
     @classmethod
     @asynccontextmanager
@@ -65,7 +71,10 @@ class Hub:
         """A hub over a runtime of its own; leaving closes every session. With `state`, session ids are claimed in
         its folder (`s<n>`, the next free), so they stay unique across the hub's restarts and the processes sharing
         the folder."""
-        async with Runtime(mock=mock, env=env) as runtime:
+        # With a folder, the hub names each session by the id it claims there; the runtime's own names then go only
+        # to its throwaway sessions (a probe, a generate), kept apart so one still open never takes a claimed id.
+        names = (f"x{n}" for n in itertools.count(1)) if state is not None else None
+        async with Runtime(mock=mock, env=env, session_ids=names) as runtime:
             hub = cls(runtime, state=state, retention=retention)
             try:
                 yield hub
@@ -144,6 +153,15 @@ class Hub:
             return []
         return [entry for entry in self._state.read_index() if entry.id not in self._sessions]
 
+    async def changes(self, after: int, within: float) -> int:
+        """The list's version once it is past `after` (at once if it is already), or after `within` seconds
+        whatever it is then."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(within):
+                while self.version <= after:
+                    await self._version_changed.wait()
+        return self.version
+
     def client(self, info: ClientInfo, *, owns_sessions: bool = False) -> HubClient:
         """A client's handle. `owns_sessions`: leaving closes the sessions it opened (a stdio face's one client)."""
         return HubClient(self, info, owns_sessions=owns_sessions)
@@ -179,9 +197,16 @@ class Hub:
         if indexed:
             self._indexed.add(kept.id)
         self._save(kept)
+        self._bump()
         return kept
 
+    def _bump(self) -> None:
+        self.version += 1
+        changed, self._version_changed = self._version_changed, asyncio.Event()
+        changed.set()
+
     def _changed(self, session: HubSession) -> None:
+        self._bump()
         if session.closed and session.id in self._indexed:
             self._save(session)
             self._indexed.discard(session.id)

@@ -22,11 +22,22 @@ from enum import StrEnum
 from omniagent.hub.log import DEFAULT_RETENTION, EventLog
 from omniagent.protocols.sidecar.agents import ConfigValue, SessionInfo, SessionStatus
 from omniagent.protocols.sidecar.commands import Answer, Delivery, RollbackScope
-from omniagent.protocols.sidecar.events import Event, RequestClosed, RequestOpened
+from omniagent.protocols.sidecar.events import (
+    ContextUsage,
+    Event,
+    RequestClosed,
+    RequestOpened,
+    SessionUpdated,
+    StatusChanged,
+)
 from omniagent.runtime.errors import AgentError, InvalidRequest, SessionClosed
 from omniagent.runtime.session import Session
 
 log = logging.getLogger(__name__)
+
+# The event kinds that change what a list of sessions shows (activity, title, usage): a batch holding one of them is
+# a change the hub tells its watchers of (`Hub.changes`).
+_LISTED = (StatusChanged, RequestOpened, RequestClosed, SessionUpdated, ContextUsage)
 
 
 class Role(StrEnum):
@@ -99,6 +110,7 @@ class HubSession:
         self._prompts: dict[str, Said] = {}
         self._said_waiters: dict[str, asyncio.Future[Said]] = {}
         self._on_change = on_change
+        self.usage: ContextUsage | None = None  # the latest usage the agent reported (context, cost)
         self._pump = asyncio.ensure_future(self._read_events())
 
     @property
@@ -195,13 +207,19 @@ class HubSession:
         error: AgentError | None = None
         try:
             async for batch in self._session.events.batches():
+                listed = False
                 for event in batch:
                     kind = event.kind
                     if isinstance(kind, RequestOpened):
                         self._open_requests[kind.request.request.id] = event
                     elif isinstance(kind, RequestClosed):
                         self._open_requests.pop(kind.request_id, None)
+                    elif isinstance(kind, ContextUsage):
+                        self.usage = kind
+                    listed = listed or isinstance(kind, _LISTED)
                 self.log.extend(batch)
+                if listed:
+                    self._changed()
         except AgentError as exc:
             error = exc
         except Exception:

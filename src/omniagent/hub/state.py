@@ -28,6 +28,7 @@ from typing import Any
 from omniagent.errors import OmniagentError
 
 TOKEN_FILE = "token"
+ADDRESS_FILE = "address"  # where a running `omniagent hub` listens (its base URL), for `omniagent hub open`
 SESSIONS_DIR = "sessions"
 LEGACY_INDEX_FILE = "sessions.json"
 # The ids the hub claims: anything else (a path, a name from the wire) is no session of the index.
@@ -83,6 +84,30 @@ class HubState:
         _ensure(self.folder)
         _write(self.folder, TOKEN_FILE, token + "\n")
         return token
+
+    # --- where the hub listens -------------------------------------------------------------------------------------
+
+    def write_address(self, url: str) -> None:
+        """Say where the hub listens (its base URL), for the commands that reach it from this machine."""
+        self.write_file(ADDRESS_FILE, url + "\n")
+
+    def write_file(self, name: str, text: str) -> None:
+        """Write a file of the hub's own in its folder (0600, whole, renamed into place)."""
+        _ensure(self.folder)
+        _write(self.folder, name, text)
+
+    def address(self) -> str | None:
+        """The base URL the last hub started on this folder said, if it is still there."""
+        try:
+            return (self.folder / ADDRESS_FILE).read_text(encoding="utf-8").strip() or None
+        except OSError:
+            return None
+
+    def forget_address(self, url: str) -> None:
+        """The hub stops: remove its address, unless a later hub on this folder wrote its own since."""
+        if self.address() == url:
+            with suppress(OSError):
+                (self.folder / ADDRESS_FILE).unlink()
 
     # --- the index -------------------------------------------------------------------------------------------------
 

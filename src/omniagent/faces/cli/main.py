@@ -173,7 +173,7 @@ def _engine_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _hub_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.set_defaults(action=None, rotate=False)
+    parser.set_defaults(action=None, rotate=False, print_url=False)
     parser.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8765, metavar="N", help="the port (default 8765; 0: any free)")
     parser.add_argument("--agent", metavar="ID", help="the agent a new session runs unless the client says")
@@ -192,11 +192,19 @@ def _hub_arguments(parser: argparse.ArgumentParser) -> None:
         help="a Host name clients may use besides loopback's and --host (repeat)",
     )
     parser.add_argument("--max-clients", type=int, default=64, metavar="N", help="connections at once (default 64)")
+    parser.add_argument(
+        "--batch-dir", type=Path, metavar="OUT", help="serve this batch job's report and files (read-only) at /batch/"
+    )
     parser.add_argument("--mock", metavar="SCRIPT", help=argparse.SUPPRESS)  # tests: a scripted agent
     actions = parser.add_subparsers(dest="action", metavar="ACTION", title="actions")
     token = actions.add_parser("token", help="print the hub's bearer token (made if missing)")
     token.add_argument("--rotate", action="store_true", help="replace it first (clients then need the new one)")
     token.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS, help="the data dir, as for the hub")
+    page = actions.add_parser("open", help="open the running hub's web page, logged in by a one-time link")
+    page.add_argument(
+        "--print", dest="print_url", action="store_true", help="print the login link instead of opening a browser"
+    )
+    page.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS, help="the data dir, as for the hub")
 
 
 def _acp_arguments(parser: argparse.ArgumentParser) -> None:
@@ -326,13 +334,16 @@ COMMANDS = (
         "a server owning sessions of any agent, for many clients (ACP over HTTP/WebSocket)",
         "Serve the hub: sessions of any agent that keep running with no client attached, reached by any number of "
         "clients over ACP (streamable HTTP with SSE, or WebSocket) and the sidecar wire over WebSocket, with a "
-        "bearer token. `omniagent hub token` prints the token. See docs/hub.md.",
+        "bearer token, and a web page to watch and answer every session. `omniagent hub token` prints the token; "
+        "`omniagent hub open` opens the page logged in. See docs/hub.md.",
         "omniagent.faces.hub.serve:run_hub",
         _hub_arguments,
         """examples:
   omniagent hub                       # http://127.0.0.1:8765/acp
   omniagent hub --port 0 --agent claude
-  omniagent hub token                 # the bearer token; --rotate makes a new one""",
+  omniagent hub token                 # the bearer token; --rotate makes a new one
+  omniagent hub open                  # the web page of the running hub, logged in (a one-time link)
+  omniagent hub --batch-dir OUT       # also serve a batch job's report at /batch/""",
     ),
     Command("version", "print the version", "Print omniagent's version.", "omniagent.faces.cli.main:print_version"),
 )

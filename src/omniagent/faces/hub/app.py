@@ -3,8 +3,10 @@
     /acp              ACP: POST, GET (SSE), DELETE, and GET with Upgrade: websocket; sessions run the default agent
     /acp/{agent}      the same, sessions running `agent` unless a client says otherwise
     /sidecar          the sidecar wire over WebSocket (`faces/hub/sidecar.py`, mounted when present)
+    /, /page/…        the web page (`faces/hub/web/`, when given): its files, /login, /logout, /auth, /batch/…
 
-Everything is refused before routing without the right `Host`, `Origin` and bearer token (`guard.py`).
+Everything is refused before routing without the right `Host`, `Origin` and bearer token (`guard.py`); the page's
+door (`web/door.py`) lets in its public files and, on its own routes, its login cookie instead of the token.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from omniagent.faces.hub.guard import Guard, TokenFile
 from omniagent.faces.hub.registry import Registry, TooManyClients
 from omniagent.faces.hub.settings import Limits, Listener
 from omniagent.faces.hub.streamable import StreamableHttp, refusal
+from omniagent.faces.hub.web.routes import Page
 from omniagent.faces.hub.websocket import serve_acp_websocket
 from omniagent.hub.hub import Hub, HubClient
 from omniagent.hub.session import ClientInfo
@@ -59,8 +62,10 @@ def build_app(
     acp: AcpFactory,
     limits: Limits | None = None,
     sidecar: SidecarEndpoint | None = None,
+    page: Page | None = None,
 ) -> HubApp:
-    """The hub's application over `hub`: ACP connections built by `acp`, the sidecar by `sidecar` (absent: 404)."""
+    """The hub's application over `hub`: ACP connections built by `acp`, the sidecar by `sidecar` (absent: 404),
+    the web page by `page` (absent: none)."""
     registry = Registry(hub, limits or Limits())
 
     def bind_for(agent: str | None, attach: str | None = None) -> BindAcp:
@@ -88,7 +93,9 @@ def build_app(
             return
         try:
             with registry.admitted():
-                await sidecar(websocket, hub, ClientInfo("sidecar", transport="websocket"))
+                # A socket without the bearer header was let in by the page's cookie: the web page.
+                name = "sidecar" if "authorization" in websocket.headers else "web page"
+                await sidecar(websocket, hub, ClientInfo(name, transport="websocket"))
         except TooManyClients:
             await websocket.send_denial_response(
                 refusal(503, "the hub has as many clients as it takes; try again later")
@@ -101,6 +108,8 @@ def build_app(
         WebSocketRoute("/acp", acp_websocket),
         WebSocketRoute("/acp/{agent}", acp_websocket),
         WebSocketRoute("/sidecar", sidecar_websocket),
+        *(page.routes() if page is not None else []),
     ]
-    guarded = Guard(Starlette(routes=routes), listener=listener, token=token)
+    door = page.door if page is not None else None
+    guarded = Guard(Starlette(routes=routes), listener=listener, token=token, door=door)
     return HubApp(DrainFirst(guarded, limit=registry.limits.max_body_bytes), registry)

@@ -1,6 +1,8 @@
 """The hub's front door, before any route: the `Host` check (DNS rebinding), the `Origin` check (a web page elsewhere
-driving the hub), then the bearer token. A refused request gets its status and a JSON-RPC-shaped error body that
-names what was wrong, never the token; a refused WebSocket gets the same as an HTTP answer instead of the upgrade.
+driving the hub), then the bearer token, or, for the web page's routes, what the page's door admits (its public
+files, its login cookie: `faces/hub/web/door.py`). A refused request gets its status and a JSON-RPC-shaped error
+body that names what was wrong, never the token; a refused WebSocket gets the same as an HTTP answer instead of the
+upgrade.
 
 The token is read from its file (mode 0600) and read again when the file changes, so `omniagent hub token --rotate`
 takes effect on the next request without a restart; connections already open stay open.
@@ -8,10 +10,13 @@ takes effect on the next request without a restart; connections already open sta
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import logging
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Protocol
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -35,6 +40,12 @@ class TokenFile:
         token = self._current()
         return bool(token) and hmac.compare_digest(presented, token)
 
+    def sign(self, message: bytes) -> bytes | None:
+        """HMAC-SHA256 of `message` keyed by the token (what a login cookie or code proves: that its maker had the
+        token, without holding it); None when the token file cannot be read."""
+        token = self._current()
+        return hmac.new(token, message, hashlib.sha256).digest() if token else None
+
     def _current(self) -> bytes:
         try:
             stat = os.stat(self._path)
@@ -50,13 +61,27 @@ class TokenFile:
         return self._token
 
 
-class Guard:
-    """ASGI middleware refusing a wrong `Host` (421), a foreign `Origin` (403) and a missing or wrong token (401)."""
+# A request's headers by lower-case name, each with every value it came with.
+Headers = Mapping[bytes, list[bytes]]
 
-    def __init__(self, app: ASGIApp, *, listener: Listener, token: TokenFile) -> None:
+
+class Door(Protocol):
+    """Who else comes in without the bearer token: the web page (`faces/hub/web/door.py`)."""
+
+    def admits(self, scope: Scope, headers: Headers) -> bool:
+        """Whether the request may pass without `Authorization` (its Host and Origin already checked)."""
+        ...
+
+
+class Guard:
+    """ASGI middleware refusing a wrong `Host` (421), a foreign `Origin` (403) and a missing or wrong token (401),
+    unless `door` admits the request otherwise."""
+
+    def __init__(self, app: ASGIApp, *, listener: Listener, token: TokenFile, door: Door | None = None) -> None:
         self._app = app
         self._listener = listener
         self._token = token
+        self._door = door
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -80,6 +105,8 @@ class Guard:
         origins = headers.get(b"origin", [])
         if len(origins) > 1 or (origins and not self._listener.allows_origin(origins[0].decode("latin-1"))):
             return 403, "cross-origin requests are refused"
+        if self._door is not None and self._door.admits(scope, headers):
+            return None
         authorizations = headers.get(b"authorization", [])
         if len(authorizations) != 1:
             return 401, "the hub's bearer token is required (Authorization: Bearer …)"

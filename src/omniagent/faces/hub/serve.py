@@ -1,5 +1,6 @@
 """`omniagent hub`, the process: the hub's state in the data dir, its socket, hypercorn serving the app, until a
-signal stops it (every session closed on the way out). `omniagent hub token` prints (or rotates) the token.
+signal stops it (every session closed on the way out). `omniagent hub token` prints (or rotates) the token;
+`omniagent hub open` opens the web page logged in (a one-time code in the URL's fragment).
 
 It prints where it listens and where the token is to stdout, never the token itself; logs go to stderr.
 Listening beyond loopback needs TLS (`--tls-cert`, `--tls-key`) or `--allow-remote`, which warns.
@@ -23,12 +24,16 @@ from omniagent.engine.config import engine_dirs
 from omniagent.faces.hub.app import AcpFactory, SidecarEndpoint, build_app
 from omniagent.faces.hub.guard import TokenFile
 from omniagent.faces.hub.settings import LOOPBACK_NAMES, Limits, Listener
+from omniagent.faces.hub.web.door import CODE_SECONDS, PageKeys, mint_code
+from omniagent.faces.hub.web.results import BatchFiles
+from omniagent.faces.hub.web.routes import Page
 from omniagent.hub.hub import Hub
 from omniagent.hub.state import TOKEN_FILE, HubState
 from omniagent.logs import configure, face_logger
 from omniagent.runtime.runtime import MockScript, Runtime
 
 EXIT_USAGE = 2
+OPEN_FILE = "open.html"  # `omniagent hub open`'s page that forwards the browser to the login link
 # Seconds hypercorn gives open requests at shutdown (the streams are ended before it waits).
 GRACEFUL_SECONDS = 3.0
 
@@ -43,6 +48,7 @@ class Options:
     tls: tuple[Path, Path] | None
     allowed_hosts: frozenset[str]
     limits: Limits
+    batch_dir: Path | None = None
 
 
 def hub_folder(data_dir: Path | None) -> Path:
@@ -64,14 +70,21 @@ def run_hub(
     allow_hosts: list[str],
     max_clients: int,
     mock: str | None,
+    batch_dir: Path | None = None,
+    print_url: bool = False,
 ) -> int:
-    """Entry point of `omniagent hub` (and `omniagent hub token`); returns the exit code."""
+    """Entry point of `omniagent hub` (and `omniagent hub token`, `omniagent hub open`); returns the exit code."""
     state = HubState(hub_folder(data_dir))
     if action == "token":
         print(state.rotate() if rotate else state.token())
         return 0
+    if action == "open":
+        return open_page(state, print_url=print_url)
     configure("hub")
     log = face_logger("hub")
+    if batch_dir is not None and not batch_dir.is_dir():
+        log.error("--batch-dir %s is not a folder", batch_dir)
+        return EXIT_USAGE
     if (tls_cert is None) != (tls_key is None):
         log.error("--tls-cert and --tls-key go together")
         return EXIT_USAGE
@@ -93,6 +106,7 @@ def run_hub(
         tls=tls,
         allowed_hosts=frozenset(name.lower() for name in named) | frozenset(LOOPBACK_NAMES),
         limits=Limits(max_clients=max_clients),
+        batch_dir=batch_dir,
     )
     try:
         return asyncio.run(_serve(options, state, script))
@@ -164,33 +178,46 @@ async def _serve(options: Options, state: HubState, script: MockScript | None) -
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
+    token = TokenFile(state.folder / TOKEN_FILE)
+    page = Page(
+        PageKeys(token, port=port, secure=options.tls is not None),
+        BatchFiles(options.batch_dir) if options.batch_dir is not None else None,
+    )
     async with Hub.start(state=state, mock=script) as hub:
         app = build_app(
             hub,
             listener=listener,
-            token=TokenFile(state.folder / TOKEN_FILE),
+            token=token,
             default_agent=options.default_agent,
             acp=acp_factory(),
             limits=options.limits,
             sidecar=sidecar_endpoint(),
+            page=page,
         )
-        _announce(options, listener, state)
+        base = _announce(options, listener, state)
+        state.write_address(base)
 
         async def stopping() -> None:
             await stop.wait()
             await app.registry.aclose()  # streams end, so hypercorn need not wait for them
 
-        await serve(app.asgi, _config(options, sock), shutdown_trigger=stopping)  # type: ignore[arg-type]
+        try:
+            await serve(app.asgi, _config(options, sock), shutdown_trigger=stopping)  # type: ignore[arg-type]
+        finally:
+            state.forget_address(base)
     return 0
 
 
-def _announce(options: Options, listener: Listener, state: HubState) -> None:
-    """Where to reach the hub and how to authenticate: stdout, for a person or the program that started it."""
+def _announce(options: Options, listener: Listener, state: HubState) -> str:
+    """Where to reach the hub and how to authenticate: stdout, for a person or the program that started it.
+    Returns the base URL."""
     host = options.host if ":" not in options.host or options.host.startswith("[") else f"[{options.host}]"
     base = f"{listener.scheme}://{host}:{listener.port}"
     ws = "wss" if listener.tls else "ws"
+    batch = f"; a batch's report: {base}/batch/" if options.batch_dir is not None else ""
     print(
         f"omniagent hub listening on {base}\n"
+        f"  web page: {base}/  (log in with the token, or `omniagent hub open`{batch})\n"
         f"  ACP (streamable HTTP and WebSocket): {base}/acp  (a session's agent: {base}/acp/AGENT;"
         f" default {options.default_agent})\n"
         f"  sidecar wire (WebSocket): {ws}://{host}:{listener.port}/sidecar\n"
@@ -199,6 +226,30 @@ def _announce(options: Options, listener: Listener, state: HubState) -> None:
         flush=True,
     )
     sys.stdout.flush()
+    return base
+
+
+def open_page(state: HubState, *, print_url: bool) -> int:
+    """`omniagent hub open`: the running hub's page, logged in by a one-time code in the URL's fragment (never
+    sent to a server, so in no request line or log). Opened in a browser through a file of the hub's folder (0600)
+    that forwards to it, so the code is not on the browser's command line; printed instead with `--print`, or when
+    no browser opens."""
+    base = state.address()
+    if base is None:
+        print("omniagent hub open: no hub is running on this data dir (start `omniagent hub`)", file=sys.stderr)
+        return 1
+    url = f"{base}/#code={mint_code(state.token())}"
+    if not print_url:
+        import html
+        import webbrowser
+
+        forward = state.folder / OPEN_FILE
+        state.write_file(OPEN_FILE, f'<!doctype html><meta http-equiv="refresh" content="0;url={html.escape(url)}">\n')
+        if webbrowser.open(forward.as_uri()):
+            print(f"opened {base}/ in a browser (a login link that works once, for {int(CODE_SECONDS)} s)")
+            return 0
+    print(url)
+    return 0
 
 
 def acp_factory() -> AcpFactory:

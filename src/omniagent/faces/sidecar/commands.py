@@ -91,8 +91,8 @@ class SessionHost(Protocol):
         """Stop following the session (its `follow` then ends); the session goes on."""
         ...
 
-    def sessions(self) -> SessionList:
-        """Every session the host knows."""
+    async def sessions(self, after: int | None) -> SessionList:
+        """Every session the host knows; with `after` (a list version), once the list changed past it."""
         ...
 
     def follow(self, session: SessionHandle) -> AsyncIterator[list[bytes]]:
@@ -125,7 +125,7 @@ class RuntimeHost:
     def detach(self, session_id: str) -> None:
         raise _needs_a_hub("detach")
 
-    def sessions(self) -> SessionList:
+    async def sessions(self, after: int | None) -> SessionList:
         raise _needs_a_hub("list")
 
     async def follow(self, session: SessionHandle) -> AsyncIterator[list[bytes]]:
@@ -273,7 +273,7 @@ class Sidecar:
         if isinstance(command, Generate):
             return await runtime.generate(command.agent, command.dir, command.prompt, OpenOptions.from_wire(command))
         if isinstance(command, ListSessions):
-            return self._host.sessions().dump()
+            return (await self._host.sessions(command.after)).dump()
         if isinstance(command, Detach):
             return await self._detach(command)
         return await self._run_session_command(command)

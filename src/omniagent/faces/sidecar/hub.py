@@ -11,12 +11,16 @@ What changes against `omniagent serve` (docs/sidecar.md, "Sessions of a hub"):
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
+
+import msgspec
 
 from omniagent.faces.sidecar.commands import SessionHandle, event_line
 from omniagent.hub.hub import HubClient
 from omniagent.hub.session import Attachment, History, HubSession, Role
 from omniagent.protocols.sidecar.commands import (
+    LIST_WAIT_SECONDS,
     Attach,
     Attached,
     AttachedClient,
@@ -24,7 +28,9 @@ from omniagent.protocols.sidecar.commands import (
     HubSessionRow,
     Open,
     SessionList,
+    SessionUsage,
 )
+from omniagent.protocols.sidecar.events import Event, FromPrompt, TurnStarted
 from omniagent.runtime.options import OpenOptions
 from omniagent.runtime.runtime import Runtime
 
@@ -34,6 +40,7 @@ class HubHost:
 
     def __init__(self, client: HubClient) -> None:
         self._client = client
+        self._left = asyncio.Event()  # the wire ended: a `list` waiting for a change answers at once
 
     @property
     def runtime(self) -> Runtime:
@@ -58,8 +65,14 @@ class HubHost:
     def detach(self, session_id: str) -> None:
         self._client.detach(session_id)
 
-    def sessions(self) -> SessionList:
+    async def sessions(self, after: int | None) -> SessionList:
         hub = self._client.hub
+        if after is not None and not self._left.is_set():
+            waiting = asyncio.ensure_future(hub.changes(after, LIST_WAIT_SECONDS))
+            leaving = asyncio.ensure_future(self._left.wait())
+            await asyncio.wait((waiting, leaving), return_when=asyncio.FIRST_COMPLETED)
+            waiting.cancel()
+            leaving.cancel()
         rows = [_row(session) for session in hub.sessions()]
         rows += [
             HubSessionRow(
@@ -76,7 +89,7 @@ class HubHost:
             )
             for entry in hub.past()
         ]
-        return SessionList(sessions=rows)
+        return SessionList(sessions=rows, version=hub.version)
 
     async def follow(self, session: SessionHandle) -> AsyncIterator[list[bytes]]:
         assert isinstance(session, Attachment)
@@ -87,10 +100,26 @@ class HubHost:
                 # (G2), so the wire stops following; `closed` follows.
                 self._client.detach(session.id)
                 return
-            yield session.session.log.lines(events, event_line)  # encoded once for every client of the session
+            lines = session.session.log.lines(events, event_line)  # encoded once for every client of the session
+            for index, event in enumerate(events):
+                kind = event.kind
+                if isinstance(kind, TurnStarted) and isinstance(kind.origin, FromPrompt):
+                    said = await session.session.said(kind.origin.prompt_id)
+                    if said is not None:
+                        lines[index] = event_line(_with_prompt(event, said.text))
+            yield lines
 
     async def leave(self) -> None:
+        self._left.set()
         await self._client.aclose()
+
+
+def _with_prompt(event: Event, text: str) -> Event:
+    """A prompted turn's `TurnStarted` with what the prompt said in `extensions.omniagent.prompt`: the runtime names
+    the prompt by id only, and a client that attaches later (or another client's page) shows what was asked."""
+    ours = event.extensions.get("omniagent")
+    extension = {**ours, "prompt": text} if isinstance(ours, dict) else {"prompt": text}
+    return msgspec.structs.replace(event, extensions={**event.extensions, "omniagent": extension})
 
 
 def _row(session: HubSession) -> HubSessionRow:
@@ -114,4 +143,11 @@ def _row(session: HubSession) -> HubSessionRow:
         last_sequence=session.log.last,
         resume_token=info.resume_token,
         past=False,
+        usage=None
+        if session.usage is None
+        else SessionUsage(
+            used_tokens=session.usage.used_tokens,
+            window_tokens=session.usage.window_tokens,
+            cost_usd=session.usage.cost_usd,
+        ),
     )

@@ -231,7 +231,14 @@ class Detach(_Command, tag="detach"):
 
 
 class ListSessions(_Command, tag="list"):
-    """The hub's sessions across agents (this run's, then earlier runs' from its index)."""
+    """The hub's sessions across agents (this run's, then earlier runs' from its index). With `after` (a list
+    `version` the client has), the reply waits until the list changed past it (or at most `LIST_WAIT_SECONDS`)."""
+
+    after: U64 | None = None
+
+
+# How long a `list` with `after` waits for a change before it answers with the list as it is.
+LIST_WAIT_SECONDS = 30.0
 
 
 Command = (
@@ -316,9 +323,18 @@ class AttachedClient(SidecarModel):
     role: AttachRole
 
 
+class SessionUsage(SidecarModel):
+    """A session's latest `ContextUsage`: its context (tokens used, of the window) and its cost so far."""
+
+    used_tokens: U64
+    window_tokens: U64 | None = None
+    cost_usd: float | None = None
+
+
 class HubSessionRow(SidecarModel):
     """One session in the `list` reply. `activity` is `working`, `needs_input`, `idle` or `ended`; a session of an
-    earlier run of the hub (`past`) has no clients and no `last_sequence`, and resumes by its `resume_token`."""
+    earlier run of the hub (`past`) has no clients and no `last_sequence`, and resumes by its `resume_token`.
+    `usage` is the latest usage its agent reported this run (null before any, and for a past session)."""
 
     id: str
     agent: str
@@ -330,12 +346,15 @@ class HubSessionRow(SidecarModel):
     last_sequence: U64 | None
     resume_token: str | None
     past: bool
+    usage: SessionUsage | None = None
 
 
 class SessionList(SidecarModel):
-    """The `list` reply."""
+    """The `list` reply. `version` counts the changes of what the list shows (a `list` with `after` waits for the
+    next one)."""
 
     sessions: list[HubSessionRow]
+    version: U64 = 0
 
 
 # The models of omniagent's own extension, not anyagent's (its schema has none of them).
@@ -345,6 +364,7 @@ EXTENSIONS: tuple[type[SidecarModel], ...] = (
     ListSessions,
     Attached,
     AttachedClient,
+    SessionUsage,
     HubSessionRow,
     SessionList,
 )
