@@ -43,8 +43,9 @@ export class SessionView {
     this.plan = el("aside", { class: "plan", hidden: true }, el("h3", { text: "Plan" }), el("ol"));
     this.requests = el("div", { class: "dock" });
     this.queued = el("ul", { class: "queued" });
-    this.input = el("textarea", { class: "prompt-text", rows: 3, placeholder: "Ask the agent… (Enter sends, Shift+Enter a new line)", "aria-label": "prompt" });
-    this.send = el("button", { type: "submit", class: "send primary", text: "Send" });
+    // Closed until the session is followed: a prompt sent before the hub has it again (a reconnect) would be lost.
+    this.input = el("textarea", { class: "prompt-text", rows: 3, placeholder: "Ask the agent… (Enter sends, Shift+Enter a new line)", "aria-label": "prompt", disabled: true });
+    this.send = el("button", { type: "submit", class: "send primary", text: "Send", disabled: true });
     this.cancel = el("button", { type: "button", class: "cancel", text: "Cancel turn", disabled: true, onclick: () => this.cancelTurn() });
     this.problem = el("div", { class: "problem", role: "alert" });
     this.form = el("form", { class: "prompt", onsubmit: (event) => this.submit(event) }, this.input, el("div", { class: "prompt-actions" }, this.send, this.cancel));
@@ -61,6 +62,17 @@ export class SessionView {
       this.problem,
       this.form,
     );
+  }
+
+  get following() {
+    return this._following;
+  }
+
+  /** Whether the hub sends this page the session's events; the prompt box is open only then. */
+  set following(value) {
+    this._following = value;
+    if (!this.input) return; // not built yet
+    this.input.disabled = this.send.disabled = this.ended || !value;
   }
 
   has(feature) {
