@@ -150,6 +150,26 @@ async def log_in(page: Page, hub: PageHub) -> None:
     await page.locator("#app").wait_for(state="visible")
 
 
+async def prompt(page: Page, text: str) -> None:
+    """Type `text` into the session's prompt box and send it with Enter, as a person does."""
+    box = page.locator(".prompt-text")
+    await box.fill(text)
+    await box.press("Enter")
+
+
+async def start_session(page: Page, directory: Path) -> str:
+    """Start a session of our engine in `directory` from the page's form; its id, once the page shows it."""
+    await page.locator("#new-agent").select_option("omniagent")
+    await page.locator("#new-dir").fill(str(directory))
+    await page.locator("#new-session button[type=submit]").click()
+    session = page.locator("section.session")
+    await expect(session).to_be_visible()
+    session_id = await session.get_attribute("data-session")
+    assert session_id is not None
+    await expect(page.locator(f'.session-row[data-session="{session_id}"]')).to_contain_text("omniagent")
+    return session_id
+
+
 class Screens:
     """Screenshots of a page's states, written as the test's artifacts (`NAME.png` in `folder`)."""
 

@@ -13,7 +13,7 @@ import pytest
 from playwright.async_api import Page, expect
 
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
-from tests.faces.hub.page_harness import PageHub, Screens, chromium, log_in, page_hub
+from tests.faces.hub.page_harness import PageHub, Screens, chromium, log_in, page_hub, prompt, start_session
 from tests.hub.hub_process import RunningHub, WireClient
 from tests.runtime.adapters.engine.harness import child_env, workspace
 
@@ -37,24 +37,6 @@ def _scenario() -> Scenario:
     )
 
 
-async def _prompt(page: Page, text: str) -> None:
-    box = page.locator(".prompt-text")
-    await box.fill(text)
-    await box.press("Enter")
-
-
-async def _start_session(page: Page, directory: Path) -> str:
-    await page.locator("#new-agent").select_option("omniagent")
-    await page.locator("#new-dir").fill(str(directory))
-    await page.locator("#new-session button[type=submit]").click()
-    session = page.locator("section.session")
-    await expect(session).to_be_visible()
-    session_id = await session.get_attribute("data-session")
-    assert session_id is not None
-    await expect(page.locator(f'.session-row[data-session="{session_id}"]')).to_contain_text("omniagent")
-    return session_id
-
-
 async def test_the_acceptance_flow_in_a_browser(tmp_path: Path) -> None:
     ws = workspace(tmp_path)
     (ws / "hello.txt").write_text("hello world\n")
@@ -66,7 +48,7 @@ async def test_the_acceptance_flow_in_a_browser(tmp_path: Path) -> None:
             page = await browser.page()
             shot = Screens(page, tmp_path)
             await log_in(page, hub)
-            session = await _start_session(page, ws)
+            session = await start_session(page, ws)
             await shot("1-session-started")
             await _stream_allow_and_diff(page, llm, shot)
             await _answered_elsewhere(page, hub, session, shot)
@@ -79,7 +61,7 @@ async def test_the_acceptance_flow_in_a_browser(tmp_path: Path) -> None:
 
 
 async def _stream_allow_and_diff(page: Page, llm: FakeLLMServer, shot: Screens) -> None:
-    await _prompt(page, "fix the greeting")
+    await prompt(page, "fix the greeting")
     await expect(page.locator(".turn .msg.user .body").first).to_have_text("fix the greeting")
     assert await llm.wait_held_async("stream", 15)
     reply = page.locator(".msg.assistant").first
@@ -111,7 +93,7 @@ async def _answered_elsewhere(page: Page, hub: PageHub, session: str, shot: Scre
     """A second client (the sidecar wire from Python, with the bearer token) answers; the page's prompt goes."""
     async with WireClient.connect(RunningHub(hub.url, hub.token, hub.process)) as other:
         await other.ok("attach", session=session, history="none")
-        await _prompt(page, "now write notes.txt")
+        await prompt(page, "now write notes.txt")
         opened = await other.event(session, "RequestOpened")
         request = opened["kind"]["RequestOpened"]["Permission"]["id"]
         card = page.locator(f'.dock .request[data-request="{request}"]')
@@ -126,7 +108,7 @@ async def _answered_elsewhere(page: Page, hub: PageHub, session: str, shot: Scre
 
 
 async def _cancel(page: Page, llm: FakeLLMServer, shot: Screens) -> None:
-    await _prompt(page, "think it over")
+    await prompt(page, "think it over")
     assert await llm.wait_held_async("hang", 15)
     cancel = page.locator("button.cancel")
     await expect(cancel).to_be_enabled()

@@ -14,17 +14,11 @@ from playwright.async_api import Page, expect
 
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
 from tests.e2e.agents.logins import login_world
-from tests.faces.hub.page_harness import Screens, chromium, log_in, page_hub
+from tests.faces.hub.page_harness import Screens, chromium, log_in, page_hub, prompt
 from tests.hub.hub_process import RunningHub, WireClient
 from tests.runtime.adapters.engine.harness import child_env, workspace
 
 pytestmark = pytest.mark.timeout(180)
-
-
-async def _prompt(page: Page, text: str) -> None:
-    box = page.locator(".prompt-text")
-    await box.fill(text)
-    await box.press("Enter")
 
 
 async def test_another_clients_session_live_options_and_the_queue(tmp_path: Path) -> None:
@@ -83,16 +77,16 @@ async def _set_an_option(page: Page, other: WireClient, session: str) -> None:
 
 
 async def _queue_and_take_back(page: Page, llm: FakeLLMServer) -> None:
-    await _prompt(page, "write a.txt")
+    await prompt(page, "write a.txt")
     card = page.locator(".dock .request")
     await expect(card).to_be_visible()  # the turn runs, waiting for a permission
     await expect(page.locator("button.send")).to_have_text("Queue")
-    await _prompt(page, "never sent")
+    await prompt(page, "never sent")
     queued = page.locator(".queued li")
     await expect(queued).to_have_count(1)
     await queued.locator("button", has_text="Remove").click()
     await expect(queued).to_have_count(0)
-    await _prompt(page, "prompt C")
+    await prompt(page, "prompt C")
     await expect(queued.locator(".queued-text")).to_have_text(["prompt C"])
     await card.locator("button[data-choice=AllowOnce]").click()
     await expect(page.locator(".turn-end")).to_have_text(["turn complete"] * 3)
@@ -123,9 +117,9 @@ async def test_rewind_a_turn_and_fork_from_a_reply(tmp_path: Path) -> None:
             await page.locator("#new-permission").select_option("AutoApprove")
             await page.locator("#new-session button[type=submit]").click()
             original = await page.locator("section.session").get_attribute("data-session")
-            await _prompt(page, "first question")
+            await prompt(page, "first question")
             await expect(page.locator(".turn-end")).to_have_text(["turn complete"])
-            await _prompt(page, "write b.txt")
+            await prompt(page, "write b.txt")
             await expect(page.locator(".turn-end")).to_have_text(["turn complete"] * 2)
             assert (ws / "b.txt").read_text() == "b\n"
             # Rewind the second turn, its file with it.
@@ -143,7 +137,7 @@ async def test_rewind_a_turn_and_fork_from_a_reply(tmp_path: Path) -> None:
             fork = page.locator("section.session")
             await expect(fork).not_to_have_attribute("data-session", original or "")
             await expect(page.locator(".session-row:not(.past *)")).to_have_count(2)
-            await _prompt(page, "in the fork")
+            await prompt(page, "in the fork")
             await expect(page.locator(".msg.assistant .body")).to_have_text(["Fork answer."])
             await shot("forked")
             # Ending the fork (a second click confirms): for every client, and the page shows it ended.
@@ -205,7 +199,7 @@ async def test_the_page_comes_back_when_the_hub_does(tmp_path: Path) -> None:
                 await page.locator("#new-dir").fill(str(ws))
                 await page.locator("#new-session button[type=submit]").click()
                 session = await page.locator("section.session").get_attribute("data-session")
-                await _prompt(page, "before")
+                await prompt(page, "before")
                 await expect(page.locator(".msg.assistant .body")).to_have_text(["Before the restart."])
                 await first.__aexit__(None, None, None)
                 await expect(page.locator("body")).to_have_attribute("data-connection", "closed")
@@ -215,7 +209,7 @@ async def test_the_page_comes_back_when_the_hub_does(tmp_path: Path) -> None:
                     await expect(page.locator("body")).to_have_attribute("data-connection", "open")
                     view = page.locator(f'section.session[data-session="{session}"]')
                     await expect(view).to_have_attribute("data-status", "idle")
-                    await _prompt(page, "after")
+                    await prompt(page, "after")
                     await expect(page.locator(".msg.assistant .body").last).to_have_text("After the restart.")
                     await Screens(page, tmp_path)("back")
                 assert browser.errors == [] and browser.elsewhere() == []
