@@ -26,7 +26,6 @@ import contextlib
 import json
 import os
 import re
-import shutil
 import statistics
 import sys
 import tempfile
@@ -37,16 +36,9 @@ from typing import Any
 from playwright.async_api import Browser, async_playwright
 from websockets.asyncio.client import connect
 
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests package says how Chromium starts
+from tests import chromium
+
 REPLY = (
     "Reply {i}: the change touches **three** files.\n\n"
     "- `src/module_{i}.py`: the parser now keeps the *position* of each token\n"
@@ -215,15 +207,14 @@ async def main() -> None:
     parser.add_argument("--messages", type=int, default=5000)
     parser.add_argument("--compare", action="store_true", help="also load the page with content-visibility off")
     options = parser.parse_args()
-    executable = shutil.which("chromium")
-    assert executable is not None, "needs Debian's chromium"
+    executable = chromium.executable()
     with tempfile.TemporaryDirectory() as temp:
         folder = Path(temp)
         script = _script(folder / "transcript.json", options.messages)
         async with _hub(script, folder) as (url, token), async_playwright() as playwright:
             session = await _fill(url, token, str(folder))
             print(f"{options.messages} messages in session {session} of {url}")
-            browser = await playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
+            browser = await playwright.chromium.launch(executable_path=executable, args=chromium.ARGS, headless=True)
             variants = {"content-visibility: auto (the page as shipped)": False}
             if options.compare:
                 variants["content-visibility off (every item laid out)"] = True

@@ -6,7 +6,6 @@ run's error must stay text."""
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -18,20 +17,12 @@ from playwright.async_api import BrowserContext, Dialog, Page, Route, async_play
 
 from omniagent.batch.evaluation.confidence import wilson
 from tests.batch.support import run_batch, write_tasks
+from tests.chromium import ARGS as CHROMIUM_ARGS
+from tests.chromium import executable as chromium_executable
 from tests.runtime.adapters.engine.harness import child_env
 
 pytestmark = pytest.mark.timeout(120)
 
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",  # root in CI, where Chromium's own sandbox does not start
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 WAIT_MS = 15_000  # the bound on one page action
 VERIFY = {"command": 'if [ "$(cat answer.txt)" = right ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt'}
 # A workspace source that does not exist: the run fails and its error, which names the path, reaches the page.
@@ -47,11 +38,9 @@ def _oracle_task(task: str, solution: str, **extra: Any) -> dict[str, Any]:
 @asynccontextmanager
 async def chromium(profile: Path) -> AsyncIterator[BrowserContext]:
     """The system's Chromium with a fresh profile (Playwright's driver, never its browser download)."""
-    executable = shutil.which("chromium")
-    assert executable is not None, "Debian's chromium is not installed (.ci/run installs it)"
     async with async_playwright() as playwright:
         context = await playwright.chromium.launch_persistent_context(
-            profile, executable_path=executable, args=CHROMIUM_ARGS, headless=True
+            profile, executable_path=chromium_executable(), args=CHROMIUM_ARGS, headless=True
         )
         context.set_default_timeout(WAIT_MS)
         try:

@@ -11,7 +11,6 @@ import asyncio
 import contextlib
 import os
 import re
-import shutil
 import signal
 import sys
 from collections.abc import AsyncIterator, Mapping
@@ -20,17 +19,10 @@ from pathlib import Path
 
 from playwright.async_api import BrowserContext, Dialog, Page, Route, WebSocket, async_playwright, expect
 
+from tests.chromium import ARGS as CHROMIUM_ARGS
+from tests.chromium import executable as chromium_executable
+
 ROOT = Path(__file__).resolve().parents[3]
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",  # root in CI, where Chromium's own sandbox does not start
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 VIEWPORT = {"width": 1280, "height": 800}
 WAIT_MS = 15_000  # the bound on one page action or expectation
 WAIT = 30.0  # seconds: the bound on the hub's start and stop
@@ -121,8 +113,7 @@ class Browser:
 async def chromium(profile: Path, hub_url: str, *, files: bool = False) -> AsyncIterator[Browser]:
     """The system's Chromium with a fresh profile; any request off the hub (but `file:` ones when `files`) is
     recorded and aborted."""
-    executable = shutil.which("chromium")
-    assert executable is not None, "Debian's chromium is not installed (.ci/run installs it)"
+    executable = chromium_executable()
 
     async def refuse(route: Route) -> None:
         await route.abort()
