@@ -53,23 +53,34 @@ async def running_hub(
         args = [str(SERVER), str(state), *(["--retention", str(retention)] if retention is not None else [])]
     args += ["--mock", mock] if mock else []
     environment = dict(env if env is not None else os.environ)
-    environment["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), str(ROOT)])
     stderr = state.parent / "hub.stderr"
+    async with hub_subprocess(args, environment, stderr) as (process, first):
+        url = first.split()[-1] if first.strip() else ""
+        assert url.startswith("http://127.0.0.1:"), stderr.read_text()
+        yield RunningHub(url, (state / "token").read_text().strip(), process)
+
+
+@asynccontextmanager
+async def hub_subprocess(
+    args: list[str], environment: dict[str, str], stderr: Path, *, wait: float = WAIT
+) -> AsyncIterator[tuple[asyncio.subprocess.Process, str]]:
+    """This interpreter running `args` with this checkout on its path, its stderr into the file `stderr`: the
+    process and the first line it printed (read within `wait` seconds); SIGTERM after, killed if it is not gone
+    within `wait` seconds."""
+    environment = environment | {"PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
     process = await asyncio.create_subprocess_exec(
         sys.executable, *args, stdout=asyncio.subprocess.PIPE, stderr=stderr.open("wb"), env=environment
     )
     try:
         assert process.stdout is not None
-        async with asyncio.timeout(WAIT):
+        async with asyncio.timeout(wait):
             first = (await process.stdout.readline()).decode()
-        url = first.split()[-1] if first.strip() else ""
-        assert url.startswith("http://127.0.0.1:"), stderr.read_text()
-        yield RunningHub(url, (state / "token").read_text().strip(), process)
+        yield process, first
     finally:
         with contextlib.suppress(ProcessLookupError):
             process.send_signal(signal.SIGTERM)
         try:
-            async with asyncio.timeout(WAIT):
+            async with asyncio.timeout(wait):
                 await process.wait()
         except TimeoutError:
             process.kill()

@@ -11,8 +11,6 @@ import asyncio
 import contextlib
 import os
 import re
-import signal
-import sys
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +19,7 @@ from playwright.async_api import BrowserContext, Dialog, Page, Route, WebSocket,
 
 from tests.chromium import ARGS as CHROMIUM_ARGS
 from tests.chromium import executable as chromium_executable
+from tests.hub.hub_process import hub_subprocess
 
 ROOT = Path(__file__).resolve().parents[3]
 VIEWPORT = {"width": 1280, "height": 800}
@@ -48,31 +47,15 @@ class PageHub:
 async def page_hub(data_dir: Path, *extra: str, env: Mapping[str, str] | None = None) -> AsyncIterator[PageHub]:
     """`omniagent hub --port 0 --data-dir DATA_DIR EXTRA…` (every refusal logged: OMNIAGENT_LOG=debug), stopped with
     SIGTERM after."""
-    environment = dict(env if env is not None else os.environ)
-    environment |= {"OMNIAGENT_LOG": "debug", "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
+    environment = dict(env if env is not None else os.environ) | {"OMNIAGENT_LOG": "debug"}
     stderr = data_dir / "hub-stderr.log"
     os.makedirs(data_dir, exist_ok=True)
     argv = ["-m", "omniagent", "hub", "--port", "0", "--data-dir", str(data_dir), *extra]
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, *argv, stdout=asyncio.subprocess.PIPE, stderr=stderr.open("wb"), env=environment
-    )
-    try:
-        assert process.stdout is not None
-        async with asyncio.timeout(WAIT):
-            banner = (await process.stdout.readline()).decode()
+    async with hub_subprocess(argv, environment, stderr, wait=WAIT) as (process, banner):
         found = URL_LINE.search(banner)
         assert found is not None, f"no URL in {banner!r}: {stderr.read_text()}"
         token = (data_dir / "hub" / "token").read_text().strip()
         yield PageHub(found.group(1), token, data_dir, stderr, process)
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            process.send_signal(signal.SIGTERM)
-        try:
-            async with asyncio.timeout(WAIT):
-                await process.wait()
-        except TimeoutError:
-            process.kill()
-            await process.wait()
 
 
 @dataclass
