@@ -42,11 +42,22 @@ def summary(
 
 
 def write(out: Path, job: dict[str, Any]) -> None:
-    """`OUT/job.json`, replaced whole (written beside, then renamed), so a reader never sees half of it."""
-    out.mkdir(parents=True, exist_ok=True)
-    partial = out / (JOB + ".partial")
-    partial.write_text(json.dumps(job, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    partial.replace(out / JOB)
+    """`OUT/job.json`, replaced whole."""
+    write_whole(out / JOB, json_text(job))
+
+
+def write_whole(path: Path, text: str) -> None:
+    """`text` into `path`, replaced whole (written beside, then renamed), so a reader never sees half of it: the
+    job's files (job.json, result.json, report.html)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(text, encoding="utf-8")
+    partial.replace(path)
+
+
+def json_text(value: dict[str, Any]) -> str:
+    """A job file's JSON as written: indented, UTF-8 as is, one newline at the end."""
+    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
 
 
 def read(out: Path) -> dict[str, Any]:

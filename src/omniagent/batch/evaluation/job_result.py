@@ -21,6 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from omniagent.batch.evaluation import job as job_files
 from omniagent.batch.evaluation import trial_result
 from omniagent.batch.results import TaskResult
 
@@ -109,8 +110,5 @@ def evals(results: Sequence[TaskResult], metrics: dict[str, Any]) -> dict[str, A
 
 
 def write(out: Path, job: dict[str, Any]) -> None:
-    """`OUT/result.json`, replaced whole (written beside, then renamed), so a reader never sees half of it."""
-    out.mkdir(parents=True, exist_ok=True)
-    partial = out / (RESULT + ".partial")
-    partial.write_text(json.dumps(job, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    partial.replace(out / RESULT)
+    """`OUT/result.json`, replaced whole."""
+    job_files.write_whole(out / RESULT, job_files.json_text(job))

@@ -52,9 +52,7 @@ def write(out: Path, planned: Sequence[Key] = (), *, now: datetime | None = None
     finished = ResultsFile(out).finished()
     order = list(planned) or sorted(finished)
     page = render(out, job.read(out), order, finished, now or datetime.now(UTC))
-    partial = out / (REPORT + ".partial")
-    partial.write_text(page, encoding="utf-8")
-    partial.replace(out / REPORT)
+    job.write_whole(out / REPORT, page)
 
 
 def render(
