@@ -28,6 +28,8 @@ Catch `OmniagentError` to catch them all. The tree (module, then the classes it 
     │   └── engine.run.orphans.RunOwnedElsewhere    another live process owns the session's run
     ├── engine.run.executor.Interrupted             a run was asked to stop (never leaves the run)
     ├── engine.run.executor.RoundFailed             a model call failed for good (never leaves the run)
+    ├── engine.store.connection.StoreError          a shared (PostgreSQL) store failed; SQLite raises sqlite3.Error
+    │   └── engine.store.connection.StoreConflict   a write broke a uniqueness rule of a shared store
     ├── engine.providers.neutral.ProviderError      a model call failed; `code` is the run's RunErrorCode
     ├── engine.providers.routes.RouteError          no provider can be built for a model selector
     ├── engine.providers.catalog.file.CatalogError  providers.json is unreadable or invalid

@@ -9,9 +9,15 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply
 from tests.engine.rpc_harness import RpcProcess, write_providers
+
+# Each test runs on both stores: SQLite, and a fresh PostgreSQL database (conftest.py `each_store`).
+pytestmark = pytest.mark.usefixtures("each_store")
+
 
 MODEL = "fake-anthropic/fake-model"
 NEWEST = 2**53 - 1

@@ -7,9 +7,15 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.testing import ErrorReply, FakeLLMServer, FakeUsage, Reply
 from tests.engine.rpc_harness import RpcProcess, write_providers
+
+# Each test runs on both stores: SQLite, and a fresh PostgreSQL database (conftest.py `each_store`).
+pytestmark = pytest.mark.usefixtures("each_store")
+
 
 NEWEST = 2**53 - 1
 # A model whose window is small enough for tests: the recent tail kept is min(20000, 20000 / 10) = 2000 tokens

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
+
+import pytest
 
 from omniagent.testing import FakeLLMServer, Reply, Scenario
 from tests.engine.rpc_harness import RpcProcess, write_providers
+from tests.stores import store_rows
+
+# Each test runs on both stores: SQLite, and a fresh PostgreSQL database (conftest.py `each_store`).
+pytestmark = pytest.mark.usefixtures("each_store")
 
 
 def _input(text: str) -> dict[str, object]:
@@ -62,9 +67,8 @@ async def test_a_run_open_at_kill_9_reads_failed_interrupted_and_the_queue_survi
         assert await again.close() == 0
 
     # The event log holds one run.done per run and strictly increasing seqs.
-    with sqlite3.connect(data / "engine.sqlite3") as conn:
-        seqs = [row[0] for row in conn.execute("SELECT seq FROM events WHERE session_id = ? ORDER BY seq", (sid,))]
-        names = [row[0] for row in conn.execute("SELECT name FROM events WHERE session_id = ? ORDER BY seq", (sid,))]
+    rows = store_rows(data, "SELECT seq, name FROM events WHERE session_id = ? ORDER BY seq", (sid,))
+    seqs, names = [row[0] for row in rows], [row[1] for row in rows]
     assert seqs == list(range(1, len(seqs) + 1))
     assert names.count("run.done") == 2 and names.count("run.started") == 2
 

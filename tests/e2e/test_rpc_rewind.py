@@ -9,10 +9,16 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply
 from tests.e2e.rpc_sessions import new_session, send_text
 from tests.engine.rpc_harness import RpcProcess
+
+# Each test runs on both stores: SQLite, and a fresh PostgreSQL database (conftest.py `each_store`).
+pytestmark = pytest.mark.usefixtures("each_store")
+
 
 NEWEST = 2**53 - 1
 

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.testing import FakeLLMServer, Reply, Scenario
 from tests.engine.rpc_harness import RpcProcess, write_providers
+
+# Each test runs on both stores: SQLite, and a fresh PostgreSQL database (conftest.py `each_store`).
+pytestmark = pytest.mark.usefixtures("each_store")
+
 
 MODEL = "fake-anthropic/fake-model"
 

@@ -11,6 +11,10 @@ from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.testing import ErrorReply, FakeLLMServer, FakeToolCall, FakeUsage, Reply
 from tests.engine.rpc_harness import RpcProcess, write_providers
 
+# Each test runs on both stores: SQLite, and a fresh PostgreSQL database (conftest.py `each_store`).
+pytestmark = pytest.mark.usefixtures("each_store")
+
+
 PROTOCOLS = {"anthropic_messages": "fake-anthropic", "openai_chat": "fake-chat", "openai_responses": "fake-responses"}
 
 

@@ -11,8 +11,16 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from omniagent.engine.store import STORE_ENV
 from omniagent.testing import FakeLLMServer, Reply, Scenario
 from tests.engine.rpc_harness import RpcProcess, write_providers
+from tests.stores import store_rows
+
+# Each test runs on both stores: SQLite, and a fresh PostgreSQL database (conftest.py `each_store`).
+pytestmark = pytest.mark.usefixtures("each_store")
+
 
 MODEL = "fake-anthropic/fake-model"
 # Seconds: short so the test does not wait long, long enough that a loaded machine renews in time (every third).
@@ -75,9 +83,10 @@ async def test_two_processes_share_sessions_and_both_runs_complete(tmp_path: Pat
         assert [m["type"] for m in history["messages"]] == ["user", "assistant"]
         assert history["messages"][1]["content"][0]["text"] == SLOW["text"]
         assert await one.close() == 0 and await two.close() == 0
-    with sqlite3.connect(data / "engine.sqlite3") as conn:
-        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        assert conn.execute("SELECT count(*) FROM owners").fetchone()[0] == 0  # both released at exit
+    if not os.environ.get(STORE_ENV):
+        with sqlite3.connect(data / "engine.sqlite3") as conn:
+            assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert store_rows(data, "SELECT count(*) FROM owners") == [(0,)]  # both released at exit
 
 
 async def test_input_for_a_session_running_in_the_other_process_is_queued_and_drained_there(tmp_path: Path) -> None:
@@ -144,9 +153,9 @@ async def test_a_process_that_stops_renewing_loses_its_run_only_after_the_lease_
         sid = await _session_running(frozen, workspace, "frozen")
         os.kill(frozen.proc.pid, signal.SIGSTOP)
         try:
-            with sqlite3.connect(data / "engine.sqlite3") as conn:
-                expires = conn.execute("SELECT max(expires_at_ms) FROM owners WHERE pid = ?", (frozen.proc.pid,))
-                lease_end_ms = expires.fetchone()[0]
+            lease_end_ms = store_rows(data, "SELECT max(expires_at_ms) FROM owners WHERE pid = ?", (frozen.proc.pid,))[
+                0
+            ][0]
             ended = other.lines[await other.broadcast("run.done", within=15, where=lambda p: p["session_id"] == sid)]
             assert ended["params"]["outcome"]["code"] == "interrupted"
             assert ended["params"]["timing"]["ended_at_ms"] >= lease_end_ms

@@ -33,6 +33,7 @@ from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.sessions import CreateSession
 from omniagent.testing import FakeLLMServer
 from tests.engine.rpc_harness import write_providers
+from tests.stores import open_test_store
 
 MODEL = "fake-anthropic/fake-model"
 WAIT = 5.0  # seconds: bound on every wait for a broadcast
@@ -84,7 +85,7 @@ async def open_parts(tmp_path: Path, llm: FakeLLMServer) -> AsyncIterator[Parts]
     config, data, workspace = tmp_path / "config", tmp_path / "data", tmp_path / "ws"
     write_providers(config, llm)
     workspace.mkdir()
-    store = await Store.open_in_memory()
+    store = await open_test_store()
     routes = Routes.load(data, config)
     try:
         async with asyncio.TaskGroup() as tasks:

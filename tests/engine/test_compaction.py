@@ -3,6 +3,8 @@ and the projected context that triggers automatic compaction."""
 
 from __future__ import annotations
 
+import pytest
+
 from omniagent.engine.compaction import rules as compaction_rules
 from omniagent.protocols.yuke.content import ContentText
 from omniagent.protocols.yuke.messages import (
@@ -15,6 +17,10 @@ from omniagent.protocols.yuke.messages import (
     TokenUsage,
     UserMessage,
 )
+
+# Each test runs on both stores: SQLite, and a fresh PostgreSQL database (conftest.py `each_store`).
+pytestmark = pytest.mark.usefixtures("each_store")
+
 
 WINDOW = 20_000  # keeps a tail of 2000 estimated tokens
 

@@ -44,6 +44,11 @@ from omniagent.protocols.yuke.sessions import (
 )
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
 from tests.engine.core_harness import Parts, open_parts
+from tests.stores import open_test_store
+
+# Each test runs on both stores: SQLite, and a fresh PostgreSQL database (conftest.py `each_store`).
+pytestmark = pytest.mark.usefixtures("each_store")
+
 
 T = TypeVar("T")
 
@@ -227,7 +232,7 @@ def _draft_calling(ctx: RunContext, name: str, arguments: dict[str, object]) -> 
 
 
 async def test_a_guarded_call_waits_for_its_answer_and_a_rejection_is_what_the_model_reads(tmp_path: Path) -> None:
-    store = await Store.open_in_memory()
+    store = await open_test_store()
     try:
         broadcaster = Broadcaster()
         asked: list[InteractionRequestedData] = []
@@ -258,7 +263,7 @@ async def test_a_guarded_call_waits_for_its_answer_and_a_rejection_is_what_the_m
 
 async def test_an_unguarded_call_runs_and_reports_its_output_and_views(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("line one\n")
-    store = await Store.open_in_memory()
+    store = await open_test_store()
     try:
         ctx = RecordingContext(store, Permissions(Interactions(Broadcaster())), tmp_path)
         draft = _draft_calling(ctx, "read", {"path": "notes.txt"})

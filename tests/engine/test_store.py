@@ -10,8 +10,10 @@ import pytest
 
 from omniagent.engine.store import Store
 from omniagent.engine.store import queries as q
+from omniagent.engine.store.connection import Connection
 from omniagent.protocols.yuke.messages import TokenUsage
 from omniagent.protocols.yuke.sessions import OriginRoot, Session
+from tests.stores import open_test_store
 
 
 def _session(sid: str = "a" * 32) -> Session:
@@ -45,15 +47,16 @@ async def test_opening_a_store_applies_migrations_once_in_wal_mode(tmp_path: Pat
 
 
 def _newest_migration() -> int:
-    files = resources.files("omniagent.engine.store.migrations").iterdir()
+    files = (resources.files("omniagent.engine.store.migrations") / "sqlite").iterdir()
     return max(int(f.name.split("_", 1)[0]) for f in files if f.name.endswith(".sql"))
 
 
+@pytest.mark.usefixtures("each_store")
 async def test_a_failing_command_leaves_nothing_behind(tmp_path: Path) -> None:
     """House rule: never a half-written store; a command is one transaction."""
-    store = await Store.open(tmp_path / "engine.sqlite3")
+    store = await open_test_store(tmp_path / "engine.sqlite3")
 
-    def half(conn: sqlite3.Connection) -> None:
+    def half(conn: Connection) -> None:
         q.insert_session(conn, _session(), None)
         raise RuntimeError("boom")
 

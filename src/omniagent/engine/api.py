@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, ParamSpec, TypeVar
@@ -51,6 +50,7 @@ from omniagent.engine.providers.catalog.table import COST_DIGITS, Catalog
 from omniagent.engine.run.plans import plan_of_part
 from omniagent.engine.sandboxes import SANDBOX_OPTION_IDS, SANDBOX_OPTIONS, SandboxSettings, option_values
 from omniagent.engine.skills.catalog import SkillCatalog
+from omniagent.engine.store.connection import STORE_ERRORS
 from omniagent.engine.subscription import (
     Branch,
     ChildFollowed,
@@ -148,6 +148,9 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
+_FAILURES: tuple[type[Exception], ...] = (*STORE_ERRORS, OSError)
+
+
 def _guarded(operation: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
     """The one error boundary: what fails below the engine's parts (the store, the file system) becomes an
     `internal` EngineError with a fixed sentence (details go to the log through the caller's chain)."""
@@ -156,7 +159,7 @@ def _guarded(operation: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
     async def run(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return await operation(*args, **kwargs)
-        except (sqlite3.Error, OSError) as exc:
+        except _FAILURES as exc:
             raise EngineError(ErrorCode.INTERNAL, "the engine's store failed") from exc
 
     return run
@@ -174,7 +177,7 @@ class EngineApi:
         """Open the engine and end the runs a previous process left open (`interrupted`); on exit, end this
         process's active runs as interrupted and close everything. `broadcasts` gets every broadcast from the
         start, those of that recovery included (the rpc face's notifications). Raises: what opening the store
-        raises (`OSError`, `sqlite3.Error`)."""
+        raises (`OSError`, `STORE_ERRORS`)."""
         async with Engine.open(config) as engine:
             if broadcasts is not None:
                 engine.broadcaster.subscribe(broadcasts)

@@ -13,7 +13,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,8 +46,9 @@ from omniagent.engine.session.lifecycle import Sessions
 from omniagent.engine.skills.catalog import SKILLS_LIST_METHOD, Skills, SkillsListParams
 from omniagent.engine.slots.file import AgentsFile
 from omniagent.engine.slots.methods import Agents
-from omniagent.engine.store import Store
+from omniagent.engine.store import STORE_ENV, Store
 from omniagent.engine.store import queries as q
+from omniagent.engine.store.connection import STORE_ERRORS
 from omniagent.engine.store.ownership import DEFAULT_LEASE_SECONDS, lease_from_env
 from omniagent.engine.tools import ToolLimits, ToolRegistry, agent_tools, default_tools
 from omniagent.engine.tools.context import SEARCH_TIMEOUT
@@ -83,12 +83,20 @@ class EngineConfig:
     lease_seconds: float = DEFAULT_LEASE_SECONDS
     tool_limits: ToolLimits = field(default_factory=ToolLimits)
     child_limits: ChildLimits = field(default_factory=ChildLimits)
+    # A shared store's URL (OMNIAGENT_STORE, docs/fleet.md); None: the SQLite file in `data_dir`.
+    store_url: str | None = None
+
+    @property
+    def store(self) -> Path | str:
+        """Where the store is: the shared store's URL, else the SQLite file in the data dir."""
+        return self.store_url or self.data_dir / STORE_FILE
 
 
 def engine_config(data_dir: Path | None) -> EngineConfig:
     """The config of the engine of a face (`rpc`, `acp`, the runtime's in-process engine): store and key file in
     `--data-dir` (else OMNIAGENT_DATA_DIR, else the user data dir); providers.json in the same dir when one is
-    given, else the user config dir; the test knobs from the environment."""
+    given, else the user config dir; a shared store when OMNIAGENT_STORE names one; the test knobs from the
+    environment."""
     chosen, config_dir = engine_dirs(data_dir)
     scale = float(os.environ.get("OMNIAGENT_RETRY_SCALE", "1.0"))
     limits = ToolLimits(search_timeout=float(os.environ.get("OMNIAGENT_SEARCH_TIMEOUT", SEARCH_TIMEOUT)))
@@ -99,6 +107,7 @@ def engine_config(data_dir: Path | None) -> EngineConfig:
         lease_seconds=lease_from_env(),
         tool_limits=limits,
         child_limits=ChildLimits.from_env(),
+        store_url=os.environ.get(STORE_ENV) or None,
     )
 
 
@@ -165,7 +174,7 @@ class Engine:
     @contextlib.asynccontextmanager
     async def open(cls, config: EngineConfig) -> AsyncIterator[Engine]:
         """Open the store and catalog; on exit, end active runs as interrupted and close everything."""
-        store = await Store.open(config.data_dir / STORE_FILE, lease_seconds=config.lease_seconds)
+        store = await Store.open(config.store, lease_seconds=config.lease_seconds)
         routes = Routes.load(config.data_dir, config.config_dir)
         try:
             async with asyncio.TaskGroup() as tasks:
@@ -294,7 +303,7 @@ class Engine:
                 if not await self.store.write(ownership.renew):
                     log.warning("this process's run lease had lapsed; registered again")
                 await self.inputs.recover()
-            except sqlite3.Error as exc:  # a store busy past its timeout: try again next period
+            except STORE_ERRORS as exc:  # a store busy past its timeout: try again next period
                 log.warning("renewing the run lease failed: %s", exc)
 
     async def _stop_runs(self) -> None:

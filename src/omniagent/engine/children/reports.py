@@ -11,13 +11,13 @@ done, and reports when a later turn, woken by its children's reports, ends.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 
 from omniagent.engine.run import queue
 from omniagent.engine.session.transcript import parse_message
 from omniagent.engine.store import queries as q
 from omniagent.engine.store import trees
+from omniagent.engine.store.connection import Connection
 from omniagent.engine.store.journal import Broadcast, record
 from omniagent.protocols.yuke.content import ContentText
 from omniagent.protocols.yuke.inputs import ChildInputCanceled, ChildReport, InputCanceledData, QueuedInput
@@ -37,7 +37,7 @@ NO_TEXT = "(the child wrote no text)"
 
 
 def report_run_end(
-    conn: sqlite3.Connection, session_id: str, run_id: int, kind: RunKind, outcome: RunOutcome
+    conn: Connection, session_id: str, run_id: int, kind: RunKind, outcome: RunOutcome
 ) -> Broadcast | None:
     """When `session_id` is a child and the run a turn: queue its report into the parent (the parent's
     `input.queued`); None otherwise."""
@@ -59,7 +59,7 @@ def report_run_end(
     return ("input.queued", data)
 
 
-def instructions_canceled(conn: sqlite3.Connection, session_id: str, canceled: list[QueuedInput]) -> Broadcast | None:
+def instructions_canceled(conn: Connection, session_id: str, canceled: list[QueuedInput]) -> Broadcast | None:
     """When instructions a parent sent the child `session_id` were canceled before they ran: tell the parent
     which ones (its `input.queued`); None when none of `canceled` came from the parent."""
     parent_id = _parent(conn, session_id)
@@ -77,7 +77,7 @@ def instructions_canceled(conn: sqlite3.Connection, session_id: str, canceled: l
     return ("input.queued", data)
 
 
-def withdraw(conn: sqlite3.Connection, parent_id: str, children: set[str]) -> list[InputCanceledData]:
+def withdraw(conn: Connection, parent_id: str, children: set[str]) -> list[InputCanceledData]:
     """Drop what the sessions `children` queued into their parent and no turn has read yet (they are being
     removed, so nothing of theirs may reach the parent): the parent's `input.canceled` for each."""
     out = []
@@ -93,7 +93,7 @@ def _canceled(parent_id: str, input_id: int) -> Callable[[int], InputCanceledDat
     return lambda seq: InputCanceledData(session_id=parent_id, seq=seq, input_id=input_id)
 
 
-def _parent(conn: sqlite3.Connection, session_id: str) -> str | None:
+def _parent(conn: Connection, session_id: str) -> str | None:
     rec = q.get_session(conn, session_id)
     if rec is None or not isinstance(rec.session.origin, OriginChild):
         return None
@@ -112,7 +112,7 @@ def _headline(path: str, run_id: int, outcome: RunOutcome) -> str:
     return f"{who}:"
 
 
-def _last_text(conn: sqlite3.Connection, session_id: str, run_id: int) -> str:
+def _last_text(conn: Connection, session_id: str, run_id: int) -> str:
     for payload in q.assistant_payloads_of_run(conn, session_id, run_id):
         message = parse_message(payload)
         if isinstance(message, AssistantMessage):

@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import sqlite3
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
 
@@ -30,6 +29,7 @@ from omniagent.engine.skills.catalog import Skills
 from omniagent.engine.slots.file import AgentsFile
 from omniagent.engine.store import Store, trees
 from omniagent.engine.store import queries as q
+from omniagent.engine.store.connection import CONFLICTS, Connection
 from omniagent.engine.tools import AgentControl, ToolResult
 from omniagent.engine.tools.agents import CHILD_NAME, RESERVED_NAME
 from omniagent.engine.tools.context import AgentSlot
@@ -134,7 +134,7 @@ class Children:
             system_prompt = resolve_placeholders(template, root, session_id, name)
             await self._inputs.prepare(session_id, task, root)
             await self._store.write(self._insert, session, system_prompt)
-        except sqlite3.IntegrityError:  # another process named a child the same meanwhile (the unique index)
+        except CONFLICTS:  # another process named a child the same meanwhile (the unique index)
             self._skills.forget(session_id)
             raise EngineError.bad_request("the parent already has a child with this name") from None
         except EngineError:
@@ -157,7 +157,7 @@ class Children:
             and state.part_id == child.parent_part_id
         )
 
-    def _insert(self, conn: sqlite3.Connection, session: Session, system_prompt: str | None) -> None:
+    def _insert(self, conn: Connection, session: Session, system_prompt: str | None) -> None:
         origin = session.origin
         assert isinstance(origin, OriginChild) and session.name is not None
         if trees.depth(conn, origin.parent_id) + 1 > self.limits.max_depth:

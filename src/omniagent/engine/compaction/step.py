@@ -10,7 +10,6 @@ reserve and drop compaction runs are with the other run-row transactions in `eng
 from __future__ import annotations
 
 import json
-import sqlite3
 from dataclasses import dataclass, field
 
 import msgspec
@@ -22,6 +21,7 @@ from omniagent.engine.run import conversation
 from omniagent.engine.run.context import RunContext
 from omniagent.engine.session.transcript import tokens_of
 from omniagent.engine.store import queries as q
+from omniagent.engine.store.connection import Connection
 from omniagent.engine.store.journal import now_ms, record
 from omniagent.protocols.yuke.activity import ActivityCompacting
 from omniagent.protocols.yuke.messages import (
@@ -158,7 +158,7 @@ async def compact(
 
 
 def _commit(
-    conn: sqlite3.Connection, sid: str, draft: CompactionMessage, usage: n.Usage
+    conn: Connection, sid: str, draft: CompactionMessage, usage: n.Usage
 ) -> tuple[MessageCommittedData, Session]:
     message = msgspec.structs.replace(draft, id=q.bump_counter(conn, sid, "message_id_high"))
     q.insert_message(conn, sid, message.id, "compaction", message.run_id, None, json.dumps(message.dump()))

@@ -14,7 +14,6 @@ import asyncio
 import dataclasses
 import json
 import random
-import sqlite3
 from collections.abc import Awaitable, Callable
 from contextlib import aclosing
 from typing import TypeVar
@@ -34,6 +33,7 @@ from omniagent.engine.session.transcript import ROOT_AGENT, parse_message, token
 from omniagent.engine.skills import prompt as skill_prompt
 from omniagent.engine.store import Store, checkpoints, trees
 from omniagent.engine.store import queries as q
+from omniagent.engine.store.connection import Connection
 from omniagent.engine.store.journal import now_ms, record
 from omniagent.engine.tools import AGENT_TOOL_NAMES, ToolContext, ToolRegistry
 from omniagent.engine.tools.context import Answer, FileImage, Question
@@ -377,7 +377,7 @@ class RunExecutor:
             provenance=TurnProvenance(protocol=route.protocol, model=route.upstream_id),
         )
 
-        def txn(conn: sqlite3.Connection) -> tuple[MessageCommittedData, Session]:
+        def txn(conn: Connection) -> tuple[MessageCommittedData, Session]:
             q.insert_message(
                 conn, sid, message.id, "assistant", self._run.run_id, message.config_rev, json.dumps(message.dump())
             )

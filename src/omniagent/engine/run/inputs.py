@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sqlite3
 from typing import Protocol
 
 from omniagent.engine.errors import EngineError
@@ -27,6 +26,7 @@ from omniagent.engine.run.context import RunDeps
 from omniagent.engine.skills import prompt as skill_prompt
 from omniagent.engine.store import Store
 from omniagent.engine.store import queries as q
+from omniagent.engine.store.connection import Connection
 from omniagent.engine.store.journal import Broadcast
 from omniagent.engine.tools import AgentControl
 from omniagent.protocols.yuke.activity import ActivityIdle
@@ -203,7 +203,7 @@ class Inputs:
     async def queue(self, params: SessionQueueParams) -> SessionQueueResult:
         """session.queue: the durable queue, oldest first."""
 
-        def txn(conn: sqlite3.Connection) -> list[str] | None:
+        def txn(conn: Connection) -> list[str] | None:
             if q.get_session(conn, params.session_id) is None:
                 return None
             return q.list_pending(conn, params.session_id)

@@ -12,12 +12,12 @@ run opens on a session an orphan still marks as busy.
 from __future__ import annotations
 
 import json
-import sqlite3
 
 from omniagent.engine.children import reports
 from omniagent.engine.errors import EngineError
 from omniagent.engine.live import ActiveRun
 from omniagent.engine.store import queries as q
+from omniagent.engine.store.connection import Connection
 from omniagent.engine.store.journal import Broadcast, now_ms, record
 from omniagent.engine.store.ownership import Ownership
 from omniagent.protocols.yuke.envelope import ErrorCode
@@ -33,7 +33,7 @@ class RunOwnedElsewhere(EngineError):
         super().__init__(ErrorCode.SESSION_BUSY, "the session has an active run in another process")
 
 
-def end_run(conn: sqlite3.Connection, session_id: str, run: ActiveRun, outcome: RunOutcome) -> list[Broadcast]:
+def end_run(conn: Connection, session_id: str, run: ActiveRun, outcome: RunOutcome) -> list[Broadcast]:
     """Record `outcome` for `run`, clear the open-run marker, and journal `run.done` (then, for a child's turn,
     the report queued into its parent)."""
     now = now_ms()
@@ -56,7 +56,7 @@ def end_run(conn: sqlite3.Connection, session_id: str, run: ActiveRun, outcome: 
     return [("run.done", done)] if report is None else [("run.done", done), report]
 
 
-def end_own_run(conn: sqlite3.Connection, session_id: str, run: ActiveRun, outcome: RunOutcome) -> list[Broadcast]:
+def end_own_run(conn: Connection, session_id: str, run: ActiveRun, outcome: RunOutcome) -> list[Broadcast]:
     """`end_run` for the run this process opened; nothing when it is no longer the session's open run: this
     process stopped renewing its lease long enough (suspended, say) that another one ended the run as an orphan."""
     rec = q.get_session(conn, session_id)
@@ -65,7 +65,7 @@ def end_own_run(conn: sqlite3.Connection, session_id: str, run: ActiveRun, outco
     return end_run(conn, session_id, run, outcome)
 
 
-def end_orphans(conn: sqlite3.Connection, ownership: Ownership) -> list[Broadcast]:
+def end_orphans(conn: Connection, ownership: Ownership) -> list[Broadcast]:
     """End every open run whose owner is gone as failed `interrupted`, each with its run.done (and report)."""
     out = []
     for session_id in ownership.orphaned_open_runs(conn):
@@ -75,7 +75,7 @@ def end_orphans(conn: sqlite3.Connection, ownership: Ownership) -> list[Broadcas
     return out
 
 
-def settle_open_run(conn: sqlite3.Connection, ownership: Ownership, session_id: str) -> list[Broadcast]:
+def settle_open_run(conn: Connection, ownership: Ownership, session_id: str) -> list[Broadcast]:
     """Before a run opens on `session_id`: end the open run an orphan left (returning what that journaled).
 
     Raises:
@@ -89,7 +89,7 @@ def settle_open_run(conn: sqlite3.Connection, ownership: Ownership, session_id: 
     return _end_marked_run(conn, rec)
 
 
-def _end_marked_run(conn: sqlite3.Connection, rec: q.SessionRecord) -> list[Broadcast]:
+def _end_marked_run(conn: Connection, rec: q.SessionRecord) -> list[Broadcast]:
     assert rec.open_run_id is not None and rec.open_run_kind in ("turn", "compaction")
     s = rec.session
     run = ActiveRun(

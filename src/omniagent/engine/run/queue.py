@@ -10,9 +10,9 @@ for the user message it becomes.
 from __future__ import annotations
 
 import json
-import sqlite3
 
 from omniagent.engine.store import queries as q
+from omniagent.engine.store.connection import Connection
 from omniagent.engine.store.journal import now_ms, record
 from omniagent.protocols.yuke.base import decode, decode_json
 from omniagent.protocols.yuke.content import ContentPart, SkillRef
@@ -27,7 +27,7 @@ PROTECTED_SOURCES = frozenset({"child_report", "child_input_canceled", "engine_i
 
 
 def enqueue(
-    conn: sqlite3.Connection,
+    conn: Connection,
     session_id: str,
     content: list[ContentPart],
     source: InputSource | None = None,
@@ -46,7 +46,7 @@ def enqueue(
         conn, session_id, "input.queued", lambda seq: InputQueuedData(session_id=session_id, seq=seq, input=item)
     )
     stored = item.dump() | ({_SKILL_KEY: skill.dump()} if skill is not None else {})
-    q.insert_pending(conn, session_id, input_id, data.seq, json.dumps(stored))
+    q.insert_pending(conn, session_id, input_id, data.seq, item.queued_at_ms, json.dumps(stored))
     return data
 
 
@@ -55,7 +55,7 @@ def queued_input(payload: str) -> QueuedInput:
     return decode_json(QueuedInput, payload)
 
 
-def queued(conn: sqlite3.Connection, session_id: str) -> list[tuple[QueuedInput, SkillRef | None]]:
+def queued(conn: Connection, session_id: str) -> list[tuple[QueuedInput, SkillRef | None]]:
     """The session's queued inputs, oldest first, each with the skill it runs (None for content)."""
     out = []
     for payload in q.list_pending(conn, session_id):

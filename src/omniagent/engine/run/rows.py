@@ -10,7 +10,6 @@ while its tree has fewer than `limit` active children (docs/engine.md "Child ses
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
@@ -23,6 +22,7 @@ from omniagent.engine.run.queue import queued_input
 from omniagent.engine.session.transcript import title_of
 from omniagent.engine.store import queries as q
 from omniagent.engine.store import trees
+from omniagent.engine.store.connection import Connection
 from omniagent.engine.store.journal import Broadcast, now_ms, record
 from omniagent.engine.store.ownership import Ownership
 from omniagent.protocols.yuke.content import ContentPart, ContentText, SkillRef
@@ -67,9 +67,7 @@ class Opened:
     capacity: ChildCapacity | None = None
 
 
-def queue_input(
-    conn: sqlite3.Connection, session_id: str, new: NewInput, limit: int
-) -> Queued | Literal["unknown", "full"]:
+def queue_input(conn: Connection, session_id: str, new: NewInput, limit: int) -> Queued | Literal["unknown", "full"]:
     """Queue one input behind the active run (`session_busy`), or say why not."""
     rec = q.get_session(conn, session_id)
     if rec is None:
@@ -78,7 +76,7 @@ def queue_input(
 
 
 def cancel_inputs(
-    conn: sqlite3.Connection, session_id: str, ids: list[int] | None
+    conn: Connection, session_id: str, ids: list[int] | None
 ) -> tuple[list[InputCanceledData], list[Broadcast]] | Literal["protected"] | None:
     """Drop the queued inputs `ids` (all that may be canceled when None): their `input.canceled`, then the notice
     queued into the parent when some were its instructions. None for an unknown session; "protected" when an
@@ -100,7 +98,7 @@ def cancel_inputs(
 
 
 def open_input_run(
-    conn: sqlite3.Connection, ownership: Ownership, session_id: str, new: NewInput | None, limit: int
+    conn: Connection, ownership: Ownership, session_id: str, new: NewInput | None, limit: int
 ) -> Opened | Queued | Literal["full"] | None:
     """Commit the queued inputs (then `new`) as user messages and open a turn run.
 
@@ -152,7 +150,7 @@ def open_input_run(
 
 
 def open_compaction(
-    conn: sqlite3.Connection, ownership: Ownership, sid: str, reserved: int | None
+    conn: Connection, ownership: Ownership, sid: str, reserved: int | None
 ) -> tuple[RunStartedData, Session, ActiveRun] | None:
     """Open a manual compaction run (the reserved run id, when it was queued): marker, row, `run.started`.
 
@@ -176,7 +174,7 @@ def open_compaction(
     return started, s, run
 
 
-def reserve_compaction(conn: sqlite3.Connection, sid: str) -> int | None:
+def reserve_compaction(conn: Connection, sid: str) -> int | None:
     """Reserve the run id of a compaction queued behind the active run (a row that has not started)."""
     rec = q.get_session(conn, sid)
     if rec is None:
@@ -186,7 +184,7 @@ def reserve_compaction(conn: sqlite3.Connection, sid: str) -> int | None:
     return run_id
 
 
-def drop_reserved(conn: sqlite3.Connection, sid: str, run_id: int) -> RunDoneData:
+def drop_reserved(conn: Connection, sid: str, run_id: int) -> RunDoneData:
     """End a queued compaction that never started: `run.done{canceled}` with no start time."""
     now = now_ms()
     outcome = RunOutcomeCanceled()
@@ -206,13 +204,13 @@ def drop_reserved(conn: sqlite3.Connection, sid: str, run_id: int) -> RunDoneDat
     )
 
 
-def recover_reserved(conn: sqlite3.Connection, ownership: Ownership) -> list[RunDoneData]:
+def recover_reserved(conn: Connection, ownership: Ownership) -> list[RunDoneData]:
     """A compaction still queued when its process stopped (its owner is gone) is canceled: it never started."""
     return [drop_reserved(conn, sid, run_id) for sid, run_id in ownership.orphaned_reserved_runs(conn)]
 
 
 def _start(
-    conn: sqlite3.Connection, s: Session, run_id: int, kind: RunKind, reason: Literal["auto", "manual"] | None, now: int
+    conn: Connection, s: Session, run_id: int, kind: RunKind, reason: Literal["auto", "manual"] | None, now: int
 ) -> tuple[RunStartedData, ActiveRun]:
     """Mark `run_id` as the session's open run and journal its `run.started`; the run's live record."""
     q.set_open_run(conn, s.id, run_id, kind, now)
@@ -230,7 +228,7 @@ def _start(
 
 
 def _queue(
-    conn: sqlite3.Connection,
+    conn: Connection,
     s: Session,
     new: NewInput,
     reason: Literal["session_busy", "concurrency_limit"],
@@ -243,7 +241,7 @@ def _queue(
     return Queued(data, reason, _capacity(conn, s, limit), before)
 
 
-def _capacity(conn: sqlite3.Connection, s: Session, limit: int) -> ChildCapacity | None:
+def _capacity(conn: Connection, s: Session, limit: int) -> ChildCapacity | None:
     """The tree's active children against its limit, for a child session (None for a root or a fork)."""
     if not isinstance(s.origin, OriginChild):
         return None

@@ -14,14 +14,13 @@ Decisions (docs/engine.md "Forks"):
 
 from __future__ import annotations
 
-import sqlite3
-
 from omniagent.engine.errors import EngineError
 from omniagent.engine.live import LiveSessions
 from omniagent.engine.session import transcript
 from omniagent.engine.store import Store
 from omniagent.engine.store import forks as f
 from omniagent.engine.store import queries as q
+from omniagent.engine.store.connection import Connection
 from omniagent.engine.store.journal import now_ms
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.protocols.yuke.messages import AssistantMessage, TokenUsage
@@ -50,9 +49,7 @@ async def fork(
     return SessionResult(session=session)
 
 
-def _fork(
-    conn: sqlite3.Connection, source_id: str, before: int | None, through: int | None, root: str | None
-) -> Session:
+def _fork(conn: Connection, source_id: str, before: int | None, through: int | None, root: str | None) -> Session:
     record = q.get_session(conn, source_id)
     if record is None:
         raise EngineError.unknown_session()

@@ -9,7 +9,6 @@ import base64
 import binascii
 import json
 import os
-import sqlite3
 from pathlib import Path
 
 from omniagent.engine.children.tree import Children
@@ -28,6 +27,7 @@ from omniagent.engine.session.transcript import (
 from omniagent.engine.skills.catalog import Skills
 from omniagent.engine.store import Store, trees
 from omniagent.engine.store import queries as q
+from omniagent.engine.store.connection import Connection
 from omniagent.engine.store.journal import now_ms, record
 from omniagent.protocols.yuke.base import Empty
 from omniagent.protocols.yuke.envelope import ErrorCode
@@ -93,7 +93,7 @@ class Sessions:
         session = new_session(session_id, root, profile, model, reasoning, params.max_rounds, origin, agent)
         system_prompt = resolve_placeholders(params.system_prompt, root, session.id, ROOT_AGENT)
 
-        def txn(conn: sqlite3.Connection) -> None:
+        def txn(conn: Connection) -> None:
             q.insert_session(conn, session, system_prompt)
             q.insert_config(conn, session.id, 0, model, reasoning, params.max_rounds)
 
@@ -122,7 +122,7 @@ class Sessions:
         after = _decode_cursor(params.cursor, selector) if params.cursor is not None else None
         active = self._live.busy_ids() if params.view == "active" else None
 
-        def txn(conn: sqlite3.Connection) -> tuple[list[q.SessionRecord], int, dict[str, int]]:
+        def txn(conn: Connection) -> tuple[list[q.SessionRecord], int, dict[str, int]]:
             rows = q.list_records(conn, population.type, parent, after, limit + 1, active)
             total = q.count_sessions(conn, population.type, parent, active)
             return rows, total, q.pending_counts(conn, [r.session.id for r in rows[:limit]])
@@ -157,7 +157,7 @@ class Sessions:
         """Append the session's next RunConfig revision (checked by the caller); emits `config.changed` and the
         new summary. Returns the summary."""
 
-        def txn(conn: sqlite3.Connection) -> tuple[Session, ConfigChangedData]:
+        def txn(conn: Connection) -> tuple[Session, ConfigChangedData]:
             rev = s.config_rev + 1
             q.insert_config(conn, s.id, rev, model, reasoning, max_rounds)
             q.set_session_config(conn, s.id, rev, model, reasoning, max_rounds, now_ms())
@@ -182,7 +182,7 @@ class Sessions:
         """session.remove: refuse a busy session or one with children (unless cascading)."""
         sid = params.session_id
 
-        def collect(conn: sqlite3.Connection) -> list[str] | None:
+        def collect(conn: Connection) -> list[str] | None:
             return None if q.get_session(conn, sid) is None else trees.with_descendants(conn, [sid])
 
         doomed = await self._store.read(collect)
@@ -204,7 +204,7 @@ class Sessions:
         limit = min(max(params.limit or HISTORY_DEFAULT, 1), HISTORY_MAX)
         sid = params.session_id
 
-        def txn(conn: sqlite3.Connection) -> tuple[list[str], bool, list[tuple[int, str, str]]] | None:
+        def txn(conn: Connection) -> tuple[list[str], bool, list[tuple[int, str, str]]] | None:
             if q.get_session(conn, sid) is None:
                 return None
             rows = q.messages_before(conn, sid, params.before_message_id, limit + 1)
@@ -229,7 +229,7 @@ class Sessions:
         Raises: `EngineError` unknown_session.
         """
 
-        def txn(conn: sqlite3.Connection) -> list[str] | None:
+        def txn(conn: Connection) -> list[str] | None:
             return None if q.get_session(conn, session_id) is None else q.all_messages(conn, session_id)
 
         payloads = await self._store.read(txn)

@@ -29,7 +29,6 @@ Decisions (docs/engine.md "Rewind"):
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +40,7 @@ from omniagent.engine.session import transcript
 from omniagent.engine.store import Store, checkpoints, trees
 from omniagent.engine.store import forks as f
 from omniagent.engine.store import queries as q
+from omniagent.engine.store.connection import Connection
 from omniagent.engine.store.journal import now_ms, record
 from omniagent.engine.tools import ToolError
 from omniagent.engine.tools.context import FileImage
@@ -108,7 +108,7 @@ class _Cut:
     removed: list[str]  # deepest first
 
 
-def _plan(conn: sqlite3.Connection, sid: str, before: int, with_files: bool) -> _Plan:
+def _plan(conn: Connection, sid: str, before: int, with_files: bool) -> _Plan:
     _check(conn, sid, before)
     record_ = q.get_session(conn, sid)
     assert record_ is not None
@@ -116,7 +116,7 @@ def _plan(conn: sqlite3.Connection, sid: str, before: int, with_files: bool) -> 
     return _Plan(record_.session.root, images, trees.spawned_since(conn, sid, before))
 
 
-def _truncate(conn: sqlite3.Connection, sid: str, before: int) -> _Cut:
+def _truncate(conn: Connection, sid: str, before: int) -> _Cut:
     _check(conn, sid, before)  # again, under the write lock: another process may have opened a run meanwhile
     doomed = trees.spawned_since(conn, sid, before)
     # Stopped here (`retiring`): a run still open is another process's; then nothing is deleted or cut.
@@ -152,7 +152,7 @@ def _announce(live: LiveSessions, cut: _Cut) -> None:
         live.removed(child)
 
 
-def _check(conn: sqlite3.Connection, sid: str, before: int) -> None:
+def _check(conn: Connection, sid: str, before: int) -> None:
     record_ = q.get_session(conn, sid)
     if record_ is None:
         raise EngineError.unknown_session()

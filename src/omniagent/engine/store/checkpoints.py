@@ -6,8 +6,9 @@ Each runs on the store's worker thread inside the caller's transaction.
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
+
+from omniagent.engine.store.connection import Connection
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,7 +22,7 @@ class Checkpoint:
 
 
 def insert(
-    conn: sqlite3.Connection,
+    conn: Connection,
     session_id: str,
     message_id: int,
     path: str,
@@ -32,13 +33,13 @@ def insert(
     """Record a file's image before a change in `message_id`; only the first change of a message counts (the
     image of the file as the message found it)."""
     conn.execute(
-        "INSERT OR IGNORE INTO file_checkpoints (session_id, message_id, path, content, mode, kept)"
-        " VALUES (?,?,?,?,?,?)",
+        "INSERT INTO file_checkpoints (session_id, message_id, path, content, mode, kept)"
+        " VALUES (?,?,?,?,?,?) ON CONFLICT DO NOTHING",
         (session_id, message_id, path, content, mode, int(kept)),
     )
 
 
-def images_at(conn: sqlite3.Connection, session_id: str, message_id: int) -> list[Checkpoint]:
+def images_at(conn: Connection, session_id: str, message_id: int) -> list[Checkpoint]:
     """What each changed path held at `message_id`: per path, its earliest checkpoint from that message on, in the
     order the tools first changed them."""
     firsts = conn.execute(

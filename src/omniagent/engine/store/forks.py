@@ -5,15 +5,15 @@ Each runs on the store's worker thread inside the caller's write transaction, so
 
 from __future__ import annotations
 
-import sqlite3
+from omniagent.engine.store.connection import Connection
 
 
-def message_exists(conn: sqlite3.Connection, session_id: str, message_id: int) -> bool:
+def message_exists(conn: Connection, session_id: str, message_id: int) -> bool:
     row = conn.execute("SELECT 1 FROM messages WHERE session_id = ? AND id = ?", (session_id, message_id)).fetchone()
     return row is not None
 
 
-def message_payloads_before(conn: sqlite3.Connection, session_id: str, before_id: int) -> list[str]:
+def message_payloads_before(conn: Connection, session_id: str, before_id: int) -> list[str]:
     """Every committed message payload with id < `before_id`, oldest first."""
     rows = conn.execute(
         "SELECT payload FROM messages WHERE session_id = ? AND id < ? ORDER BY id", (session_id, before_id)
@@ -21,7 +21,7 @@ def message_payloads_before(conn: sqlite3.Connection, session_id: str, before_id
     return [r[0] for r in rows]
 
 
-def copy_configs(conn: sqlite3.Connection, source_id: str, fork_id: str) -> None:
+def copy_configs(conn: Connection, source_id: str, fork_id: str) -> None:
     """Every RunConfig revision: copied assistant messages keep pointing at the revision they ran with."""
     conn.execute(
         "INSERT INTO configs (session_id, config_rev, model, reasoning, max_rounds)"
@@ -30,7 +30,7 @@ def copy_configs(conn: sqlite3.Connection, source_id: str, fork_id: str) -> None
     )
 
 
-def copy_messages(conn: sqlite3.Connection, source_id: str, fork_id: str, before_id: int) -> None:
+def copy_messages(conn: Connection, source_id: str, fork_id: str, before_id: int) -> None:
     """Messages (and their parts) with id < `before_id`, ids unchanged."""
     conn.execute(
         "INSERT INTO messages (session_id, id, role, run_id, config_rev, payload)"
@@ -44,7 +44,7 @@ def copy_messages(conn: sqlite3.Connection, source_id: str, fork_id: str, before
     )
 
 
-def copy_counters(conn: sqlite3.Connection, source_id: str, fork_id: str) -> None:
+def copy_counters(conn: Connection, source_id: str, fork_id: str) -> None:
     """The source's message, run and input high-water marks: the fork's new ids come after every id the source
     ever gave, so an id names the same message in both sessions. The event `seq` starts afresh."""
     conn.execute(
@@ -55,7 +55,7 @@ def copy_counters(conn: sqlite3.Connection, source_id: str, fork_id: str) -> Non
 
 
 def set_totals(
-    conn: sqlite3.Connection,
+    conn: Connection,
     session_id: str,
     message_count: int,
     total: tuple[int, int, int, int, int],

@@ -4,12 +4,12 @@ transaction. The caller broadcasts the returned payloads only after that transac
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from collections.abc import Callable
 from typing import TypeVar
 
 from omniagent.engine.store import queries as q
+from omniagent.engine.store.connection import Connection
 from omniagent.protocols.yuke.base import YukeModel
 
 M = TypeVar("M", bound=YukeModel)
@@ -21,7 +21,7 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-def record(conn: sqlite3.Connection, session_id: str, name: str, make: Callable[[int], M]) -> M:
+def record(conn: Connection, session_id: str, name: str, make: Callable[[int], M]) -> M:
     """Append one durable event built by `make(seq)`; returns its payload."""
     seq = q.bump_counter(conn, session_id, "seq_high")
     data = make(seq)

@@ -1,7 +1,7 @@
 """Run ownership: which process may end which open run, when several processes serve one store.
 
-The contract (any store implements it; `Ownership` states it as a Protocol, `SqliteOwnership` is the SQLite one,
-and a shared PostgreSQL store implements the same five steps with the same meaning):
+The contract (any store implements it; `Ownership` states it as a Protocol; `SqliteOwnership` and
+`PostgresOwnership` implement the same five steps with the same meaning):
 
 1. **Register.** A process that opens the store registers as an *owner*: a fresh id, its pid and host, and a lease
    that expires `lease` seconds from now.
@@ -15,8 +15,9 @@ and a shared PostgreSQL store implements the same five steps with the same meani
    before leases) are *orphans*: any process may end them (`interrupted`); no process ends another's live run.
 5. **Release.** A process that exits cleanly ends its own runs first, then deletes its row.
 
-Clocks: expiry compares wall-clock milliseconds written and read by processes on the machines sharing the store
-(one machine for SQLite); a PostgreSQL store would use the server's `now()` instead.
+Clocks: on SQLite, expiry compares wall-clock milliseconds written and read by the processes of the one machine
+sharing the file; on PostgreSQL (`PostgresOwnership`), the server's `now()` writes and judges every lease, so the
+machines of a fleet need not agree on the time.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ import time
 import uuid
 from dataclasses import dataclass
 from typing import Protocol
+
+from omniagent.engine.store.connection import Connection
 
 # Seconds a lease lasts without renewal. A process renews every third of it, so a live but busy one (a long
 # synchronous step, a loaded machine) has two chances before others may take its runs.
@@ -54,22 +57,22 @@ class Ownership(Protocol):
     owner: Owner
     lease_seconds: float
 
-    def register(self, conn: sqlite3.Connection) -> None:
+    def register(self, conn: Connection) -> None:
         """Step 1: record this owner with a fresh lease."""
 
-    def renew(self, conn: sqlite3.Connection) -> bool:
+    def renew(self, conn: Connection) -> bool:
         """Step 2: extend the lease; False when the row was gone (it is registered again)."""
 
-    def orphaned_open_runs(self, conn: sqlite3.Connection) -> list[str]:
+    def orphaned_open_runs(self, conn: Connection) -> list[str]:
         """Step 4: ids of sessions whose open run belongs to a gone owner (or to none)."""
 
-    def orphaned_reserved_runs(self, conn: sqlite3.Connection) -> list[tuple[str, int]]:
+    def orphaned_reserved_runs(self, conn: Connection) -> list[tuple[str, int]]:
         """Step 4: (session, run) of queued compactions reserved by a gone owner (or by none)."""
 
-    def owned_elsewhere(self, conn: sqlite3.Connection, session_id: str) -> bool:
+    def owned_elsewhere(self, conn: Connection, session_id: str) -> bool:
         """Whether the session's open run belongs to another live owner (so this process must not touch it)."""
 
-    def release(self, conn: sqlite3.Connection) -> None:
+    def release(self, conn: Connection) -> None:
         """Step 5: forget this owner."""
 
 
@@ -82,25 +85,21 @@ def lease_from_env() -> float:
     return value if 0 < value < float("inf") else DEFAULT_LEASE_SECONDS
 
 
-class SqliteOwnership:
-    """The contract over the `owners` table (migration 0002) and the `run_owner()` connection function."""
+class LeaseOwnership:
+    """The contract over the `owners` table (migration 0002), with this machine's clock."""
 
     def __init__(self, owner: Owner, lease_seconds: float) -> None:
         self.owner = owner
         self.lease_seconds = lease_seconds
 
-    def install(self, conn: sqlite3.Connection) -> None:
-        """Make `run_owner()` name this owner on `conn` (step 3)."""
-        conn.create_function("run_owner", 0, lambda: self.owner.id, deterministic=True)
-
-    def register(self, conn: sqlite3.Connection) -> None:
+    def register(self, conn: Connection) -> None:
         now = _now_ms()
         conn.execute(
             "INSERT OR REPLACE INTO owners (id, pid, host, started_at_ms, expires_at_ms) VALUES (?,?,?,?,?)",
             (self.owner.id, self.owner.pid, self.owner.host, now, now + self._lease_ms()),
         )
 
-    def renew(self, conn: sqlite3.Connection) -> bool:
+    def renew(self, conn: Connection) -> bool:
         cursor = conn.execute(
             "UPDATE owners SET expires_at_ms = ? WHERE id = ?", (_now_ms() + self._lease_ms(), self.owner.id)
         )
@@ -109,30 +108,30 @@ class SqliteOwnership:
         self.register(conn)
         return False
 
-    def orphaned_open_runs(self, conn: sqlite3.Connection) -> list[str]:
+    def orphaned_open_runs(self, conn: Connection) -> list[str]:
         live = self._live_owners(conn)
         rows = conn.execute("SELECT id, open_run_owner FROM sessions WHERE open_run_id IS NOT NULL").fetchall()
         return [row[0] for row in rows if row[1] not in live]
 
-    def orphaned_reserved_runs(self, conn: sqlite3.Connection) -> list[tuple[str, int]]:
+    def orphaned_reserved_runs(self, conn: Connection) -> list[tuple[str, int]]:
         live = self._live_owners(conn)
         rows = conn.execute(
             "SELECT session_id, run_id, owner FROM runs WHERE started_at_ms IS NULL AND outcome IS NULL"
         ).fetchall()
         return [(row[0], row[1]) for row in rows if row[2] not in live]
 
-    def owned_elsewhere(self, conn: sqlite3.Connection, session_id: str) -> bool:
+    def owned_elsewhere(self, conn: Connection, session_id: str) -> bool:
         row = conn.execute(
             "SELECT open_run_owner FROM sessions WHERE id = ? AND open_run_id IS NOT NULL", (session_id,)
         ).fetchone()
         return row is not None and row[0] != self.owner.id and row[0] in self._live_owners(conn)
 
-    def release(self, conn: sqlite3.Connection) -> None:
+    def release(self, conn: Connection) -> None:
         conn.execute("DELETE FROM owners WHERE id = ?", (self.owner.id,))
 
-    def _live_owners(self, conn: sqlite3.Connection) -> set[str]:
+    def _live_owners(self, conn: Connection) -> set[str]:
         """Owners whose lease holds and whose process is not known dead; gone ones are deleted on the way."""
-        now = _now_ms()
+        now = self._now(conn)
         live, gone = set(), []
         for owner_id, pid, host, expires in conn.execute("SELECT id, pid, host, expires_at_ms FROM owners"):
             dead_here = host == self.owner.host and owner_id != self.owner.id and not _pid_alive(pid)
@@ -146,6 +145,45 @@ class SqliteOwnership:
 
     def _lease_ms(self) -> int:
         return int(self.lease_seconds * 1000)
+
+    def _now(self, conn: Connection) -> int:
+        """The clock leases are judged by: this machine's, for a store only its processes share."""
+        return _now_ms()
+
+
+class SqliteOwnership(LeaseOwnership):
+    """The contract on a SQLite file: `run_owner()` is a function registered on the connection."""
+
+    def install(self, conn: sqlite3.Connection) -> None:
+        """Make `run_owner()` name this owner on `conn` (step 3)."""
+        conn.create_function("run_owner", 0, lambda: self.owner.id, deterministic=True)
+
+
+class PostgresOwnership(LeaseOwnership):
+    """The contract on a PostgreSQL store: the same table and rules, the server's clock. `run_owner()` is a SQL
+    function reading the connection's setting (migration 0002, `postgres._configure`)."""
+
+    _NOW_MS = "CAST(extract(epoch FROM now()) * 1000 AS BIGINT)"
+
+    def register(self, conn: Connection) -> None:
+        conn.execute(
+            "INSERT INTO owners (id, pid, host, started_at_ms, expires_at_ms)"
+            f" VALUES (?, ?, ?, {self._NOW_MS}, {self._NOW_MS} + ?)"
+            " ON CONFLICT (id) DO UPDATE SET expires_at_ms = excluded.expires_at_ms",
+            (self.owner.id, self.owner.pid, self.owner.host, self._lease_ms()),
+        )
+
+    def renew(self, conn: Connection) -> bool:
+        cursor = conn.execute(
+            f"UPDATE owners SET expires_at_ms = {self._NOW_MS} + ? WHERE id = ?", (self._lease_ms(), self.owner.id)
+        )
+        if cursor.rowcount == 1:
+            return True
+        self.register(conn)
+        return False
+
+    def _now(self, conn: Connection) -> int:
+        return int(conn.execute(f"SELECT {self._NOW_MS}").fetchone()[0])
 
 
 def _now_ms() -> int:

@@ -5,11 +5,15 @@ Rows become wire models here (`Session`, messages) or small frozen records for e
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
+from typing import Any
 
+from omniagent.engine.store.connection import Connection
 from omniagent.protocols.yuke.messages import TokenUsage
 from omniagent.protocols.yuke.sessions import OriginChild, OriginFork, OriginRoot, Session, SessionOrigin
+
+# A row of either dialect: `row[0]` and `row["column"]` (sqlite3.Row, or postgres.py's row).
+Row = Any
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Sessions
@@ -27,7 +31,7 @@ class SessionRecord:
     open_run_started_at_ms: int | None
 
 
-def _usage(row: sqlite3.Row, prefix: str) -> TokenUsage:
+def _usage(row: Row, prefix: str) -> TokenUsage:
     return TokenUsage(
         input=row[f"{prefix}_input"],
         output=row[f"{prefix}_output"],
@@ -37,7 +41,7 @@ def _usage(row: sqlite3.Row, prefix: str) -> TokenUsage:
     )
 
 
-def _origin(row: sqlite3.Row) -> SessionOrigin:
+def _origin(row: Row) -> SessionOrigin:
     if row["origin_type"] == "child":
         return OriginChild(
             parent_id=row["parent_id"],
@@ -49,7 +53,7 @@ def _origin(row: sqlite3.Row) -> SessionOrigin:
     return OriginRoot()
 
 
-def session_from_row(row: sqlite3.Row) -> Session:
+def session_from_row(row: Row) -> Session:
     """The wire `Session` of a sessions row."""
     return Session(
         id=row["id"],
@@ -71,7 +75,7 @@ def session_from_row(row: sqlite3.Row) -> Session:
     )
 
 
-def record_from_row(row: sqlite3.Row) -> SessionRecord:
+def record_from_row(row: Row) -> SessionRecord:
     return SessionRecord(
         session=session_from_row(row),
         system_prompt=row["system_prompt"],
@@ -82,7 +86,7 @@ def record_from_row(row: sqlite3.Row) -> SessionRecord:
     )
 
 
-def insert_session(conn: sqlite3.Connection, s: Session, system_prompt: str | None) -> None:
+def insert_session(conn: Connection, s: Session, system_prompt: str | None) -> None:
     origin = s.origin
     conn.execute(
         "INSERT INTO sessions (id, root, profile, model, reasoning, config_rev, max_rounds, system_prompt, title,"
@@ -111,7 +115,7 @@ def insert_session(conn: sqlite3.Connection, s: Session, system_prompt: str | No
     )
 
 
-def get_session(conn: sqlite3.Connection, session_id: str) -> SessionRecord | None:
+def get_session(conn: Connection, session_id: str) -> SessionRecord | None:
     row = conn.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
     return None if row is None else record_from_row(row)
 
@@ -125,7 +129,7 @@ def _population_filter(
     elif population == "children":
         where, args = "parent_id = ?", (parent_id,)
     else:
-        where = "1"
+        where = "TRUE"
     if only is not None:
         where += f" AND id IN ({','.join('?' * len(only))})"
         args = (*args, *only)
@@ -133,7 +137,7 @@ def _population_filter(
 
 
 def list_records(
-    conn: sqlite3.Connection,
+    conn: Connection,
     population: str,
     parent_id: str | None,
     after: tuple[int, str] | None,
@@ -151,19 +155,17 @@ def list_records(
     return [record_from_row(r) for r in rows]
 
 
-def count_sessions(
-    conn: sqlite3.Connection, population: str, parent_id: str | None, only: list[str] | None = None
-) -> int:
+def count_sessions(conn: Connection, population: str, parent_id: str | None, only: list[str] | None = None) -> int:
     where, args = _population_filter(population, parent_id, only)
     return int(conn.execute(f"SELECT count(*) FROM sessions WHERE {where}", args).fetchone()[0])
 
 
-def delete_session(conn: sqlite3.Connection, session_id: str) -> None:
+def delete_session(conn: Connection, session_id: str) -> None:
     conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
 
 
 def set_session_config(
-    conn: sqlite3.Connection,
+    conn: Connection,
     session_id: str,
     config_rev: int,
     model: str,
@@ -177,7 +179,7 @@ def set_session_config(
     )
 
 
-def bump_counter(conn: sqlite3.Connection, session_id: str, column: str) -> int:
+def bump_counter(conn: Connection, session_id: str, column: str) -> int:
     """Increment one high-water mark (`seq_high`, `message_id_high`, `run_id_high`, `input_id_high`)."""
     assert column in ("seq_high", "message_id_high", "run_id_high", "input_id_high")
     row = conn.execute(
@@ -186,9 +188,7 @@ def bump_counter(conn: sqlite3.Connection, session_id: str, column: str) -> int:
     return int(row[0])
 
 
-def note_message(
-    conn: sqlite3.Connection, session_id: str, usage: TokenUsage | None, title: str | None, now_ms: int
-) -> None:
+def note_message(conn: Connection, session_id: str, usage: TokenUsage | None, title: str | None, now_ms: int) -> None:
     """Count one committed message: message count, usage totals, last-turn usage, title if still empty."""
     u = usage or TokenUsage()
     last = (
@@ -201,12 +201,12 @@ def note_message(
         "UPDATE sessions SET message_count = message_count + 1, updated_at_ms = ?,"
         " usage_input = usage_input + ?, usage_output = usage_output + ?, usage_reasoning = usage_reasoning + ?,"
         " usage_cache_read = usage_cache_read + ?, usage_cache_write = usage_cache_write + ?,"
-        " title = CASE WHEN title = '' AND ? IS NOT NULL THEN ? ELSE title END" + last + " WHERE id = ?",
+        " title = CASE WHEN title = '' AND CAST(? AS TEXT) IS NOT NULL THEN ? ELSE title END" + last + " WHERE id = ?",
         (now_ms, u.input, u.output, u.reasoning, u.cache_read, u.cache_write, title, title, *last_args, session_id),
     )
 
 
-def set_last_usage(conn: sqlite3.Connection, session_id: str, usage: TokenUsage) -> None:
+def set_last_usage(conn: Connection, session_id: str, usage: TokenUsage) -> None:
     """Set the context gauge (last-turn usage) without counting a message."""
     conn.execute(
         "UPDATE sessions SET last_input = ?, last_output = ?, last_reasoning = ?, last_cache_read = ?,"
@@ -216,18 +216,18 @@ def set_last_usage(conn: sqlite3.Connection, session_id: str, usage: TokenUsage)
 
 
 def set_open_run(
-    conn: sqlite3.Connection, session_id: str, run_id: int | None, kind: str | None, started_at_ms: int | None
+    conn: Connection, session_id: str, run_id: int | None, kind: str | None, started_at_ms: int | None
 ) -> None:
     """Set (or clear, with None) the open-run marker; a set marker names this process as its owner (`run_owner()`,
     see `ownership.py`)."""
     conn.execute(
         "UPDATE sessions SET open_run_id = ?, open_run_kind = ?, open_run_started_at_ms = ?,"
-        " open_run_owner = CASE WHEN ?1 IS NULL THEN NULL ELSE run_owner() END WHERE id = ?",
-        (run_id, kind, started_at_ms, session_id),
+        " open_run_owner = CASE WHEN CAST(? AS BIGINT) IS NULL THEN NULL ELSE run_owner() END WHERE id = ?",
+        (run_id, kind, started_at_ms, run_id, session_id),
     )
 
 
-def sessions_with_open_run(conn: sqlite3.Connection) -> list[SessionRecord]:
+def sessions_with_open_run(conn: Connection) -> list[SessionRecord]:
     rows = conn.execute("SELECT * FROM sessions WHERE open_run_id IS NOT NULL").fetchall()
     return [record_from_row(r) for r in rows]
 
@@ -236,14 +236,14 @@ def sessions_with_open_run(conn: sqlite3.Connection) -> list[SessionRecord]:
 # Event log
 
 
-def insert_event(conn: sqlite3.Connection, session_id: str, seq: int, now_ms: int, name: str, payload: str) -> None:
+def insert_event(conn: Connection, session_id: str, seq: int, now_ms: int, name: str, payload: str) -> None:
     conn.execute(
         "INSERT INTO events (session_id, seq, committed_at_ms, name, payload) VALUES (?,?,?,?,?)",
         (session_id, seq, now_ms, name, payload),
     )
 
 
-def events_since(conn: sqlite3.Connection, session_id: str, after_seq: int) -> list[tuple[int, str, str]]:
+def events_since(conn: Connection, session_id: str, after_seq: int) -> list[tuple[int, str, str]]:
     rows = conn.execute(
         "SELECT seq, name, payload FROM events WHERE session_id = ? AND seq > ? ORDER BY seq", (session_id, after_seq)
     ).fetchall()
@@ -255,7 +255,7 @@ def events_since(conn: sqlite3.Connection, session_id: str, after_seq: int) -> l
 
 
 def insert_config(
-    conn: sqlite3.Connection, session_id: str, config_rev: int, model: str, reasoning: str, max_rounds: int | None
+    conn: Connection, session_id: str, config_rev: int, model: str, reasoning: str, max_rounds: int | None
 ) -> None:
     conn.execute(
         "INSERT INTO configs (session_id, config_rev, model, reasoning, max_rounds) VALUES (?,?,?,?,?)",
@@ -263,7 +263,7 @@ def insert_config(
     )
 
 
-def get_configs(conn: sqlite3.Connection, session_id: str, revs: list[int]) -> list[tuple[int, str, str]]:
+def get_configs(conn: Connection, session_id: str, revs: list[int]) -> list[tuple[int, str, str]]:
     if not revs:
         return []
     marks = ",".join("?" * len(revs))
@@ -280,7 +280,7 @@ def get_configs(conn: sqlite3.Connection, session_id: str, revs: list[int]) -> l
 
 
 def insert_message(
-    conn: sqlite3.Connection,
+    conn: Connection,
     session_id: str,
     message_id: int,
     role: str,
@@ -294,16 +294,14 @@ def insert_message(
     )
 
 
-def insert_part(
-    conn: sqlite3.Connection, session_id: str, message_id: int, part_id: int, kind: str, payload: str
-) -> None:
+def insert_part(conn: Connection, session_id: str, message_id: int, part_id: int, kind: str, payload: str) -> None:
     conn.execute(
         "INSERT INTO parts (session_id, message_id, part_id, kind, payload) VALUES (?,?,?,?,?)",
         (session_id, message_id, part_id, kind, payload),
     )
 
 
-def messages_before(conn: sqlite3.Connection, session_id: str, before_id: int, limit: int) -> list[tuple[int, str]]:
+def messages_before(conn: Connection, session_id: str, before_id: int, limit: int) -> list[tuple[int, str]]:
     """Up to `limit` message payloads with id < `before_id`, newest first."""
     rows = conn.execute(
         "SELECT id, payload FROM messages WHERE session_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
@@ -312,7 +310,7 @@ def messages_before(conn: sqlite3.Connection, session_id: str, before_id: int, l
     return [(r[0], r[1]) for r in rows]
 
 
-def config_revs_of(conn: sqlite3.Connection, session_id: str, message_ids: list[int]) -> set[int]:
+def config_revs_of(conn: Connection, session_id: str, message_ids: list[int]) -> set[int]:
     """The config revisions the given assistant messages ran with."""
     if not message_ids:
         return set()
@@ -324,13 +322,13 @@ def config_revs_of(conn: sqlite3.Connection, session_id: str, message_ids: list[
     return {int(r[0]) for r in rows}
 
 
-def delete_messages_from(conn: sqlite3.Connection, session_id: str, first_id: int) -> None:
+def delete_messages_from(conn: Connection, session_id: str, first_id: int) -> None:
     """Remove the messages with id >= `first_id` (their parts go with them)."""
     conn.execute("DELETE FROM messages WHERE session_id = ? AND id >= ?", (session_id, first_id))
 
 
 def set_transcript_summary(
-    conn: sqlite3.Connection, session_id: str, message_count: int, title: str, last: TokenUsage, now_ms: int
+    conn: Connection, session_id: str, message_count: int, title: str, last: TokenUsage, now_ms: int
 ) -> None:
     """After the transcript lost messages: its count, title and context gauge (lifetime usage stays: it was spent)."""
     conn.execute(
@@ -350,7 +348,7 @@ def set_transcript_summary(
     )
 
 
-def assistant_payloads_of_run(conn: sqlite3.Connection, session_id: str, run_id: int) -> list[str]:
+def assistant_payloads_of_run(conn: Connection, session_id: str, run_id: int) -> list[str]:
     """The assistant messages one run committed, newest first."""
     rows = conn.execute(
         "SELECT payload FROM messages WHERE session_id = ? AND run_id = ? AND role = 'assistant' ORDER BY id DESC",
@@ -359,7 +357,7 @@ def assistant_payloads_of_run(conn: sqlite3.Connection, session_id: str, run_id:
     return [r[0] for r in rows]
 
 
-def all_messages(conn: sqlite3.Connection, session_id: str) -> list[str]:
+def all_messages(conn: Connection, session_id: str) -> list[str]:
     rows = conn.execute("SELECT payload FROM messages WHERE session_id = ? ORDER BY id", (session_id,)).fetchall()
     return [r[0] for r in rows]
 
@@ -369,7 +367,7 @@ def all_messages(conn: sqlite3.Connection, session_id: str) -> list[str]:
 
 
 def insert_run(
-    conn: sqlite3.Connection, session_id: str, run_id: int, kind: str, config_rev: int, started_at_ms: int | None
+    conn: Connection, session_id: str, run_id: int, kind: str, config_rev: int, started_at_ms: int | None
 ) -> None:
     """A run row; `started_at_ms` None reserves a run that has not started (a queued compaction)."""
     conn.execute(
@@ -378,14 +376,14 @@ def insert_run(
     )
 
 
-def start_run(conn: sqlite3.Connection, session_id: str, run_id: int, config_rev: int, started_at_ms: int) -> None:
+def start_run(conn: Connection, session_id: str, run_id: int, config_rev: int, started_at_ms: int) -> None:
     conn.execute(
         "UPDATE runs SET config_rev = ?, started_at_ms = ? WHERE session_id = ? AND run_id = ?",
         (config_rev, started_at_ms, session_id, run_id),
     )
 
 
-def reserved_runs(conn: sqlite3.Connection) -> list[tuple[str, int, str]]:
+def reserved_runs(conn: Connection) -> list[tuple[str, int, str]]:
     """(session, run, kind) of every run reserved and never started nor ended."""
     rows = conn.execute(
         "SELECT session_id, run_id, kind FROM runs WHERE started_at_ms IS NULL AND outcome IS NULL"
@@ -393,14 +391,14 @@ def reserved_runs(conn: sqlite3.Connection) -> list[tuple[str, int, str]]:
     return [(r[0], r[1], r[2]) for r in rows]
 
 
-def end_run(conn: sqlite3.Connection, session_id: str, run_id: int, ended_at_ms: int, outcome: str) -> None:
+def end_run(conn: Connection, session_id: str, run_id: int, ended_at_ms: int, outcome: str) -> None:
     conn.execute(
         "UPDATE runs SET ended_at_ms = ?, outcome = ? WHERE session_id = ? AND run_id = ?",
         (ended_at_ms, outcome, session_id, run_id),
     )
 
 
-def get_run_outcome(conn: sqlite3.Connection, session_id: str, run_id: int) -> str | None:
+def get_run_outcome(conn: Connection, session_id: str, run_id: int) -> str | None:
     row = conn.execute("SELECT outcome FROM runs WHERE session_id = ? AND run_id = ?", (session_id, run_id)).fetchone()
     return None if row is None else row[0]
 
@@ -409,26 +407,26 @@ def get_run_outcome(conn: sqlite3.Connection, session_id: str, run_id: int) -> s
 # Input queue
 
 
-def insert_pending(conn: sqlite3.Connection, session_id: str, input_id: int, seq: int, payload: str) -> None:
+def insert_pending(conn: Connection, session_id: str, input_id: int, seq: int, queued_at_ms: int, payload: str) -> None:
     conn.execute(
-        "INSERT INTO pending_inputs (session_id, input_id, seq, payload) VALUES (?,?,?,?)",
-        (session_id, input_id, seq, payload),
+        "INSERT INTO pending_inputs (session_id, input_id, seq, queued_at_ms, payload) VALUES (?,?,?,?,?)",
+        (session_id, input_id, seq, queued_at_ms, payload),
     )
 
 
-def delete_pending(conn: sqlite3.Connection, session_id: str, input_id: int) -> bool:
+def delete_pending(conn: Connection, session_id: str, input_id: int) -> bool:
     cur = conn.execute("DELETE FROM pending_inputs WHERE session_id = ? AND input_id = ?", (session_id, input_id))
-    return cur.rowcount > 0
+    return bool(cur.rowcount > 0)
 
 
-def list_pending(conn: sqlite3.Connection, session_id: str) -> list[str]:
+def list_pending(conn: Connection, session_id: str) -> list[str]:
     rows = conn.execute(
         "SELECT payload FROM pending_inputs WHERE session_id = ? ORDER BY input_id", (session_id,)
     ).fetchall()
     return [r[0] for r in rows]
 
 
-def pending_counts(conn: sqlite3.Connection, session_ids: list[str]) -> dict[str, int]:
+def pending_counts(conn: Connection, session_ids: list[str]) -> dict[str, int]:
     if not session_ids:
         return {}
     rows = conn.execute(
@@ -439,6 +437,6 @@ def pending_counts(conn: sqlite3.Connection, session_ids: list[str]) -> dict[str
     return {r[0]: int(r[1]) for r in rows}
 
 
-def count_pending(conn: sqlite3.Connection, session_id: str) -> int:
+def count_pending(conn: Connection, session_id: str) -> int:
     row = conn.execute("SELECT count(*) FROM pending_inputs WHERE session_id = ?", (session_id,)).fetchone()
     return int(row[0])

@@ -8,16 +8,17 @@ per-tree concurrency limit bounds.
 
 from __future__ import annotations
 
-import sqlite3
+from omniagent.engine.store.connection import Connection
 
 _SUBTREE = (
-    "WITH RECURSIVE tree(id) AS (SELECT ?1 UNION ALL SELECT s.id FROM sessions s JOIN tree ON s.parent_id = tree.id)"
+    "WITH RECURSIVE tree(id) AS"
+    " (SELECT CAST(? AS TEXT) UNION ALL SELECT s.id FROM sessions s JOIN tree ON s.parent_id = tree.id)"
 )
 
 _CHILDREN = "SELECT id FROM sessions WHERE parent_id = ? ORDER BY created_at_ms, id"
 
 
-def ancestors(conn: sqlite3.Connection, session_id: str) -> list[tuple[str, str | None]]:
+def ancestors(conn: Connection, session_id: str) -> list[tuple[str, str | None]]:
     """(id, name) of the session and each session above it, the session first and the tree's root last."""
     out: list[tuple[str, str | None]] = []
     current: str | None = session_id
@@ -30,30 +31,30 @@ def ancestors(conn: sqlite3.Connection, session_id: str) -> list[tuple[str, str 
     return out
 
 
-def depth(conn: sqlite3.Connection, session_id: str) -> int:
+def depth(conn: Connection, session_id: str) -> int:
     """How far below its tree's root the session is (0 for a root or a fork)."""
     return len(ancestors(conn, session_id)) - 1
 
 
-def tree_root(conn: sqlite3.Connection, session_id: str) -> str:
+def tree_root(conn: Connection, session_id: str) -> str:
     """The id of the root of the session's tree."""
     chain = ancestors(conn, session_id)
     return chain[-1][0] if chain else session_id
 
 
-def name_path(conn: sqlite3.Connection, session_id: str) -> str:
+def name_path(conn: Connection, session_id: str) -> str:
     """The child names from below the root down to the session, joined with `/` (`review/tests`)."""
     names = [name for _, name in reversed(ancestors(conn, session_id)[:-1]) if name is not None]
     return "/".join(names)
 
 
-def child_named(conn: sqlite3.Connection, parent_id: str, name: str) -> str | None:
+def child_named(conn: Connection, parent_id: str, name: str) -> str | None:
     """The id of the parent's child called `name`, or None."""
     row = conn.execute("SELECT id FROM sessions WHERE parent_id = ? AND name = ?", (parent_id, name)).fetchone()
     return None if row is None else str(row[0])
 
 
-def spawned_since(conn: sqlite3.Connection, parent_id: str, message_id: int) -> list[str]:
+def spawned_since(conn: Connection, parent_id: str, message_id: int) -> list[str]:
     """The parent's children spawned in message `message_id` or a later one, and every session below them, each
     session before its own children (a rewind before that message removes them: session/rewind.py)."""
     rows = conn.execute(
@@ -63,7 +64,7 @@ def spawned_since(conn: sqlite3.Connection, parent_id: str, message_id: int) -> 
     return with_descendants(conn, [str(r[0]) for r in rows])
 
 
-def with_descendants(conn: sqlite3.Connection, session_ids: list[str]) -> list[str]:
+def with_descendants(conn: Connection, session_ids: list[str]) -> list[str]:
     """`session_ids` and every session below them, breadth first: each session before its own children."""
     out, frontier = list(session_ids), list(session_ids)
     while frontier:
@@ -72,7 +73,7 @@ def with_descendants(conn: sqlite3.Connection, session_ids: list[str]) -> list[s
     return out
 
 
-def delete_unless_running(conn: sqlite3.Connection, doomed: list[str]) -> bool:
+def delete_unless_running(conn: Connection, doomed: list[str]) -> bool:
     """Delete the sessions `doomed` (each listed before its children) the deepest first; none, and False, when one
     has an open run: another process's (its marker is in the store, not in this process's live sessions)."""
     for session_id in doomed:
@@ -84,35 +85,37 @@ def delete_unless_running(conn: sqlite3.Connection, doomed: list[str]) -> bool:
     return True
 
 
-def subtree(conn: sqlite3.Connection, session_id: str) -> list[str]:
+def subtree(conn: Connection, session_id: str) -> list[str]:
     """The session and every session below it."""
     return [str(r[0]) for r in conn.execute(f"{_SUBTREE} SELECT id FROM tree", (session_id,))]
 
 
-def active_below(conn: sqlite3.Connection, root_id: str) -> int:
+def active_below(conn: Connection, root_id: str) -> int:
     """Descendants of the root (not the root itself) with an open run."""
     row = conn.execute(
-        f"{_SUBTREE} SELECT count(*) FROM sessions WHERE id IN tree AND id != ?1 AND open_run_id IS NOT NULL",
-        (root_id,),
+        f"{_SUBTREE} SELECT count(*) FROM sessions WHERE id IN (SELECT id FROM tree) AND id != ?"
+        " AND open_run_id IS NOT NULL",
+        (root_id, root_id),
     ).fetchone()
     return int(row[0])
 
 
-def waiting(conn: sqlite3.Connection, root_id: str) -> list[str]:
+def waiting(conn: Connection, root_id: str) -> list[str]:
     """Sessions of the tree without an open run but with queued input, the one waiting longest first."""
     rows = conn.execute(
         f"{_SUBTREE} SELECT p.session_id FROM pending_inputs p JOIN sessions s ON s.id = p.session_id"
-        " WHERE p.session_id IN tree AND s.open_run_id IS NULL"
-        " GROUP BY p.session_id ORDER BY min(json_extract(p.payload, '$.queued_at_ms')), p.session_id",
+        " WHERE p.session_id IN (SELECT id FROM tree) AND s.open_run_id IS NULL"
+        " GROUP BY p.session_id ORDER BY min(p.queued_at_ms), p.session_id",
         (root_id,),
     ).fetchall()
     return [str(r[0]) for r in rows]
 
 
-def any_open_run(conn: sqlite3.Connection, session_id: str) -> bool:
+def any_open_run(conn: Connection, session_id: str) -> bool:
     """Whether a session of the subtree (the session included) has an open run."""
     row = conn.execute(
-        f"{_SUBTREE} SELECT EXISTS (SELECT 1 FROM sessions WHERE id IN tree AND open_run_id IS NOT NULL)",
+        f"{_SUBTREE} SELECT EXISTS"
+        " (SELECT 1 FROM sessions WHERE id IN (SELECT id FROM tree) AND open_run_id IS NOT NULL)",
         (session_id,),
     ).fetchone()
     return bool(row[0])

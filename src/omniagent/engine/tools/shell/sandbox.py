@@ -66,6 +66,8 @@ ENV_ALLOWLIST = frozenset(
 ENV_ALLOWED_PREFIXES = ("LC_",)
 # Names that hold keys in every mode, besides the names providers.json gives.
 SECRET_ENV_SUFFIXES = ("_API_KEY",)
+# Names that hold a shared store's URL or password (docs/fleet.md): never handed to a command either.
+SECRET_ENV_NAMES = frozenset({"OMNIAGENT_STORE", "PGPASSWORD"})
 # Non-interactive settings so pagers and credential prompts never wait for a terminal that is not there.
 CHILD_ENV_OVERRIDES: Mapping[str, str] = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
 # Written by the sandbox once it stands (see `sandbox_argv`).
@@ -156,7 +158,8 @@ def child_env(policy: SandboxPolicy, environ: Mapping[str, str] | None = None) -
     source = os.environ if environ is None else environ
 
     def secret(name: str) -> bool:
-        return name in policy.secret_env or name.upper().endswith(SECRET_ENV_SUFFIXES)
+        upper = name.upper()
+        return name in policy.secret_env or upper.endswith(SECRET_ENV_SUFFIXES) or upper in SECRET_ENV_NAMES
 
     if policy.mode == "sandboxed":
         env = {

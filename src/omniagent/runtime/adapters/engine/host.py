@@ -48,7 +48,7 @@ class EngineHost:
     async def lease(self) -> AsyncIterator[tuple[EngineApi, asyncio.Event]]:
         """The shared engine and an event set when it stops (for any reason) while the lease is held.
 
-        Raises: whatever opening the store raises (`OSError`, `sqlite3.Error`) when the engine cannot start.
+        Raises: whatever opening the store raises (`OSError`, a store error) when the engine cannot start.
         """
         generation = await self._acquire()
         try:
