@@ -36,6 +36,7 @@ from omniagent.engine.interactions.registry import Interactions
 from omniagent.engine.interactions.secrets import Secrets
 from omniagent.engine.live import ActiveRun, LiveSessions
 from omniagent.engine.mcp.servers import McpServers
+from omniagent.engine.remote_events import RemoteEvents
 from omniagent.engine.routes import Routes
 from omniagent.engine.run.context import RunDeps
 from omniagent.engine.run.inputs import Inputs
@@ -180,10 +181,12 @@ class Engine:
             async with asyncio.TaskGroup() as tasks:
                 engine = cls(config, store, routes, tasks)
                 lease = tasks.create_task(engine._keep_lease(), name="lease")
+                relay = tasks.create_task(RemoteEvents(store, engine.live).follow(), name="remote-events")
                 try:
                     yield engine
                 finally:
                     lease.cancel()
+                    relay.cancel()
                     await engine._stop_runs()
                     await engine.accounts.aclose()
                     await engine.mcp.aclose()

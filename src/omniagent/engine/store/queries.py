@@ -238,14 +238,17 @@ def sessions_with_open_run(conn: Connection) -> list[SessionRecord]:
 
 def insert_event(conn: Connection, session_id: str, seq: int, now_ms: int, name: str, payload: str) -> None:
     conn.execute(
-        "INSERT INTO events (session_id, seq, committed_at_ms, name, payload) VALUES (?,?,?,?,?)",
+        "INSERT INTO events (session_id, seq, committed_at_ms, name, payload, owner) VALUES (?,?,?,?,?,run_owner())",
         (session_id, seq, now_ms, name, payload),
     )
 
 
-def events_since(conn: Connection, session_id: str, after_seq: int) -> list[tuple[int, str, str]]:
+def events_by_others(conn: Connection, session_id: str, after_seq: int, owner_id: str) -> list[tuple[int, str, str]]:
+    """(seq, name, payload) of the session's events after `after_seq` that another owner wrote, in order."""
     rows = conn.execute(
-        "SELECT seq, name, payload FROM events WHERE session_id = ? AND seq > ? ORDER BY seq", (session_id, after_seq)
+        "SELECT seq, name, payload FROM events WHERE session_id = ? AND seq > ? AND (owner IS NULL OR owner <> ?)"
+        " ORDER BY seq",
+        (session_id, after_seq, owner_id),
     ).fetchall()
     return [(r[0], r[1], r[2]) for r in rows]
 
