@@ -122,19 +122,17 @@ class Sessions:
         after = _decode_cursor(params.cursor, selector) if params.cursor is not None else None
         active = self._live.busy_ids() if params.view == "active" else None
 
-        def txn(conn: Connection) -> tuple[list[q.SessionRecord], int, dict[str, int]]:
+        def txn(conn: Connection) -> tuple[list[tuple[q.SessionRecord, int]], int]:
             rows = q.list_records(conn, population.type, parent, after, limit + 1, active)
-            total = q.count_sessions(conn, population.type, parent, active)
-            return rows, total, q.pending_counts(conn, [r.session.id for r in rows[:limit]])
+            return rows, q.count_sessions(conn, population.type, parent, active)
 
-        rows, total, queued = await self._store.read(txn)
+        rows, total = await self._store.read(txn)
         items = [
-            SessionListItem(session=r.session, activity=self._live.activity_of(r, queued.get(r.session.id, 0)))
-            for r in rows[:limit]
+            SessionListItem(session=r.session, activity=self._live.activity_of(r, queued)) for r, queued in rows[:limit]
         ]
         next_cursor = None
         if len(rows) > limit:
-            last = rows[limit - 1].session
+            last = rows[limit - 1][0].session
             next_cursor = _encode_cursor(selector, last.updated_at_ms, last.id)
         return SessionListResult(revision=self._live.revision, items=items, next_cursor=next_cursor, total=total)
 
@@ -205,12 +203,12 @@ class Sessions:
         sid = params.session_id
 
         def txn(conn: Connection) -> tuple[list[str], bool, list[tuple[int, str, str]]] | None:
-            if q.get_session(conn, sid) is None:
-                return None
             rows = q.messages_before(conn, sid, params.before_message_id, limit + 1)
+            if not rows and q.get_session(conn, sid) is None:  # a message implies its session
+                return None
             page = rows[:limit]
-            revs = sorted(q.config_revs_of(conn, sid, [mid for mid, _ in page]))
-            return [p for _, p in reversed(page)], len(rows) > limit, q.get_configs(conn, sid, revs)
+            configs = q.configs_of_messages(conn, sid, page[-1][0], page[0][0]) if page else []
+            return [p for _, p in reversed(page)], len(rows) > limit, configs
 
         got = await self._store.read(txn)
         if got is None:

@@ -133,19 +133,23 @@ def _configure(owner_id: str, conn: psycopg.Connection[Any]) -> None:
 def _in_transaction(pool: ConnectionPool[Any], write: bool, fn: Callable[..., T], args: tuple[object, ...]) -> T:
     try:
         with pool.connection() as conn:
-            conn.execute("BEGIN" if write else "BEGIN ISOLATION LEVEL REPEATABLE READ")
-            try:
-                if write:
-                    conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
-                result = fn(_Adapted(conn), *args)
-            except BaseException:
-                if not conn.closed:
-                    conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
-            return result
+            return _transaction(conn, b"BEGIN" if write else b"BEGIN ISOLATION LEVEL REPEATABLE READ", fn, args)
     except psycopg.Error as exc:
         raise _store_error(exc, "the store failed") from exc
+
+
+def _transaction(conn: psycopg.Connection[Any], begin: bytes, fn: Callable[..., T], args: tuple[object, ...]) -> T:
+    conn.execute(begin)
+    try:
+        if begin == b"BEGIN":
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+        result = fn(_Adapted(conn), *args)
+    except BaseException:
+        if not conn.closed:
+            conn.execute(b"ROLLBACK")
+        raise
+    conn.execute(b"COMMIT")
+    return result
 
 
 def _store_error(exc: BaseException, context: str) -> BaseException:

@@ -143,16 +143,19 @@ def list_records(
     after: tuple[int, str] | None,
     limit: int,
     only: list[str] | None = None,
-) -> list[SessionRecord]:
-    """A page ordered by `updated_at_ms DESC, id DESC`, strictly after the keyset `after`; `only` restricts ids."""
+) -> list[tuple[SessionRecord, int]]:
+    """A page ordered by `updated_at_ms DESC, id DESC`, strictly after the keyset `after`, each session with its
+    count of queued inputs (one statement: a shared store answers it in one round trip); `only` restricts ids."""
     where, args = _population_filter(population, parent_id, only)
     if after is not None:
         where += " AND (updated_at_ms, id) < (?, ?)"
         args = (*args, after[0], after[1])
     rows = conn.execute(
-        f"SELECT * FROM sessions WHERE {where} ORDER BY updated_at_ms DESC, id DESC LIMIT ?", (*args, limit)
+        "SELECT *, (SELECT count(*) FROM pending_inputs p WHERE p.session_id = sessions.id) AS queued"
+        f" FROM sessions WHERE {where} ORDER BY updated_at_ms DESC, id DESC LIMIT ?",
+        (*args, limit),
     ).fetchall()
-    return [record_from_row(r) for r in rows]
+    return [(record_from_row(r), int(r["queued"])) for r in rows]
 
 
 def count_sessions(conn: Connection, population: str, parent_id: str | None, only: list[str] | None = None) -> int:
@@ -313,16 +316,16 @@ def messages_before(conn: Connection, session_id: str, before_id: int, limit: in
     return [(r[0], r[1]) for r in rows]
 
 
-def config_revs_of(conn: Connection, session_id: str, message_ids: list[int]) -> set[int]:
-    """The config revisions the given assistant messages ran with."""
-    if not message_ids:
-        return set()
+def configs_of_messages(conn: Connection, session_id: str, first_id: int, last_id: int) -> list[tuple[int, str, str]]:
+    """(rev, model, reasoning) of the config revisions the assistant messages with ids in [first_id, last_id] ran
+    with, by revision."""
     rows = conn.execute(
-        f"SELECT DISTINCT config_rev FROM messages WHERE session_id = ? AND config_rev IS NOT NULL"
-        f" AND id IN ({','.join('?' * len(message_ids))})",
-        (session_id, *message_ids),
+        "SELECT config_rev, model, reasoning FROM configs WHERE session_id = ? AND config_rev IN"
+        " (SELECT config_rev FROM messages WHERE session_id = ? AND id >= ? AND id <= ? AND config_rev IS NOT NULL)"
+        " ORDER BY config_rev",
+        (session_id, session_id, first_id, last_id),
     ).fetchall()
-    return {int(r[0]) for r in rows}
+    return [(r[0], r[1], r[2]) for r in rows]
 
 
 def delete_messages_from(conn: Connection, session_id: str, first_id: int) -> None:
@@ -427,17 +430,6 @@ def list_pending(conn: Connection, session_id: str) -> list[str]:
         "SELECT payload FROM pending_inputs WHERE session_id = ? ORDER BY input_id", (session_id,)
     ).fetchall()
     return [r[0] for r in rows]
-
-
-def pending_counts(conn: Connection, session_ids: list[str]) -> dict[str, int]:
-    if not session_ids:
-        return {}
-    rows = conn.execute(
-        f"SELECT session_id, count(*) FROM pending_inputs WHERE session_id IN ({','.join('?' * len(session_ids))})"
-        " GROUP BY session_id",
-        session_ids,
-    ).fetchall()
-    return {r[0]: int(r[1]) for r in rows}
 
 
 def count_pending(conn: Connection, session_id: str) -> int:
