@@ -31,3 +31,21 @@ def store_rows(data_dir: Path, sql: str, params: tuple[object, ...] = ()) -> lis
             return [tuple(row) for row in conn.execute(sql.replace("?", "%s").encode(), params)]
     with contextlib.closing(sqlite3.connect(data_dir / "engine.sqlite3")) as db:
         return [tuple(row) for row in db.execute(sql, params)]
+
+
+def store_bytes(data_dir: Path) -> bytes:
+    """Everything the store of the engine whose data dir is `data_dir` holds, to search for what must not be there:
+    every value of every table of the shared store `each_store` set (bytes as they are), else the bytes of the
+    SQLite files (the database, its WAL and shared memory)."""
+    url = os.environ.get(STORE_ENV)
+    if not url:
+        files = [p for p in data_dir.iterdir() if p.name.startswith("engine.sqlite3")]
+        assert files, "no store in the data dir"
+        return b"".join(p.read_bytes() for p in files)
+    out = []
+    with psycopg.connect(url) as conn:
+        tables = conn.execute(b"SELECT tablename FROM pg_tables WHERE schemaname = 'public'").fetchall()
+        for (table,) in tables:
+            for row in conn.execute(f"SELECT * FROM {table}".encode()):
+                out += [value if isinstance(value, bytes) else str(value).encode() for value in row]
+    return b"\n".join(out)

@@ -109,7 +109,8 @@ async def test_a_manual_compaction_commits_a_checkpoint_and_the_next_request_sen
         "session.summary_changed",
         "run.done",
     ]
-    started = rpc.lines[start]["params"]
+    # The first line after `start` may still be the previous turn's idle activity: find the run's start by name.
+    started = rpc.lines[await rpc.broadcast("run.started", after=start)]["params"]
     assert (started["kind"], started["reason"], started["run_id"]) == ("compaction", "manual", 3)
     states = _states(rpc, start, done)
     assert [s["type"] for s in states] == ["building", "compacting"]

@@ -9,10 +9,16 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply
 from tests.e2e.rpc_sessions import new_session, send_text, start_rpc
 from tests.engine.rpc_harness import RpcProcess
+from tests.stores import store_bytes
+
+# Each test runs on both stores: SQLite, and a fresh PostgreSQL database (conftest.py `each_store`).
+pytestmark = pytest.mark.usefixtures("each_store")
 
 SECRET = "hunter2-Sesame-7c1d"
 
@@ -151,8 +157,7 @@ async def test_a_secret_answer_reaches_commands_but_never_the_store_the_log_the_
         await rpc.close()
     stderr = await rpc.stderr()
     needle = SECRET.encode()
-    stored = [p for p in (tmp_path / "data").iterdir() if p.name.startswith("engine.sqlite3")]
-    assert stored and all(needle not in p.read_bytes() for p in stored)
+    assert needle not in store_bytes(tmp_path / "data")
     assert needle not in stderr.encode()
     wire = json.dumps(rpc.lines).encode()
     assert needle not in wire and b"hunter2" not in wire

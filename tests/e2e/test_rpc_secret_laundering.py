@@ -13,9 +13,15 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply
 from tests.e2e.rpc_sessions import new_session, send_text, start_rpc
 from tests.engine.rpc_harness import RpcProcess
+from tests.stores import store_bytes
+
+# Each test runs on both stores: SQLite, and a fresh PostgreSQL database (conftest.py `each_store`).
+pytestmark = pytest.mark.usefixtures("each_store")
 
 SECRET = "Sesame-open-4d7e91"
 HALF = len(SECRET) // 2
@@ -118,8 +124,7 @@ async def test_no_command_gets_the_secret_unless_the_user_approves_it_so_no_enco
     assert len(bodies) == 2 + len(laundering) + 1 + len(blind)
     assert [_leaks(body) for body in bodies] == [[]] * len(bodies)
     assert _leaks(json.dumps(rpc.lines)) == []
-    stored = [p for p in (tmp_path / "data").iterdir() if p.name.startswith("engine.sqlite3")]
-    assert stored and not any(_leaks(p.read_bytes().decode("latin-1")) for p in stored)
+    assert not _leaks(store_bytes(tmp_path / "data").decode("latin-1"))
 
 
 async def test_an_approved_command_gets_only_what_it_names_and_its_encoded_output_is_masked(

@@ -264,17 +264,17 @@ class Engine:
         self.sandboxes.show_workspace_at(child, s.workdir)
 
     async def _set_permission_mode(self, params: SetPermissionModeParams) -> PermissionModeResult:
-        if await self.store.read(q.get_session, params.session_id) is None:
+        if await self.store.query(q.get_session, params.session_id) is None:
             raise EngineError.unknown_session()
         return await self.permissions.set_mode_method(params)
 
     async def _set_sandbox(self, params: SetSandboxParams) -> SandboxResult:
-        if await self.store.read(q.get_session, params.session_id) is None:
+        if await self.store.query(q.get_session, params.session_id) is None:
             raise EngineError.unknown_session()
         return await self.sandboxes.set_method(params)
 
     async def _skills_list(self, params: SkillsListParams) -> SkillsListResult:
-        record_ = await self.store.read(q.get_session, params.session_id)
+        record_ = await self.store.query(q.get_session, params.session_id)
         if record_ is None:
             raise EngineError.unknown_session()
         catalog = await self.skills.catalog(record_.session.id, record_.session.root)

@@ -60,6 +60,10 @@ def test_the_sandboxed_environment_is_an_allowlist_without_named_keys() -> None:
     }
     unsandboxed = child_env(SandboxPolicy(mode="unsandboxed", secret_env=frozenset({"LAB"})), {"LAB": "k", "X": "1"})
     assert unsandboxed == {"X": "1", "PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
+    # A shared store's URL may hold its password (docs/fleet.md): no command gets it, sandboxed or not.
+    store = {"OMNIAGENT_STORE": "postgresql://u:pw@db/x", "PGPASSWORD": "pw", "X": "1"}
+    assert "pw" not in str(child_env(SandboxPolicy(mode="unsandboxed"), store))
+    assert "pw" not in str(child_env(SandboxPolicy(mode="sandboxed"), store))
 
 
 async def test_a_sandboxed_command_runs_in_the_workspace_and_sees_only_its_own_processes(workspace: Path) -> None:

@@ -106,7 +106,7 @@ class Children:
         """
         child = params.child
         assert child is not None
-        parent = await self._store.read(q.get_session, child.parent_id)
+        parent = await self._store.query(q.get_session, child.parent_id)
         if parent is None:
             raise EngineError.unknown_session()
         p = parent.session
@@ -193,7 +193,7 @@ class Children:
             self._notify()
 
     async def _wake(self, root: str) -> None:
-        for waiting in await self._store.read(trees.waiting, root):
+        for waiting in await self._store.query(trees.waiting, root):
             await self._inputs.drain(waiting)
 
     @contextlib.asynccontextmanager
@@ -243,10 +243,10 @@ class Children:
         """Whether the session and everything below it are done: no open run, and no run end still starting
         what waits. Queued input that nothing will start (reports kept by `stop_tree`, or left by a crash)
         waits for the next input there."""
-        members = await self._store.read(trees.subtree, session_id)
+        members = await self._store.query(trees.subtree, session_id)
         if any(m in self._closing for m in members):
             return False
-        return not await self._store.read(trees.any_open_run, session_id)
+        return not await self._store.query(trees.any_open_run, session_id)
 
     async def wait_settled(self, session_id: str) -> None:
         """Return once `settled(session_id)` (the faces end a prompt's turn only then: the children's reports
@@ -268,7 +268,7 @@ class Children:
         until the next input there."""
         async with self.halted(session_id) as hold:
             hold.wake = False  # what waits stays waiting: a stopped tree starts nothing
-            members = await self._store.read(trees.subtree, session_id)
+            members = await self._store.query(trees.subtree, session_id)
             tasks = [r.task for r in self._runs(members) if r.task is not None]
             for member in members:  # the session's own queue stays: its client decides about it
                 clear = member != session_id
@@ -288,7 +288,7 @@ class Children:
 
     async def spawn(self, site: ChildSession, task: str, slot: AgentSlot | None) -> ToolResult:
         """`spawn_agent` at `site`: create the child and give it `task`; the receipt the model reads."""
-        parent = await self._store.read(q.get_session, site.parent_id)
+        parent = await self._store.query(q.get_session, site.parent_id)
         if parent is None:
             return ToolResult.error("this session no longer exists")
         root = parent.session.root
@@ -318,7 +318,7 @@ class Children:
 
     async def instruct(self, source: ParentInstruction, name: str, message: str) -> ToolResult:
         """`send_agent_input`: send the child `name` of `source.session_id` a follow-up instruction."""
-        child = await self._store.read(trees.child_named, source.session_id, name)
+        child = await self._store.query(trees.child_named, source.session_id, name)
         if child is None:
             return ToolResult.error(f"you have no child agent named {name!r}")
         try:
@@ -329,7 +329,7 @@ class Children:
 
     async def stop(self, parent_id: str, name: str) -> ToolResult:
         """`stop_agent`: cancel the run of the child `name` of `parent_id` and the instructions waiting for it."""
-        child = await self._store.read(trees.child_named, parent_id, name)
+        child = await self._store.query(trees.child_named, parent_id, name)
         if child is None:
             return ToolResult.error(f"you have no child agent named {name!r}")
         result = await self._inputs.cancel_run(SessionCancelRunParams(session_id=child, clear_queue=True))

@@ -109,7 +109,7 @@ async def compact(
     window), or a skip reason. Raises `RoundFailed` when the model call fails for good and `Interrupted` on cancel.
     """
     sid, run = ctx.session_id, ctx.run
-    record_ = await ctx.store.read(q.get_session, sid)
+    record_ = await ctx.store.query(q.get_session, sid)
     assert record_ is not None
     window = route.context_window
     planned = compaction_rules.plan(transcript, window)

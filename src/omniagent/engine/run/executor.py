@@ -117,7 +117,7 @@ class RunExecutor:
         tools unless the session is at the depth limit); for a turn, the session's MCP servers started (their tools
         join while they run). A compaction run starts no server just to list its tools."""
         sid = self._live.session_id
-        record_ = await self._deps.store.read(q.get_session, sid)
+        record_ = await self._deps.store.query(q.get_session, sid)
         assert record_ is not None
         root = record_.session.root
         catalog = await self._deps.skills.catalog(record_.session.id, root)
@@ -135,9 +135,9 @@ class RunExecutor:
 
     async def _rounds_loop(self, route: ModelRoute, provider: n.Provider) -> RunOutcome:
         store, sid = self._deps.store, self._live.session_id
-        record_ = await store.read(q.get_session, sid)
+        record_ = await store.query(q.get_session, sid)
         assert record_ is not None
-        transcript = [parse_message(p) for p in await store.read(q.all_messages, sid)]
+        transcript = [parse_message(p) for p in await store.query(q.all_messages, sid)]
         max_rounds = record_.session.max_rounds
         while True:
             self._check()
@@ -189,7 +189,7 @@ class RunExecutor:
     async def _compaction(self, route: ModelRoute, provider: n.Provider) -> RunOutcome:
         """A `session.compact` run: one compaction step over the whole transcript."""
         sid = self._live.session_id
-        transcript = [parse_message(p) for p in await self._deps.store.read(q.all_messages, sid)]
+        transcript = [parse_message(p) for p in await self._deps.store.query(q.all_messages, sid)]
         try:
             result = await compaction_step.compact(self, route, provider, transcript, "manual")
         except RoundFailed as failed:

@@ -102,7 +102,7 @@ class Inputs:
         if len(ref.arguments.encode()) > MAX_MESSAGE_BYTES:
             raise EngineError.bad_request("the skill arguments exceed the message size limit")
         if root is None:
-            record_ = await self._store.read(q.get_session, session_id)
+            record_ = await self._store.query(q.get_session, session_id)
             if record_ is None:
                 raise EngineError.unknown_session()
             root = record_.session.root
@@ -172,7 +172,7 @@ class Inputs:
         run ends (answered `queued`; asking again while it waits answers the same run)."""
         sid = params.session_id
         async with self._lock(sid):
-            if await self._store.read(q.get_session, sid) is None:
+            if await self._store.query(q.get_session, sid) is None:
                 raise EngineError.unknown_session()
             live = self._sessions.get(sid)
             if live.run is None:
@@ -218,7 +218,7 @@ class Inputs:
         for the reports and notices the engine queued, which stay)."""
         notices: list[Broadcast] = []
         async with self._lock(params.session_id):
-            exists = await self._store.read(q.get_session, params.session_id)
+            exists = await self._store.query(q.get_session, params.session_id)
             if exists is None:
                 raise EngineError.unknown_session()
             live = self._sessions.get(params.session_id)
@@ -339,7 +339,7 @@ class Inputs:
             self._emit_all(await self._store.write(orphans.end_own_run, live.session_id, run, outcome))
             live.run = None
             live.state = ActivityIdle()
-            queued: int = await self._store.read(q.count_pending, live.session_id)
+            queued: int = await self._store.query(q.count_pending, live.session_id)
             # The engine stops (a reserved compaction is recovered at start), or the session is being removed
             # (`Children.retiring`): nothing of it starts now.
             if run.cancel_reason in ("interrupted", "removed"):

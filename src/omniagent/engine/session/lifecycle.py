@@ -107,10 +107,10 @@ class Sessions:
 
     async def get(self, params: SessionGetParams) -> SessionListItem:
         """session.get: the summary with live activity (or the durable idle activity)."""
-        record_ = await self._store.read(q.get_session, params.session_id)
+        record_ = await self._store.query(q.get_session, params.session_id)
         if record_ is None:
             raise EngineError.unknown_session()
-        queued = await self._store.read(q.count_pending, params.session_id)
+        queued = await self._store.query(q.count_pending, params.session_id)
         return SessionListItem(session=record_.session, activity=self._live.activity_of(record_, queued))
 
     async def list_(self, params: SessionListParams) -> SessionListResult:
@@ -122,11 +122,9 @@ class Sessions:
         after = _decode_cursor(params.cursor, selector) if params.cursor is not None else None
         active = self._live.busy_ids() if params.view == "active" else None
 
-        def txn(conn: Connection) -> tuple[list[tuple[q.SessionRecord, int]], int]:
-            rows = q.list_records(conn, population.type, parent, after, limit + 1, active)
-            return rows, q.count_sessions(conn, population.type, parent, active)
-
-        rows, total = await self._store.read(txn)
+        rows, total = await self._store.query(q.list_records, population.type, parent, after, limit + 1, active)
+        if total is None:  # past the last page: the population's size alone
+            total = await self._store.query(q.count_sessions, population.type, parent, active)
         items = [
             SessionListItem(session=r.session, activity=self._live.activity_of(r, queued)) for r, queued in rows[:limit]
         ]
@@ -138,7 +136,7 @@ class Sessions:
 
     async def patch(self, params: SessionPatchParams) -> SessionResult:
         """session.patch: a new RunConfig revision (applies to the next run when one is active)."""
-        record_ = await self._store.read(q.get_session, params.session_id)
+        record_ = await self._store.query(q.get_session, params.session_id)
         if record_ is None:
             raise EngineError.unknown_session()
         p, s = params.patch, record_.session
@@ -202,18 +200,13 @@ class Sessions:
         limit = min(max(params.limit or HISTORY_DEFAULT, 1), HISTORY_MAX)
         sid = params.session_id
 
-        def txn(conn: Connection) -> tuple[list[str], bool, list[tuple[int, str, str]]] | None:
-            rows = q.messages_before(conn, sid, params.before_message_id, limit + 1)
-            if not rows and q.get_session(conn, sid) is None:  # a message implies its session
-                return None
-            page = rows[:limit]
-            configs = q.configs_of_messages(conn, sid, page[-1][0], page[0][0]) if page else []
-            return [p for _, p in reversed(page)], len(rows) > limit, configs
-
-        got = await self._store.read(txn)
-        if got is None:
+        # The page and its configs in one statement; the extra row only tells whether more messages are older.
+        rows = await self._store.query(q.history_page, sid, params.before_message_id, limit + 1)
+        if not rows and await self._store.query(q.get_session, sid) is None:  # a message implies its session
             raise EngineError.unknown_session()
-        payloads, has_more, configs = got
+        page = rows[:limit]
+        configs = sorted({config for _, _, config in page if config is not None})
+        payloads, has_more = [p for _, p, _ in reversed(page)], len(rows) > limit
         return SessionHistoryResult(
             session_id=sid,
             messages=[parse_message(p) for p in payloads],
@@ -237,11 +230,11 @@ class Sessions:
 
     async def config(self, params: SessionConfigParams) -> SessionConfigResult:
         """session.config: the current RunConfig (or a given revision) and the fixed system prompt."""
-        record_ = await self._store.read(q.get_session, params.session_id)
+        record_ = await self._store.query(q.get_session, params.session_id)
         if record_ is None:
             raise EngineError.unknown_session()
         rev = record_.session.config_rev if params.config_rev is None else params.config_rev
-        rows = await self._store.read(q.get_configs, params.session_id, [rev])
+        rows = await self._store.query(q.get_configs, params.session_id, [rev])
         if not rows:
             raise EngineError(ErrorCode.UNKNOWN_CONFIG_REV, "unknown config revision")
         r, m, e = rows[0]

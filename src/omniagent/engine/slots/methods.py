@@ -49,7 +49,7 @@ class Agents:
 
     async def set_model(self, params: AgentsSetModelParams) -> SessionConfigResult:
         """agents.set_model: a new RunConfig for an idle child session (`config.changed` and its summary)."""
-        record = await self._store.read(q.get_session, params.session_id)
+        record = await self._store.query(q.get_session, params.session_id)
         if record is None:
             raise EngineError.unknown_session()
         s = record.session

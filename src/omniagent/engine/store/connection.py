@@ -8,11 +8,14 @@ own connection. Rows answer both `row[0]` and `row["column"]`. A command never n
 from __future__ import annotations
 
 import sqlite3
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from omniagent.errors import OmniagentError
 
-__all__ = ["CONFLICTS", "STORE_ERRORS", "Connection", "StoreConflict", "StoreError"]
+__all__ = ["CONFLICTS", "STORE_ERRORS", "Connection", "Mode", "StoreConflict", "StoreError"]
+
+# How a command runs: a write transaction (one writer at a time), a read transaction (a snapshot), or one statement.
+Mode = Literal["write", "read", "statement"]
 
 
 class Connection(Protocol):

@@ -23,7 +23,7 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from omniagent.engine.store.connection import StoreConflict, StoreError
+from omniagent.engine.store.connection import Mode, StoreConflict, StoreError
 from omniagent.engine.store.migrations import migrations
 from omniagent.engine.store.ownership import Owner
 
@@ -83,6 +83,9 @@ class PostgresDatabase:
         )
         loop = asyncio.get_running_loop()
         try:
+            # One plain connection first: a server that is not there, or refuses us, answers at once with its
+            # reason, where the pool would keep retrying until its timeout.
+            await loop.run_in_executor(executor, _reach, url)
             await loop.run_in_executor(executor, functools.partial(pool.open, wait=True, timeout=CONNECT_TIMEOUT))
             await loop.run_in_executor(executor, _migrate, pool)
         except BaseException as exc:
@@ -91,10 +94,10 @@ class PostgresDatabase:
             raise _store_error(exc, f"cannot open the store at {safe_url(url)}") from None
         return cls(url, owner, pool, executor)
 
-    async def run(self, write: bool, fn: Callable[..., T], args: tuple[object, ...]) -> T:
-        """`fn(conn, *args)` in one transaction on a pooled connection."""
+    async def run(self, mode: Mode, fn: Callable[..., T], args: tuple[object, ...]) -> T:
+        """`fn(conn, *args)` on a pooled connection: in one transaction, or (`statement`) as one statement."""
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, _in_transaction, self._pool, write, fn, args)
+        return await loop.run_in_executor(self._executor, _on_connection, self._pool, mode, fn, args)
 
     async def listen(self) -> AsyncIterator[EventNotice]:
         """(session, seq) of each event other owners commit, in commit order, while the caller iterates. A lost
@@ -121,6 +124,11 @@ class PostgresDatabase:
         self._executor.shutdown(wait=True)
 
 
+def _reach(url: str) -> None:
+    with psycopg.connect(url, connect_timeout=int(CONNECT_TIMEOUT)):
+        pass
+
+
 def _configure(owner_id: str, conn: psycopg.Connection[Any]) -> None:
     """Every pooled connection names this process as `run_owner()` (migration 0002), waits for the write lock no
     longer than SQLite waits for its writer lock, and has the server abort a transaction of it left idle (a process
@@ -130,10 +138,14 @@ def _configure(owner_id: str, conn: psycopg.Connection[Any]) -> None:
     conn.execute(f"SET idle_in_transaction_session_timeout = {IDLE_IN_TRANSACTION_MS}")
 
 
-def _in_transaction(pool: ConnectionPool[Any], write: bool, fn: Callable[..., T], args: tuple[object, ...]) -> T:
+def _on_connection(pool: ConnectionPool[Any], mode: Mode, fn: Callable[..., T], args: tuple[object, ...]) -> T:
     try:
         with pool.connection() as conn:
-            return _transaction(conn, b"BEGIN" if write else b"BEGIN ISOLATION LEVEL REPEATABLE READ", fn, args)
+            if mode == "statement":
+                return fn(_Adapted(conn, statements=1), *args)
+            return _transaction(
+                conn, b"BEGIN" if mode == "write" else b"BEGIN ISOLATION LEVEL REPEATABLE READ", fn, args
+            )
     except psycopg.Error as exc:
         raise _store_error(exc, "the store failed") from exc
 
@@ -182,14 +194,20 @@ def _migrate(pool: ConnectionPool[Any]) -> None:
 
 
 class _Adapted:
-    """A pooled connection as a store command sees it (`connection.Connection`): `?` placeholders."""
+    """A pooled connection as a store command sees it (`connection.Connection`): `?` placeholders; `statements`
+    bounds how many it may run (a `Store.query` outside a transaction runs one)."""
 
-    __slots__ = ("_conn",)
+    __slots__ = ("_conn", "_left")
 
-    def __init__(self, conn: psycopg.Connection[Any]) -> None:
+    def __init__(self, conn: psycopg.Connection[Any], statements: int | None = None) -> None:
         self._conn = conn
+        self._left = statements
 
     def execute(self, sql: str, parameters: Sequence[object] = ()) -> Any:
+        if self._left is not None:
+            if self._left == 0:
+                raise StoreError("a store query ran more than its one statement")
+            self._left -= 1
         if not parameters:
             return self._conn.execute(_plain(sql))
         return self._conn.execute(_placeholders(sql), parameters)

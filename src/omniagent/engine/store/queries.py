@@ -143,19 +143,22 @@ def list_records(
     after: tuple[int, str] | None,
     limit: int,
     only: list[str] | None = None,
-) -> list[tuple[SessionRecord, int]]:
+) -> tuple[list[tuple[SessionRecord, int]], int | None]:
     """A page ordered by `updated_at_ms DESC, id DESC`, strictly after the keyset `after`, each session with its
-    count of queued inputs (one statement: a shared store answers it in one round trip); `only` restricts ids."""
-    where, args = _population_filter(population, parent_id, only)
+    count of queued inputs, and the population's size (None when the page is empty): one statement, so a shared
+    store answers it in one round trip. `only` restricts ids."""
+    population_where, population_args = _population_filter(population, parent_id, only)
+    where, args = population_where, population_args
     if after is not None:
         where += " AND (updated_at_ms, id) < (?, ?)"
         args = (*args, after[0], after[1])
     rows = conn.execute(
-        "SELECT *, (SELECT count(*) FROM pending_inputs p WHERE p.session_id = sessions.id) AS queued"
+        "SELECT *, (SELECT count(*) FROM pending_inputs p WHERE p.session_id = sessions.id) AS queued,"
+        f" (SELECT count(*) FROM sessions WHERE {population_where}) AS total"
         f" FROM sessions WHERE {where} ORDER BY updated_at_ms DESC, id DESC LIMIT ?",
-        (*args, limit),
+        (*population_args, *args, limit),
     ).fetchall()
-    return [(record_from_row(r), int(r["queued"])) for r in rows]
+    return [(record_from_row(r), int(r["queued"])) for r in rows], (int(rows[0]["total"]) if rows else None)
 
 
 def count_sessions(conn: Connection, population: str, parent_id: str | None, only: list[str] | None = None) -> int:
@@ -316,16 +319,18 @@ def messages_before(conn: Connection, session_id: str, before_id: int, limit: in
     return [(r[0], r[1]) for r in rows]
 
 
-def configs_of_messages(conn: Connection, session_id: str, first_id: int, last_id: int) -> list[tuple[int, str, str]]:
-    """(rev, model, reasoning) of the config revisions the assistant messages with ids in [first_id, last_id] ran
-    with, by revision."""
+def history_page(
+    conn: Connection, session_id: str, before_id: int, limit: int
+) -> list[tuple[int, str, tuple[int, str, str] | None]]:
+    """Up to `limit` messages with id < `before_id`, newest first: (id, payload, the (rev, model, reasoning) of the
+    config revision it ran with, None for a user message), in one statement."""
     rows = conn.execute(
-        "SELECT config_rev, model, reasoning FROM configs WHERE session_id = ? AND config_rev IN"
-        " (SELECT config_rev FROM messages WHERE session_id = ? AND id >= ? AND id <= ? AND config_rev IS NOT NULL)"
-        " ORDER BY config_rev",
-        (session_id, session_id, first_id, last_id),
+        "SELECT m.id, m.payload, c.config_rev, c.model, c.reasoning FROM"
+        " (SELECT id, payload, config_rev FROM messages WHERE session_id = ? AND id < ? ORDER BY id DESC LIMIT ?) m"
+        " LEFT JOIN configs c ON c.session_id = ? AND c.config_rev = m.config_rev ORDER BY m.id DESC",
+        (session_id, before_id, limit, session_id),
     ).fetchall()
-    return [(r[0], r[1], r[2]) for r in rows]
+    return [(r[0], r[1], (r[2], r[3], r[4]) if r[2] is not None else None) for r in rows]
 
 
 def delete_messages_from(conn: Connection, session_id: str, first_id: int) -> None:

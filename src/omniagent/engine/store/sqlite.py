@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
+from omniagent.engine.store.connection import Mode
 from omniagent.engine.store.migrations import migrations
 from omniagent.engine.store.ownership import SqliteOwnership
 
@@ -52,9 +53,10 @@ class SqliteDatabase:
         conn = await loop.run_in_executor(executor, _connect, path, ownership)
         return cls(executor, conn)
 
-    async def run(self, write: bool, fn: Callable[..., T], args: tuple[object, ...]) -> T:
-        """`fn(conn, *args)` in one transaction on the worker thread."""
-        begin = "BEGIN IMMEDIATE" if write else "BEGIN"
+    async def run(self, mode: Mode, fn: Callable[..., T], args: tuple[object, ...]) -> T:
+        """`fn(conn, *args)` in one transaction on the worker thread (a lone statement too: in-process, a read
+        transaction costs nothing worth saving)."""
+        begin = "BEGIN IMMEDIATE" if mode == "write" else "BEGIN"
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, _in_transaction, self._conn, begin, fn, args)
 
