@@ -5,9 +5,9 @@ Run: `python benchmarks/fleet_store.py` (starts its own PostgreSQL server from t
 tests do; `--runs N` streamed turns per store, `--turns N` turns for the cross-process figure).
 
 1. `session.list` (default page of 25, 10,000 sessions) and `session.history` (newest 50 of 2,000 messages), each
-   timed 50 times through the engine's method table plus the encoding of the result line, on each store, after
-   the bulk insert's statistics are taken (VACUUM ANALYZE, as autovacuum does; ANALYZE on SQLite). Targets:
-   PostgreSQL within 2x SQLite.
+   timed 300 times through the engine's method table plus the encoding of the result line (6 rounds of 50, the two
+   stores' engines open side by side and taking turns), after the bulk insert's statistics are taken (VACUUM
+   ANALYZE, as autovacuum does; ANALYZE on SQLite). Targets: PostgreSQL within 2x SQLite.
 2. A turn of 2,000 text deltas through a real `omniagent rpc` process on each store, alternating, from the fake
    LLM's first SSE byte to the first delta line and to the last (benchmarks/engine.py's subject). Target:
    PostgreSQL within 1.3x SQLite.
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import statistics
@@ -55,22 +56,31 @@ MODEL = "fake-anthropic/fake-model"
 KEY = "bench-key-0001"
 STREAM_RUNS = 20
 TURNS = 100
+ROUNDS = 6  # turns of 50 timed calls per method and store, alternating stores
 DURABLE = ("run.started", "message.committed", "run.done")
 
 
-async def pages(data_dir: Path, store_url: str | None) -> tuple[list[float], list[float]]:
-    """session.list and session.history timings (ms) on one store."""
-    async with Engine.open(EngineConfig(data_dir, data_dir, store_url=store_url)) as engine:
-        base = now_ms()
-        sessions = [_session(str(data_dir), base + i) for i in range(SESSIONS)]
-        await engine.store.write(_insert, sessions)
-        await engine.store.write(_insert_history, sessions[-1].id)
-        await _settle(engine, store_url)
-        listing = await timed(engine, "session.list", SessionListParams())
-        history = await timed(
-            engine, "session.history", SessionHistoryParams(session_id=sessions[-1].id, before_message_id=2**53 - 1)
-        )
-    return listing, history
+async def pages(root: Path, store_url: str) -> dict[str, tuple[list[float], list[float]]]:
+    """session.list and session.history timings (ms) on each store, the two engines open side by side and timed
+    in turns (so both meet the same machine load)."""
+    async with contextlib.AsyncExitStack() as stack:
+        engines, params = {}, {}
+        for name, url in (("sqlite", None), ("postgres", store_url)):
+            data_dir = root / f"pages-{name}"
+            engine = await stack.enter_async_context(Engine.open(EngineConfig(data_dir, data_dir, store_url=url)))
+            base = now_ms()
+            sessions = [_session(str(data_dir), base + i) for i in range(SESSIONS)]
+            await engine.store.write(_insert, sessions)
+            await engine.store.write(_insert_history, sessions[-1].id)
+            await _settle(engine, url)
+            engines[name] = engine
+            params[name] = SessionHistoryParams(session_id=sessions[-1].id, before_message_id=2**53 - 1)
+        figures: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in engines}
+        for _ in range(ROUNDS):
+            for name, engine in engines.items():
+                figures[name][0].extend(await timed(engine, "session.list", SessionListParams()))
+                figures[name][1].extend(await timed(engine, "session.history", params[name]))
+    return figures
 
 
 async def _settle(engine: Engine, store_url: str | None) -> None:
@@ -165,10 +175,7 @@ async def main(runs: int, turns: int) -> None:
     try:
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp)
-            page = {
-                "sqlite": await pages(root / "pages-sqlite", None),
-                "postgres": await pages(root / "pages-postgres", server.database()),
-            }
+            page = await pages(root, server.database())
             stream = await streamed(root / "stream", server.database(), runs)
             latency = await cross_process(root / "fleet", server.database(), turns)
     finally:
