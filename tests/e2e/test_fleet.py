@@ -189,3 +189,47 @@ async def test_a_client_of_one_process_follows_a_run_in_another_live_and_in_orde
         seqs = [seq for _, seq in durable(watcher)]
         assert seqs == sorted(seqs)
         assert await runner.close() == 0 and await watcher.close() == 0
+
+
+@pytest.mark.usefixtures("fleet_store")
+async def test_a_client_reattaching_through_another_process_replays_exactly_what_it_missed(tmp_path: Path) -> None:
+    """A client follows a session from process A, leaves after the first turn (its last `seq` kept), the runner
+    runs a second turn, and the client comes back through a new process C: `session.events` after that `seq` gives
+    exactly the events the runner's own client saw meanwhile, and C then follows the third turn live."""
+    async with FakeLLMServer(Scenario(fallback=Reply(text="ok"))) as llm:
+        runner, first = await _member(tmp_path, "runner", llm), await _member(tmp_path, "a", llm)
+        workspace = tmp_path / "ws"
+        workspace.mkdir()
+        sid = (await runner.call("session.create", {"workspace_path": str(workspace), "model": MODEL}))["session"]["id"]
+
+        async def turn(run_id: int) -> None:
+            await runner.call("session.send_input", {"session_id": sid, "input": _input(f"turn {run_id}")})
+            await runner.broadcast(
+                "run.done", within=30, where=lambda p: p["session_id"] == sid and p["run_id"] == run_id
+            )
+
+        await turn(1)
+        done = first.lines[await first.broadcast("run.done", within=10, where=lambda p: p["session_id"] == sid)]
+        cursor = done["params"]["seq"]
+        assert await first.close() == 0
+        await turn(2)
+
+        again = await _member(tmp_path, "c", llm)
+        missed = await again.call("session.events", {"session_id": sid, "after_seq": cursor})
+        assert not missed["has_more"]
+        assert missed["events"] == _logged(runner, sid, after=cursor)
+        assert [e["method"] for e in missed["events"]][-1] == "run.done"
+        await turn(3)
+        await again.broadcast("run.done", within=10, where=lambda p: p["session_id"] == sid and p["run_id"] == 3)
+        last = missed["events"][-1]["params"]["seq"]
+        assert _logged(again, sid, after=last) == _logged(runner, sid, after=last)
+        assert await runner.close() == 0 and await again.close() == 0
+
+
+def _logged(rpc: RpcProcess, sid: str, *, after: int) -> list[dict[str, Any]]:
+    """The durable broadcasts (those with a `seq`) of a session a client read, after a `seq`, as the log has them."""
+    return [
+        {"method": line["method"], "params": line["params"]}
+        for line in rpc.lines
+        if line.get("params", {}).get("session_id") == sid and line["params"].get("seq", 0) > after
+    ]

@@ -114,8 +114,37 @@ async def test_patch_writes_a_new_config_revision_and_history_pages_backwards(tm
         assert await rpc.call_error("session.patch", {"session_id": sid, "patch": {}}) == ErrorCode.INVALID_PATCH
         newest = await rpc.call("session.history", {"session_id": sid, "before_message_id": 2**53 - 1, "limit": 4})
         assert [m["id"] for m in newest["messages"]] == [3, 4, 5, 6] and newest["has_more"]
+        assert newest["configs"] == [{"config_rev": 0, "model": MODEL, "reasoning": "off"}]
         older = await rpc.call("session.history", {"session_id": sid, "before_message_id": 3, "limit": 4})
         assert [m["id"] for m in older["messages"]] == [1, 2] and not older["has_more"]
+        assert await rpc.close() == 0
+
+
+async def test_session_events_replays_the_durable_broadcasts_in_pages_by_seq(tmp_path: Path) -> None:
+    """The `session.events` extension: after any `seq`, the session's logged events exactly as their broadcast lines
+    carried them, in order, in pages; an unknown session is unknown_session."""
+    async with FakeLLMServer(Scenario(fallback=Reply(text="ok"))) as llm:
+        rpc, workspace = await _engine(tmp_path, llm)
+        sid = (await rpc.call("session.create", {"workspace_path": str(workspace), "model": MODEL}))["session"]["id"]
+        for i in range(2):
+            content = {"type": "content", "content": [{"type": "text", "text": f"q{i}"}]}
+            await rpc.call("session.send_input", {"session_id": sid, "input": content})
+            await rpc.broadcast("run.done", where=lambda p, i=i: p["run_id"] == i + 1)
+        seen = [
+            {"method": line["method"], "params": line["params"]}
+            for line in rpc.lines
+            if "seq" in line.get("params", {}) and line["params"].get("session_id") == sid
+        ]
+        assert [e["params"]["seq"] for e in seen] == list(range(1, len(seen) + 1))
+        whole = await rpc.call("session.events", {"session_id": sid})
+        assert whole == {"events": seen, "has_more": False}
+        page = await rpc.call("session.events", {"session_id": sid, "after_seq": 2, "limit": 3})
+        assert page == {"events": seen[2:5], "has_more": True}
+        assert await rpc.call("session.events", {"session_id": sid, "after_seq": len(seen)}) == {
+            "events": [],
+            "has_more": False,
+        }
+        assert await rpc.call_error("session.events", {"session_id": "0" * 32}) == ErrorCode.UNKNOWN_SESSION
         assert await rpc.close() == 0
 
 

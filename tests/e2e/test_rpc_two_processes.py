@@ -58,7 +58,7 @@ def _run_done(rpc: RpcProcess, sid: str) -> list[dict[str, Any]]:
 
 async def _seen_elsewhere(other: RpcProcess, owner: RpcProcess, sid: str) -> bool:
     """The other process never ended the owner's run itself: on SQLite its client saw no run.done of the session;
-    on a shared store it sees exactly the owner's, relayed (engine/remote_events.py)."""
+    on a shared store it sees exactly the owner's, relayed (engine/event_log.py)."""
     if not os.environ.get(STORE_ENV):
         return _run_done(other, sid) == []
     for done in _run_done(owner, sid):

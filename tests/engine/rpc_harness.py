@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from omniagent.engine.broadcast import EXTENSION_BROADCASTS
+from omniagent.engine.event_log import SESSION_EVENTS_METHOD, SessionEventsResult
 from omniagent.engine.interactions.permissions import SET_MODE_METHOD, PermissionModeResult
 from omniagent.engine.sandboxes import SET_SANDBOX_METHOD, SandboxResult
 from omniagent.engine.skills.catalog import SKILLS_LIST_METHOD
@@ -30,6 +31,7 @@ EXTENSION_RESULTS: dict[str, type[YukeModel]] = {
     SET_MODE_METHOD: PermissionModeResult,
     SET_SANDBOX_METHOD: SandboxResult,
     SKILLS_LIST_METHOD: SkillsListResult,
+    SESSION_EVENTS_METHOD: SessionEventsResult,
 }
 Line = dict[str, Any]
 

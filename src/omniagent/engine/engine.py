@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
@@ -24,6 +25,7 @@ from omniagent.engine.children.limits import ChildLimits
 from omniagent.engine.children.tree import Children
 from omniagent.engine.config import engine_dirs
 from omniagent.engine.errors import EngineError
+from omniagent.engine.event_log import SESSION_EVENTS_METHOD, RemoteEvents, SessionEventsParams, session_events
 from omniagent.engine.handshake import initialize_result
 from omniagent.engine.interactions.permissions import (
     SET_MODE_METHOD,
@@ -36,7 +38,6 @@ from omniagent.engine.interactions.registry import Interactions
 from omniagent.engine.interactions.secrets import Secrets
 from omniagent.engine.live import ActiveRun, LiveSessions
 from omniagent.engine.mcp.servers import McpServers
-from omniagent.engine.remote_events import RemoteEvents
 from omniagent.engine.routes import Routes
 from omniagent.engine.run.context import RunDeps
 from omniagent.engine.run.inputs import Inputs
@@ -169,6 +170,7 @@ class Engine:
             SET_MODE_METHOD: SetPermissionModeParams,
             SET_SANDBOX_METHOD: SetSandboxParams,
             SKILLS_LIST_METHOD: SkillsListParams,
+            SESSION_EVENTS_METHOD: SessionEventsParams,
         }
 
     @classmethod
@@ -227,6 +229,7 @@ class Engine:
             SET_MODE_METHOD: self._set_permission_mode,
             SET_SANDBOX_METHOD: self._set_sandbox,
             SKILLS_LIST_METHOD: self._skills_list,
+            SESSION_EVENTS_METHOD: functools.partial(session_events, self.store),
         }
         return table
 

@@ -249,6 +249,15 @@ def insert_event(conn: Connection, session_id: str, seq: int, now_ms: int, name:
     )
 
 
+def events_after(conn: Connection, session_id: str, after_seq: int, limit: int) -> list[tuple[int, str, str]]:
+    """(seq, name, payload) of up to `limit` of the session's events after `after_seq`, in order."""
+    rows = conn.execute(
+        "SELECT seq, name, payload FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+        (session_id, after_seq, limit),
+    ).fetchall()
+    return [(r[0], r[1], r[2]) for r in rows]
+
+
 def events_by_others(conn: Connection, session_id: str, after_seq: int, owner_id: str) -> list[tuple[int, str, str]]:
     """(seq, name, payload) of the session's events after `after_seq` that another owner wrote, in order."""
     rows = conn.execute(

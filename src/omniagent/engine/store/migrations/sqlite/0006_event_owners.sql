@@ -1,3 +1,3 @@
 -- Which process wrote each event (its run owner, ownership.py): a process relaying the events other processes of a
--- shared store commit (engine/remote_events.py) skips its own, which it broadcast itself. NULL: before this step.
+-- shared store commit (engine/event_log.py) skips its own, which it broadcast itself. NULL: before this step.
 ALTER TABLE events ADD COLUMN owner TEXT;
