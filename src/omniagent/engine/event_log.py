@@ -35,10 +35,11 @@ EVENTS_MAX = 1000
 
 
 class SessionEventsParams(YukeModel):
-    """Params of `session.events` (engine extension): the session's logged events after `after_seq`."""
+    """Params of `session.events` (engine extension): the session's logged events after `after_seq` (none: from
+    the start)."""
 
     session_id: SessionId
-    after_seq: Annotated[int, msgspec.Meta(ge=0)] = 0
+    after_seq: Annotated[int, msgspec.Meta(ge=0)] | None = None
     limit: Annotated[int, msgspec.Meta(ge=1, le=EVENTS_MAX)] | None = None
 
 
@@ -59,7 +60,7 @@ class SessionEventsResult(YukeModel):
 async def session_events(store: Store, params: SessionEventsParams) -> SessionEventsResult:
     """session.events: a page of the session's event log after a sequence, whichever process wrote it."""
     limit = params.limit or EVENTS_DEFAULT
-    rows = await store.query(q.events_after, params.session_id, params.after_seq, limit + 1)
+    rows = await store.query(q.events_after, params.session_id, params.after_seq or 0, limit + 1)
     if not rows and await store.query(q.get_session, params.session_id) is None:  # an event implies its session
         raise EngineError.unknown_session()
     events = [LoggedEvent(method=name, params=msgspec.json.decode(payload)) for _, name, payload in rows[:limit]]
