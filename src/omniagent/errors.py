@@ -27,6 +27,7 @@ Catch `OmniagentError` to catch them all. The tree (module, then the classes it 
     ├── engine.errors.EngineError                   a request the engine refuses, with its yuke error code
     │   └── engine.run.orphans.RunOwnedElsewhere    another live process owns the session's run
     ├── engine.run.executor.Interrupted             a run was asked to stop (never leaves the run)
+    ├── engine.run.orphans.RunLost                  another process ended this run meanwhile (never leaves the engine)
     ├── engine.run.executor.RoundFailed             a model call failed for good (never leaves the run)
     ├── engine.store.connection.StoreError          a shared (PostgreSQL) store failed; SQLite raises sqlite3.Error
     │   └── engine.store.connection.StoreConflict   a write broke a uniqueness rule of a shared store

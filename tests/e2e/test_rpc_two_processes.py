@@ -172,3 +172,46 @@ async def test_a_process_that_stops_renewing_loses_its_run_only_after_the_lease_
         finally:
             await frozen.kill()
         assert await other.close() == 0
+
+
+async def test_a_paused_process_that_comes_back_writes_nothing_into_the_run_another_ended(tmp_path: Path) -> None:
+    """Never a run continued by two: the process paused past its lease comes back (SIGCONT) and its model answer
+    arrives, but the other process already ended the run `interrupted`, so the answer is not committed, no second
+    run.done is logged, and the process goes on serving the session with a new run."""
+    async with FakeLLMServer(Scenario()) as llm:
+        llm.enqueue(Reply(match="paused", gate="paused", **SLOW), Reply(match="after", text="after the pause"))
+        data = tmp_path / "data"
+        write_providers(data, llm)
+        workspace = tmp_path / "ws"
+        workspace.mkdir()
+        paused = await _start(data)
+        other = await _start(data)
+        sid = await _session_running(paused, workspace, "paused")
+        os.kill(paused.proc.pid, signal.SIGSTOP)
+        try:
+            await other.broadcast("run.done", within=15, where=lambda p: p["session_id"] == sid)
+        finally:
+            os.kill(paused.proc.pid, signal.SIGCONT)
+        back = len(paused.lines)
+        llm.release("paused")
+        await paused.wait_for(
+            lambda line: (
+                line.get("method") == "session.activity_changed"
+                and line["params"]["session_id"] == sid
+                and line["params"]["activity"]["state"] == {"type": "idle"}
+            ),
+            after=back,
+            within=30,
+        )
+        history = await paused.call("session.history", {"session_id": sid, "before_message_id": 2**53 - 1})
+        assert [m["type"] for m in history["messages"]] == ["user"]
+        names = [
+            row[0] for row in store_rows(data, "SELECT name FROM events WHERE session_id = ? ORDER BY seq", (sid,))
+        ]
+        assert names.count("run.done") == 1
+        started = await paused.call("session.send_input", {"session_id": sid, "input": _input("after")})
+        assert started == {"type": "started", "input_id": started["input_id"], "run_id": 2}
+        done = paused.lines[await paused.broadcast("run.done", within=30, where=lambda p: p["run_id"] == 2)]
+        assert done["params"]["outcome"]["type"] == "turn"
+        assert await paused.close() == 0 and await other.close() == 0
+    assert "while this one was away" in await paused.stderr()

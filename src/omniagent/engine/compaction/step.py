@@ -17,7 +17,7 @@ import msgspec
 from omniagent.engine.compaction import rules as compaction_rules
 from omniagent.engine.providers import neutral as n
 from omniagent.engine.routes import ModelRoute
-from omniagent.engine.run import conversation
+from omniagent.engine.run import conversation, orphans
 from omniagent.engine.run.context import RunContext
 from omniagent.engine.session.transcript import tokens_of
 from omniagent.engine.store import queries as q
@@ -160,6 +160,7 @@ async def compact(
 def _commit(
     conn: Connection, sid: str, draft: CompactionMessage, usage: n.Usage
 ) -> tuple[MessageCommittedData, Session]:
+    orphans.hold_run(conn, sid, draft.run_id)
     message = msgspec.structs.replace(draft, id=q.bump_counter(conn, sid, "message_id_high"))
     q.insert_message(conn, sid, message.id, "compaction", message.run_id, None, json.dumps(message.dump()))
     # The summary call counts in the session's totals; the gauge becomes what the context holds now.

@@ -26,7 +26,7 @@ from omniagent.engine.providers import neutral as n
 from omniagent.engine.providers.retry import MAX_ATTEMPTS, next_delay
 from omniagent.engine.providers.routes import RouteError
 from omniagent.engine.routes import ModelRoute
-from omniagent.engine.run import conversation, instructions, tool_calls
+from omniagent.engine.run import conversation, instructions, orphans, tool_calls
 from omniagent.engine.run.context import AgentControls, RunDeps, Sink
 from omniagent.engine.run.draft import Draft
 from omniagent.engine.session.transcript import ROOT_AGENT, parse_message, tokens_of
@@ -378,6 +378,7 @@ class RunExecutor:
         )
 
         def txn(conn: Connection) -> tuple[MessageCommittedData, Session]:
+            orphans.hold_run(conn, sid, self._run.run_id)
             q.insert_message(
                 conn, sid, message.id, "assistant", self._run.run_id, message.config_rev, json.dumps(message.dump())
             )

@@ -321,6 +321,11 @@ class Inputs:
         agents = self._tree.control if self._tree is not None else None
         try:
             outcome = await executor.RunExecutor(self._deps, live, run, session, agents).execute()
+        except orphans.RunLost:  # `_close_run` then writes nothing: the run.done is the other process's
+            log.warning(
+                "another process ended run %d of session %s while this one was away", run.run_id, live.session_id
+            )
+            outcome = RunOutcomeFailed(code="interrupted", message=orphans.ORPHAN_MESSAGE)
         except Exception as exc:  # a bug in the loop: the run still ends, recorded as internal
             log.error("run failed: %s: %s", type(exc).__name__, exc, exc_info=log.isEnabledFor(logging.DEBUG))
             outcome = RunOutcomeFailed(code="internal", message="the engine failed while running the turn")

@@ -20,6 +20,7 @@ from omniagent.engine.store import queries as q
 from omniagent.engine.store.connection import Connection
 from omniagent.engine.store.journal import Broadcast, now_ms, record
 from omniagent.engine.store.ownership import Ownership
+from omniagent.errors import OmniagentError
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.protocols.yuke.runs import RunCanceledTiming, RunConfig, RunDoneData, RunOutcome, RunOutcomeFailed
 
@@ -31,6 +32,19 @@ class RunOwnedElsewhere(EngineError):
 
     def __init__(self) -> None:
         super().__init__(ErrorCode.SESSION_BUSY, "the session has an active run in another process")
+
+
+class RunLost(OmniagentError):
+    """This process's run was ended by another process meanwhile (this one had stopped renewing its lease: paused,
+    or cut from a shared store): the run stops without writing, so no run is ever continued by two."""
+
+
+def hold_run(conn: Connection, session_id: str, run_id: int) -> None:
+    """Inside a run's write: raise RunLost (rolling the write back) unless `run_id` is still the session's open
+    run. Its owner is this process then: a run's marker names only the process that opened it."""
+    rec = q.get_session(conn, session_id)
+    if rec is None or rec.open_run_id != run_id:
+        raise RunLost
 
 
 def end_run(conn: Connection, session_id: str, run: ActiveRun, outcome: RunOutcome) -> list[Broadcast]:
