@@ -411,6 +411,17 @@ def reachable_by_nobody() -> Iterator[None]:
             folder.chmod(mode)
 
 
+async def _count_with_marker(marker: str, count: int) -> bool:
+    """Wait (bounded) until `count` processes carry `marker`: a sleeper caught in its exec from setpriv to sleep
+    shows an empty command line for an instant (that read 99 of 100 once)."""
+    deadline = asyncio.get_running_loop().time() + 10.0
+    while len(_with_marker(marker)) != count:
+        if asyncio.get_running_loop().time() > deadline:
+            return False
+        await asyncio.sleep(0.01)
+    return True
+
+
 @pytest.fixture
 def nobody_processes() -> Iterator[str]:
     """100 processes of `nobody` outside any sandbox, for as long as the test runs; yields their marker."""
@@ -443,7 +454,7 @@ async def test_without_a_writable_cgroup_a_user_still_gets_rlimits(
     ]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "HOME": str(nobody_workspace)}
     argv = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", sys.executable, "-c", AS_NOBODY]
-    assert len(_with_marker(nobody_processes)) == 100
+    assert await _count_with_marker(nobody_processes, 100)
     done = await asyncio.to_thread(
         subprocess.run,
         [*argv, str(nobody_workspace), json.dumps(commands)],
