@@ -93,15 +93,17 @@ class LeaseOwnership:
         self.lease_seconds = lease_seconds
 
     def register(self, conn: Connection) -> None:
-        now = _now_ms()
+        now = self._now(conn)
         conn.execute(
-            "INSERT OR REPLACE INTO owners (id, pid, host, started_at_ms, expires_at_ms) VALUES (?,?,?,?,?)",
+            "INSERT INTO owners (id, pid, host, started_at_ms, expires_at_ms) VALUES (?,?,?,?,?)"
+            " ON CONFLICT (id) DO UPDATE SET pid = excluded.pid, host = excluded.host,"
+            " started_at_ms = excluded.started_at_ms, expires_at_ms = excluded.expires_at_ms",
             (self.owner.id, self.owner.pid, self.owner.host, now, now + self._lease_ms()),
         )
 
     def renew(self, conn: Connection) -> bool:
         cursor = conn.execute(
-            "UPDATE owners SET expires_at_ms = ? WHERE id = ?", (_now_ms() + self._lease_ms(), self.owner.id)
+            "UPDATE owners SET expires_at_ms = ? WHERE id = ?", (self._now(conn) + self._lease_ms(), self.owner.id)
         )
         if cursor.rowcount == 1:
             return True
@@ -163,27 +165,9 @@ class PostgresOwnership(LeaseOwnership):
     """The contract on a PostgreSQL store: the same table and rules, the server's clock. `run_owner()` is a SQL
     function reading the connection's setting (migration 0002, `postgres._configure`)."""
 
-    _NOW_MS = "CAST(extract(epoch FROM now()) * 1000 AS BIGINT)"
-
-    def register(self, conn: Connection) -> None:
-        conn.execute(
-            "INSERT INTO owners (id, pid, host, started_at_ms, expires_at_ms)"
-            f" VALUES (?, ?, ?, {self._NOW_MS}, {self._NOW_MS} + ?)"
-            " ON CONFLICT (id) DO UPDATE SET expires_at_ms = excluded.expires_at_ms",
-            (self.owner.id, self.owner.pid, self.owner.host, self._lease_ms()),
-        )
-
-    def renew(self, conn: Connection) -> bool:
-        cursor = conn.execute(
-            f"UPDATE owners SET expires_at_ms = {self._NOW_MS} + ? WHERE id = ?", (self._lease_ms(), self.owner.id)
-        )
-        if cursor.rowcount == 1:
-            return True
-        self.register(conn)
-        return False
-
     def _now(self, conn: Connection) -> int:
-        return int(conn.execute(f"SELECT {self._NOW_MS}").fetchone()[0])
+        """The server's clock, in the caller's transaction (`now()` is its start)."""
+        return int(conn.execute("SELECT CAST(extract(epoch FROM now()) * 1000 AS BIGINT)").fetchone()[0])
 
 
 def _now_ms() -> int:

@@ -143,17 +143,15 @@ def _on_connection(pool: ConnectionPool[Any], mode: Mode, fn: Callable[..., T], 
         with pool.connection() as conn:
             if mode == "statement":
                 return fn(_Adapted(conn, statements=1), *args)
-            return _transaction(
-                conn, b"BEGIN" if mode == "write" else b"BEGIN ISOLATION LEVEL REPEATABLE READ", fn, args
-            )
+            return _transaction(conn, mode == "write", fn, args)
     except psycopg.Error as exc:
         raise _store_error(exc, "the store failed") from exc
 
 
-def _transaction(conn: psycopg.Connection[Any], begin: bytes, fn: Callable[..., T], args: tuple[object, ...]) -> T:
-    conn.execute(begin)
+def _transaction(conn: psycopg.Connection[Any], write: bool, fn: Callable[..., T], args: tuple[object, ...]) -> T:
+    conn.execute(b"BEGIN" if write else b"BEGIN ISOLATION LEVEL REPEATABLE READ")
     try:
-        if begin == b"BEGIN":
+        if write:
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
         result = fn(_Adapted(conn), *args)
     except BaseException:
@@ -168,7 +166,7 @@ def _store_error(exc: BaseException, context: str) -> BaseException:
     """psycopg's errors as the store's (a conflict, or a failure), worded without values; others unchanged."""
     if isinstance(exc, psycopg.errors.IntegrityError):
         return StoreConflict(f"{context}: {type(exc).__name__}")
-    if isinstance(exc, psycopg.Error | TimeoutError) or type(exc).__name__ == "PoolTimeout":
+    if isinstance(exc, psycopg.Error | TimeoutError):  # the pool's PoolTimeout is a psycopg.OperationalError
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         return StoreError(f"{context}: {first_line}")
     return exc
