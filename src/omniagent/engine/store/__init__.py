@@ -87,11 +87,10 @@ class Store:
         store without a transaction around it, so one round trip instead of three. A second statement fails."""
         return await self._database.run("statement", fn, args)
 
-    async def notices(self) -> AsyncIterator[tuple[str, int]]:
+    def notices(self) -> AsyncIterator[tuple[str, int]]:
         """(session, seq) of each event other processes commit to a shared store, as they commit; a SQLite store,
         which no other machine shares, has none (the iteration just waits)."""
-        async for notice in self._database.listen():
-            yield notice
+        return self._database.listen()
 
     async def aclose(self) -> None:
         """Release this owner (its runs have ended) and close the database."""
