@@ -94,6 +94,29 @@ async def test_the_oracle_scores_the_task_set_and_each_verifier_outcome_is_exact
     assert "mean reward" in stdout and f"{23 / 28:.3f}" in stdout
 
 
+async def test_the_task_set_made_to_pass_scores_mean_reward_1_with_the_oracle(tmp_path: Path) -> None:
+    """The 23 tasks made to pass (file edits, a failing test to fix, a computation without network, a task refused
+    network, ...) as one job by the oracle: exit 0, mean reward 1.0 and pass@1 1.0 in job.json, no error."""
+    server = await asyncio.start_server(lambda _r, w: w.close(), "127.0.0.1", 0)
+    tasks = harbor_task_set(tmp_path, server.sockets[0].getsockname()[1])
+    for name in NOT_PASSING:
+        shutil.rmtree(tasks / name)
+    out = tmp_path / "out"
+    async with server:
+        code, _, err = await run_batch(
+            str(tasks), "--agent", "oracle", "-j", "8", "--out", str(out), env=child_env(tmp_path, None), cwd=tmp_path
+        )
+    assert code == 0, err
+    assert {"fix-failing-test", "offline-compute", "network-refused", "edit-00-alpha"} <= {
+        r["task"] for r in results(out)
+    }
+    job = json.loads((out / "job.json").read_text())
+    oracle = job["agents"]["oracle"]
+    assert (job["planned"], job["finished"], oracle["tasks"]) == (23, 23, 23)
+    assert (oracle["mean_reward"], oracle["pass_at_k"]) == (1.0, {"1": 1.0})
+    assert oracle["rewards"]["counts"] == {"0": 0, "1": 23}
+
+
 async def test_a_task_refused_for_its_image_runs_on_the_host_when_the_user_says_so(tmp_path: Path) -> None:
     """One task folder given itself, with --host-image: the RUN line is skipped, the task runs here, and its result
     says so."""
