@@ -28,6 +28,8 @@ from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]
 
+from tests.batch import harbor_validator
+
 SCHEMA = Path(__file__).with_name("atif-v1.7.schema.json")
 VERSION = "ATIF-v1.7"
 AGENT_ONLY = ("model_name", "reasoning_effort", "reasoning_content", "tool_calls", "metrics")
@@ -43,7 +45,8 @@ def _validator() -> jsonschema.Draft202012Validator:
 
 
 def validate(trajectory: Any) -> None:
-    """Raise `InvalidTrajectory` (every problem found, one per line) unless `trajectory` is valid ATIF-v1.7."""
+    """Raise `InvalidTrajectory` (every problem found, one per line) unless `trajectory` is valid ATIF-v1.7, by
+    this module's check and by Harbor's own validator (`harbor_validator.py`)."""
     problems = [
         f"{'/'.join(map(str, error.absolute_path)) or '(root)'}: {error.message}"
         for error in _validator().iter_errors(trajectory)
@@ -52,6 +55,7 @@ def validate(trajectory: Any) -> None:
         if trajectory.get("schema_version") != VERSION:
             problems.append(f"schema_version: {trajectory.get('schema_version')!r}, not {VERSION!r}")
         problems += _rules(trajectory, "")
+    problems += [f"Harbor's validator: {error}" for error in harbor_validator.errors(trajectory)]
     if problems:
         raise InvalidTrajectory("\n".join(problems))
 

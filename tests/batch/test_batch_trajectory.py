@@ -37,7 +37,7 @@ from omniagent.protocols.sidecar.events import (
     UserMessage,
 )
 from omniagent.testing import FakeLLMServer, FakeToolCall, FakeUsage, Reply, Scenario
-from tests.batch import atif
+from tests.batch import atif, harbor_validator
 from tests.batch.support import trajectory as read_trajectory
 from tests.batch.support import write_tasks
 from tests.runtime.adapters.engine.harness import use_engine
@@ -208,3 +208,21 @@ def test_a_stream_without_message_ids_is_cut_where_a_new_answer_must_have_begun(
     assert steps[5]["metrics"] == {"extra": {"context_tokens": 500, "context_window": 1000}}
     assert found["agent"] == {"name": "Codex (ACP)", "version": "0.16.0"}
     assert found["final_metrics"] == {"total_steps": 6, "extra": {"context_tokens": 500, "context_window": 1000}}
+
+
+def test_harbors_own_validator_is_consulted_and_refuses_what_harbor_refuses() -> None:
+    """The second check is real: Harbor's validator (the pinned wheel's) passes a minimal trajectory and names the
+    field of one whose step has a source ATIF does not know, and `atif.validate` reports its words."""
+    valid = {
+        "schema_version": atif.VERSION,
+        "session_id": "s1",
+        "agent": {"name": "omniagent", "version": __version__},
+        "steps": [{"step_id": 1, "source": "user", "message": "hi"}],
+    }
+    assert harbor_validator.errors(valid) == []
+    atif.validate(valid)
+    broken = valid | {"steps": [{"step_id": 1, "source": "robot", "message": "hi"}]}
+    found = harbor_validator.errors(broken)
+    assert len(found) == 1 and found[0].startswith("trajectory.steps.0.source:"), found
+    with pytest.raises(atif.InvalidTrajectory, match=r"Harbor's validator: trajectory\.steps\.0\.source"):
+        atif.validate(broken)
