@@ -1,7 +1,8 @@
 """Provider answers that are not the protocol, over a real `omniagent rpc` against the fake LLM server: a `200`
 that is not an event stream (a captive portal) fails at once, naming the URL and the content type; a stream that
 goes silent after its headers is a retryable `timeout` after the idle timeout; an error answer's own message is
-kept in the run's failure, bounded and without the key (docs/providers.md)."""
+kept in the run's failure, bounded and without the key, and so are the words of an error reported inside a 200 stream
+(docs/providers.md)."""
 
 from __future__ import annotations
 
@@ -22,8 +23,10 @@ IDLE = "1.5"
 KEY = "sk-test-provider-key-0123456789abcdef"
 
 
-async def _run(tmp_path: Path, llm: FakeLLMServer, provider: str, env: dict[str, str]) -> tuple[RpcProcess, str]:
-    write_providers(tmp_path / "data", llm, key=KEY)
+async def _run(
+    tmp_path: Path, llm: FakeLLMServer, provider: str, env: dict[str, str], key: str = KEY
+) -> tuple[RpcProcess, str]:
+    write_providers(tmp_path / "data", llm, key=key)
     rpc = await RpcProcess.start(tmp_path / "data", env)
     workspace = tmp_path / "ws"
     workspace.mkdir()
@@ -99,23 +102,58 @@ async def test_a_400_fails_the_run_with_the_providers_own_message_without_the_ke
     assert KEY not in await rpc.stderr()
 
 
-async def test_a_gemini_400_keeps_its_message_without_the_key(tmp_path: Path, llm: FakeLLMServer) -> None:
-    """Gemini's `{"error": {"message"}}` too: its key went in `x-goog-api-key`, and is redacted when echoed."""
-    key = "AIzaSyFakeGoogleKeyForTests0123456789"
-    llm.enqueue(ErrorReply(400, message=f'Invalid JSON payload received. Unknown name "tool" (key {key})'))
-    env = {"GOOGLE_API_KEY": key, "GOOGLE_GEMINI_BASE_URL": llm.url}
-    rpc = await RpcProcess.start(tmp_path / "data", env)
+async def _gemini_run(tmp_path: Path, llm: FakeLLMServer, key: str) -> RpcProcess:
+    """One prompt to Gemini (the built-in provider, its key in GOOGLE_API_KEY) at the fake LLM."""
+    rpc = await RpcProcess.start(tmp_path / "data", {"GOOGLE_API_KEY": key, "GOOGLE_GEMINI_BASE_URL": llm.url})
     workspace = tmp_path / "ws"
     workspace.mkdir()
     params = {"workspace_path": str(workspace), "model": "gemini/gemini-2.5-flash"}
     sid = (await rpc.call("session.create", params))["session"]["id"]
     content = [{"type": "text", "text": "hi"}]
     await rpc.call("session.send_input", {"session_id": sid, "input": {"type": "content", "content": content}})
+    return rpc
+
+
+async def test_a_gemini_400_keeps_its_message_without_the_key(tmp_path: Path, llm: FakeLLMServer) -> None:
+    """Gemini's `{"error": {"message"}}` too: its key went in `x-goog-api-key`, and is redacted when echoed."""
+    key = "AIzaSyFakeGoogleKeyForTests0123456789"
+    llm.enqueue(ErrorReply(400, message=f'Invalid JSON payload received. Unknown name "tool" (key {key})'))
+    rpc = await _gemini_run(tmp_path, llm, key)
     done = await rpc.broadcast("run.done")
     message = rpc.lines[done]["params"]["outcome"]["message"]
     assert 'Invalid JSON payload received. Unknown name "tool" (key [redacted])' in message, message
     assert key not in message
     assert await rpc.close() == 0
+
+
+# A key of no known shape: only knowing what the request sent can keep it out of a message.
+PLAIN_KEY = "plain-provider-secret-4242"
+_IN_STREAM = "Output blocked by the content filtering policy (request sent with {key})"
+
+
+@pytest.mark.parametrize("provider", [*PROVIDERS.values(), "gemini"])
+async def test_an_error_inside_a_200_stream_fails_the_run_with_the_providers_words_without_the_key(
+    tmp_path: Path, llm: FakeLLMServer, provider: str
+) -> None:
+    """An error the provider reports mid-stream (Anthropic's `error` event, an OpenAI error line or event, a
+    Gemini error chunk) after some text: the run fails with our sentence and the provider's own words, the key
+    the request carried redacted though it has no known shape; nothing on the wire or stderr holds it."""
+    said = _IN_STREAM.format(key=PLAIN_KEY)
+    llm.enqueue(Reply(text="partial answer", error_event="api_error", error_message=said))
+    if provider == "gemini":
+        rpc = await _gemini_run(tmp_path, llm, PLAIN_KEY)
+    else:
+        rpc, _ = await _run(tmp_path, llm, provider, {}, key=PLAIN_KEY)
+    done = await rpc.broadcast("run.done")
+    outcome = rpc.lines[done]["params"]["outcome"]
+    assert outcome["type"] == "failed" and outcome["code"] == "provider", outcome
+    assert outcome["message"] == (
+        "The provider reported an error during the answer. The provider said: "
+        '"Output blocked by the content filtering policy (request sent with [redacted])"'
+    )
+    assert PLAIN_KEY not in "\n".join(str(line) for line in rpc.lines)
+    assert await rpc.close() == 0
+    assert PLAIN_KEY not in await rpc.stderr()
 
 
 async def test_an_idle_stream_after_content_fails_with_timeout_and_keeps_the_partial_answer(

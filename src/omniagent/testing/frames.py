@@ -27,8 +27,8 @@ class Renderer(Protocol):
         """The SSE events of a streamed answer, ending with the API's terminal event(s)."""
         ...
 
-    def stream_error(self, error_type: str) -> str:
-        """The SSE event of an error reported inside a 200 stream."""
+    def stream_error(self, error_type: str, message: str) -> str:
+        """The SSE event of an error reported inside a 200 stream, saying `message`."""
         ...
 
     def whole(self, reply: Reply, request: dict[str, object]) -> dict[str, object]:

@@ -25,8 +25,8 @@ class AnthropicRenderer:
         events.append(sse({"type": "message_stop"}, "message_stop"))
         return events
 
-    def stream_error(self, error_type: str) -> str:
-        return sse({"type": "error", "error": {"type": error_type, "message": "fake stream error"}}, "error")
+    def stream_error(self, error_type: str, message: str) -> str:
+        return sse({"type": "error", "error": {"type": error_type, "message": message}}, "error")
 
     def whole(self, reply: Reply, request: dict[str, object]) -> dict[str, object]:
         return {

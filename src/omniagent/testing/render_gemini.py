@@ -35,8 +35,8 @@ class GeminiRenderer:
         last = _answer(request, parts[-1:], finish=_FINISH.get(reply.stop_reason(), "STOP"), reply=reply)
         return [*events, sse(last)]
 
-    def stream_error(self, error_type: str) -> str:
-        return sse({"error": {"code": 500, "message": "fake stream error", "status": error_type or "INTERNAL"}})
+    def stream_error(self, error_type: str, message: str) -> str:
+        return sse({"error": {"code": 500, "message": message, "status": error_type or "INTERNAL"}})
 
     def whole(self, reply: Reply, request: dict[str, object]) -> dict[str, object]:
         merged = _parts(reply, max(len(reply.text), len(reply.reasoning), 1))

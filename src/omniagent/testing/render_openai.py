@@ -72,8 +72,8 @@ class ChatRenderer:
         events.append(DONE)
         return events
 
-    def stream_error(self, error_type: str) -> str:
-        return sse({"error": {"message": "fake stream error", "type": error_type, "param": None, "code": error_type}})
+    def stream_error(self, error_type: str, message: str) -> str:
+        return sse({"error": {"message": message, "type": error_type, "param": None, "code": error_type}})
 
     def whole(self, reply: Reply, request: dict[str, object]) -> dict[str, object]:
         message: dict[str, object] = {"role": "assistant", "content": reply.text or None}
@@ -133,8 +133,8 @@ class ResponsesRenderer:
         emit("response.completed" if status == "completed" else "response.incomplete", response=final)
         return out
 
-    def stream_error(self, error_type: str) -> str:
-        return sse({"type": "error", "code": error_type, "message": "fake stream error", "param": None}, "error")
+    def stream_error(self, error_type: str, message: str) -> str:
+        return sse({"type": "error", "code": error_type, "message": message, "param": None}, "error")
 
     def whole(self, reply: Reply, request: dict[str, object]) -> dict[str, object]:
         return _response(reply, request, _status(reply), _items(reply))

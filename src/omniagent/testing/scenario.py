@@ -49,7 +49,8 @@ class Reply:
     tool arguments into deltas of that many characters. `cut_after_events` closes the connection after that many
     SSE events, breaking the chunked body (a network error to the client); `end_after_events` ends the body
     cleanly after that many events, without the terminal events (a truncated stream); `error_event` replaces the
-    terminal events with a mid-stream error of that provider error type (e.g. `overloaded_error`);
+    terminal events with a mid-stream error of that provider error type (e.g. `overloaded_error`), saying
+    `error_message`;
     `stall_after_events` sends that many events (0: only the status line and headers) and then nothing, keeping
     the connection open until the client gives up or the server stops (an idle stream). `delay` waits
     before the status line, `chunk_delay` between events (seconds). `headers` are extra response headers (e.g. a
@@ -71,6 +72,7 @@ class Reply:
     cut_after_events: int | None = None
     end_after_events: int | None = None
     error_event: str | None = None
+    error_message: str = "fake stream error"
     stall_after_events: int | None = None
     delay: float = 0.0
     chunk_delay: float = 0.0

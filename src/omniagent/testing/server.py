@@ -226,7 +226,9 @@ class _Handler(QuietHandler):
         if reply.end_after_events is not None:
             events = events[: reply.end_after_events]
         if reply.error_event is not None:
-            events = [e for e in events if not _is_terminal(e)] + [renderer.stream_error(reply.error_event)]
+            events = [e for e in events if not _is_terminal(e)] + [
+                renderer.stream_error(reply.error_event, reply.error_message)
+            ]
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("cache-control", "no-cache")

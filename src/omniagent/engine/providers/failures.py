@@ -1,9 +1,9 @@
 """Provider failures as data: each failure kind → (class, RunErrorCode, safe sentence), and the status classifier.
 
 The message is what reaches the wire (`run.done{failed{message}}`, `retrying` activity): our fixed sentence, then,
-for an HTTP error answer, the provider's own message (what was wrong with the request is often only there), quoted
-after "The provider said:". Those words pass `provider_words` first: secrets redacted (the credential headers we
-sent, anything key-shaped), escapes dropped, one line, at most MAX_PROVIDER_WORDS characters.
+for an HTTP error answer or an error reported inside the stream, the provider's own message (what was wrong is
+often only there), quoted after "The provider said:". Those words pass `provider_words` first: secrets redacted (the
+credential headers we sent, anything key-shaped), escapes dropped, one line, at most MAX_PROVIDER_WORDS characters.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from enum import Enum, StrEnum
 import httpx
 
 from omniagent.engine.providers.neutral import ProviderError, RunErrorCode
+from omniagent.errors import OmniagentError
 from omniagent.wire.redact import clip, redact
 
 
@@ -191,6 +192,22 @@ def classify_stream_error(error_type: str, error_code: str, error_message: str) 
     if any(marker in f"{lowered} {error_message.lower()}" for marker in _OVERFLOW_MARKERS):
         return FailureKind.CONTEXT_OVERFLOW
     return FailureKind.STREAM_ERROR
+
+
+class StreamErrorReported(OmniagentError):
+    """An error the provider reported inside a 200 stream (an Anthropic `error` event, an OpenAI error line, a
+    Gemini error chunk), as the decoder read it. The decoder does not hold the credentials the call sent, so it
+    raises this and the endpoint that does makes the run's `ProviderError` of it (`failure`)."""
+
+    def __init__(self, error_type: str, error_code: str, message: str) -> None:
+        super().__init__(error_type or error_code or "stream error")
+        self.error_type, self.error_code, self.message = error_type, error_code, message
+
+    def failure(self, secrets: Iterable[str]) -> ProviderError:
+        """The `ProviderError` this stands for: classified, the provider's own words quoted with `secrets` and
+        anything key-shaped redacted, as for an HTTP error answer."""
+        kind = classify_stream_error(self.error_type, self.error_code, self.message)
+        return provider_error(kind, said=provider_words(self.message, secrets))
 
 
 def classify_transport(exc: httpx.HTTPError) -> FailureKind:

@@ -19,7 +19,7 @@ from omniagent.engine.providers.clients.blocks import BlockTracker
 from omniagent.engine.providers.clients.payload import count, error_fields, json_object, load_json, obj, text
 from omniagent.engine.providers.clients.sse import ServerSentEvent
 from omniagent.engine.providers.clients.transport import SseEndpoint, bearer
-from omniagent.engine.providers.failures import FailureKind, classify_stream_error, provider_error
+from omniagent.engine.providers.failures import FailureKind, StreamErrorReported, provider_error
 from omniagent.engine.providers.neutral import (
     ImagePart,
     Message,
@@ -186,7 +186,7 @@ class _Decoder:
             self.done = True
             return [*self._blocks.close(), self._usage, StreamEnd(self._stop)]
         elif kind == "error":
-            raise provider_error(classify_stream_error(*error_fields(data)))
+            raise StreamErrorReported(*error_fields(data))
         return []
 
     def _start(self, key: int, block: dict[str, object]) -> list[StreamEvent]:

@@ -29,7 +29,7 @@ import httpx
 from omniagent.engine.providers.clients.blocks import BlockTracker
 from omniagent.engine.providers.clients.payload import count, items, json_object, load_json, obj, text
 from omniagent.engine.providers.clients.transport import SseEndpoint
-from omniagent.engine.providers.failures import FailureKind, classify_stream_error, provider_error
+from omniagent.engine.providers.failures import FailureKind, StreamErrorReported, provider_error
 from omniagent.engine.providers.neutral import (
     ImagePart,
     Message,
@@ -149,11 +149,8 @@ class _Decoder:
         if "error" in chunk:
             error = obj(chunk, "error")
             status = text(error, "status")
-            raise provider_error(
-                classify_stream_error(
-                    _STREAM_ERRORS.get(status, status), str(count(error, "code")), text(error, "message")
-                )
-            )
+            code, message = str(count(error, "code")), text(error, "message")
+            raise StreamErrorReported(_STREAM_ERRORS.get(status, status), code, message)
         if obj(chunk, "usageMetadata"):
             self._usage = _usage(obj(chunk, "usageMetadata"))
         candidates = items(chunk, "candidates")

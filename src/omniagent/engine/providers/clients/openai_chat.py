@@ -15,7 +15,7 @@ import httpx
 from omniagent.engine.providers.clients.blocks import BlockTracker
 from omniagent.engine.providers.clients.payload import count, error_fields, items, load_json, obj, text
 from omniagent.engine.providers.clients.transport import SseEndpoint, bearer
-from omniagent.engine.providers.failures import FailureKind, classify_stream_error, provider_error
+from omniagent.engine.providers.failures import FailureKind, StreamErrorReported, provider_error
 from omniagent.engine.providers.neutral import (
     ImagePart,
     Message,
@@ -153,7 +153,7 @@ class _Decoder:
 
     def feed(self, chunk: dict[str, object]) -> list[StreamEvent]:
         if "error" in chunk and chunk["error"] is not None:
-            raise provider_error(classify_stream_error(*error_fields(chunk)))
+            raise StreamErrorReported(*error_fields(chunk))
         if obj(chunk, "usage"):
             self._usage = _usage(obj(chunk, "usage"))
         events: list[StreamEvent] = []

@@ -15,7 +15,7 @@ import httpx
 from omniagent.engine.providers.clients.blocks import BlockTracker
 from omniagent.engine.providers.clients.payload import count, error_fields, load_json, obj, text
 from omniagent.engine.providers.clients.transport import SseEndpoint, bearer
-from omniagent.engine.providers.failures import FailureKind, classify_stream_error, provider_error
+from omniagent.engine.providers.failures import FailureKind, StreamErrorReported, provider_error
 from omniagent.engine.providers.neutral import (
     ImagePart,
     Message,
@@ -172,9 +172,9 @@ class _Decoder:
         if kind in ("response.completed", "response.incomplete"):
             return self._finish(obj(data, "response"))
         if kind == "response.failed":
-            raise provider_error(classify_stream_error(*error_fields(obj(data, "response"))))
+            raise StreamErrorReported(*error_fields(obj(data, "response")))
         if kind == "error":
-            raise provider_error(classify_stream_error(text(data, "type"), text(data, "code"), text(data, "message")))
+            raise StreamErrorReported(text(data, "type"), text(data, "code"), text(data, "message"))
         return []
 
     def _index(self, key: object) -> int:

@@ -1,8 +1,9 @@
 """HTTP for every provider client: one POST answered by SSE, and the one place httpx failures become ProviderError.
 
 Each provider builds its URL, headers and body, then reads `post_sse()`; error answers (non-2xx) and transport
-exceptions are classified here through `failures.py`. Of an error answer's body only its own error message reaches
-ours, redacted of the credentials this call sent (`failures.provider_words`), so no key can leak into a message.
+exceptions are classified here through `failures.py`. Of an error answer's body, or of an error the provider reports
+inside the stream, only its own error message reaches ours, redacted of the credentials this call sent
+(`failures.provider_words`), so no key can leak into a message.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import json
 import math
 import os
 import re
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Collection, Mapping
 from contextlib import aclosing
 from urllib.parse import urlsplit
 
@@ -21,6 +22,7 @@ from omniagent.engine.providers.clients.payload import error_fields
 from omniagent.engine.providers.clients.sse import ServerSentEvent, iter_sse
 from omniagent.engine.providers.failures import (
     FailureKind,
+    StreamErrorReported,
     classify_status,
     classify_transport,
     provider_error,
@@ -69,15 +71,19 @@ async def post_sse(
     headers: Mapping[str, str],
     body: Mapping[str, object],
     auth: httpx.Auth | None = None,
+    sent: set[str] | None = None,
 ) -> AsyncGenerator[ServerSentEvent, None]:
     """POST `body` as JSON to `url` and yield the SSE events of a 2xx answer. `auth` sets the credential header
-    per request (a device-login grant, `grants.GrantAuth`), when the headers do not carry a key.
+    per request (a device-login grant, `grants.GrantAuth`), when the headers do not carry a key. The credentials
+    the request carried, as sent, are added to `sent`: what an error reported inside the stream is redacted of.
 
     Raises:
         ProviderError: for a non-2xx answer (classified from status and error body) or any httpx failure.
     """
     try:
         async with client.stream("POST", url, headers=dict(headers), json=body, auth=auth) as response:
+            if sent is not None:
+                sent.update(named_secrets(response.request.headers))
             if not 200 <= response.status_code < 300:
                 raise await _status_error(response)
             _require_event_stream(url, response)
@@ -104,13 +110,16 @@ class SseEndpoint:
         self._headers = {"accept": "text/event-stream", **headers}
         self._client = client or new_client()
         self._auth = auth
+        # Every credential a request of this endpoint carried (an auth flow's renewed tokens too): all are this
+        # endpoint's secrets, whichever of its streams reports an error.
+        self._sent: set[str] = set()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(url={self._url!r})"  # never the headers: they hold the key
 
     def stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
         """See `neutral.Provider.stream`."""
-        return track_content(self._stream(request))
+        return track_content(self._stream(request), self._sent)
 
     async def aclose(self) -> None:
         """Release the HTTP connection pool."""
@@ -118,7 +127,7 @@ class SseEndpoint:
 
     def _post(self, body: Mapping[str, object], url: str | None = None) -> AsyncGenerator[ServerSentEvent, None]:
         """POST `body` to the endpoint (or to `url`, for a wire that names the model in the path)."""
-        return post_sse(self._client, url or self._url, self._headers, body, self._auth)
+        return post_sse(self._client, url or self._url, self._headers, body, self._auth, self._sent)
 
     def _stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
         raise NotImplementedError
@@ -129,8 +138,11 @@ def bearer(api_key: str | None) -> dict[str, str]:
     return {"authorization": f"Bearer {api_key}"} if api_key else {}
 
 
-async def track_content(events: AsyncGenerator[StreamEvent, None]) -> AsyncGenerator[StreamEvent, None]:
-    """Pass `events` through, marking a `ProviderError` as `content_streamed` once a block event went out."""
+async def track_content(
+    events: AsyncGenerator[StreamEvent, None], sent: Collection[str] = ()
+) -> AsyncGenerator[StreamEvent, None]:
+    """Pass `events` through, marking a `ProviderError` as `content_streamed` once a block event went out; an error
+    the provider reported inside the stream becomes one, its words redacted of the credentials in `sent`."""
     streamed = False
     async with aclosing(events):
         try:
@@ -138,6 +150,10 @@ async def track_content(events: AsyncGenerator[StreamEvent, None]) -> AsyncGener
                 if not isinstance(event, Usage | StreamEnd):
                     streamed = True
                 yield event
+        except StreamErrorReported as reported:
+            error = reported.failure(sent)
+            error.content_streamed = streamed
+            raise error from None
         except ProviderError as exc:
             exc.content_streamed = exc.content_streamed or streamed
             raise
