@@ -10,7 +10,7 @@ dir of `omniagent-tests` (`~/.cache/omniagent-tests/npm` on Linux). Idempotent: 
 is not touched again. An install runs in a temporary sibling directory and is renamed into place only when the
 entry file exists, so an interrupted install never looks installed. npm's default for install scripts is kept:
 npm 11 skips them (with a warning) yet opencode's `.bin/opencode` still ends up the native binary, whereas
-`--ignore-scripts` leaves it a stub that only prints "postinstall script was not run" (real-agents.md §2).
+`--ignore-scripts` leaves it a stub that only prints "postinstall script was not run".
 
 The tests import this file (`tests/e2e/agents/packages.py`) so CI and a fresh checkout install the same way; a
 failing npm install is an error there too, never a skip.

@@ -59,7 +59,7 @@ def test_agents_json_prints_one_discovery_report_with_every_agent_missing(tmp_pa
 
 
 def test_agents_shows_an_installed_agent_with_its_path_and_source(tmp_path: Path) -> None:
-    """anyagent §12: an env override is found first and reported as such."""
+    """An env override is found first and reported as such."""
     claude = tmp_path / "bin" / "my-claude"
     claude.parent.mkdir()
     claude.write_text("#!/bin/sh\n")
@@ -79,8 +79,8 @@ def test_agents_shows_an_installed_agent_with_its_path_and_source(tmp_path: Path
 
 
 def test_broken_override_is_a_warning_on_stderr_and_stdout_stays_json(tmp_path: Path) -> None:
-    """anyagent §12: a Warning diagnostic "{VAR} is set but {path} is not an executable file"; ours: the table and
-    JSON stay on stdout, diagnostics also go to stderr."""
+    """A Warning diagnostic "{VAR} is set but {path} is not an executable file"; the table and JSON stay
+    on stdout, diagnostics also go to stderr."""
     bogus = str(tmp_path / "nope")
     out = run_agents(tmp_path, "--json", OMNIAGENT_CODEX_BIN=bogus, OMNIAGENT_NO_LOGIN_SHELL="1")
     assert out.returncode == 0

@@ -25,7 +25,7 @@ def test_version_subcommand_prints_the_package_version() -> None:
 
 
 def test_no_subcommand_prints_usage_on_stderr_and_exits_2() -> None:
-    """anyagent §1: no subcommand → usage on stderr, exit 2."""
+    """No subcommand → usage on stderr, exit 2."""
     out = subprocess.run([sys.executable, "-m", "omniagent"], capture_output=True, text=True)
     assert out.returncode == 2
     assert "usage" in out.stderr

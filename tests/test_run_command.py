@@ -103,7 +103,7 @@ def test_permission_without_a_terminal_is_denied_and_the_turn_goes_on(tmp_path: 
 
 
 def test_yes_approves_permissions_without_asking(tmp_path: Path) -> None:
-    """Issue: `--yes` opens with AutoApprove, so the permission never reaches the person (anyagent §9.5)."""
+    """Issue: `--yes` opens with AutoApprove, so the permission never reaches the person."""
     out = _run("--yes", "--json", "--mock", "turn", "run the tests", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     kinds = [next(iter(json.loads(line)["kind"])) for line in out.stdout.splitlines()]

@@ -8,24 +8,47 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 # A path that climbs out of the clone to a sibling folder, or names the workspace's shared notes.
 OUTSIDE = re.compile(r"\.\./shared|[\"']shared[\"']|shared/(?:spec|docs)|parents\[\d+\]\s*/\s*[\"']shared")
+# The team's private reference notes, kept outside the repository, by file name or as a section citation of them
+# (the wire's JSON schema, `anyagent-wire.schema.json`, ships in the repository and is fine). Spelled in pieces, so
+# this file names none of them either.
+NOTES = re.compile(
+    r"\b(?:anyagent-wire|real-agents|yuke-rpc)\.md\b|\byuke-rpc\.txt\b|\b(?:anyagent(?:-rs)?|real-agents|yuke) §"
+)
+SOURCES = (".py", ".json", ".toml", ".sh", ".mjs")
 
 
-def _tracked() -> list[Path]:
+def _tracked(suffixes: tuple[str, ...] = SOURCES) -> list[Path]:
     listed = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    return [ROOT / name for name in listed.splitlines() if name.endswith((".py", ".json", ".toml", ".sh", ".mjs"))]
+    return [ROOT / name for name in listed.splitlines() if name.endswith(suffixes)]
 
 
-def test_no_file_reads_or_names_a_folder_beside_the_clone() -> None:
+def _offenders(pattern: re.Pattern[str], paths: list[Path]) -> list[str]:
     offenders = []
-    for path in _tracked():
+    for path in [*paths, ROOT / ".ci" / "run"]:
         if path.name == "test_stands_alone.py" or not path.is_file():
             continue
         for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
-            if OUTSIDE.search(line):
+            if pattern.search(line):
                 offenders.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
-    ci = ROOT / ".ci" / "run"
-    offenders += [f".ci/run: {line}" for line in ci.read_text().splitlines() if OUTSIDE.search(line)]
-    assert offenders == []
+    return offenders
+
+
+def test_no_file_reads_or_names_a_folder_beside_the_clone() -> None:
+    assert _offenders(OUTSIDE, _tracked()) == []
+
+
+def test_no_file_names_the_private_reference_notes() -> None:
+    """Code, tests, CI and docs say what they mean, or cite docs/*.md and the public wires, never the notes."""
+    assert _offenders(NOTES, _tracked((*SOURCES, ".md"))) == []
+
+
+def test_the_notes_pattern_catches_their_names_and_spares_the_shipped_schema() -> None:
+    for note in ("anyagent-wire", "real-agents", "yuke-rpc"):
+        assert NOTES.search(f"(docs/{note}.md §3)")
+    assert NOTES.search("yuke-rpc" + ".txt")
+    assert NOTES.search("anyagent" + " §9.5: cancel")
+    assert not NOTES.search("src/omniagent/protocols/sidecar/schema/anyagent-wire.schema.json")
+    assert not NOTES.search('docs/acp.md, docs/sidecar.md "Ordering guarantees", RFC 8628 §3.2')
 
 
 def test_every_spec_the_tests_validate_against_is_in_the_repository_with_its_source() -> None:

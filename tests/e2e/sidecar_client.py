@@ -2,9 +2,10 @@
 
 Every stdout line is parsed and validated against the anyagent schema (`tests.sidecar_schema.validate_line`).
 On top of the schema the client checks, passively and on every line, the guarantees any app relies on
-(anyagent §3, §7): hello first and once; each command id answered at most once; G1 no line of a session before
-its `open` reply; G2 each session's `sequence` from 1, gap-free; G3 nothing but events after a session error;
-G4 `closed` at most once and nothing after it. A broken rule fails the next wait and the teardown.
+(docs/sidecar.md, "Output lines" and "Ordering guarantees"): hello first and once; each command id answered at
+most once; G1 no line of a session before its `open` reply; G2 each session's `sequence` from 1, gap-free; G3
+nothing but events after a session error; G4 `closed` at most once and nothing after it.
+A broken rule fails the next wait and the teardown.
 
 Waits are bounded (`WAIT`) and wake on new lines; nothing sleeps.
 """
@@ -353,7 +354,7 @@ class Sidecar:
 
 
 def kind_of(event: Line) -> str:
-    """An event's kind tag: a unit kind is a bare string, a data kind a single-key object (anyagent §8.3)."""
+    """An event's kind tag: a unit kind is a bare string, a data kind a single-key object."""
     kind = event["kind"]
     return kind if isinstance(kind, str) else next(iter(kind))
 

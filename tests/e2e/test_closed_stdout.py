@@ -162,7 +162,7 @@ def _initialize(face: str, request_id: int) -> bytes:
 def test_a_stdio_face_ends_quietly_once_a_write_finds_its_reader_gone(tmp_path: Path, face: str) -> None:
     """An app that closes our stdout and keeps our stdin open (or dies with it half closed): the next reply finds
     the pipe closed, and the face shuts down by itself, without a traceback, with the status of a closed pipe (`serve`:
-    1, as anyagent §1 says of a stdout that stops accepting writes)."""
+    1, as `anyagent serve` exits when its stdout stops accepting writes)."""
     stderr = tmp_path / "stderr"
     args = _omniagent(face) if face == "serve" else _omniagent(face, "--data-dir", str(tmp_path / "data"))
     with stderr.open("wb") as err:

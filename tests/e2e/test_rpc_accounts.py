@@ -1,4 +1,4 @@
-"""catalog.* and auth.* over a real `omniagent rpc` subprocess (docs/yuke-rpc.md §5.3, §5.4, §6)."""
+"""catalog.* and auth.* over a real `omniagent rpc` subprocess (docs/engine.md "Providers and keys")."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ SECRET = "sk-test-very-secret-value-1234"
 
 
 async def test_catalog_list_is_unchanged_for_the_current_revision_and_reload_reports_changes(tmp_path: Path) -> None:
-    """yuke §6 catalog.list / catalog.reload: `unchanged` for the current rev; a changed file moves the rev and
+    """catalog.list / catalog.reload: `unchanged` for the current rev; a changed file moves the rev and
     broadcasts catalog.changed; a bad file keeps the catalog and fails with internal."""
     async with FakeLLMServer(Scenario()) as llm:
         data = tmp_path / "data"

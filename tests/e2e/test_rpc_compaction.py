@@ -1,5 +1,5 @@
-"""Compaction over a real `omniagent rpc` subprocess against the fake LLM (docs/yuke-rpc.md §10.3, §6 session.compact,
-§5.6 `compacting`, §5.12 outcomes `compacted` / `skipped`)."""
+"""Compaction over a real `omniagent rpc` subprocess against the fake LLM (docs/engine.md "Compaction":
+session.compact, the activity `compacting`, the outcomes `compacted` / `skipped`)."""
 
 from __future__ import annotations
 
@@ -82,7 +82,7 @@ def _states(rpc: RpcProcess, start: int, end: int | None = None) -> list[dict[st
 async def test_a_manual_compaction_commits_a_checkpoint_and_the_next_request_sends_the_summary(
     tmp_path: Path, llm: FakeLLMServer
 ) -> None:
-    """§10.3 and §6 session.compact: idle → `started`; activity `compacting{manual}`; the summary call carries the
+    """session.compact: idle → `started`; activity `compacting{manual}`; the summary call carries the
     covered messages and the summary instruction; the CompactionMessage (summary, first_kept_id, tokens) is
     committed and the run ends `compacted`; later requests send the summary and the kept messages only."""
     llm.enqueue(
@@ -147,7 +147,7 @@ async def test_a_manual_compaction_commits_a_checkpoint_and_the_next_request_sen
 async def test_compacting_an_empty_or_short_session_is_skipped_without_a_model_call(
     tmp_path: Path, llm: FakeLLMServer
 ) -> None:
-    """§10.3: an empty covered range → `skipped{nothing_to_summarize}`; a transcript that fits the kept tail has
+    """An empty covered range → `skipped{nothing_to_summarize}`; a transcript that fits the kept tail has
     nothing before the cut → `skipped{too_few_messages}`. Neither calls the model or writes a message."""
     llm.enqueue(Reply(text="short answer"))
     rpc = await _engine(tmp_path, llm)
@@ -170,7 +170,7 @@ async def test_compacting_an_empty_or_short_session_is_skipped_without_a_model_c
 async def test_a_provider_error_or_a_cancel_during_compaction_leaves_the_transcript_unchanged(
     tmp_path: Path, llm: FakeLLMServer
 ) -> None:
-    """§10.3 and §5.12: a summary call that fails ends the run `failed` with the provider's code; one canceled ends
+    """A summary call that fails ends the run `failed` with the provider's code; one canceled ends
     it `canceled`; either way no message is committed and the next request still sends the whole transcript."""
     llm.enqueue(
         Reply(text="first answer"),
@@ -220,7 +220,7 @@ async def test_a_provider_error_or_a_cancel_during_compaction_leaves_the_transcr
 async def test_a_compaction_asked_during_a_run_is_queued_and_runs_when_the_run_ends(
     tmp_path: Path, llm: FakeLLMServer
 ) -> None:
-    """§6 session.compact: busy → a reserved run id answered `queued`, shown as `pending_compaction` in the
+    """session.compact: busy → a reserved run id answered `queued`, shown as `pending_compaction` in the
     activity; when the active run ends, the compaction run starts with that id (before any queued input)."""
     llm.enqueue(Reply(text="x" * 400, chunk_size=2, gate="turn", hold_after_events=4))
     rpc = await _engine(tmp_path, llm)
@@ -248,8 +248,8 @@ async def test_a_compaction_asked_during_a_run_is_queued_and_runs_when_the_run_e
 async def test_clearing_the_queue_cancels_a_queued_compaction_that_never_started(
     tmp_path: Path, llm: FakeLLMServer
 ) -> None:
-    """§6 session.cancel_run: `clear_queue` cancels a pending compaction (`cleared_compaction`), whose run.done is
-    `canceled` with no start time (§5.12 RunCanceledTiming); no compaction runs after the canceled turn."""
+    """session.cancel_run: `clear_queue` cancels a pending compaction (`cleared_compaction`), whose run.done is
+    `canceled` with no start time (RunCanceledTiming); no compaction runs after the canceled turn."""
     llm.enqueue(Reply(text="x" * 400, chunk_size=2, gate="never", hold_after_events=4))
     rpc = await _engine(tmp_path, llm)
     sid = await _session(rpc, tmp_path)
@@ -276,7 +276,7 @@ async def test_clearing_the_queue_cancels_a_queued_compaction_that_never_started
 async def test_a_compaction_queued_when_the_engine_dies_is_canceled_at_the_next_start(
     tmp_path: Path, llm: FakeLLMServer
 ) -> None:
-    """§10.1 (yuke keeps a queued compaction in memory only; ours is a durable reserved run): after `kill -9`,
+    """Crash recovery (yuke keeps a queued compaction in memory only; ours is a durable reserved run): after `kill -9`,
     the next start ends the open turn `failed{interrupted}` and the reserved compaction `canceled`."""
     llm.enqueue(Reply(text="y" * 2000, chunk_size=2, gate="never", hold_after_events=4))
     rpc = await _engine(tmp_path, llm)
@@ -298,7 +298,7 @@ async def test_a_compaction_queued_when_the_engine_dies_is_canceled_at_the_next_
 async def test_a_turn_whose_context_would_overflow_compacts_automatically_then_goes_on(
     tmp_path: Path, llm: FakeLLMServer
 ) -> None:
-    """§10.3 auto: before a request whose projected context (last usage + what came after) passes
+    """Auto: before a request whose projected context (last usage + what came after) passes
     `window - max_output`, the turn compacts (activity `compacting{auto}`, a CompactionMessage with reason `auto`
     and the turn's run id), then sends the summary and the kept messages, and ends as a normal turn."""
     llm.enqueue(

@@ -1,4 +1,5 @@
-"""Crash recovery: `kill -9` during a streaming run, restart on the same store (docs/yuke-rpc.md §10.1)."""
+"""Crash recovery: `kill -9` during a streaming run, restart on the same store (docs/engine.md "Where the data
+lives")."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ def _input(text: str) -> dict[str, object]:
 
 
 async def test_a_run_open_at_kill_9_reads_failed_interrupted_and_the_queue_survives(tmp_path: Path) -> None:
-    """yuke §10.1: the open-run marker makes the next start emit `run.done{failed:"interrupted"}`; the transcript
+    """The open-run marker makes the next start emit `run.done{failed:"interrupted"}`; the transcript
     before the crash is intact, the queued input is still queued, and the session accepts input again."""
     async with FakeLLMServer(Scenario()) as llm:
         llm.enqueue(
@@ -74,7 +75,7 @@ async def test_a_run_open_at_kill_9_reads_failed_interrupted_and_the_queue_survi
 
 
 async def test_closing_stdin_during_a_run_ends_it_as_interrupted_and_exits_cleanly(tmp_path: Path) -> None:
-    """yuke §1 EOF: flush pending notifications and exit; our choice: the open run ends `failed/interrupted`."""
+    """On EOF yuke flushes pending notifications and exits; our choice: the open run ends `failed/interrupted`."""
     async with FakeLLMServer(Scenario()) as llm:
         llm.enqueue(Reply(text="z" * 2000, chunk_size=2, gate="never", hold_after_events=2))  # OpenAI Chat: role, delta
         data = tmp_path / "data"

@@ -1,4 +1,4 @@
-"""The yuke envelope over a real `omniagent rpc` subprocess (docs/yuke-rpc.md §1, §8)."""
+"""The yuke envelope and its error codes over a real `omniagent rpc` subprocess."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from tests.engine.rpc_harness import RpcProcess
 
 
 async def test_initialize_reports_protocol_one_and_the_engine_version(tmp_path: Path) -> None:
-    """yuke §1: `initialize` is optional, takes empty params and returns `protocol: 1`."""
+    """`initialize` is optional, takes empty params and returns `protocol: 1`."""
     rpc = await RpcProcess.start(tmp_path)
     result = await rpc.call("initialize")
     assert result["protocol"] == 1
@@ -21,14 +21,14 @@ async def test_initialize_reports_protocol_one_and_the_engine_version(tmp_path: 
 
 
 async def test_unknown_method_is_answered_with_unknown_method(tmp_path: Path) -> None:
-    """yuke §1: an unknown method gets -32601 with the request's id."""
+    """An unknown method gets -32601 with the request's id."""
     rpc = await RpcProcess.start(tmp_path)
     assert await rpc.call_error("session.nope", {}) == ErrorCode.UNKNOWN_METHOD
     assert await rpc.close() == 0
 
 
 async def test_bad_params_are_answered_with_bad_request_and_the_loop_goes_on(tmp_path: Path) -> None:
-    """yuke §1: a missing field, a wrong type, a bad enum tag or a bad hex id is -32602."""
+    """A missing field, a wrong type, a bad enum tag or a bad hex id is -32602."""
     rpc = await RpcProcess.start(tmp_path)
     assert await rpc.call_error("session.get", {}) == ErrorCode.BAD_REQUEST
     assert await rpc.call_error("session.get", {"session_id": "ABCDEF"}) == ErrorCode.BAD_REQUEST
@@ -40,7 +40,7 @@ async def test_bad_params_are_answered_with_bad_request_and_the_loop_goes_on(tmp
 
 
 async def test_a_non_string_id_is_answered_with_an_empty_id(tmp_path: Path) -> None:
-    """yuke §1: a non-string id (e.g. 7) is -32602 with `id: ""`."""
+    """A non-string id (e.g. 7) is -32602 with `id: ""`."""
     rpc = await RpcProcess.start(tmp_path)
     rpc.send_raw(b'{"id":7,"method":"session.list"}\n')
     line = rpc.lines[await rpc.wait_for(lambda line: "error" in line)]
@@ -49,7 +49,7 @@ async def test_a_non_string_id_is_answered_with_an_empty_id(tmp_path: Path) -> N
 
 
 async def test_a_line_that_is_not_json_or_not_a_request_gets_bad_request_and_the_loop_goes_on(tmp_path: Path) -> None:
-    """yuke §1: parse errors and non-request lines are -32602 with `id: ""` (no -32700)."""
+    """Parse errors and non-request lines are -32602 with `id: ""` (no -32700)."""
     rpc = await RpcProcess.start(tmp_path)
     rpc.send_raw(b'this is not json\n[1,2]\n{"id":"x"}\n')
     await rpc.wait_for(lambda line: line.get("id") == "", after=2)
@@ -59,7 +59,7 @@ async def test_a_line_that_is_not_json_or_not_a_request_gets_bad_request_and_the
 
 
 async def test_a_request_without_id_runs_but_gets_no_response(tmp_path: Path) -> None:
-    """yuke §1: a line without id is a notification: executed, never answered (not even with an error)."""
+    """A line without id is a notification: executed, never answered (not even with an error)."""
     rpc = await RpcProcess.start(tmp_path)
     workspace = tmp_path / "ws"
     workspace.mkdir()
@@ -76,7 +76,7 @@ async def test_a_request_without_id_runs_but_gets_no_response(tmp_path: Path) ->
 
 
 async def test_jsonrpc_member_is_accepted_and_never_sent(tmp_path: Path) -> None:
-    """yuke §1: `"jsonrpc":"2.0"` is neither sent nor required; we accept and ignore it."""
+    """`"jsonrpc":"2.0"` is neither sent nor required; we accept and ignore it."""
     rpc = await RpcProcess.start(tmp_path)
     rpc.methods_by_id["j"] = "initialize"
     rpc.send_raw(b'{"jsonrpc":"2.0","id":"j","method":"initialize"}\n')
@@ -85,7 +85,7 @@ async def test_jsonrpc_member_is_accepted_and_never_sent(tmp_path: Path) -> None
 
 
 async def test_every_method_of_the_protocol_is_served(tmp_path: Path) -> None:
-    """yuke §6: the engine serves every method of the protocol (none answers -31022 not_implemented); the
+    """The engine serves every method of the protocol (none answers -31022 not_implemented); the
     agents.* methods answer over the wire too (an absent agents.json reads as `{}`)."""
     async with Engine.open(EngineConfig(data_dir=tmp_path, config_dir=tmp_path)) as engine:
         assert [method for method in METHODS if not engine.serves(method)] == []

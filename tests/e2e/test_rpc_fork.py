@@ -1,4 +1,4 @@
-"""session.fork over a real `omniagent rpc` subprocess (docs/yuke-rpc.md §6 session.fork; docs/engine.md "Forks";
+"""session.fork over a real `omniagent rpc` subprocess (docs/engine.md "Forks";
 issue "One system": the engine serves fork)."""
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ async def _history(rpc: RpcProcess, sid: str, before: int = NEWEST) -> dict[str,
 
 
 async def test_a_fork_copies_the_history_up_to_the_cut_and_lives_on_its_own(tmp_path: Path) -> None:
-    """yuke §6 session.fork: a new session with origin `fork{source_id}` holding the transcript before
+    """session.fork: a new session with origin `fork{source_id}` holding the transcript before
     `before_message_id` (all of it when absent), announced by session.summary_changed before the answer; a turn in
     the fork reaches the model with the copied turns and leaves the source untouched; the fork outlives the
     process."""
@@ -98,7 +98,7 @@ async def test_a_fork_copies_the_history_up_to_the_cut_and_lives_on_its_own(tmp_
 
 
 async def test_a_fork_of_an_unknown_session_or_message_is_refused_and_makes_nothing(tmp_path: Path) -> None:
-    """yuke §6/§8: an unknown session is unknown_session (-31000), a cut at a message the source does not have is
+    """An unknown session is unknown_session (-31000), a cut at a message the source does not have is
     unknown_message (-31003), a malformed id is bad_request; no session is made by a refused fork."""
     async with FakeLLMServer(Scenario(fallback=Reply(text="ok"))) as llm:
         rpc, workspace = await _engine(tmp_path, llm)

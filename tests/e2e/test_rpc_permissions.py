@@ -148,7 +148,7 @@ async def test_auto_mode_runs_guarded_tools_without_asking(rpc: RpcProcess, llm:
 
 
 async def test_bad_permission_requests_get_the_wire_errors(rpc: RpcProcess, tmp_path: Path) -> None:
-    """yuke §6: unknown interaction → unknown_interaction; a bad mode → bad_request; the extension method on an
+    """Unknown interaction → unknown_interaction; a bad mode → bad_request; the extension method on an
     unknown session → unknown_session."""
     sid, _ = await _session(rpc, tmp_path)
     unknown = {"interaction_id": 99, "response": {"type": "confirm", "value": True}}
@@ -160,7 +160,7 @@ async def test_bad_permission_requests_get_the_wire_errors(rpc: RpcProcess, tmp_
 async def test_a_response_of_the_wrong_kind_is_refused_and_the_ask_stays_open(
     rpc: RpcProcess, llm: FakeLLMServer, tmp_path: Path
 ) -> None:
-    """yuke §5.8: the response arm must match the request (a confirm) or be canceled; a `select` answer is
+    """The response arm must match the request (a confirm) or be canceled; a `select` answer is
     bad_request and leaves the ask open; `canceled` then counts as a refusal."""
     llm.enqueue(_write_call(), Reply(text="fine"))
     sid, workspace = await _session(rpc, tmp_path)

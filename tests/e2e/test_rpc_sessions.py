@@ -1,4 +1,4 @@
-"""session.* methods over a real `omniagent rpc` subprocess (docs/yuke-rpc.md §6)."""
+"""session.* methods over a real `omniagent rpc` subprocess."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ async def _engine(tmp_path: Path, llm: FakeLLMServer) -> tuple[RpcProcess, Path]
 
 
 async def test_create_canonicalizes_the_workspace_and_refuses_bad_ones(tmp_path: Path) -> None:
-    """yuke §6 session.create: absolute path required, canonical root, unknown model / reasoning refused."""
+    """session.create: absolute path required, canonical root, unknown model / reasoning refused."""
     async with FakeLLMServer(Scenario()) as llm:
         rpc, workspace = await _engine(tmp_path, llm)
         (tmp_path / "link").symlink_to(workspace)
@@ -67,7 +67,7 @@ async def test_create_canonicalizes_the_workspace_and_refuses_bad_ones(tmp_path:
 
 
 async def test_list_pages_with_a_cursor_bound_to_its_population(tmp_path: Path) -> None:
-    """yuke §6 session.list: `updated_at_ms DESC, id DESC`, limit clamp, opaque cursor, total, stale cursor."""
+    """session.list: `updated_at_ms DESC, id DESC`, limit clamp, opaque cursor, total, stale cursor."""
     async with FakeLLMServer(Scenario()) as llm:
         rpc, workspace = await _engine(tmp_path, llm)
         ids = [
@@ -92,7 +92,7 @@ async def test_list_pages_with_a_cursor_bound_to_its_population(tmp_path: Path) 
 
 
 async def test_patch_writes_a_new_config_revision_and_history_pages_backwards(tmp_path: Path) -> None:
-    """yuke §6 session.patch / session.config / session.history: config.changed with a seq, old revisions stay
+    """session.patch / session.config / session.history: config.changed with a seq, old revisions stay
     readable, history returns ids < before oldest first with has_more."""
     async with FakeLLMServer(Scenario(fallback=Reply(text="ok"))) as llm:
         rpc, workspace = await _engine(tmp_path, llm)
@@ -149,7 +149,7 @@ async def test_session_events_replays_the_durable_broadcasts_in_pages_by_seq(tmp
 
 
 async def test_remove_drops_the_session_and_unknown_ids_are_unknown_session(tmp_path: Path) -> None:
-    """yuke §6 session.remove: `session.removed` with a new revision; later calls answer unknown_session."""
+    """session.remove: `session.removed` with a new revision; later calls answer unknown_session."""
     async with FakeLLMServer(Scenario()) as llm:
         rpc, workspace = await _engine(tmp_path, llm)
         sid = (await rpc.call("session.create", {"workspace_path": str(workspace), "model": MODEL}))["session"]["id"]
@@ -178,7 +178,7 @@ async def test_media_inputs_are_refused(tmp_path: Path) -> None:
 
 
 async def test_create_with_initial_input_starts_the_first_run_at_once(tmp_path: Path) -> None:
-    """yuke §6 session.create: `initial_input` is admitted like send_input, so the session's first run starts
+    """session.create: `initial_input` is admitted like send_input, so the session's first run starts
     without another request and completes against the provider."""
     async with FakeLLMServer(Scenario()) as llm:
         llm.enqueue(Reply(text="Hello from the first run."))

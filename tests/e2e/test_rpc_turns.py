@@ -1,4 +1,5 @@
-"""Runs over a real `omniagent rpc` subprocess against the fake LLM server (docs/yuke-rpc.md §7.1, §10.2)."""
+"""Runs over a real `omniagent rpc` subprocess against the fake LLM server (docs/engine.md "What a turn looks like
+on the wire"; docs/providers.md "Errors and retries")."""
 
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ def _send(rpc: RpcProcess, sid: str, text: str) -> str:
 async def test_a_turn_with_a_tool_round_streams_the_documented_broadcast_order(
     tmp_path: Path, llm: FakeLLMServer, protocol: str
 ) -> None:
-    """yuke §7.1: user commit → run.started → response, then per round the draft, the tool lifecycle and the
+    """User commit → run.started → response, then per round the draft, the tool lifecycle and the
     assistant commit, then run.done and idle activity."""
     llm.enqueue(
         Reply(
@@ -124,7 +125,7 @@ async def test_a_turn_with_a_tool_round_streams_the_documented_broadcast_order(
 async def test_input_sent_while_busy_is_queued_and_drains_into_one_next_turn(
     tmp_path: Path, llm: FakeLLMServer
 ) -> None:
-    """yuke §10.4: busy → durable `input.queued` and `queued{session_busy}`; at run end the queue drains into one
+    """Busy → durable `input.queued` and `queued{session_busy}`; at run end the queue drains into one
     new turn whose user messages are committed consecutively."""
     llm.enqueue(Reply(text="slow answer", chunk_size=2, gate="first", hold_after_events=4), Reply(text="second"))
     rpc = await _engine(tmp_path, llm)
@@ -157,8 +158,8 @@ async def test_input_sent_while_busy_is_queued_and_drains_into_one_next_turn(
 async def test_cancel_run_commits_the_partial_draft_as_canceled_and_clears_the_queue(
     tmp_path: Path, llm: FakeLLMServer
 ) -> None:
-    """yuke §9 #10 and §6 cancel_run: the partial draft is committed with finish `canceled`, `clear_queue` cancels
-    each queued input, and `run.done{canceled}` follows."""
+    """cancel_run (docs/engine.md "Decisions on the protocol's open points" #10): the partial draft is committed
+    with finish `canceled`, `clear_queue` cancels each queued input, and `run.done{canceled}` follows."""
     llm.enqueue(Reply(text="x" * 400, chunk_size=2, gate="never", hold_after_events=4))
     rpc = await _engine(tmp_path, llm)
     sid = await _session(rpc, tmp_path)
@@ -180,7 +181,7 @@ async def test_cancel_run_commits_the_partial_draft_as_canceled_and_clears_the_q
 async def test_a_429_with_retry_after_is_retried_after_at_least_that_wait_then_succeeds(
     tmp_path: Path, llm: FakeLLMServer
 ) -> None:
-    """yuke §10.2: a retryable failure shows `retrying{attempt, max_attempts, next_at_ms, code}` and waits at least
+    """A retryable failure shows `retrying{attempt, max_attempts, next_at_ms, code}` and waits at least
     the server's retry-after before the next attempt."""
     llm.enqueue(ErrorReply(429, "rate_limit_error", "rate_limit_exceeded", retry_after=1), Reply(text="after the wait"))
     rpc = await _engine(tmp_path, llm)
@@ -202,7 +203,7 @@ async def test_a_429_with_retry_after_is_retried_after_at_least_that_wait_then_s
 
 
 async def test_a_run_fails_with_the_error_code_after_the_attempts_run_out(tmp_path: Path, llm: FakeLLMServer) -> None:
-    """yuke §10.2: five attempts, then `run.done{failed{code}}` (waits shrunk by OMNIAGENT_RETRY_SCALE)."""
+    """Five attempts, then `run.done{failed{code}}` (waits shrunk by OMNIAGENT_RETRY_SCALE)."""
     llm.enqueue(*[ErrorReply(529, "overloaded_error", message="Overloaded") for _ in range(5)])
     rpc = await _engine(tmp_path, llm, {"OMNIAGENT_RETRY_SCALE": "0.01"})
     sid = await _session(rpc, tmp_path)
@@ -224,7 +225,7 @@ async def test_a_run_fails_with_the_error_code_after_the_attempts_run_out(tmp_pa
 async def test_a_stream_cut_after_content_fails_without_retry_and_keeps_the_partial_message(
     tmp_path: Path, llm: FakeLLMServer
 ) -> None:
-    """yuke §10.2: no retry once content has streamed; the draft is committed with finish `error`."""
+    """No retry once content has streamed; the draft is committed with finish `error`."""
     llm.enqueue(Reply(text="partial answer that is cut", chunk_size=3, cut_after_events=6))
     rpc = await _engine(tmp_path, llm)
     sid = await _session(rpc, tmp_path)
@@ -240,7 +241,7 @@ async def test_a_stream_cut_after_content_fails_without_retry_and_keeps_the_part
 
 
 async def test_max_rounds_fails_the_run_with_max_rounds(tmp_path: Path, llm: FakeLLMServer) -> None:
-    """yuke §9 #11: hitting max_rounds ends the run `failed{code:"max_rounds"}`."""
+    """Hitting max_rounds ends the run `failed{code:"max_rounds"}`."""
     llm.enqueue(Reply(tool_calls=(FakeToolCall("read", {"path": "a.txt"}),)))
     rpc = await _engine(tmp_path, llm)
     sid = await _session(rpc, tmp_path, max_rounds=1)
@@ -251,7 +252,7 @@ async def test_max_rounds_fails_the_run_with_max_rounds(tmp_path: Path, llm: Fak
 
 
 async def test_reasoning_streams_as_a_part_finalized_with_its_signature(tmp_path: Path, llm: FakeLLMServer) -> None:
-    """yuke §5.10: reasoning parts get their signature at block stop via `message.part_finalized`; the activity
+    """Reasoning parts get their signature at block stop via `message.part_finalized`; the activity
     is `reasoning` while it streams."""
     llm.enqueue(Reply(reasoning="thinking it over", text="answer", signature="sig-1"))
     rpc = await _engine(tmp_path, llm)
@@ -277,7 +278,7 @@ async def test_reasoning_streams_as_a_part_finalized_with_its_signature(tmp_path
 
 
 async def test_an_auth_failure_is_not_retried_and_fails_with_auth(tmp_path: Path, llm: FakeLLMServer) -> None:
-    """yuke §10.2: permanent classes (auth) are never retried; run.done carries the mapped RunErrorCode."""
+    """Permanent classes (auth) are never retried; run.done carries the mapped RunErrorCode."""
     llm.enqueue(ErrorReply(401, "authentication_error", message="invalid x-api-key"))
     rpc = await _engine(tmp_path, llm)
     sid = await _session(rpc, tmp_path)

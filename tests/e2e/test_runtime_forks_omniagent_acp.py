@@ -1,5 +1,5 @@
 """One system: the runtime's ACP adapter forks a session of our own ACP agent (`omniagent acp`) with `session/fork`,
-because the agent advertises it (issue "One system"; anyagent §11.4)."""
+because the agent advertises it (issue "One system")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Sessions through a real `omniagent serve --mock` subprocess (anyagent-wire.md §3, §4, §6, §7, §8, §15.3).
+"""Sessions through a real `omniagent serve --mock` subprocess (docs/sidecar.md).
 
 Every line is schema-checked and held to G1-G4 by the client (`tests/e2e/sidecar_client.py`).
 """
@@ -16,7 +16,7 @@ FAKE_ACP_AGENT = Path(__file__).resolve().parents[1] / "fixtures" / "acp_agents"
 
 
 async def test_hello_is_the_first_line_and_discover_lists_the_mock_agent_under_the_callers_id() -> None:
-    """anyagent §3 (hello always first, protocol 1, crate version) and §15.3 (discover echoes the id, e.g. 7)."""
+    """The hello is always first (protocol 1, crate version); `discover` echoes the id (e.g. 7)."""
     async with Sidecar.running(mock="turn") as sidecar:
         await sidecar.send_raw(b'{"id":7,"cmd":"discover"}\n')
         reply = await sidecar.reply(7)
@@ -32,7 +32,7 @@ async def test_hello_is_the_first_line_and_discover_lists_the_mock_agent_under_t
 
 
 async def test_a_permission_turn_round_trips_and_status_goes_working_needs_input_working_idle() -> None:
-    """anyagent §15.3 round trip and §9.8 (permission turn statuses `Working, NeedsInput, Working, Idle`)."""
+    """A permission round trip; the turn's statuses are `Working, NeedsInput, Working, Idle`."""
     async with Sidecar.running(mock="turn") as sidecar:
         session = await sidecar.open()
         assert session == "s1"
@@ -61,7 +61,7 @@ async def test_a_permission_turn_round_trips_and_status_goes_working_needs_input
 
 
 async def test_two_interleaved_sessions_each_see_only_their_own_events_in_gap_free_sequence() -> None:
-    """anyagent G2 (§7) and S4 (§15.4): sequences from 1, strictly increasing, no gaps, per session."""
+    """G2: sequences from 1, strictly increasing, no gaps, per session."""
     async with Sidecar.running(mock="chatter") as sidecar:
         first, second = await sidecar.open(), await sidecar.open()
         for _ in range(2):  # chatter has two turns; both sessions run each turn at the same time
@@ -83,7 +83,7 @@ async def test_two_interleaved_sessions_each_see_only_their_own_events_in_gap_fr
 
 
 async def test_the_twenty_thousand_delta_flood_arrives_whole_and_in_order() -> None:
-    """anyagent §15.3 ("Flood delivers all 20,000") and S8a: a paced flood loses nothing."""
+    """A paced flood of 20,000 deltas is delivered whole: nothing is lost."""
     async with Sidecar.running(mock="flood") as sidecar:
         session = await sidecar.open()
         await sidecar.send("prompt", session=session, text="flood")
@@ -95,7 +95,7 @@ async def test_the_twenty_thousand_delta_flood_arrives_whole_and_in_order() -> N
 
 
 async def test_an_agent_death_ends_the_turn_failed_then_sends_process_exited_then_closed() -> None:
-    """anyagent §6, G3 and §17 crash path: MessageEnded → TurnEnded Failed → ProcessExited{status "9"} → closed."""
+    """G3, the crash path: MessageEnded → TurnEnded Failed → ProcessExited{status "9"} → closed."""
     async with Sidecar.running(mock="die") as sidecar:
         session = await sidecar.open()
         await sidecar.send("prompt", session=session, text="hi")
@@ -148,7 +148,7 @@ async def test_an_acp_agent_dying_mid_turn_is_reported_with_its_exit_status_and_
 
 
 async def test_an_event_with_text_that_has_no_utf8_form_is_still_delivered_in_sequence() -> None:
-    """anyagent G2 and our rule "bad input loses nothing": a lone surrogate (a path with undecodable bytes) is
+    """G2 and our rule "bad input loses nothing": a lone surrogate (a path with undecodable bytes) is
     written as `?`, the turn goes on, no event is skipped and the session is not closed."""
     async with Sidecar.running(mock="surrogate.json") as sidecar:
         session = await sidecar.open()
@@ -159,7 +159,7 @@ async def test_an_event_with_text_that_has_no_utf8_form_is_still_delivered_in_se
 
 
 async def test_configure_sends_option_and_is_confirmed_by_session_updated() -> None:
-    """anyagent §4 (field `option`), §8.4 and §15.3 (configure script: opus in configuration and config_options)."""
+    """`configure` (field `option`) → SessionUpdated; the configure script: opus in configuration and config_options."""
     async with Sidecar.running(mock="configure") as sidecar:
         session = await sidecar.open()
         unknown = await sidecar.error("configure", session=session, option="effort", value="high")
@@ -178,7 +178,7 @@ async def test_configure_sends_option_and_is_confirmed_by_session_updated() -> N
 
 
 async def test_generate_returns_the_turns_text_as_a_bare_string_and_refuses_resume() -> None:
-    """anyagent §4 and §10: `generate` answers a JSON string; resume or fork → InvalidConfiguration."""
+    """`generate` answers a JSON string; resume or fork → InvalidConfiguration."""
     async with Sidecar.running(mock="generate.json") as sidecar:
         text = await sidecar.ok("generate", agent="mock", dir=".", prompt="a title for this")
         assert text == "Fix the flaky test"
@@ -188,7 +188,7 @@ async def test_generate_returns_the_turns_text_as_a_bare_string_and_refuses_resu
 
 
 async def test_unknown_session_names_the_session_and_a_closed_session_refuses_all_but_info() -> None:
-    """anyagent §4 (closed sessions are kept: SessionClosed, `info` answers with status Idle) and §5."""
+    """Closed sessions are kept: commands answer SessionClosed, `info` answers with status Idle."""
     async with Sidecar.running(mock="turn") as sidecar:
         ghost = await sidecar.error("prompt", session="ghost", text="boo")
         assert ghost == {"kind": "UnknownSession", "message": "no session ghost", "session": "ghost"}
@@ -204,11 +204,11 @@ async def test_unknown_session_names_the_session_and_a_closed_session_refuses_al
         info = await sidecar.ok("info", session=session)
         assert (info["id"], info["status"]) == (session, "Idle")
         stops = [e["kind"]["TurnEnded"]["stop"] for e in sidecar.events(session) if kind_of(e) == "TurnEnded"]
-        assert stops == ["Cancelled"]  # a bare string (§8.3)
+        assert stops == ["Cancelled"]  # a bare string
 
 
 async def test_the_throwaway_sessions_of_probe_and_generate_are_unknown_to_the_app() -> None:
-    """anyagent §4: `UnknownSession` for an id never opened *on this wire*; probe's and generate's sessions take
+    """`UnknownSession` for an id never opened *on this wire*; probe's and generate's sessions take
     ids from the same counter (so the app's first session is not s1) but are never the app's."""
     async with Sidecar.running(mock="generate.json") as sidecar:
         await sidecar.ok("probe", agent="mock")

@@ -1,4 +1,4 @@
-"""Bad input and failing opens through a real `omniagent serve` subprocess (anyagent-wire.md §4, §5, G7).
+"""Bad input and failing opens through a real `omniagent serve` subprocess (docs/sidecar.md, "Errors" and G7).
 
 A bad line gets a clear BadFrame and the loop goes on; an open that cannot work fails typed and never hangs.
 """
@@ -27,7 +27,7 @@ async def _bad_frame(sidecar: Sidecar, raw: bytes) -> dict[str, object]:
 
 
 async def test_a_line_that_is_not_json_or_is_empty_is_bad_frame_with_a_null_id_and_the_loop_goes_on() -> None:
-    """anyagent §5 and G7: invalid JSON (an empty line, a lone surrogate escape) is BadFrame with `id: null`."""
+    """G7: invalid JSON (an empty line, a lone surrogate escape) is BadFrame with `id: null`."""
     async with Sidecar.running(mock="turn") as sidecar:
         lone_surrogate = b'{"id":4,"cmd":"info","session":"\\ud800"}\n'  # not Unicode text: serde refuses it too
         for raw in (b"not json\n", b"\n", b'{"id":3,\n', b"[1,2]\n", b'{"cmd":"discover"}\n', lone_surrogate):
@@ -36,7 +36,7 @@ async def test_a_line_that_is_not_json_or_is_empty_is_bad_frame_with_a_null_id_a
 
 
 async def test_a_frame_with_a_u64_id_but_a_bad_command_or_fields_is_bad_frame_with_that_id() -> None:
-    """anyagent §5 (valid JSON with a u64 id keeps it) and §4 (`turns:0` fails deserialization → BadFrame)."""
+    """Valid JSON with a u64 id keeps it; `turns:0` fails deserialization → BadFrame."""
     async with Sidecar.running(mock="turn") as sidecar:
         cases = {
             b'{"id":1001,"cmd":"nope"}\n': 1001,
@@ -50,7 +50,7 @@ async def test_a_frame_with_a_u64_id_but_a_bad_command_or_fields_is_bad_frame_wi
 
 
 async def test_a_frame_whose_id_is_not_a_u64_is_bad_frame_with_a_null_id_and_never_runs() -> None:
-    """anyagent §4: "a string, float or negative id → BadFrame with "id":null" (and the command does not run)."""
+    """A string, float or negative id → BadFrame with `"id":null` (and the command does not run)."""
     async with Sidecar.running(mock="turn") as sidecar:
         for frame_id in ('"7"', "7.0", "7.5", "-7", "true", "null", "18446744073709551616", "[7]"):
             line = await _bad_frame(sidecar, b'{"id":%s,"cmd":"discover"}\n' % frame_id.encode())
@@ -60,13 +60,13 @@ async def test_a_frame_whose_id_is_not_a_u64_is_bad_frame_with_a_null_id_and_nev
 
 
 async def test_unknown_extra_fields_in_a_frame_are_ignored() -> None:
-    """anyagent §4: "Unknown extra fields are ignored, not rejected"."""
+    """Unknown extra fields are ignored, not rejected."""
     async with Sidecar.running(mock="turn") as sidecar:
         assert await sidecar.ok("discover", verbose=True, trace={"x": 1}) == DISCOVER_OK
 
 
 async def test_a_line_over_the_sixteen_mib_cap_is_bad_frame_and_the_next_line_is_served() -> None:
-    """anyagent G7 and our framing rule (wire/jsonl.py): an oversize line is skipped whole, answered, never fatal."""
+    """G7 and our framing rule (wire/jsonl.py): an oversize line is skipped whole, answered, never fatal."""
     async with Sidecar.running(mock="turn") as sidecar:
         text = "x" * (MAX_LINE_BYTES + 1024 * 1024)
         line = await _bad_frame(sidecar, b'{"id":5,"cmd":"prompt","session":"s1","text":"%s"}\n' % text.encode())
@@ -76,7 +76,7 @@ async def test_a_line_over_the_sixteen_mib_cap_is_bad_frame_and_the_next_line_is
 
 
 async def test_opening_an_agent_that_is_not_installed_fails_not_installed_naming_it() -> None:
-    """anyagent §5 and §15.3: `NotInstalled.agent == "nope"` and the message contains it."""
+    """`NotInstalled.agent == "nope"` and the message contains it."""
     async with Sidecar.running(mock="turn") as sidecar:
         error = await sidecar.error("open", agent="nope", dir=".")
         assert error == {
@@ -90,7 +90,7 @@ async def test_opening_an_agent_that_is_not_installed_fails_not_installed_naming
 async def test_opening_an_inline_acp_agent_that_cannot_start_fails_spawn_failed_and_leaves_no_session(
     tmp_path: Path,
 ) -> None:
-    """anyagent §4: an inline `{"acp":…}` agent is not looked up, so a bad path surfaces at open as SpawnFailed
+    """An inline `{"acp":…}` agent is not looked up, so a bad path surfaces at open as SpawnFailed
     (detail "<path>: <os error>"); never a hang, never a session."""
     async with Sidecar.running(mock="turn") as sidecar:
         missing = str(tmp_path / "missing-agent")
@@ -105,7 +105,7 @@ async def test_opening_an_inline_acp_agent_that_cannot_start_fails_spawn_failed_
 async def test_opening_a_discovered_agent_that_cannot_serve_fails_protocol_failed_with_its_stderr(
     tmp_path: Path,
 ) -> None:
-    """anyagent §5: ProtocolFailed for a handshake the agent closed, with its stderr tail appended: kiro (an ACP
+    """ProtocolFailed for a handshake the agent closed, with its stderr tail appended: kiro (an ACP
     agent) and pi (its own RPC), each a binary that exits at once."""
     for name in ("kiro-cli", "pi"):
         fake = tmp_path / name

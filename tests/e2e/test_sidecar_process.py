@@ -1,5 +1,5 @@
 """The `omniagent serve` process: EOF, a consumer that stops reading, a consumer that goes away, bad arguments
-(anyagent-wire.md §1, §6, G4-G6, §15.3)."""
+(docs/sidecar.md, "Starting it" and G4-G6)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from tests.e2e.sidecar_client import WAIT, Sidecar, kind_of, texts
 
 
 async def test_eof_closes_every_session_writes_every_closed_and_exits_zero() -> None:
-    """anyagent §1 and G5: stdin EOF closes every session (a running turn ends Cancelled), closed ids = opened ids."""
+    """G5: stdin EOF closes every session (a running turn ends Cancelled), closed ids = opened ids."""
     async with Sidecar.running(mock="turn") as sidecar:
         sessions = [await sidecar.open() for _ in range(3)]
         await sidecar.ok("prompt", session=sessions[0], text="go")
@@ -27,7 +27,7 @@ async def test_eof_closes_every_session_writes_every_closed_and_exits_zero() -> 
 
 
 async def test_eof_while_a_session_streams_still_writes_its_remaining_events_and_closed() -> None:
-    """anyagent G4 and G5: `closed` exactly once on every path, EOF mid-stream included; exit 0."""
+    """G4 and G5: `closed` exactly once on every path, EOF mid-stream included; exit 0."""
     async with Sidecar.running(mock="flood") as sidecar:
         session = await sidecar.open()
         await sidecar.send("prompt", session=session, text="flood")
@@ -39,7 +39,7 @@ async def test_eof_while_a_session_streams_still_writes_its_remaining_events_and
 
 
 async def test_eof_while_the_reader_is_behind_still_delivers_the_buffered_events_and_closed() -> None:
-    """anyagent G4/G5: EOF closes sessions but every line already owed (buffered events, then `closed`) is written
+    """G4/G5: EOF closes sessions but every line already owed (buffered events, then `closed`) is written
     before the exit, even when the reader was far behind at EOF."""
     async with Sidecar.running(mock="starve.json") as sidecar:
         session = await sidecar.open()
@@ -54,7 +54,7 @@ async def test_eof_while_the_reader_is_behind_still_delivers_the_buffered_events
 
 
 async def test_eof_while_an_open_is_in_flight_still_answers_it_and_writes_its_closed() -> None:
-    """anyagent G5: "EOF during an in-flight open still yields closed"; in-flight commands reply before exit."""
+    """G5: EOF during an in-flight open still yields its `closed`; in-flight commands reply before exit."""
     async with Sidecar.running(mock="turn") as sidecar:
         frame_id = 41
         sidecar.check.sent[frame_id] = "open"
@@ -68,7 +68,7 @@ async def test_eof_while_an_open_is_in_flight_still_answers_it_and_writes_its_cl
 
 
 async def test_a_session_whose_reader_stops_is_closed_without_an_error_and_the_sidecar_survives() -> None:
-    """anyagent G6 and §6 ("a lagging consumer gets no error line"): the starved session ends with `closed` only;
+    """G6 (a lagging consumer gets no error line): the starved session ends with `closed` only;
     another session and later commands still work. The lag is seen on stderr, so nothing sleeps."""
     async with Sidecar.running(mock="starve.json") as sidecar:
         starved, other = await sidecar.open(), await sidecar.open()
@@ -88,7 +88,7 @@ async def test_a_session_whose_reader_stops_is_closed_without_an_error_and_the_s
 
 
 async def test_a_consumer_that_closes_our_stdout_makes_the_sidecar_exit_non_zero() -> None:
-    """anyagent §1: "stdout stops accepting writes → serve returns the io error → exit 1", also while a session
+    """Stdout stops accepting writes → serve returns the io error → exit 1, also while a session
     streams (its forwarder must not hang on a writer that will never drain)."""
     sidecar = await Sidecar.start(mock="starve.json")
     try:
@@ -118,7 +118,7 @@ async def test_a_consumer_that_closes_our_stdout_makes_the_sidecar_exit_non_zero
 async def test_serve_with_stray_args_or_a_bad_mock_script_exits_non_zero_with_stderr_only(
     args: list[str], message: bytes
 ) -> None:
-    """anyagent §1 (`serve --foo` → message on stderr, exit non-zero) and §15.2 (a bad script is refused up front):
+    """`serve --foo` → message on stderr, exit non-zero; a bad mock script is refused up front:
     nothing reaches stdout, so an app never mistakes it for a hello."""
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "omniagent", "serve", *args,

@@ -1,4 +1,4 @@
-"""The compaction rules as pure functions (docs/yuke-rpc.md §10.3): where the cut falls, what a request projects,
+"""The compaction rules as pure functions (docs/engine.md "Compaction"): where the cut falls, what a request projects,
 and the projected context that triggers automatic compaction."""
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def _checkpoint(mid: int, first_kept_id: int, summary: str = "old summary") -> C
 
 
 def test_the_cut_is_the_oldest_of_the_consecutive_user_messages_of_the_turn_holding_the_tail() -> None:
-    """§10.3: cut = start of the turn (oldest user message of its run of user messages) holding the tail target."""
+    """Cut = start of the turn (oldest user message of its run of user messages) holding the tail target."""
     transcript: list[Message] = [
         _user(1, "a" * 4000),
         _assistant(2, "b"),
@@ -69,13 +69,13 @@ def test_the_cut_is_the_oldest_of_the_consecutive_user_messages_of_the_turn_hold
 
 
 def test_nothing_before_the_cut_or_no_message_at_all_is_a_skip() -> None:
-    """§10.3: nothing earlier than the cut → too_few_messages; an empty range → nothing_to_summarize."""
+    """Nothing earlier than the cut → too_few_messages; an empty range → nothing_to_summarize."""
     assert compaction_rules.plan([], WINDOW) == "nothing_to_summarize"
     assert compaction_rules.plan([_user(1, "hi"), _assistant(2, "hello")], WINDOW) == "too_few_messages"
 
 
 def test_a_second_compaction_covers_the_kept_messages_and_merges_the_previous_summary() -> None:
-    """§10.3: requests project the newest checkpoint + messages from first_kept_id; the next compaction covers
+    """Requests project the newest checkpoint + messages from first_kept_id; the next compaction covers
     only those and wraps the previous checkpoint in <previous-summary>."""
     transcript: list[Message] = [
         _user(1, "old"),
@@ -96,7 +96,7 @@ def test_a_second_compaction_covers_the_kept_messages_and_merges_the_previous_su
 
 
 def test_the_projected_context_uses_the_last_call_after_the_newest_checkpoint_only() -> None:
-    """§10.3 trigger (pi's rule): the last assistant usage plus what came after; usage from before the newest
+    """The trigger (pi's rule): the last assistant usage plus what came after; usage from before the newest
     checkpoint is stale, so then everything is estimated (with the system prompt and tools)."""
     used = TokenUsage(input=15_000, output=500)
     transcript: list[Message] = [_user(1, "q"), _assistant(2, "a", used), _user(3, "z" * 400)]

@@ -123,7 +123,7 @@ async def test_cancelling_the_wait_answers_the_ask_canceled_and_later_answers_ar
 
 
 async def test_the_yuke_confirm_maps_to_allow_once_or_reject() -> None:
-    """yuke §5.8: confirm true = allow once, false = reject; a confirm cannot say "always"."""
+    """Confirm true = allow once, false = reject; a confirm cannot say "always"."""
     permissions, interactions, seen = _parts()
     for value, expected in ((True, Decision.ALLOW_ONCE), (False, Decision.REJECT)):
         task = asyncio.create_task(permissions.open_interaction(SID, 2, 0, "edit", "{}"))

@@ -1,4 +1,4 @@
-"""The engine store: WAL, migrations, one transaction per command (docs/yuke-rpc.md §10.1)."""
+"""The engine store: WAL, migrations, one transaction per command (docs/engine.md "Where the data lives")."""
 
 from __future__ import annotations
 

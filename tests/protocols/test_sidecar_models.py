@@ -79,14 +79,14 @@ def _event(kind: Any) -> Event:
     ],
 )
 def test_event_kinds_encode_as_serde_externally_tagged_enums(kind: Any, wire: Any) -> None:
-    """anyagent §8.3: unit variants are bare strings, data variants single-key objects."""
+    """Unit variants are bare strings, data variants single-key objects."""
     assert dump(kind) == wire
     assert convert(wire, EventKind) == kind
     validate("EventKind", wire)
 
 
 def test_absent_optionals_are_null_except_upgrade_and_acp_args() -> None:
-    """anyagent §8.3: optionals serialize as null; `upgrade` and `acp_args` are omitted when absent."""
+    """Optionals serialize as null; `upgrade` and `acp_args` are omitted when absent."""
     tool = ToolUpdate(id="tool-1", kind=Execute(), title="cargo test", status=ToolStatus.PENDING)
     wire = _event(
         RequestOpened(
@@ -133,7 +133,7 @@ def test_session_info_round_trips_and_validates() -> None:
 
 
 def test_tool_kinds_and_inputs_use_their_tagged_forms() -> None:
-    """anyagent §8.3: `{"Mcp":{server,tool}}`, `{"Command":{command,cwd}}`."""
+    """`{"Mcp":{server,tool}}`, `{"Command":{command,cwd}}`."""
     tool = ToolUpdate(
         id="t",
         kind=Mcp(server="fs", tool="read"),
@@ -148,7 +148,7 @@ def test_tool_kinds_and_inputs_use_their_tagged_forms() -> None:
 
 
 def test_commands_parse_by_cmd_and_ignore_unknown_fields() -> None:
-    """anyagent §4: fields sit next to `cmd`; unknown extra fields are ignored."""
+    """Fields sit next to `cmd`; unknown extra fields are ignored."""
     frame = convert(
         {"id": 4, "cmd": "answer", "session": "s1", "request": "r1", "answer": {"Permission": "AllowOnce"}, "x": 1},
         Command,
@@ -172,6 +172,6 @@ def test_commands_parse_by_cmd_and_ignore_unknown_fields() -> None:
     ],
 )
 def test_invalid_frames_are_rejected(frame: dict[str, Any]) -> None:
-    """anyagent §4/§17: `turns:0`, unknown cmd, negative id and unknown choices are BadFrame."""
+    """`turns:0`, unknown cmd, negative id and unknown choices are BadFrame."""
     with pytest.raises(ValidationError):
         convert(frame, Command)

@@ -1,6 +1,6 @@
 """Every sidecar model against the anyagent schema: it has exactly the schema's fields, and an absent optional is
-written as `null`, never left out, except the fields the wire omits (`AgentInstallation.upgrade` and `acp_args`,
-anyagent §8.3; docs/sidecar.md "absent optional fields are `null`, not omitted").
+written as `null`, never left out, except the fields the wire omits (`AgentInstallation.upgrade` and `acp_args`;
+docs/sidecar.md "absent optional fields are `null`, not omitted").
 
 The models are found by walking the package, so a model added later is checked too (or fails to find its shape).
 `ErrorBody`'s own fields (`detail`, `login`, …) are the open part of its schema (`additionalProperties`): each is
@@ -26,7 +26,7 @@ from omniagent.protocols.sidecar.base import Newtype, SidecarModel, Variant
 from omniagent.protocols.sidecar.commands import EXTENSIONS
 from tests.sidecar_schema import SPEC
 
-# The only fields the wire omits when absent (anyagent §8.3).
+# The only fields the wire omits when absent.
 OMITTED = {("AgentInstallation", "upgrade"), ("AgentInstallation", "acp_args")}
 # Models that are not a wire shape of their own: bases, and the open/generate options mixed into both commands.
 NOT_SHAPES = {"SidecarModel", "Variant", "Newtype", "_Command", "OpenOptions"}

@@ -45,8 +45,8 @@ def test_every_agent_has_both_override_variables_omniagent_first() -> None:
 
 
 def test_acp_agents_launch_with_the_arguments_verified_in_real_agents() -> None:
-    """real-agents.md §1: gemini --acp, qwen --acp, opencode acp, claude-code-acp and codex-acp bare; anyagent §11.4
-    for grok, hermes and kiro."""
+    """gemini --acp, qwen --acp, opencode acp, claude-code-acp and codex-acp bare (each run offline); anyagent's
+    catalog for grok, hermes and kiro."""
     expected = {
         "gemini": ("gemini", ("--acp",)),
         "qwen": ("qwen", ("--acp",)),
@@ -64,7 +64,7 @@ def test_acp_agents_launch_with_the_arguments_verified_in_real_agents() -> None:
 
 
 def test_native_agents_use_their_own_connection_kind() -> None:
-    """anyagent §11.2, §11.3, §11.6, §11.7: claude stream-json, codex app-server, pi --mode rpc, opencode serve (the
+    """claude stream-json, codex app-server, pi --mode rpc, opencode serve (the
     same CLI as the `opencode-acp` row, which keeps its ACP face selectable)."""
     claude, codex, pi, opencode = profile("claude"), profile("codex"), profile("pi"), profile("opencode")
     assert claude is not None and codex is not None and pi is not None and opencode is not None
@@ -80,7 +80,7 @@ def test_native_agents_use_their_own_connection_kind() -> None:
 
 
 def test_every_row_has_an_install_hint_and_only_the_omniagent_row_is_the_in_process_engine() -> None:
-    """anyagent §12: MissingAgent carries an install hint; issue "One system" part 3: the engine is the `omniagent`
+    """MissingAgent carries an install hint; issue "One system" part 3: the engine is the `omniagent`
     row, driven in process."""
     for row in PROFILES:
         assert row.install_hint.strip()
@@ -94,7 +94,7 @@ def test_unknown_id_has_no_profile() -> None:
 
 
 def test_login_methods_are_the_login_command_then_one_env_var_per_api_key() -> None:
-    """anyagent §12 LoginMethod: Terminal [exe, …login args] with "Run `…` in a terminal", then EnvVar per key."""
+    """LoginMethod: Terminal [exe, …login args] with "Run `…` in a terminal", then EnvVar per key."""
     claude = profile("claude")
     assert claude is not None
     methods = login_methods(claude, "/opt/bin/claude")

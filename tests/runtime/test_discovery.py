@@ -47,7 +47,7 @@ def find(env: dict[str, str], *rows: AgentProfile) -> AgentInstallation:
 
 
 def test_env_override_wins_over_path(tmp_path: Path) -> None:
-    """anyagent §12 step 1: the override is checked before any directory."""
+    """Step 1: the override is checked before any directory."""
     stub(tmp_path / "path")
     override = stub(tmp_path / "custom", "my-agent")
     env = {"PATH": str(tmp_path / "path"), "HOME": str(tmp_path), "OMNIAGENT_FAKE_BIN": str(override), **NO_SHELL}
@@ -71,7 +71,7 @@ def test_omniagent_override_wins_over_anyagent_override(tmp_path: Path) -> None:
 
 
 def test_override_naming_no_executable_file_warns_and_the_search_goes_on(tmp_path: Path) -> None:
-    """anyagent §12: "{VAR} is set but {path} is not an executable file" as a Warning, then the normal search."""
+    """A Warning "{VAR} is set but {path} is not an executable file", then the normal search."""
     not_executable = stub(tmp_path / "custom", mode=0o644)
     on_path = stub(tmp_path / "path")
     env = {
@@ -91,7 +91,7 @@ def test_override_naming_no_executable_file_warns_and_the_search_goes_on(tmp_pat
 
 
 def test_first_path_directory_holding_an_executable_wins(tmp_path: Path) -> None:
-    """anyagent §12: the first directory with an executable named after the CLI wins; files without an x bit and
+    """The first directory with an executable named after the CLI wins; files without an x bit and
     directories do not count."""
     stub(tmp_path / "a", mode=0o644)
     (tmp_path / "b" / CLI).mkdir(parents=True)
@@ -119,7 +119,7 @@ def test_relative_path_entry_gives_an_absolute_executable_path(tmp_path: Path, m
 
 
 def test_path_beats_version_managers_which_beat_known_locations(tmp_path: Path) -> None:
-    """anyagent §12 order: Path, then VersionManager, then KnownLocation (profile extras under HOME)."""
+    """Order: Path, then VersionManager, then KnownLocation (profile extras under HOME)."""
     home = tmp_path / "home"
     known = stub(home / ".fake" / "bin")
     managed = stub(home / ".volta" / "bin")
@@ -135,7 +135,7 @@ def test_path_beats_version_managers_which_beat_known_locations(tmp_path: Path) 
 
 
 def test_version_managers_search_the_newest_node_version_first(tmp_path: Path) -> None:
-    """anyagent §12: nvm/fnm versions newest first, numerically with the leading "v" stripped (v20 above v9)."""
+    """nvm/fnm versions newest first, numerically with the leading "v" stripped (v20 above v9)."""
     home = tmp_path / "home"
     stub(home / ".nvm/versions/node/v9.9.9/bin")
     newest = stub(home / ".nvm/versions/node/v20.1.0/bin")
@@ -145,7 +145,7 @@ def test_version_managers_search_the_newest_node_version_first(tmp_path: Path) -
 
 
 def test_fixed_manager_dirs_come_before_nvm_and_fnm(tmp_path: Path) -> None:
-    """anyagent §12: volta, bun, pnpm, npm-global, then nvm, then fnm."""
+    """Version managers in order: volta, bun, pnpm, npm-global, then nvm, then fnm."""
     home = tmp_path / "home"
     stub(home / ".nvm/versions/node/v22.0.0/bin")
     stub(home / ".local/share/fnm/node-versions/v23.0.0/installation/bin")
@@ -154,7 +154,7 @@ def test_fixed_manager_dirs_come_before_nvm_and_fnm(tmp_path: Path) -> None:
 
 
 def test_missing_agent_lists_every_directory_searched_once_in_order_with_its_hint(tmp_path: Path) -> None:
-    """anyagent §12: MissingAgent{id, name, searched: every dir in order, deduplicated, install_hint}."""
+    """MissingAgent{id, name, searched: every dir in order, deduplicated, install_hint}."""
     home = tmp_path / "home"
     (home / ".nvm/versions/node/v18.0.0").mkdir(parents=True)
     (home / ".nvm/versions/node/v20.0.0").mkdir(parents=True)
@@ -188,7 +188,7 @@ def test_without_home_only_path_and_absolute_known_locations_are_searched(tmp_pa
 
 
 def test_pinned_installations_come_first_and_hide_the_catalog_row_of_the_same_id(tmp_path: Path) -> None:
-    """anyagent §12 step 6: pinned installations are prepended; ours: a pinned id is not searched again."""
+    """Pinned installations are prepended, and a pinned id is not searched again."""
     pinned = AgentInstallation(id="fake", name="Pinned", executable_path="/x/fake", source=InstallationSource.PINNED)
     other = AgentProfile(
         id="other", name="Other", cli=CLI + "-2", connection=ConnectionKind.ACP, launch_args=(), install_hint="-"
@@ -225,7 +225,7 @@ def fake_shell(tmp_path: Path, body: str) -> tuple[Path, Path]:
 
 
 def test_login_shell_path_is_searched_after_path(tmp_path: Path) -> None:
-    """anyagent §12 step 3: the login shell's PATH, after the process PATH; its banner output is ignored."""
+    """Step 3: the login shell's PATH, after the process PATH; its banner output is ignored."""
     login_bin = tmp_path / "login-bin"
     found = stub(login_bin)
     shell, log = fake_shell(tmp_path, f'PATH="{login_bin}:$PATH"')
@@ -236,7 +236,7 @@ def test_login_shell_path_is_searched_after_path(tmp_path: Path) -> None:
 
 
 def test_login_shell_falls_back_to_a_non_interactive_login_shell(tmp_path: Path) -> None:
-    """anyagent §12: `-lic`, falling back to `-lc`."""
+    """`-lic`, falling back to `-lc`."""
     login_bin = tmp_path / "login-bin"
     stub(login_bin)
     shell, log = fake_shell(tmp_path, f'[ "$1" = -lic ] && exit 1\nPATH="{login_bin}"')
@@ -247,7 +247,7 @@ def test_login_shell_falls_back_to_a_non_interactive_login_shell(tmp_path: Path)
 
 @pytest.mark.parametrize("var", ["OMNIAGENT_NO_LOGIN_SHELL", "ANYAGENT_NO_LOGIN_SHELL"])
 def test_login_shell_is_never_started_when_disabled(tmp_path: Path, var: str) -> None:
-    """anyagent §12: ANYAGENT_NO_LOGIN_SHELL=1 disables it; ours too."""
+    """OMNIAGENT_NO_LOGIN_SHELL=1 disables it, and so does anyagent's ANYAGENT_NO_LOGIN_SHELL=1."""
     login_bin = tmp_path / "login-bin"
     stub(login_bin)
     shell, log = fake_shell(tmp_path, f'PATH="{login_bin}"')
@@ -266,7 +266,7 @@ def test_login_shell_is_not_started_when_path_already_found_every_agent(tmp_path
 
 
 def test_login_shell_runs_once_per_environment_and_is_cached(tmp_path: Path) -> None:
-    """anyagent §12: captured once and cached."""
+    """Captured once and cached."""
     shell, log = fake_shell(tmp_path, 'PATH="/from/login"')
     env = {"PATH": "", "HOME": str(tmp_path), "SHELL": str(shell)}
     first = discover(env=env, profiles=(FAKE,))

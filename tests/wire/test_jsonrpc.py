@@ -324,7 +324,7 @@ async def test_leaving_the_peer_fails_calls_still_waiting() -> None:
 
 
 async def test_lite_dialect_has_no_jsonrpc_member_and_string_ids() -> None:
-    """yuke-rpc.md §1: no "jsonrpc" member, string ids, an unknown id answered as ""."""
+    """The yuke wire: no "jsonrpc" member, string ids, an unknown id answered as ""."""
 
     async def ping(params: Any) -> Any:
         return "pong"

@@ -61,8 +61,8 @@ def env_override_names(agent_id: str) -> tuple[str, ...]:
 
 
 # Rows are in display order: the native CLIs first, then ACP agents with a full turn observed, then the ones known
-# only from anyagent's catalog. "real-agents §N" is our notes on running each CLI offline (docs/testing.md has the
-# tested versions); "anyagent" is the anyagent-rs catalog.
+# only from anyagent's catalog. "Full turn" rows were run offline against the fake LLM (docs/testing.md, "Real
+# agents", has the tested versions); "anyagent" is the anyagent-rs catalog.
 ENGINE_ID = "omniagent"  # the catalog id of our engine's row
 
 PROFILES: tuple[AgentProfile, ...] = (
@@ -77,7 +77,7 @@ PROFILES: tuple[AgentProfile, ...] = (
         install_hint="part of omniagent itself (always installed)",
         api_key_env=("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY"),
     ),
-    # real-agents §5.2: a full turn observed with claude 2.1.197 over these flags; anyagent adds the last two
+    # A full turn observed with claude 2.1.197 over these flags; anyagent adds the last two
     # (partial messages, replayed user messages) and its adapter relies on them.
     AgentProfile(
         id="claude",
@@ -102,8 +102,8 @@ PROFILES: tuple[AgentProfile, ...] = (
         # The native installer puts claude in ~/.claude/local or ~/.local/bin (anyagent).
         extra_dirs=(".claude/local", ".local/bin"),
     ),
-    # real-agents §5.3: full turn with codex 0.171.0 as `codex app-server`. app-server ignores OPENAI_API_KEY
-    # (anyagent §11.3), but the CLI's own `codex login --with-api-key` path reads it, so it stays a login method.
+    # Full turn with codex 0.171.0 as `codex app-server`. app-server ignores OPENAI_API_KEY,
+    # but the CLI's own `codex login --with-api-key` path reads it, so it stays a login method.
     AgentProfile(
         id="codex",
         name="Codex",
@@ -114,7 +114,7 @@ PROFILES: tuple[AgentProfile, ...] = (
         login_args=("login",),
         api_key_env=("OPENAI_API_KEY",),
     ),
-    # real-agents §5.5: full ACP turn with @google/gemini-cli 0.61.0 via `--acp` (`--experimental-acp` is
+    # Full ACP turn with @google/gemini-cli 0.61.0 via `--acp` (`--experimental-acp` is
     # deprecated). Gemini has no login subcommand: it logs in interactively or reads GEMINI_API_KEY.
     AgentProfile(
         id="gemini",
@@ -125,7 +125,7 @@ PROFILES: tuple[AgentProfile, ...] = (
         install_hint="npm install -g @google/gemini-cli",
         api_key_env=("GEMINI_API_KEY",),
     ),
-    # real-agents §5.6: full ACP turn with @qwen-code/qwen-code 0.15.10 via `--acp`; that version has no
+    # Full ACP turn with @qwen-code/qwen-code 0.15.10 via `--acp`; that version has no
     # `--experimental-acp` (anyagent's older flag). Its login arrives at runtime as a terminal authMethod.
     AgentProfile(
         id="qwen",
@@ -135,7 +135,7 @@ PROFILES: tuple[AgentProfile, ...] = (
         launch_args=("--acp",),
         install_hint="npm install -g @qwen-code/qwen-code",
     ),
-    # anyagent §11.7, verified with opencode-ai 1.18.33: `opencode serve` on 127.0.0.1, HTTP Basic with a fresh
+    # Verified with opencode-ai 1.18.33: `opencode serve` on 127.0.0.1, HTTP Basic with a fresh
     # password per session, SSE `/event`. Chosen over the ACP face (row `opencode-acp`) because only this face has
     # rollback, fork and compact. The adapter builds the full command line; `serve` here names the mode.
     AgentProfile(
@@ -147,7 +147,7 @@ PROFILES: tuple[AgentProfile, ...] = (
         install_hint="npm install -g opencode-ai (or brew install sst/tap/opencode)",
         login_args=("auth", "login"),
     ),
-    # real-agents §5.7: full ACP turn with opencode-ai 1.18.33 via `opencode acp`. The `opencode` row drives the
+    # Full ACP turn with opencode-ai 1.18.33 via `opencode acp`. The `opencode` row drives the
     # same CLI over its HTTP face instead; this row keeps the ACP face selectable.
     AgentProfile(
         id="opencode-acp",
@@ -158,7 +158,7 @@ PROFILES: tuple[AgentProfile, ...] = (
         install_hint="npm install -g opencode-ai (or brew install sst/tap/opencode)",
         login_args=("auth", "login"),
     ),
-    # real-agents §5.1: full ACP turn with @zed-industries/claude-code-acp 0.16.2, no arguments. It logs in
+    # Full ACP turn with @zed-industries/claude-code-acp 0.16.2, no arguments. It logs in
     # through the claude CLI (its authMethod says "run `claude /login`"), so it has no login args of its own.
     AgentProfile(
         id="claude-code-acp",
@@ -169,7 +169,7 @@ PROFILES: tuple[AgentProfile, ...] = (
         install_hint="npm install -g @zed-industries/claude-code-acp",
         api_key_env=("ANTHROPIC_API_KEY",),
     ),
-    # real-agents §5.4: full ACP turn with @zed-industries/codex-acp 0.16.0, no arguments; its initialize
+    # Full ACP turn with @zed-industries/codex-acp 0.16.0, no arguments; its initialize
     # answer advertises env_var auth methods CODEX_API_KEY and OPENAI_API_KEY.
     AgentProfile(
         id="codex-acp",
@@ -180,7 +180,7 @@ PROFILES: tuple[AgentProfile, ...] = (
         install_hint="npm install -g @zed-industries/codex-acp",
         api_key_env=("CODEX_API_KEY", "OPENAI_API_KEY"),
     ),
-    # real-agents §5.8: full turn with @mariozechner/pi-coding-agent 0.73.1 via `pi --mode rpc` (its own JSONL
+    # Full turn with @mariozechner/pi-coding-agent 0.73.1 via `pi --mode rpc` (its own JSONL
     # RPC, not ACP). anyagent's hint names @earendil-works/pi-coding-agent; we hint the package we ran.
     AgentProfile(
         id="pi",

@@ -1,6 +1,7 @@
 """Discovery: finds the agent CLIs installed on this machine. Never launches an agent, never touches the network.
 
-Each catalog row is resolved in this order (anyagent §12), the first executable found winning:
+Each catalog row is resolved in this order (docs/agents.md "How discovery searches"), the first executable found
+winning:
 
 1. `EnvOverride`: `OMNIAGENT_<ID>_BIN`, then `ANYAGENT_<ID>_BIN`. A variable that is set but does not name an
    executable file yields a Warning diagnostic and the search goes on.

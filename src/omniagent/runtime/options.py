@@ -18,7 +18,7 @@ from omniagent.protocols.sidecar.commands import OpenOptions as WireOpenOptions
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OpenOptions:
-    """How to open a session (anyagent §4): a new one, a resumed one (`resume` token) or a fork (`fork` token,
+    """How to open a session: a new one, a resumed one (`resume` token) or a fork (`fork` token,
     optionally at message `fork_at`); who answers permissions; which MCP servers the agent gets; which session
     config options to set at open."""
 

@@ -1,4 +1,4 @@
-"""Plan usage: the quota windows of an agent's logged-in plan, read from the agent itself (anyagent §13).
+"""Plan usage: the quota windows of an agent's logged-in plan, read from the agent itself (docs/sidecar.md).
 
 An adapter that can read them registers a reader in `omniagent.runtime.adapters.PLAN_USAGE` for its connection
 kind; the runtime keeps each answer in a `PlanUsageCache` for `CACHE_SECONDS` per (agent id, executable). This
@@ -22,7 +22,7 @@ from omniagent.protocols.sidecar.base import SystemTime
 from omniagent.runtime.catalog import profile
 from omniagent.wire.process import ChildProcess, open_process
 
-# How long one answer is served from the cache (anyagent §13).
+# How long one answer is served from the cache.
 CACHE_SECONDS = 60.0
 
 PlanUsageReader = Callable[[AgentInstallation], Awaitable[PlanUsage]]
@@ -37,7 +37,7 @@ READER_TERM_GRACE = 0.5
 # The detail of `UnsupportedFeature` for a login that has no plan quota (an API key, a cloud provider).
 NO_PLAN_QUOTA = "no plan quota for this login"
 
-# Codex leaves a window's duration out on some plans: the defaults anyagent uses (§13).
+# Codex leaves a window's duration out on some plans: the defaults anyagent uses.
 _DEFAULT_PRIMARY_MINUTES = 300
 _DEFAULT_SECONDARY_MINUTES = 10080
 _MONTHLY_PLANS = frozenset({"free", "go"})
@@ -90,7 +90,7 @@ def codex_plan_usage(rate_limits: Mapping[str, Any], *, fetched_at: SystemTime |
     return PlanUsage(plan=plan, windows=windows, fetched_at=fetched_at or SystemTime.now())
 
 
-# Claude Code's `get_usage` windows, in display order, with their labels (anyagent §13).
+# Claude Code's `get_usage` windows, in display order, with their labels.
 _CLAUDE_WINDOWS = (("five_hour", "Session"), ("seven_day", "Week"))
 
 

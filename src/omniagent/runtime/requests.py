@@ -9,7 +9,7 @@ from omniagent.protocols.sidecar.events import PermissionAsk, QuestionAsk, Reque
 
 
 def check_answer(request: Request, answer: Answer) -> str | None:
-    """anyagent §9.5: a permission choice must be offered; question answers must fit their questions."""
+    """A permission choice must be offered; question answers must fit their questions."""
     if isinstance(request, PermissionAsk):
         if not isinstance(answer, PermissionAnswer):
             return "answer type does not match the request"
@@ -40,7 +40,7 @@ def check_answer(request: Request, answer: Answer) -> str | None:
 
 
 def check_option(details: AgentDetails, option: str, value: ConfigValue, *, live: bool) -> str | None:
-    """anyagent §9.12: the option must exist (and be live for `configure`) and the value must fit its kind."""
+    """The option must exist (and be live for `configure`) and the value must fit its kind."""
     for candidate in details.config_options:
         if candidate.id != option:
             continue

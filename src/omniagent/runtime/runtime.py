@@ -359,7 +359,7 @@ class Runtime:
             await session.close()
 
     async def plan_usage(self, agent: AgentRef) -> PlanUsage:
-        """The quota windows of the agent's logged-in plan, read from the agent itself (anyagent §13): Codex and
+        """The quota windows of the agent's logged-in plan, read from the agent itself: Codex and
         Claude Code. Each answer is kept 60 s per (agent id, executable); a kept answer launches nothing.
 
         Raises: `NotInstalled`, `UnsupportedFeature` ("plan usage" for agents that cannot tell, "no plan quota
@@ -380,7 +380,7 @@ class Runtime:
         options: OpenOptions | None = None,
         **changes: Any,
     ) -> str:
-        """One-shot text: a new session, one prompt, the turn's top-level text (anyagent §10). The permission
+        """One-shot text: a new session, one prompt, the turn's top-level text. The permission
         mode is ignored: generate always asks, so it can decline every tool.
 
         Raises: `InvalidConfiguration` (resume or fork), `UnsupportedFeature`, `ProtocolFailed`, and the errors

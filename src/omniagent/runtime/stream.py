@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator
 from omniagent.protocols.sidecar.events import Event
 from omniagent.runtime.errors import AgentError
 
-# Unread events one session may hold before its consumer is declared gone (anyagent G6).
+# Unread events one session may hold before its consumer is declared gone (G6 in docs/sidecar.md "Ordering guarantees").
 SESSION_EVENT_BUFFER = 1024
 
 

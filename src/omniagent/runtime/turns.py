@@ -1,4 +1,4 @@
-"""The session loop: one task per session owns every turn rule (anyagent §9).
+"""The session loop: one task per session owns every turn rule.
 
 It takes commands from the `Session` handle and events from the adapter, and decides: ids, start / steer /
 queue, stale frames before the adapter's acknowledgement, agent-originated turns, request lifetimes and answer
@@ -82,7 +82,7 @@ from omniagent.runtime.stream import EventStream
 
 log = logging.getLogger(__name__)
 
-# Quiet windows that end a turn whose wire has no deterministic end (anyagent §9.7), in seconds.
+# Quiet windows that end a turn whose wire has no deterministic end, in seconds.
 PROMPTED_QUIET_WINDOW = 120.0
 AGENT_QUIET_WINDOW = 20.0
 # Our choice: an adapter that never ends a cancelled turn gets it ended for it after this many seconds.
@@ -95,12 +95,12 @@ CONSUMER_GRACE = 1.0
 
 # Kinds by exact type (arms are never subclassed): a set lookup per event instead of isinstance against a tuple of
 # struct classes, which is slow for each class that does not match.
-# Engine-owned kinds: an adapter that sends one has it dropped with a warning (anyagent §9.4).
+# Engine-owned kinds: an adapter that sends one has it dropped with a warning.
 _ENGINE_OWNED = frozenset({TurnStarted, TurnEnded, RequestClosed, SessionUpdated, StatusChanged})
 # What belongs to a turn: dropped before the adapter acknowledges a new turn (stale frames of the old one).
 _TURN_CONTENT = frozenset({TextDelta, ReasoningDelta, UserMessage, MessageEnded, ToolUpdated, ToolOutputDelta,
                            PlanUpdated, RequestOpened})  # fmt: skip
-# Content that opens an agent-originated turn while idle (anyagent §9.4; a ToolUpdated only while active).
+# Content that opens an agent-originated turn while idle (a ToolUpdated only while active).
 _OPENS_TURN = frozenset({TextDelta, ReasoningDelta, UserMessage, RequestOpened})
 _EMPTY: Mapping[str, Any] = {}
 
@@ -393,7 +393,7 @@ class SessionLoop:
         raise AssertionError(f"unhandled command {command!r}")
 
     def _prompt(self, prompt: d.PromptInput, future: asyncio.Future[Any]) -> Delivery | None:
-        self._prompts += 1  # consumed before dispatch, even when refused (anyagent §9.1)
+        self._prompts += 1  # consumed before dispatch, even when refused
         queued = _Queued(f"p{self._prompts}", prompt)
         if self._phase is Phase.CLOSING:
             raise SessionClosed()
@@ -602,7 +602,7 @@ class SessionLoop:
         return turn
 
     def _end_turn(self, stop: StopReason) -> None:
-        """anyagent §9.9: unended messages, then open requests, then TurnEnded; then Idle."""
+        """Unended messages, then open requests, then TurnEnded; then Idle."""
         turn = self._turn
         assert turn is not None
         for message_id in turn.open_messages:
@@ -648,7 +648,7 @@ class SessionLoop:
     # --- status and output ---------------------------------------------------------------------------------
 
     def _sync_status(self) -> None:
-        """anyagent §9.8: emitted only on change, and never a flash of Idle between chained turns."""
+        """Emitted only on change, and never a flash of Idle between chained turns."""
         if self._phase is Phase.RUNNING:
             assert self._turn is not None
             status = SessionStatus.NEEDS_INPUT if self._turn.open_requests else SessionStatus.WORKING
@@ -679,7 +679,7 @@ class SessionLoop:
             dict(sorted(extensions.items())) if extensions else {},
         )
         if not self.stream.offer(event):
-            # The consumer is gone (anyagent G6): stop delivering and close the session, without an error.
+            # The consumer is gone (G6): stop delivering and close the session, without an error.
             log.warning("session %s: consumer fell %d events behind; closing", self.info.id, self.stream.unread)
             if self._phase is not Phase.CLOSING:
                 self._begin_close()
@@ -696,7 +696,7 @@ class SessionLoop:
 
 
 def _opens_turn(kind: EventKind) -> bool:
-    """anyagent §9.4: content while idle opens an agent-originated turn."""
+    """Content while idle opens an agent-originated turn."""
     if type(kind) in _OPENS_TURN:
         return True
     return isinstance(kind, ToolUpdated) and kind.tool.status.active

@@ -80,7 +80,7 @@ STRICT = Dialect(
     cancel_id_member="requestId",
 )
 
-# yuke JSONL RPC (yuke-rpc.md §1): no `jsonrpc`, string ids, `""` for an unknown id.
+# yuke JSONL RPC: no `jsonrpc`, string ids, `""` for an unknown id.
 LITE = Dialect(
     name="jsonrpc-lite",
     version_member=False,

@@ -42,7 +42,7 @@ LLM_START = 30.0
 LOG_POLL = 0.05
 # A reply slow enough to be cancelled or killed mid-stream: ~40 chunks, one every 0.5 s.
 SLOW_TEXT = "slow " * 40
-# Gemini's model router asks for JSON first (real-agents.md §5.5); answer it wherever it appears.
+# Gemini's model router asks for JSON first (docs/testing.md); answer it wherever it appears.
 ROUTER = {
     "kind": "reply",
     "text": json.dumps({"complexity_reasoning": "simple", "complexity_score": 1}),

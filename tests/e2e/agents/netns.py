@@ -1,6 +1,6 @@
 """Network isolation for real agents: a namespace holding only loopback, shared by one fake LLM and its agents.
 
-How it works (real-agents.md §3):
+How it works (docs/testing.md, "Isolation"):
 - The fake LLM is started as `unshare -n -- python netns.py <fake_llm args>` (`unshare -rn` when not root, which
   adds a user namespace mapping us to root). This file, run as a script, brings `lo` up with one ioctl (no
   dependency on iproute2) and then runs `omniagent.testing.fake_llm` in that same process. The fake LLM's pid

@@ -1,7 +1,7 @@
 """The pinned agent packages, installed on first use by `scripts/install_agents.py` (the one installer CI runs too).
 
 An install failure is a test error with npm's output, never a skip: CI has the npm registry, so a failure there is
-a real problem (real-agents.md §2).
+a real problem.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Per-agent facts for the real-agent tests: where the agent reads its LLM endpoint, which shell tool it offers the
 model, and which body text marks its main model call. Source: each CLI observed offline at its pinned version.
 
-Every agent gets the base env of §3 (fresh HOME and XDG dirs, no update notifier, CI=1) plus its own variables and
-files below, all pointing at the fake LLM on 127.0.0.1 inside the namespace.
+Every agent gets the base env (docs/testing.md, "Isolation": fresh HOME and XDG dirs, no update notifier, CI=1)
+plus its own variables and files below, all pointing at the fake LLM on 127.0.0.1 inside the namespace.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ class Peer:
     name: str
     """Catalog id = versions.json key."""
     shell_tool: str
-    """The shell tool the agent offers the model (§4 "Tools offered and picked")."""
+    """The shell tool the agent offers the model (the one its main call picks)."""
     shell_arguments: dict[str, Any]
     main_marker: str
     """A body substring only the agent's own model call carries (its tool list), not side calls such as titles."""
@@ -91,7 +91,7 @@ def _codex_env(home: Path, origin: str) -> dict[str, str]:
 
 
 def _codex_files(home: Path, origin: str) -> dict[Path, str]:
-    # §5.3/§5.4 as a config file (the catalog launches codex-acp without -c flags). Retries capped so a broken
+    # The fake provider as a config file (the catalog launches codex-acp without -c flags). Retries capped so a broken
     # stream fails the turn instead of 30 backed-off requests; `untrusted` + full access so a write is asked for
     # (read-only mode runs commands in a sandbox without asking, and bwrap is not installed).
     return {
@@ -183,7 +183,7 @@ def _opencode_config(origin: str) -> dict[str, Any]:
 
 
 def _opencode_acp_env(home: Path, origin: str) -> dict[str, str]:
-    # §5.7: the default `build` agent runs bash without asking; `ask` makes it request permission.
+    # The default `build` agent runs bash without asking; `ask` makes it request permission.
     config = _opencode_config(origin) | {"permission": {"bash": "ask"}}
     return {"OPENCODE_CONFIG_CONTENT": json.dumps(config)} | _opencode_env(home, origin)
 
@@ -205,7 +205,7 @@ def _opencode_env(home: Path, origin: str) -> dict[str, str]:
 
 
 def _pi_env(home: Path, origin: str) -> dict[str, str]:
-    # §5.8: no startup network (update check, install telemetry); config and sessions under the fresh HOME.
+    # No startup network (update check, install telemetry); config and sessions under the fresh HOME.
     return {
         "PI_OFFLINE": "1",
         "PI_SKIP_VERSION_CHECK": "1",
@@ -218,7 +218,7 @@ PI_MODELS = ("fake-model", "fake-reasoner")
 
 
 def _pi_files(home: Path, origin: str) -> dict[Path, str]:
-    # §5.8: a custom provider `fake` on the Chat Completions wire. Two models, so `model` has a choice, and one
+    # A custom provider `fake` on the Chat Completions wire. Two models, so `model` has a choice, and one
     # that reasons, so `effort` has levels beyond "off". The defaults pick the first (no --provider/--model needed).
     compat = {"supportsDeveloperRole": False, "supportsReasoningEffort": False}
     models = [{"id": PI_MODELS[0], "contextWindow": 32000}, {"id": PI_MODELS[1], "reasoning": True}]
@@ -271,7 +271,7 @@ PEERS: dict[str, Peer] = {
             main_marker='"bash"',
             forwarded=("OPENCODE_SERVER_USERNAME", "OPENCODE_SERVER_PASSWORD", "OPENCODE_CONFIG_CONTENT"),
         ),
-        # §5.8: pi's own JSONL RPC, no permission protocol (it runs bash without asking).
+        # pi's own JSONL RPC, no permission protocol (it runs bash without asking).
         Peer("pi", "bash", {"command": COMMAND}, main_marker='"bash"', asks_permission=False),
     )
 }

@@ -172,7 +172,7 @@ async def test_resume_in_a_new_process_remembers_the_earlier_turn(tmp_path: Path
 
 
 async def test_a_bad_resume_token_fails_with_resume_failed(tmp_path: Path) -> None:
-    """anyagent §11.3: a `thread/resume` the server refuses is `ResumeFailed`, not a protocol failure."""
+    """A `thread/resume` the server refuses is `ResumeFailed`, not a protocol failure."""
     async with agent_world(AGENT, tmp_path, _texts()) as world, Runtime(env=world.runtime_env) as runtime:
         with pytest.raises(ResumeFailed):
             await _open(runtime, world, resume="01a00000-0000-7000-8000-000000000000")

@@ -1,5 +1,5 @@
-"""The real-agent harness itself: the pinned installs and the isolation every agent test relies on (real-agents.md
-§2-§3). Fast: no agent is started."""
+"""The real-agent harness itself: the pinned installs and the isolation every agent test relies on (docs/testing.md,
+"Installing" and "Isolation"). Fast: no agent is started."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def test_the_installer_rejects_a_name_that_is_not_pinned() -> None:
 
 
 async def test_inside_the_namespace_only_loopback_exists_and_the_fake_llm_answers(tmp_path: Path) -> None:
-    """real-agents.md §3: agents run where only `lo` exists (up), so the fake LLM on 127.0.0.1 answers and any
+    """Agents run where only `lo` exists (up), so the fake LLM on 127.0.0.1 answers and any
     outside address is unreachable (ENETUNREACH = 101), whatever an agent tries to phone."""
     async with agent_world("acp-sdk", tmp_path, plain_scenario()) as world:
         probe = await asyncio.create_subprocess_exec(

@@ -1,6 +1,6 @@
 """The pinned real agents of peers.py through the Runtime — those driven natively (Claude Code over stream-json,
 the codex app-server) and the five ACP agents (claude-code-acp, codex-acp, gemini, qwen, opencode-acp) — each in a
-loopback-only network namespace against the fake LLM, with a fresh HOME (harness.py, real-agents.md §3-§5).
+loopback-only network namespace against the fake LLM, with a fresh HOME (harness.py; docs/testing.md, "Real agents").
 
 Rules from the issue "ACP client: drive every ACP agent (v1 and v2) through the runtime", part 6: a plain turn ends
 `Completed` with the scripted text; a permission turn offers AllowOnce/DenyOnce, allowing creates the file and

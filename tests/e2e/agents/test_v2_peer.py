@@ -1,5 +1,5 @@
 """The ACP v2 peer through the Runtime: `dual-version-agent.js` from npm `@agentclientprotocol/sdk@1.3.0` (acp.md §7),
-whose v2 schema is ours. Every real agent answers version 1 (real-agents.md §1), so this is the one peer on which
+whose v2 schema is ours. Every real agent answers version 1, so this is the one peer on which
 the client negotiates 2 and runs the v2 lifecycle: `{}` prompt response, user_message, running, agent_message, idle
 with the stop reason (acp.md §5). The agent answers "Hello from the v1 implementation." on v1, so the text proves
 which version ran. It is run in the same namespace harness as the real agents (it never touches the network)."""

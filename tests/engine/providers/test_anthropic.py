@@ -226,7 +226,7 @@ async def test_overloaded_error_event_before_any_content_is_retryable(llm: FakeL
 
 
 async def test_connection_cut_after_text_reports_network_error_with_content_streamed(llm: FakeLLMServer) -> None:
-    """yuke §10.2: once content streamed the attempt must not be retried; the error says so."""
+    """Once content streamed the attempt must not be retried; the error says so."""
     llm.enqueue(Reply(text="partial answer here", cut_after_events=5))
     error = await failure(provider(llm))
     assert error.code is RunErrorCode.NETWORK and error.content_streamed

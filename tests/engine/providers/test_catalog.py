@@ -1,4 +1,4 @@
-"""Catalog: built-ins merged with providers.json and env, states, revision, prices (yuke-rpc.md §5.4, §10.6)."""
+"""Catalog: built-ins merged with providers.json and env, states, revision, prices (docs/providers.md)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def states(catalog: Catalog) -> dict[str, str]:
 
 
 def test_builtins_need_credentials_until_an_env_key_is_set(tmp_path: Path) -> None:
-    """§10.6: built-in env keys; missing key ↔ needs_credential. Ollama takes no key; GitHub Copilot needs a
+    """Built-in env keys; missing key ↔ needs_credential. Ollama takes no key; GitHub Copilot needs a
     device login (`auth.login`), whatever the environment holds. Gemini reads GEMINI_API_KEY, else GOOGLE_API_KEY (as
     Google's SDKs do), and says which one it used."""
     needs = "needs_credential"
@@ -60,7 +60,7 @@ def test_builtins_need_credentials_until_an_env_key_is_set(tmp_path: Path) -> No
 
 
 def test_listing_models_carry_selector_limits_levels_and_cost(tmp_path: Path) -> None:
-    """§5.4 ModelInfo: selector provider/model, cost per 1M tokens, reasoning levels with null as "off"."""
+    """ModelInfo: selector provider/model, cost per 1M tokens, reasoning levels with null as "off"."""
     listing = make(tmp_path).listing()
     assert isinstance(listing, CatalogListResultFull)
     sonnet = next(m for m in listing.models if m.selector == "anthropic/claude-sonnet-4-5")
@@ -70,7 +70,7 @@ def test_listing_models_carry_selector_limits_levels_and_cost(tmp_path: Path) ->
 
 
 def test_since_rev_current_answers_unchanged_and_a_new_key_changes_the_rev(tmp_path: Path) -> None:
-    """§5.4: since_rev == current → unchanged; states are part of the catalog, so setting a key bumps it."""
+    """since_rev == current → unchanged; states are part of the catalog, so setting a key bumps it."""
     catalog = make(tmp_path)
     rev = catalog.rev
     assert catalog.listing(since_rev=rev) == CatalogListResultUnchanged(catalog_rev=rev)
@@ -80,7 +80,7 @@ def test_since_rev_current_answers_unchanged_and_a_new_key_changes_the_rev(tmp_p
 
 
 def test_providers_json_overrides_builtin_fields_and_merges_models_by_id(tmp_path: Path) -> None:
-    """§10.6: an entry with a built-in id overrides that built-in's fields."""
+    """An entry with a built-in id overrides that built-in's fields."""
     write_providers(
         tmp_path / "config",
         {
@@ -106,7 +106,7 @@ def test_providers_json_overrides_builtin_fields_and_merges_models_by_id(tmp_pat
 
 
 def test_provider_without_base_url_needs_a_route(tmp_path: Path) -> None:
-    """§4 ProviderState: needs_route when a route field is missing."""
+    """ProviderState: needs_route when a route field is missing."""
     write_providers(tmp_path / "config", {"providers": [{"id": "half", "models": [{"id": "m"}]}]})
     assert states(make(tmp_path))["half"] == "needs_route"
 
@@ -131,7 +131,7 @@ def test_env_base_urls_redirect_builtins(tmp_path: Path) -> None:
 
 
 def test_unknown_field_is_rejected_naming_the_field_but_never_its_value(tmp_path: Path) -> None:
-    """§10.6 strict schema; errors never echo values (they may be keys)."""
+    """A strict schema; errors never echo values (they may be keys)."""
     write_providers(tmp_path / "config", {"providers": [{"id": "x", "apikey": "sk-leaked-value"}]})
     with pytest.raises(CatalogError) as caught:
         make(tmp_path)
@@ -139,7 +139,7 @@ def test_unknown_field_is_rejected_naming_the_field_but_never_its_value(tmp_path
 
 
 def test_an_off_list_value_is_refused_without_echoing_it_and_literal_keys_stay_out_of_reprs(tmp_path: Path) -> None:
-    """§10.6: a value outside an enum may be a pasted key, so the error names the place only; reprs hide keys."""
+    """A value outside an enum may be a pasted key, so the error names the place only; reprs hide keys."""
     write_providers(tmp_path / "config", {"providers": [{"id": "x", "endpoints": [{"protocol": "sk-pasted-here"}]}]})
     with pytest.raises(CatalogError) as caught:
         make(tmp_path)
@@ -171,7 +171,7 @@ def test_an_explicit_null_in_providers_json_replaces_the_builtin_field(tmp_path:
 
 
 def test_providers_json_readable_by_others_or_symlinked_is_refused(tmp_path: Path) -> None:
-    """§10.6: file mode 0600 and not a symlink."""
+    """File mode 0600 and not a symlink."""
     write_providers(tmp_path / "config", {"providers": []}, mode=0o644)
     with pytest.raises(CatalogError):
         make(tmp_path)
@@ -185,7 +185,7 @@ def test_providers_json_readable_by_others_or_symlinked_is_refused(tmp_path: Pat
 
 
 def test_failed_reload_keeps_the_current_catalog_and_a_good_one_reports_change(tmp_path: Path) -> None:
-    """§10.6: a failed reload keeps the current catalog; catalog.reload returns changed."""
+    """A failed reload keeps the current catalog; catalog.reload returns changed."""
     catalog = make(tmp_path)
     rev = catalog.rev
     write_providers(tmp_path / "config", {"providers": "not a list"})
@@ -198,7 +198,7 @@ def test_failed_reload_keeps_the_current_catalog_and_a_good_one_reports_change(t
 
 
 def test_cost_uses_the_last_band_the_prompt_reaches_and_unknown_prices_give_none(tmp_path: Path) -> None:
-    """§10.6 cost bands; §5.4 an absent price is unknown, not 0."""
+    """Cost bands; an absent price is unknown, not 0."""
     write_providers(
         tmp_path / "config",
         {
@@ -236,7 +236,7 @@ def test_cost_uses_the_last_band_the_prompt_reaches_and_unknown_prices_give_none
 
 
 def test_auth_list_reports_key_presence_only(tmp_path: Path) -> None:
-    """§5.3 AuthProvider: public state; keys never returned."""
+    """AuthProvider: public state; keys never returned."""
     catalog = make(tmp_path, {"OPENAI_API_KEY": "sk-env-secret"})
     listed = {a.provider_id: (a.credential_kind, a.can_login) for a in catalog.auth_list()}
     assert listed == {

@@ -1,4 +1,4 @@
-"""The retry policy table (yuke-rpc.md §10.2), pure: attempt + error → delay or give up."""
+"""The retry policy table (docs/providers.md "Errors and retries"), pure: attempt + error → delay or give up."""
 
 from __future__ import annotations
 
@@ -16,41 +16,41 @@ def transient(retry_after: float | None = None, streamed: bool = False) -> Provi
 
 @pytest.mark.parametrize(("attempt", "delay"), [(1, 0.5), (2, 1.0), (3, 2.0), (4, 4.0)])
 def test_backoff_doubles_from_half_a_second(attempt: int, delay: float) -> None:
-    """§10.2: min(500 ms * 2^(n-1), 8 s) without jitter."""
+    """min(500 ms * 2^(n-1), 8 s) without jitter."""
     assert next_delay(attempt, transient()) == delay
 
 
 def test_fifth_failed_attempt_gives_up() -> None:
-    """§10.2: max 5 attempts in all."""
+    """Max 5 attempts in all."""
     assert MAX_ATTEMPTS == 5 and next_delay(5, transient()) is None
 
 
 def test_jitter_shortens_the_delay_by_at_most_a_quarter() -> None:
-    """§10.2: * (1 - 0.25 * jitter)."""
+    """The delay is multiplied by (1 - 0.25 * jitter)."""
     assert next_delay(3, transient(), jitter=1.0) == 1.5
     assert next_delay(3, transient(), jitter=0.5) == 1.75
 
 
 def test_backoff_is_capped_at_eight_seconds(monkeypatch: pytest.MonkeyPatch) -> None:
-    """§10.2: the cap is 8 s (reachable only with a larger attempt budget than the default)."""
+    """The cap is 8 s (reachable only with a larger attempt budget than the default)."""
     monkeypatch.setattr(retry, "MAX_ATTEMPTS", 10)
     assert next_delay(5, transient()) == 8.0 and next_delay(9, transient()) == 8.0
 
 
 def test_retry_after_is_a_floor_not_a_replacement() -> None:
-    """§10.2: wait max(asked, computed)."""
+    """Wait max(asked, computed)."""
     assert next_delay(1, transient(retry_after=3.0)) == 3.0
     assert next_delay(4, transient(retry_after=0.1)) == 4.0
 
 
 def test_retry_after_beyond_two_minutes_fails_at_once() -> None:
-    """§10.2 / providers.md §6: retry-after > 120 s → fail the run."""
+    """providers.md §6: retry-after > 120 s → fail the run."""
     assert next_delay(1, transient(retry_after=121)) is None
     assert next_delay(1, transient(retry_after=120)) == 120
 
 
 def test_no_retry_once_content_streamed() -> None:
-    """§10.2: a semantic event already published for the attempt → never retry."""
+    """A semantic event already published for the attempt → never retry."""
     assert next_delay(1, transient(streamed=True)) is None
 
 
@@ -58,7 +58,7 @@ def test_no_retry_once_content_streamed() -> None:
     "kind", [FailureKind.AUTH, FailureKind.QUOTA_EXHAUSTED, FailureKind.CONTEXT_OVERFLOW, FailureKind.BAD_REQUEST]
 )
 def test_permanent_failures_are_never_retried(kind: FailureKind) -> None:
-    """§10.2: permanent classes (auth, 4xx validation, quota) never retry."""
+    """Permanent classes (auth, 4xx validation, quota) never retry."""
     assert next_delay(1, provider_error(kind)) is None
 
 
@@ -66,7 +66,7 @@ def test_permanent_failures_are_never_retried(kind: FailureKind) -> None:
     "kind", [FailureKind.RATE_LIMITED, FailureKind.OVERLOADED, FailureKind.CONNECT_FAILED, FailureKind.TIMEOUT]
 )
 def test_transient_and_transport_failures_are_retried(kind: FailureKind) -> None:
-    """§10.2 + providers.md §6: rate limits, overload, connection failures retry with backoff."""
+    """providers.md §6: rate limits, overload, connection failures retry with backoff."""
     assert next_delay(1, provider_error(kind)) == 0.5
 
 

@@ -1,4 +1,4 @@
-"""From a selector to a Provider that reaches the configured endpoint with the right key (yuke-rpc.md §10.6)."""
+"""From a selector to a Provider that reaches the configured endpoint with the right key (docs/providers.md)."""
 
 from __future__ import annotations
 

@@ -25,7 +25,7 @@ from .conftest import make_ctx
 
 
 def test_every_view_kind_dumps_to_its_yuke_arm_and_decodes_back() -> None:
-    """yuke-rpc.txt §View: text/markdown/json/diff/image arms, internally tagged by `type`, absent optionals omitted."""
+    """The yuke `View` union: text/markdown/json/diff/image arms, tagged by `type`, absent optionals omitted."""
     views: list[View] = [
         TextView(text="t"),
         TextView(text="x = 1", language="python"),

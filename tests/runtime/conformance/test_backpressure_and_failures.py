@@ -14,7 +14,7 @@ STALL = 0.1  # seconds the consumer does not read (CONSUMER_GRACE is 1 s)
 
 
 async def test_a_stalled_consumer_loses_only_its_session_and_gets_at_most_the_buffer() -> None:
-    """anyagent G6/§9.11/§15.1: 1300 events never drained → ≤1024 delivered, then the stream ends, no error."""
+    """G6: 1300 events never drained → ≤1024 delivered, then the stream ends, no error."""
     script = {"turns": [[{"Repeat": {"times": 1300, "steps": [text("x")]}}, END]]}
     async with mock_session(script) as (runtime, session):
         await session.prompt("go")
@@ -47,7 +47,7 @@ async def test_a_consumer_that_pauses_then_catches_up_within_the_grace_gets_ever
 
 
 async def test_a_slow_consumer_through_a_small_adapter_buffer_gets_every_event_in_order() -> None:
-    """anyagent §9.11/§15.1: 1000 deltas through an adapter buffer of 8 all arrive, sequence increasing."""
+    """1000 deltas through an adapter buffer of 8 all arrive, sequence increasing."""
     script = {"buffer": 8, "turns": [[{"Repeat": {"times": 1000, "steps": [text("x")]}}, END]]}
     async with mock_session(script) as (_, session):
         await session.prompt("go")
@@ -64,7 +64,7 @@ async def test_a_slow_consumer_through_a_small_adapter_buffer_gets_every_event_i
 
 
 async def test_agent_death_fails_the_turn_then_the_stream_raises_process_exited() -> None:
-    """anyagent §6/§17 crash path: TurnEnded Failed "agent exited during the turn" with the status and stderr,
+    """The crash path: TurnEnded Failed "agent exited during the turn" with the status and stderr,
     then ProcessExited status 9."""
     async with mock_session({"turns": [[text("hi"), "Die"]]}) as (_, session):
         await session.prompt("go")
@@ -81,7 +81,7 @@ async def test_agent_death_fails_the_turn_then_the_stream_raises_process_exited(
 
 
 async def test_login_loss_fails_the_turn_then_the_stream_raises_auth_required() -> None:
-    """anyagent §6/§17 auth path: TurnEnded Failed "agent needs login", then AuthRequired with login methods."""
+    """The auth path: TurnEnded Failed "agent needs login", then AuthRequired with login methods."""
     async with mock_session({"turns": [[text("hi"), "LoseAuth"]]}) as (_, session):
         await session.prompt("go")
         seen = []

@@ -24,7 +24,7 @@ from tests.runtime.conformance.harness import (
 
 
 async def test_cancel_closes_open_requests_first_then_the_turn_ends_cancelled_then_the_queue_runs() -> None:
-    """anyagent §9.6/§15.1: RequestOpened(r1), RequestClosed(r1), TurnEnded(Cancelled), TurnStarted(p2)."""
+    """RequestOpened(r1), RequestClosed(r1), TurnEnded(Cancelled), TurnStarted(p2)."""
     async with mock_session({"turns": [[permission("r1"), "AwaitAnswer", END], [END]]}) as (_, session):
         await session.prompt("first")
         events = without_status(await collect(session, is_kind(RequestOpened)))
@@ -38,7 +38,7 @@ async def test_cancel_closes_open_requests_first_then_the_turn_ends_cancelled_th
 
 
 async def test_cancel_with_clear_queue_drops_queued_prompts_and_ids_keep_counting() -> None:
-    """anyagent §9.1/§9.6/§15.1: cancel(true) clears the queue; the next prompt starts as p3."""
+    """cancel(true) clears the queue; the next prompt starts as p3."""
     async with mock_session({"turns": [["AwaitAnswer", END], [text("x"), END], [END]]}) as (_, session):
         await session.prompt("first")
         await session.prompt("second")
@@ -59,7 +59,7 @@ async def cancelled_at_once(session: Session) -> None:
 
 
 async def test_the_mock_ends_a_cancelled_turn_whose_steps_ran_out_at_once() -> None:
-    """anyagent §15.2: cancel with an open turn → TurnEnded Cancelled from the mock, also when the turn's steps
+    """Cancel with an open turn → TurnEnded Cancelled from the mock, also when the turn's steps
     ran out without an End (nothing left to play, the turn hangs)."""
     async with mock_session({"turns": [[text("a")]]}) as (_, session):
         await session.prompt("go")
@@ -68,7 +68,7 @@ async def test_the_mock_ends_a_cancelled_turn_whose_steps_ran_out_at_once() -> N
 
 
 async def test_the_mock_ends_a_cancelled_turn_past_its_last_scripted_turn_at_once() -> None:
-    """anyagent §15.2: an exhausted script leaves the next turn hanging; cancel still ends it at once, every time."""
+    """An exhausted script leaves the next turn hanging; cancel still ends it at once, every time."""
     async with mock_session({"turns": [[END]]}) as (_, session):
         await session.prompt("first")
         await one_turn(session)
@@ -78,7 +78,7 @@ async def test_the_mock_ends_a_cancelled_turn_past_its_last_scripted_turn_at_onc
 
 
 async def test_cancel_while_idle_is_a_no_op() -> None:
-    """anyagent §9.6: not running → ok, nothing emitted."""
+    """Not running → ok, nothing emitted."""
     async with mock_session({"turns": []}) as (_, session):
         await session.cancel()
         await session.cancel(clear_queue=True)
@@ -87,7 +87,7 @@ async def test_cancel_while_idle_is_a_no_op() -> None:
 
 
 async def test_cancel_returns_promptly_while_many_events_are_unread() -> None:
-    """anyagent §9.6/§15.1: cancel is never blocked by a full event buffer (500 undrained events)."""
+    """Cancel is never blocked by a full event buffer (500 undrained events)."""
     script = {"turns": [[{"Repeat": {"times": 500, "steps": [text("x")]}}, "AwaitAnswer", END]]}
     async with mock_session(script) as (_, session):
         await session.prompt("go")
@@ -113,7 +113,7 @@ async def test_an_adapter_that_never_ends_a_cancelled_turn_gets_it_ended_after_t
 
 
 async def test_close_mid_turn_ends_requests_and_the_turn_cancelled_then_the_stream_ends() -> None:
-    """anyagent §9.10/§15.1: close → RequestClosed, TurnEnded(Cancelled), StatusChanged Idle, end of stream."""
+    """Close → RequestClosed, TurnEnded(Cancelled), StatusChanged Idle, end of stream."""
     async with mock_session({"turns": [[text("a"), permission("r1"), "AwaitAnswer", END]]}) as (_, session):
         await session.prompt("go")
         await collect(session, is_kind(RequestOpened))
@@ -125,7 +125,7 @@ async def test_close_mid_turn_ends_requests_and_the_turn_cancelled_then_the_stre
 
 
 async def test_every_command_after_close_is_session_closed_but_info_still_answers() -> None:
-    """anyagent §4/§9.10: the session map keeps closed sessions; info reads the last snapshot (Idle)."""
+    """The session map keeps closed sessions; info reads the last snapshot (Idle)."""
     async with mock_session({"turns": [["AwaitAnswer"]]}) as (_, session):
         await session.prompt("go")
         await session.close()
@@ -137,7 +137,7 @@ async def test_every_command_after_close_is_session_closed_but_info_still_answer
 
 
 async def test_close_of_an_agent_that_ignores_it_returns_after_the_grace() -> None:
-    """anyagent §9.10: reply when the adapter finishes or the grace (5 s; shortened here) expires."""
+    """Reply when the adapter finishes or the grace (5 s; shortened here) expires."""
     async with mock_session({"ignore_close": True, "turns": []}) as (_, session):
         loop = asyncio.get_running_loop()
         began = loop.time()
@@ -147,7 +147,7 @@ async def test_close_of_an_agent_that_ignores_it_returns_after_the_grace() -> No
 
 
 async def test_two_closes_join_the_same_wait() -> None:
-    """anyagent §9.10: a second close while closing joins the waiters."""
+    """A second close while closing joins the waiters."""
     async with mock_session({"ignore_close": True, "turns": []}) as (_, session):
         await asyncio.gather(session.close(), session.close())
         assert session.closed

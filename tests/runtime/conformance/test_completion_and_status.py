@@ -29,7 +29,7 @@ INFERRED = Completed(source=CompletionSource.INFERRED)
 
 
 async def test_a_quiet_non_deterministic_agent_turn_ends_completed_inferred() -> None:
-    """anyagent §9.7/§15.1: no wire turn end → TurnEnded{Completed{Inferred}} after the quiet window."""
+    """No wire turn end → TurnEnded{Completed{Inferred}} after the quiet window."""
     async with mock_session({"deterministic": False, "turns": [[text("hi")]]}) as (_, session):
         await session.prompt("go")
         events = await one_turn(session)
@@ -37,7 +37,7 @@ async def test_a_quiet_non_deterministic_agent_turn_ends_completed_inferred() ->
 
 
 async def test_an_answer_rearms_the_quiet_window_and_none_runs_while_the_request_is_open() -> None:
-    """anyagent §9.7/§15.1: never inferred while a request is open; the answer re-arms → RequestClosed, TurnEnded."""
+    """Never inferred while a request is open; the answer re-arms → RequestClosed, TurnEnded."""
     quiet = {"Emit": {"Diagnostic": {"level": "Info", "message": "still waiting"}}}
     script = {"deterministic": False, "turns": [[permission("r1"), {"Sleep": 700}, quiet, "AwaitAnswer"]]}
     async with mock_session(script) as (_, session):
@@ -53,7 +53,7 @@ async def test_an_answer_rearms_the_quiet_window_and_none_runs_while_the_request
 
 
 async def test_no_inferred_end_while_a_tool_runs() -> None:
-    """anyagent §9.7: the quiet window never ends a turn while a tool is running."""
+    """The quiet window never ends a turn while a tool is running."""
     script = {"deterministic": False, "turns": [[tool("t", "Running"), {"Sleep": 700}, tool("t", "Completed")]]}
     async with mock_session(script) as (_, session):
         await session.prompt("go")
@@ -64,7 +64,7 @@ async def test_no_inferred_end_while_a_tool_runs() -> None:
 
 
 async def test_agent_originated_turns_use_their_own_quiet_window() -> None:
-    """anyagent §9.7: deterministic prompted turns, non-deterministic agent turns (the ACP shape)."""
+    """Deterministic prompted turns, non-deterministic agent turns (the ACP shape)."""
     async with mock_session({"deterministic_agent": False, "turns": [[END, text("late")]]}) as (_, session):
         await session.prompt("go")
         await one_turn(session)
@@ -74,7 +74,7 @@ async def test_agent_originated_turns_use_their_own_quiet_window() -> None:
 
 
 async def test_a_permission_turn_reports_working_needs_input_working_idle() -> None:
-    """anyagent §9.8/§15.1: StatusChanged only on change: [Working, NeedsInput, Working, Idle]."""
+    """StatusChanged only on change: [Working, NeedsInput, Working, Idle]."""
     async with mock_session({"turns": [[permission("r1"), "AwaitAnswer", text("Done."), END]]}) as (_, session):
         await session.prompt("go")
         events = await collect(session, is_kind(RequestOpened))
@@ -88,7 +88,7 @@ async def test_a_permission_turn_reports_working_needs_input_working_idle() -> N
 
 
 async def test_two_chained_prompts_never_flash_idle() -> None:
-    """anyagent §9.8/§15.1: a queued prompt keeps the status Working between turns: [Working, Idle]."""
+    """A queued prompt keeps the status Working between turns: [Working, Idle]."""
     async with mock_session({"turns": [[text("a"), "AwaitAnswer", END], [text("b"), END]]}) as (_, session):
         await session.prompt("one")
         await session.prompt("two")
@@ -101,7 +101,7 @@ async def test_two_chained_prompts_never_flash_idle() -> None:
 
 
 async def test_info_right_after_a_prompt_already_says_working() -> None:
-    """anyagent §9.8: status is synced before the prompt reply."""
+    """Status is synced before the prompt reply."""
     async with mock_session({"turns": [["AwaitAnswer"]]}) as (_, session):
         assert session.info().status == "Idle"
         await session.prompt("go")

@@ -20,7 +20,7 @@ CONFIGURE = load_script("configure").dump()
 
 
 async def test_live_configure_is_confirmed_by_session_updated() -> None:
-    """anyagent §8.4/§15.3: configure → ok, then SessionUpdated with options and config_options[].current."""
+    """Configure → ok, then SessionUpdated with options and config_options[].current."""
     async with mock_session(CONFIGURE) as (_, session):
         await session.configure("model", "opus")
         updated = await collect(session, is_kind(SessionUpdated))
@@ -39,7 +39,7 @@ async def test_live_configure_is_confirmed_by_session_updated() -> None:
     ],
 )
 async def test_configure_is_validated_before_the_wire(option: str, value: str | bool, detail: str) -> None:
-    """anyagent §9.12: the option must exist and be live; the value must fit its kind."""
+    """The option must exist and be live; the value must fit its kind."""
     async with mock_session(CONFIGURE) as (_, session):
         with pytest.raises(InvalidConfiguration) as caught:
             await session.configure(option, value)
@@ -47,7 +47,7 @@ async def test_configure_is_validated_before_the_wire(option: str, value: str | 
 
 
 async def test_creation_options_are_checked_and_applied_at_open() -> None:
-    """anyagent §4: `configure` at open = creation-time options; a refusal is InvalidConfiguration."""
+    """`configure` at open = creation-time options; a refusal is InvalidConfiguration."""
     async with Runtime(mock=convert(CONFIGURE, MockScript), timing=TIMING) as runtime:
         session = await runtime.open("mock", ".", configure={"model": "opus"})
         assert session.info().configuration.options == {"model": "opus"}
@@ -56,7 +56,7 @@ async def test_creation_options_are_checked_and_applied_at_open() -> None:
 
 
 async def test_rollback_needs_the_capability_and_compact_runs_as_an_agent_turn() -> None:
-    """anyagent §9.12: rollback → UnsupportedFeature without the capability; compact → an Agent turn."""
+    """Rollback → UnsupportedFeature without the capability; compact → an Agent turn."""
     async with mock_session({"compact": True, "turns": [["AwaitAnswer"]]}) as (_, session):
         with pytest.raises(UnsupportedFeature):
             await session.rollback(1, RollbackScope.CONVERSATION)
@@ -71,14 +71,14 @@ async def test_rollback_needs_the_capability_and_compact_runs_as_an_agent_turn()
 
 
 async def test_compact_without_the_capability_is_unsupported() -> None:
-    """anyagent §9.12: compact needs capability Compact."""
+    """Compact needs capability Compact."""
     async with mock_session({"turns": []}) as (_, session):
         with pytest.raises(UnsupportedFeature):
             await session.compact()
 
 
 async def test_session_ids_are_process_global_and_turn_ids_per_session() -> None:
-    """anyagent §4/§9.1: sessions s1, s2…; each session counts its own t1 and p1."""
+    """Sessions s1, s2…; each session counts its own t1 and p1."""
     async with Runtime(mock=convert({"turns": [[END]]}, MockScript), timing=TIMING) as runtime:
         first = await runtime.open("mock", ".")
         second = await runtime.open("mock", ".")
@@ -87,14 +87,14 @@ async def test_session_ids_are_process_global_and_turn_ids_per_session() -> None
 
 
 async def test_generate_returns_the_turns_text() -> None:
-    """anyagent §10: a new session, one prompt, the top-level text until TurnEnded Completed."""
+    """A new session, one prompt, the top-level text until TurnEnded Completed."""
     script = {"turns": [[text("A short "), text("title"), END]]}
     async with Runtime(mock=convert(script, MockScript), timing=TIMING) as runtime:
         assert await runtime.generate("mock", ".", "name this") == "A short title"
 
 
 async def test_generate_declines_permissions_and_fails_when_the_agent_uses_a_tool() -> None:
-    """anyagent §10: RequestOpened is declined (DenyOnce); any ToolUpdated → ProtocolFailed."""
+    """RequestOpened is declined (DenyOnce); any ToolUpdated → ProtocolFailed."""
     tool_use = {"Emit": {"ToolUpdated": {"id": "t", "kind": "Read", "title": "read", "status": "Running"}}}
     async with Runtime(mock=convert({"turns": [[tool_use, END]]}, MockScript), timing=TIMING) as runtime:
         with pytest.raises(ProtocolFailed) as caught:
@@ -105,7 +105,7 @@ async def test_generate_declines_permissions_and_fails_when_the_agent_uses_a_too
 
 
 async def test_generate_reports_a_turn_that_did_not_complete() -> None:
-    """anyagent §10: another stop → ProtocolFailed "generate: turn ended with …"."""
+    """Another stop → ProtocolFailed "generate: turn ended with …"."""
     script = {"turns": [[text("no"), {"End": "Refused"}]]}
     async with Runtime(mock=convert(script, MockScript), timing=TIMING) as runtime:
         with pytest.raises(ProtocolFailed) as caught:
@@ -114,7 +114,7 @@ async def test_generate_reports_a_turn_that_did_not_complete() -> None:
 
 
 async def test_unknown_agents_are_not_installed_and_catalog_agents_without_an_adapter_fail_clearly() -> None:
-    """anyagent §4/§5: NotInstalled{agent}; a catalog agent whose wire has no adapter → ProtocolFailed."""
+    """NotInstalled{agent}; a catalog agent whose wire has no adapter → ProtocolFailed."""
     async with Runtime(mock=convert({}, MockScript), timing=TIMING) as runtime:
         with pytest.raises(NotInstalled) as caught:
             await runtime.open("nope", ".")

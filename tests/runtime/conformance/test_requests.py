@@ -37,7 +37,7 @@ async def _rejects(session: Any, request_id: str, answer: Answer, detail: str) -
 
 
 async def test_answering_a_permission_closes_it_before_the_reply_and_the_turn_goes_on() -> None:
-    """anyagent §9.5/§15.1: valid answer → RequestClosed, then the rest of the turn."""
+    """Valid answer → RequestClosed, then the rest of the turn."""
     async with mock_session({"turns": [[permission("r1"), "AwaitAnswer", text("Done."), END]]}) as (_, session):
         await session.prompt("go")
         opened = await collect(session, is_kind(RequestOpened))
@@ -49,7 +49,7 @@ async def test_answering_a_permission_closes_it_before_the_reply_and_the_turn_go
 
 
 async def test_unknown_and_already_answered_requests_are_invalid() -> None:
-    """anyagent §9.5/§15.1: unknown id and a second answer → InvalidRequest "request R is not open"."""
+    """Unknown id and a second answer → InvalidRequest "request R is not open"."""
     async with mock_session({"turns": [[permission("r1"), "AwaitAnswer", "AwaitAnswer", END]]}) as (_, session):
         await session.prompt("go")
         await collect(session, is_kind(RequestOpened))
@@ -59,7 +59,7 @@ async def test_unknown_and_already_answered_requests_are_invalid() -> None:
 
 
 async def test_a_choice_that_was_not_offered_is_rejected_and_the_request_stays_open() -> None:
-    """anyagent §9.5: validation happens before the wire; a rejected answer leaves the request open."""
+    """Validation happens before the wire; a rejected answer leaves the request open."""
     async with mock_session({"turns": [[permission("r1"), "AwaitAnswer", END]]}) as (_, session):
         await session.prompt("go")
         await collect(session, is_kind(RequestOpened))
@@ -85,7 +85,7 @@ async def test_a_choice_that_was_not_offered_is_rejected_and_the_request_stays_o
 async def test_question_answers_must_fit_their_questions(
     fields: dict[str, Any], answer: list[Any], detail: str
 ) -> None:
-    """anyagent §9.5: count, free text only if allowed, non-empty choices, one unless multi-select, valid ids."""
+    """Count, free text only if allowed, non-empty choices, one unless multi-select, valid ids."""
     async with mock_session({"turns": [[question("q", **fields), "AwaitAnswer", END]]}) as (_, session):
         await session.prompt("go")
         await collect(session, is_kind(RequestOpened))
@@ -94,7 +94,7 @@ async def test_question_answers_must_fit_their_questions(
 
 
 async def test_multi_select_and_free_text_questions_accept_their_answers() -> None:
-    """anyagent §9.5: several choices with multi_select; Text with allows_free_text."""
+    """Several choices with multi_select; Text with allows_free_text."""
     multi = question("q1", multi_select=True)
     free = question("q2", allows_free_text=True)
     async with mock_session({"turns": [[multi, "AwaitAnswer", free, "AwaitAnswer", END]]}) as (_, session):
@@ -107,7 +107,7 @@ async def test_multi_select_and_free_text_questions_accept_their_answers() -> No
 
 
 async def test_auto_approve_answers_permissions_itself_and_the_caller_sees_neither_side() -> None:
-    """anyagent §9.5/§15.1: AutoApprove → no RequestOpened / RequestClosed; the turn completes."""
+    """AutoApprove → no RequestOpened / RequestClosed; the turn completes."""
     script = {"turns": [[permission("r1"), "AwaitAnswer", text("Done."), END]]}
     async with mock_session(script, permission_mode=PermissionMode.AUTO_APPROVE) as (_, session):
         await session.prompt("go")
@@ -117,7 +117,7 @@ async def test_auto_approve_answers_permissions_itself_and_the_caller_sees_neith
 
 
 async def test_auto_approve_still_forwards_questions() -> None:
-    """anyagent §9.5: AutoApprove answers permissions only."""
+    """AutoApprove answers permissions only."""
     async with mock_session({"turns": [[question("q"), "AwaitAnswer", END]]}, permission_mode="AutoApprove") as (_, s):
         await s.prompt("go")
         await collect(s, is_kind(RequestOpened))

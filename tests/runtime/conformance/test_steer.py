@@ -6,7 +6,7 @@ from tests.runtime.conformance.harness import END, collect, is_kind, mock_sessio
 
 
 async def test_accepted_steer_joins_the_running_turn_without_a_new_turn() -> None:
-    """anyagent §9.2/§15.1: Steer accepted → Steered{turn_id of the running turn}."""
+    """Steer accepted → Steered{turn_id of the running turn}."""
     async with mock_session({"steer": True, "turns": [["AwaitAnswer", END]]}) as (_, session):
         first = await session.prompt("first")
         steered = await session.prompt("more")
@@ -19,7 +19,7 @@ async def test_accepted_steer_joins_the_running_turn_without_a_new_turn() -> Non
 
 
 async def test_rejected_steer_is_queued_at_the_head_and_runs_next() -> None:
-    """anyagent §9.2/§15.1: Steer rejected → Queued{position: 0}; it starts after the running turn."""
+    """Steer rejected → Queued{position: 0}; it starts after the running turn."""
     script = {"steer": True, "steer_rejects": True, "turns": [["AwaitAnswer", END], [text("next"), END]]}
     async with mock_session(script) as (_, session):
         await session.prompt("first")
@@ -32,7 +32,7 @@ async def test_rejected_steer_is_queued_at_the_head_and_runs_next() -> None:
 
 
 async def test_a_steer_still_unanswered_when_the_turn_ends_is_queued_at_position_zero() -> None:
-    """anyagent §9.2/§9.9: the turn ended first → the held prompt resolves as Queued{0}."""
+    """The turn ended first → the held prompt resolves as Queued{0}."""
     script = {"steer": True, "steer_ack": False, "turns": [["AwaitAnswer", END], [END]]}
     async with mock_session(script) as (_, session):
         await session.prompt("first")

@@ -30,7 +30,7 @@ from tests.runtime.conformance.harness import (
 
 
 async def test_first_prompt_starts_turn_t1_as_prompt_p1_before_the_reply() -> None:
-    """anyagent §9.1/§9.2: ids per session; TurnStarted and Working are emitted before the Started reply."""
+    """Ids per session; TurnStarted and Working are emitted before the Started reply."""
     async with mock_session({"turns": [[text("hi"), END]]}) as (_, session):
         delivery = await session.prompt("hello")
         assert delivery.prompt_id == "p1"
@@ -45,7 +45,7 @@ async def test_first_prompt_starts_turn_t1_as_prompt_p1_before_the_reply() -> No
 
 
 async def test_second_prompt_during_a_non_steerable_turn_is_queued_at_position_zero() -> None:
-    """anyagent §9.2/§15.1: no Steer capability → Queued{position: prompts ahead}; turns start in prompt order."""
+    """No Steer capability → Queued{position: prompts ahead}; turns start in prompt order."""
     script = {"turns": [[text("one"), "AwaitAnswer", END], [text("two"), END], [text("three"), END]]}
     async with mock_session(script) as (_, session):
         await session.prompt("first")
@@ -61,7 +61,7 @@ async def test_second_prompt_during_a_non_steerable_turn_is_queued_at_position_z
 
 
 async def test_a_dequeued_prompt_never_starts_and_dequeue_works_once() -> None:
-    """anyagent §9.3/§15.1: dequeue removes a queued prompt; a second dequeue is InvalidRequest."""
+    """Dequeue removes a queued prompt; a second dequeue is InvalidRequest."""
     async with mock_session({"turns": [["AwaitAnswer", END], [text("never"), END]]}) as (_, session):
         await session.prompt("first")
         queued = await session.prompt("second")
@@ -79,7 +79,7 @@ async def test_a_dequeued_prompt_never_starts_and_dequeue_works_once() -> None:
 
 
 async def test_stale_frames_before_the_turn_ack_are_dropped() -> None:
-    """anyagent §9.3/§15.1: content before TurnAck belongs to the old turn: texts seen exactly first, second."""
+    """Content before TurnAck belongs to the old turn: texts seen exactly first, second."""
     script = {
         "stale_before_ack": {"TextDelta": {"message_id": "old", "text": "stale"}},
         "turns": [[text("first"), END], [text("second"), END]],
@@ -94,7 +94,7 @@ async def test_stale_frames_before_the_turn_ack_are_dropped() -> None:
 
 
 async def test_content_after_the_wire_turn_end_opens_an_agent_originated_turn() -> None:
-    """anyagent §9.4/§15.1: [TurnStarted(Prompt), TurnEnded, TurnStarted(Agent), TextDelta, MessageEnded, TurnEnded]."""
+    """[TurnStarted(Prompt), TurnEnded, TurnStarted(Agent), TextDelta, MessageEnded, TurnEnded]."""
     async with mock_session({"turns": [[END, text("late", "m9"), END]]}) as (_, session):
         await session.prompt("go")
         events = without_status(await one_turn(session))
@@ -106,7 +106,7 @@ async def test_content_after_the_wire_turn_end_opens_an_agent_originated_turn() 
 
 
 async def test_trailing_agent_content_runs_fully_before_a_queued_prompt() -> None:
-    """anyagent §9.3/§15.1: promotion waits until the adapter's pending frames are drained."""
+    """Promotion waits until the adapter's pending frames are drained."""
     script = {"turns": [[permission("r1"), "AwaitAnswer", END, text("late"), END], [text("queued"), END]]}
     async with mock_session(script) as (_, session):
         await session.prompt("first")
@@ -125,7 +125,7 @@ async def test_trailing_agent_content_runs_fully_before_a_queued_prompt() -> Non
 
 
 async def test_bookkeeping_after_the_turn_is_not_a_turn_and_background_lists_running_tools() -> None:
-    """anyagent §9.4/§9.9/§15.1: TurnEnded.background == ["bg"]; a late completed ToolUpdated has turn_info null."""
+    """TurnEnded.background == ["bg"]; a late completed ToolUpdated has turn_info null."""
     script = {"turns": [[tool("bg", "Running"), tool("zz", "Running"), END, tool("bg", "Completed")]]}
     async with mock_session(script) as (_, session):
         await session.prompt("go")
@@ -136,7 +136,7 @@ async def test_bookkeeping_after_the_turn_is_not_a_turn_and_background_lists_run
 
 
 async def test_a_late_second_stop_frame_gives_one_warning_diagnostic() -> None:
-    """anyagent §9.4: a wire turn-end while idle → one Warning per turn, never a second TurnEnded."""
+    """A wire turn-end while idle → one Warning per turn, never a second TurnEnded."""
     async with mock_session({"turns": [[END, END, END]]}) as (_, session):
         await session.prompt("go")
         await one_turn(session)
@@ -149,7 +149,7 @@ async def test_a_late_second_stop_frame_gives_one_warning_diagnostic() -> None:
 
 
 async def test_engine_owned_kinds_sent_by_an_adapter_are_dropped_with_a_warning() -> None:
-    """anyagent §9.4: an adapter cannot emit TurnStarted/TurnEnded/RequestClosed/SessionUpdated/StatusChanged."""
+    """An adapter cannot emit TurnStarted/TurnEnded/RequestClosed/SessionUpdated/StatusChanged."""
     script = {"turns": [[{"Emit": {"RequestClosed": {"request_id": "x"}}}, {"Emit": {"StatusChanged": "Idle"}}, END]]}
     async with mock_session(script) as (_, session):
         await session.prompt("go")
@@ -163,7 +163,7 @@ async def test_engine_owned_kinds_sent_by_an_adapter_are_dropped_with_a_warning(
 
 
 async def test_turn_end_bookkeeping_ends_messages_then_requests_then_the_turn() -> None:
-    """anyagent §9.9: MessageEnded for unended messages, RequestClosed for open requests, then TurnEnded."""
+    """MessageEnded for unended messages, RequestClosed for open requests, then TurnEnded."""
     script = {"turns": [[text("a", "m1"), text("b", "m2"), permission("r1"), END]]}
     async with mock_session(script) as (_, session):
         await session.prompt("go")

@@ -1,4 +1,4 @@
-"""Compaction rules (docs/yuke-rpc.md §10.3) as pure functions: token estimates, what a request projects, when to
+"""Compaction rules (docs/engine.md "Compaction") as pure functions: token estimates, what a request projects, when to
 compact, where to cut, and the texts of the summary call.
 
 What it is: the arithmetic and the wording, no I/O. What it is not: the run step that calls the model and commits

@@ -1,4 +1,4 @@
-"""One compaction step (docs/yuke-rpc.md §10.3): plan the cut, call the session's model for a summary under the
+"""One compaction step (docs/engine.md "Compaction"): plan the cut, call the session's model for a summary under the
 run loop's retry and cancel rules with activity `compacting`, check the summary, commit the `CompactionMessage`.
 
 The step runs as a whole compaction run (`session.compact`, reason `manual`) or inside a turn before a round that

@@ -219,7 +219,7 @@ StreamEvent = (
 
 
 class RunErrorCode(StrEnum):
-    """yuke `RunErrorCode` values (spec §4); the values are the wire strings."""
+    """The yuke wire's `RunErrorCode` values; the values are the wire strings."""
 
     INTERRUPTED = "interrupted"
     PROVIDER = "provider"

@@ -1,4 +1,5 @@
-"""The retry policy for model calls (yuke §10.2), as a pure function: no I/O, no clock, no randomness of its own.
+"""The retry policy for model calls (docs/providers.md "Errors and retries"), as a pure function: no I/O, no
+clock, no randomness of its own.
 
 `engine.run.executor` owns the attempt counter and the timer: after attempt `n` fails with `error`, it asks
 `next_delay(n, error, jitter=random.random())`; None means fail the run with `error.code`, a number means show

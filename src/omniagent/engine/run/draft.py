@@ -3,7 +3,7 @@
 The draft opens (`message.started`) at the first content event, so an attempt that fails before any content
 leaves nothing to discard. Part ids are the positions of the parts in the message. Text and reasoning stream as
 `message.part_delta` with `offset` = UTF-8 bytes already sent for that part; a tool part is added once its
-arguments are complete (yuke-rpc.md §9 #9), in state `pending`.
+arguments are complete (docs/engine.md "Decisions on the protocol's open points" #9), in state `pending`.
 """
 
 from __future__ import annotations

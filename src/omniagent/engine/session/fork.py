@@ -6,7 +6,7 @@ Decisions (docs/engine.md "Forks"):
   the message, run and input high-water marks (so the fork's new ids follow every id the source gave). Not copied:
   the queue, the open run, the event log (the fork's `seq` starts at 1), the permission mode.
 - Forking is allowed while the source runs: only committed messages are copied (the draft being streamed is not).
-  The yuke spec says nothing on this; §9 #18's suggested session_busy would refuse a harmless read.
+  The yuke wire says nothing on this; answering session_busy, as rewind does, would refuse a harmless read.
 - The fork's summary is derived from what was copied: message count, usage totals, last-turn usage, title.
 - Broadcast: `session.summary_changed` for the new session (as after create). The copied messages are not
   broadcast again; a frontend reads them with session.history.

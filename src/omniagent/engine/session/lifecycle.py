@@ -53,9 +53,9 @@ from omniagent.protocols.yuke.sessions import (
     SessionRewindParams,
 )
 
-DEFAULT_PROFILE = "default"  # yuke-rpc.md §9 #3
-LIST_DEFAULT, LIST_MAX = 25, 100  # session.list page size (§1 limits)
-HISTORY_DEFAULT, HISTORY_MAX = 50, 500  # session.history page size (§1 limits)
+DEFAULT_PROFILE = "default"  # docs/engine.md "Decisions on the protocol's open points" #3
+LIST_DEFAULT, LIST_MAX = 25, 100  # session.list page size (the yuke wire's limits)
+HISTORY_DEFAULT, HISTORY_MAX = 50, 500  # session.history page size (the yuke wire's limits)
 
 
 class Sessions:

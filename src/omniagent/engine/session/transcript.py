@@ -15,8 +15,8 @@ from omniagent.protocols.yuke.content import ContentText
 from omniagent.protocols.yuke.messages import AssistantMessage, CompactionMessage, Message, TokenUsage, UserMessage
 from omniagent.protocols.yuke.sessions import Session, SessionOrigin
 
-ROOT_AGENT = "root"  # yuke-rpc.md §9 #5: the reserved agent name of root sessions
-TITLE_MAX = 256  # characters of the first user line kept as the title (§9 #4)
+ROOT_AGENT = "root"  # the reserved agent name of root sessions
+TITLE_MAX = 256  # characters of the first user line kept as the title
 
 
 def parse_message(payload: str) -> Message:

@@ -1,6 +1,6 @@
 """Tool view hints: frozen mirrors of the yuke `View` union, plus the unified-diff builder.
 
-Each class maps 1:1 to one `View` arm of yuke-rpc.txt (`type` tag in `TYPE`, same field names), so the engine core
+Each class maps 1:1 to one `View` arm of the yuke wire (`type` tag in `TYPE`, same field names), so the engine core
 turns a `View` into its wire model field by field. Views are hints a frontend may render or ignore; the text the
 model sees is `ToolResult.output`, never a view.
 """

@@ -1,6 +1,6 @@
 """`omniagent rpc`: the yuke JSONL RPC on stdin/stdout → Engine methods, via `protocols.yuke.methods`. Thin.
 
-Envelope rules (docs/yuke-rpc.md §1): string ids only; no id = a notification (run, never answered, not even
+The yuke wire's envelope rules: string ids only; no id = a notification (run, never answered, not even
 with an error); absent params = `{}`; every bad line gets `-32602` with `id: ""` and the loop goes on, but for a
 request holding a number out of range, which is JSON all the same and keeps its id.
 Requests run one at a time in arrival order, and broadcasts they produce are queued before their response on

@@ -153,7 +153,7 @@ class Sidecar:
         self._forwarders: set[asyncio.Task[None]] = set()
         self._following: dict[str, asyncio.Task[None]] = {}  # session id → the forwarder of its events
         self._attaching: set[str] = set()  # sessions an `attach` of this wire is resuming or attaching to
-        # Sessions this wire opened or attached to (ended ones kept, §4). The runtime also holds probe/generate
+        # Sessions this wire opened or attached to (ended ones kept). The runtime also holds probe/generate
         # throwaways, which an app never opened: their ids must answer UnknownSession.
         self._sessions: dict[str, SessionHandle] = {}
 
@@ -196,7 +196,7 @@ class Sidecar:
             return
         frame_id = _frame_id(value)
         if frame_id is None:
-            # Checked before the command: a bad frame's error keeps its id only when that id is a u64 (§5).
+            # Checked before the command: a bad frame's error keeps its id only when that id is a u64.
             self._send_error(None, _bad_frame(_why_no_id(value)))
             return
         if out_of_range is not None:
@@ -328,7 +328,7 @@ class Sidecar:
 
 
 def _frame_id(value: Any) -> int | None:
-    """The id a bad frame carried, when it is a u64 (anyagent §5: otherwise the error says `id: null`)."""
+    """The id a bad frame carried, when it is a u64 (otherwise the error says `id: null`)."""
     if isinstance(value, dict):
         frame_id = value.get("id")
         if isinstance(frame_id, int) and not isinstance(frame_id, bool) and 0 <= frame_id < _U64:

@@ -34,7 +34,7 @@ log = logging.getLogger("omniagent.serve")
 
 def serve_sidecar(script: MockScript | None) -> int:
     """Serve the app's lines once the hello is out (`serve.run_sidecar`); returns the exit code: 0 on EOF, 1 when
-    stdout stopped accepting writes (its reader gone included: anyagent §1, "serve returns the io error → exit 1")."""
+    stdout stopped accepting writes (its reader gone included), as `anyagent serve` does."""
     return asyncio.run(_main(script))
 
 
@@ -52,7 +52,7 @@ async def _main(script: MockScript | None) -> int:
 
             async with Runtime(mock=script) as runtime:
                 await Sidecar(RuntimeHost(runtime), writer, broken.event).serve(_after(first, lines))
-    return 0 if broken.error is None else 1  # anyagent §1: any stdout failure, its reader gone included, is 1
+    return 0 if broken.error is None else 1  # any stdout failure, its reader gone included, is 1
 
 
 async def _first_line(lines: AsyncIterator[bytes | LineTooLarge], broken: asyncio.Event) -> bytes | LineTooLarge | None:

@@ -24,7 +24,7 @@ HELLO = dumps({"hello": {"protocol": PROTOCOL_VERSION, "anyagent": __version__}}
 
 def run_sidecar(*, mock: str | None) -> int:
     """Entry point of `omniagent serve`; returns the exit code (0 on EOF; 1 when stdout stopped accepting writes,
-    its reader gone included, as anyagent §1 says, or the mock script is bad; 130 on Ctrl-C)."""
+    its reader gone included, as with `anyagent serve`, or the mock script is bad; 130 on Ctrl-C)."""
     try:
         return _run(mock)
     except KeyboardInterrupt:

@@ -1,7 +1,7 @@
 """Input frames: `{"id": <u64>, "cmd": "<snake_case>", …fields}`, one model per command.
 
 `cmd` is msgspec's tag field: `convert(frame, Command)` picks the command by it. Unknown extra fields are ignored
-(anyagent §4). Parse failures are the sidecar's `BadFrame`.
+(docs/sidecar.md "Commands"). Parse failures are the sidecar's `BadFrame`.
 """
 
 from __future__ import annotations

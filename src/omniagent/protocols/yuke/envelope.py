@@ -13,7 +13,7 @@ PROTOCOL_VERSION = 1
 
 
 class ErrorCode(IntEnum):
-    """Numeric error codes; names follow yuke's `lib/proto/enums.zig` (docs/yuke-rpc.md §8)."""
+    """Numeric error codes; names follow yuke's `lib/proto/enums.zig`."""
 
     BAD_REQUEST = -32602  # invalid line, request or params; limits exceeded (also parse errors)
     BAD_PROTOCOL = -32600  # framing or version violation
@@ -38,7 +38,7 @@ class ErrorCode(IntEnum):
     NOT_IMPLEMENTED = -31022
     UNKNOWN_PROVIDER = -31023
     UNKNOWN_INTERACTION = -31024
-    SETUP_REQUIRED = -31025  # name used in this era; number guessed (docs/yuke-rpc.md §9 #1)
+    SETUP_REQUIRED = -31025  # name used in this era; number guessed (docs/engine.md, open point #1)
     CONFIG_CONFLICT = -31026  # same
     AUTH_REQUIRED = -31028
     INTERNAL = -32603

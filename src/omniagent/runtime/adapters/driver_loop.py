@@ -19,7 +19,7 @@ from omniagent.runtime import driver as d
 from omniagent.runtime.errors import STDERR_CHARS
 from omniagent.wire.redact import clip
 
-# Last stderr lines carried by `Exited` and by handshake failures (anyagent §11.1).
+# Last stderr lines carried by `Exited` and by handshake failures.
 STDERR_TAIL = 6
 
 

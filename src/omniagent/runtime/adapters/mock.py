@@ -1,4 +1,5 @@
-"""The mock adapter: plays a JSON script (anyagent §15.2) so apps and tests can exercise every turn rule.
+"""The mock adapter: plays a JSON script (docs/sidecar.md "Mock scripts for UI testing") so apps and tests can
+exercise every turn rule.
 
 A script is an object whose fields are all optional and whose unknown fields are rejected. `turns` is a list of
 step lists; each `StartTurn` plays the next one (an exhausted script leaves the turn hanging, until a cancel
@@ -44,7 +45,7 @@ from omniagent.runtime.errors import InvalidConfiguration
 from omniagent.runtime.requests import check_option
 
 MOCK_AGENT_ID = "mock"
-# How the mock's death reads on the wire (anyagent §15.2).
+# How the mock's death reads on the wire.
 DIED_STATUS = "9"
 DIED_STDERR = "mock died"
 
@@ -139,7 +140,7 @@ def load_script(source: str) -> MockScript:
 
 
 def mock_installation() -> AgentInstallation:
-    """The one agent `serve --mock` offers (anyagent §4: Pinned, executable path `mock`)."""
+    """The one agent `serve --mock` offers (source Pinned, executable path `mock`)."""
     return AgentInstallation(id=MOCK_AGENT_ID, name="Mock", executable_path="mock", source=InstallationSource.PINNED)
 
 

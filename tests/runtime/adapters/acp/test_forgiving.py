@@ -1,6 +1,6 @@
 """The ACP adapter forgives what real agents do, through `Runtime` + `Session` against the quirky fixture agent (a
 real subprocess speaking ACP v1 over stdio): configure answered `{}`, notifications nobody maps, requests nobody
-answers (anyagent §11.4)."""
+answers (docs/agents.md "ACP agents")."""
 
 from __future__ import annotations
 
@@ -68,7 +68,7 @@ async def test_a_creation_time_option_answered_empty_is_taken_as_applied(
 
 
 async def test_a_notification_nobody_maps_is_an_info_diagnostic_carrying_it(tmp_path: Path) -> None:
-    """anyagent §11.4: every other notification → Info Diagnostic, the method as the extension key."""
+    """Every other notification → Info Diagnostic, the method as the extension key."""
     async with agent_session(quirky_agent(), tmp_path) as session:
         await session.prompt("ratelimit")
         turn = await one_turn(session)
@@ -81,7 +81,7 @@ async def test_a_notification_nobody_maps_is_an_info_diagnostic_carrying_it(tmp_
 
 
 async def test_a_request_nobody_answers_is_method_not_found_and_a_warning(tmp_path: Path) -> None:
-    """anyagent §11.4: other agent→client requests → -32601 to the agent, a Warning to the caller; the turn goes
+    """Other agent→client requests → -32601 to the agent, a Warning to the caller; the turn goes
     on."""
     async with agent_session(quirky_agent(), tmp_path) as session:
         await session.prompt("unknown-request")

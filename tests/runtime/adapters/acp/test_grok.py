@@ -1,6 +1,6 @@
 """Grok's ACP extensions through `Runtime` + `Session` against the quirky fixture agent in its `--grok` role (a
 real subprocess speaking ACP v1 over stdio): `_x.ai/session/prompt_complete` ends turns, `_x.ai/ask_user_question`
-is a Question request, first-class models keep their descriptions (anyagent §11.4)."""
+is a Question request, first-class models keep their descriptions (docs/agents.md "Grok")."""
 
 from __future__ import annotations
 

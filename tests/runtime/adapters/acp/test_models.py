@@ -1,6 +1,6 @@
 """First-class model selection over ACP through `Runtime` + `Session` against the fake ACP agent subprocess: v1's
-unstable `models` object becomes the live option `model`, switched with `session/set_model` (anyagent §11.4
-"Config mapping"; real-agents.md §5: claude-code-acp, Gemini CLI and Qwen Code answer `session/new` with it)."""
+unstable `models` object becomes the live option `model`, switched with `session/set_model` (docs/agents.md
+"ACP agents"; claude-code-acp, Gemini CLI and Qwen Code answer `session/new` with it)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def sent(log: Path, method: str) -> list[dict[str, Any]]:
 
 
 async def test_first_class_models_are_the_live_model_option(tmp_path: Path) -> None:
-    """anyagent §11.4: first-class `models{currentModelId, availableModels}` → option `model` (live, category
+    """First-class `models{currentModelId, availableModels}` → option `model` (live, category
     model), one choice per `modelId` labelled by its `name` and keeping its `description`, current from
     `currentModelId`."""
     async with acp_session(tmp_path, 1, "--models") as (_, session):
@@ -43,7 +43,7 @@ async def test_first_class_models_are_the_live_model_option(tmp_path: Path) -> N
 
 
 async def test_setting_the_model_sends_set_model_and_confirms_with_session_updated(tmp_path: Path) -> None:
-    """anyagent §11.4: setting the first-class `model` → `session/set_model{sessionId, modelId}`; the accepted
+    """Setting the first-class `model` → `session/set_model{sessionId, modelId}`; the accepted
     switch is confirmed by SessionUpdated carrying the new value, in the configuration and in the option."""
     log = tmp_path / "wire.jsonl"
     async with acp_session(tmp_path, 1, "--models", "--log", str(log)) as (_, session):
@@ -57,7 +57,7 @@ async def test_setting_the_model_sends_set_model_and_confirms_with_session_updat
 
 
 async def test_a_model_the_agent_did_not_offer_is_invalid_configuration_before_the_wire(tmp_path: Path) -> None:
-    """anyagent §9.12: a select value that is not a choice → InvalidConfiguration, and nothing reaches the agent
+    """A select value that is not a choice → InvalidConfiguration, and nothing reaches the agent
     (the valid switch sent after it is the only `session/set_model` the agent reads)."""
     log = tmp_path / "wire.jsonl"
     async with acp_session(tmp_path, 1, "--models", "--log", str(log)) as (_, session):
@@ -70,7 +70,7 @@ async def test_a_model_the_agent_did_not_offer_is_invalid_configuration_before_t
 
 
 async def test_an_agent_refusing_a_model_switch_is_a_warning_and_the_model_stays(tmp_path: Path) -> None:
-    """anyagent §8.4: a live refusal = Warning Diagnostic "agent rejected configure `model`: …"; the value stays."""
+    """A live refusal = Warning Diagnostic "agent rejected configure `model`: …"; the value stays."""
     async with acp_session(tmp_path, 1, "--models") as (_, session):
         await session.configure("model", "broken")
         warning = of(await collect(session, is_kind(DiagnosticEvent)), DiagnosticEvent)[-1].diagnostic
@@ -80,7 +80,7 @@ async def test_an_agent_refusing_a_model_switch_is_a_warning_and_the_model_stays
 
 
 async def test_a_creation_time_model_is_applied_and_a_refusal_is_invalid_configuration(tmp_path: Path) -> None:
-    """anyagent §11.4: creation-time `model` → `session/set_model` right after `session/new`; a refusal →
+    """Creation-time `model` → `session/set_model` right after `session/new`; a refusal →
     InvalidConfiguration("agent rejected `model`: msg")."""
     log = tmp_path / "wire.jsonl"
     async with acp_session(tmp_path, 1, "--models", "--log", str(log), configure={"model": "haiku"}) as (runtime, s):
@@ -109,7 +109,7 @@ async def test_a_model_config_option_wins_over_first_class_models(tmp_path: Path
 
 
 async def test_a_resumed_session_reads_the_models_of_its_load_answer(tmp_path: Path) -> None:
-    """anyagent §11.4: `session/load` answers with `models` too; the option follows it."""
+    """`session/load` answers with `models` too; the option follows it."""
     async with acp_session(tmp_path, 1, "--models", resume="s9") as (_, session):
         assert session.info().configuration.options["model"] == "default"
         await session.configure("model", "opus")

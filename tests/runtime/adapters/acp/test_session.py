@@ -1,6 +1,6 @@
 """The ACP adapter's sessions through `Runtime` + `Session` against the fake ACP agent subprocess, v1 and v2:
 details from `initialize`, login, config options, session-level updates, MCP, resume and fork, the inline agent
-and the catalog's launch lines (anyagent §11.4)."""
+and the catalog's launch lines (docs/agents.md "ACP agents")."""
 
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ VERSIONS = pytest.mark.parametrize("version", [1, 2])
 
 @VERSIONS
 async def test_details_come_from_what_the_agent_advertises(tmp_path: Path, version: int) -> None:
-    """anyagent §11.4: always Permissions, Plan, SlashCommands; Resume if the agent can load/resume; version from
+    """Always Permissions, Plan, SlashCommands; Resume if the agent can load/resume; version from
     agentInfo/info; the session id is the resume token; prompted turns end deterministically, agent turns don't."""
     async with acp_session(tmp_path, version) as (_, session):
         info = session.info()
@@ -80,7 +80,7 @@ async def test_details_come_from_what_the_agent_advertises(tmp_path: Path, versi
 
 @VERSIONS
 async def test_an_agent_wanting_login_is_auth_required_with_its_terminal_login(tmp_path: Path, version: int) -> None:
-    """anyagent §11.4: -32000 on session/new → AuthRequired with the terminal auth methods as `[exe, …args]` + env
+    """-32000 on session/new → AuthRequired with the terminal auth methods as `[exe, …args]` + env
     (v1 in qwen's `_meta` shape, v2 as `type: "terminal"`)."""
     async with asyncio.timeout(WAIT), Runtime(timing=TIMING) as runtime:
         with pytest.raises(AuthRequired) as caught:
@@ -94,7 +94,7 @@ async def test_an_agent_wanting_login_is_auth_required_with_its_terminal_login(t
 
 @VERSIONS
 async def test_setting_a_config_option_confirms_with_session_updated(tmp_path: Path, version: int) -> None:
-    """anyagent §8.4/§11.4: configure → `session/set_config_option` → SessionUpdated with the new value."""
+    """Configure → `session/set_config_option` → SessionUpdated with the new value."""
     async with acp_session(tmp_path, version, "--options") as (_, session):
         options = {option.id: option for option in session.info().details.config_options}
         assert options["model"].current == "fast" and options["model"].category == "model"
@@ -109,7 +109,7 @@ async def test_setting_a_config_option_confirms_with_session_updated(tmp_path: P
 
 
 async def test_a_v1_mode_is_the_mode_option_and_set_through_set_mode(tmp_path: Path) -> None:
-    """anyagent §11.4: v1 `modes` → option `mode` (live, category mode) set by `session/set_mode`; the agent's
+    """v1 `modes` → option `mode` (live, category mode) set by `session/set_mode`; the agent's
     current_mode_update confirms it."""
     async with acp_session(tmp_path, 1, "--options") as (_, session):
         mode = session.info().details.config_options[0]
@@ -121,7 +121,7 @@ async def test_a_v1_mode_is_the_mode_option_and_set_through_set_mode(tmp_path: P
 
 @VERSIONS
 async def test_an_agent_refusing_configure_is_a_warning_not_an_error(tmp_path: Path, version: int) -> None:
-    """anyagent §8.4: agent refusal = Warning Diagnostic "agent rejected configure `id`: …"; the value stays."""
+    """Agent refusal = Warning Diagnostic "agent rejected configure `id`: …"; the value stays."""
     async with acp_session(tmp_path, version, "--options") as (_, session):
         await session.configure("model", "broken")
         warning = of(await collect(session, is_kind(DiagnosticEvent)), DiagnosticEvent)[-1].diagnostic
@@ -134,7 +134,7 @@ async def test_an_agent_refusing_configure_is_a_warning_not_an_error(tmp_path: P
 async def test_creation_time_options_are_applied_and_a_refusal_is_invalid_configuration(
     tmp_path: Path, version: int
 ) -> None:
-    """anyagent §11.4: creation-time refusal → InvalidConfiguration("agent rejected `id`: msg")."""
+    """Creation-time refusal → InvalidConfiguration("agent rejected `id`: msg")."""
     async with acp_session(tmp_path, version, "--options", configure={"model": "smart"}) as (runtime, session):
         assert session.info().configuration.options["model"] == "smart"
         with pytest.raises(InvalidConfiguration) as caught:
@@ -146,7 +146,7 @@ async def test_creation_time_options_are_applied_and_a_refusal_is_invalid_config
 
 @VERSIONS
 async def test_plans_usage_titles_and_commands_reach_the_session(tmp_path: Path, version: int) -> None:
-    """anyagent §11.4: plan → PlanUpdated; usage_update → ContextUsage advertised (SessionUpdated) then
+    """`plan` → PlanUpdated; usage_update → ContextUsage advertised (SessionUpdated) then
     ContextUsage; session_info_update → title; available_commands_update → commands; an unknown kind → Info
     Diagnostic carrying `acp/raw_update`."""
     async with acp_session(tmp_path, version) as (_, session):
@@ -170,7 +170,7 @@ async def test_plans_usage_titles_and_commands_reach_the_session(tmp_path: Path,
 
 @VERSIONS
 async def test_mcp_servers_are_forwarded_and_unadvertised_transports_refused(tmp_path: Path, version: int) -> None:
-    """anyagent §11.4: stdio servers always go through; a transport the agent did not advertise →
+    """Stdio servers always go through; a transport the agent did not advertise →
     UnsupportedFeature("Http MCP servers")."""
     log = tmp_path / "wire.jsonl"
     stdio = McpServer(name="tools", connection=StdioMcp(command="/bin/tools", args=["-v"], env={"K": "V"}))
@@ -188,7 +188,7 @@ async def test_mcp_servers_are_forwarded_and_unadvertised_transports_refused(tmp
 
 @VERSIONS
 async def test_resume_reopens_the_session_without_replaying_history(tmp_path: Path, version: int) -> None:
-    """anyagent §11.4: resume → `session/load` (v1) / `session/resume` (v2); the load's history replay is not
+    """Resume → `session/load` (v1) / `session/resume` (v2); the load's history replay is not
     re-emitted as events (our choice: the caller already saw it)."""
     async with acp_session(tmp_path, version, resume="s9") as (_, session):
         assert session.info().resume_token == "s9"
@@ -200,7 +200,7 @@ async def test_resume_reopens_the_session_without_replaying_history(tmp_path: Pa
 
 @VERSIONS
 async def test_fork_is_unsupported_unless_advertised(tmp_path: Path, version: int) -> None:
-    """anyagent §11.4: fork → UnsupportedFeature("fork (no ACP agent advertises it)")."""
+    """Fork → UnsupportedFeature("fork (no ACP agent advertises it)")."""
     async with asyncio.timeout(WAIT), Runtime(timing=TIMING) as runtime:
         with pytest.raises(UnsupportedFeature) as caught:
             await runtime.open(fake_agent(version), tmp_path, fork="s1")
@@ -208,7 +208,7 @@ async def test_fork_is_unsupported_unless_advertised(tmp_path: Path, version: in
 
 
 async def test_an_inline_acp_agent_from_the_sidecar_open_command_runs_a_turn(tmp_path: Path) -> None:
-    """anyagent §4: `{"acp":{name,path,args}}` names an agent outside the catalog; it is driven by the ACP adapter."""
+    """`{"acp":{name,path,args}}` names an agent outside the catalog; it is driven by the ACP adapter."""
     frame = {
         "id": 1,
         "cmd": "open",
@@ -242,14 +242,14 @@ async def test_an_inline_acp_agent_from_the_sidecar_open_command_runs_a_turn(tmp
     ],
 )
 def test_catalog_acp_agents_launch_with_their_verified_args(agent: str, args: list[str]) -> None:
-    """real-agents.md §5 and anyagent §11.4: each ACP row's launch line; catalog ACP rows get the ACP adapter."""
+    """Each ACP row's launch line; catalog ACP rows get the ACP adapter."""
     installation = AgentInstallation(id=agent, name=agent, executable_path="/bin/x", source=InstallationSource.PATH)
     assert launch_argv(installation) == ["/bin/x", *args]
     assert isinstance(adapter_for(installation), AcpAdapter)
 
 
 def test_an_inline_agent_gets_the_acp_adapter_whatever_its_name() -> None:
-    """anyagent §4: an inline agent is ACP even when its name is a catalog id of another wire."""
+    """An inline agent is ACP even when its name is a catalog id of another wire."""
     installation = AgentInstallation(
         id="claude", name="claude", executable_path="/bin/x", source=InstallationSource.PINNED, acp_args=["--a"]
     )
@@ -258,7 +258,7 @@ def test_an_inline_agent_gets_the_acp_adapter_whatever_its_name() -> None:
 
 
 def test_env_var_auth_methods_become_env_var_logins() -> None:
-    """anyagent §11.4 login methods: env_var auth methods (codex-acp's shape) name their variables."""
+    """Login methods: env_var auth methods (codex-acp's shape) name their variables."""
     from omniagent.runtime.adapters.acp.info import login_methods
 
     methods = [{"type": "env_var", "id": "k", "name": "Key", "vars": [{"name": "CODEX_API_KEY"}]}, {"id": "agent"}]
@@ -266,7 +266,7 @@ def test_env_var_auth_methods_become_env_var_logins() -> None:
 
 
 async def test_an_agent_exiting_during_the_handshake_is_a_protocol_failure_with_its_stderr(tmp_path: Path) -> None:
-    """anyagent §11.1: the last stderr lines are appended to handshake failures (a logged-out CLI's complaint)."""
+    """The last stderr lines are appended to handshake failures (a logged-out CLI's complaint)."""
     script = "import sys; print('please log in first', file=sys.stderr); sys.exit(3)"
     agent = InlineAcp(acp=AcpSpec(name="quitter", path=sys.executable, args=["-c", script]))
     async with asyncio.timeout(WAIT), Runtime(timing=TIMING) as runtime:

@@ -1,5 +1,5 @@
 """The ACP adapter's turns through `Runtime` + `Session` against the fake ACP agent subprocess, v1 and v2: text,
-thoughts, tool snapshots, permissions, cancel, agent death and stop reasons (anyagent §11.4)."""
+thoughts, tool snapshots, permissions, cancel, agent death and stop reasons (docs/agents.md "ACP agents")."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ VERSIONS = pytest.mark.parametrize("version", [1, 2])
 
 @VERSIONS
 async def test_a_plain_prompt_streams_the_agents_text_and_completes_by_protocol(tmp_path: Path, version: int) -> None:
-    """anyagent §11.4: agent_message_chunk → TextDelta; the prompt's end (v1 answer, v2 idle) → Completed/Protocol;
+    """agent_message_chunk → TextDelta; the prompt's end (v1 answer, v2 idle) → Completed/Protocol;
     ACP has no end-of-message frame, so the loop ends the message."""
     async with acp_session(tmp_path, version) as (_, session):
         delivery = await session.prompt("hello")
@@ -52,7 +52,7 @@ async def test_a_plain_prompt_streams_the_agents_text_and_completes_by_protocol(
 
 @VERSIONS
 async def test_thoughts_become_reasoning_deltas_before_the_text(tmp_path: Path, version: int) -> None:
-    """anyagent §11.4: agent_thought_chunk → ReasoningDelta."""
+    """agent_thought_chunk → ReasoningDelta."""
     async with acp_session(tmp_path, version) as (_, session):
         await session.prompt("think")
         events = await one_turn(session)
@@ -62,7 +62,7 @@ async def test_thoughts_become_reasoning_deltas_before_the_text(tmp_path: Path, 
 
 @VERSIONS
 async def test_a_tool_call_is_a_cumulative_snapshot_with_output_deltas_and_diffs(tmp_path: Path, version: int) -> None:
-    """anyagent §11.4: tool_call → fresh snapshot; each update merges into it, newly appended text comes first as
+    """tool_call → fresh snapshot; each update merges into it, newly appended text comes first as
     ToolOutputDelta, then the whole ToolUpdated; diff content → diffs; rawInput → raw."""
     async with acp_session(tmp_path, version) as (_, session):
         await session.prompt("tool")
@@ -98,7 +98,7 @@ async def test_a_tool_call_is_a_cumulative_snapshot_with_output_deltas_and_diffs
 async def test_a_permission_request_round_trips_the_callers_choice(
     tmp_path: Path, version: int, choice: PermissionChoice, option: str
 ) -> None:
-    """anyagent §9.1/§11.4: request id `r` + JSON of the wire id (real agents start at 0); option kinds map to
+    """Request id `r` + JSON of the wire id (real agents start at 0); option kinds map to
     choices; the answer picks the option of that kind → `{"outcome":"selected","optionId":…}`."""
     async with acp_session(tmp_path, version) as (_, session):
         await session.prompt("permission")
@@ -119,7 +119,7 @@ async def test_a_permission_request_round_trips_the_callers_choice(
 
 @VERSIONS
 async def test_auto_approve_answers_permissions_without_showing_them(tmp_path: Path, version: int) -> None:
-    """anyagent §9.5: AutoApprove answers AllowOnce itself and emits neither RequestOpened nor RequestClosed."""
+    """AutoApprove answers AllowOnce itself and emits neither RequestOpened nor RequestClosed."""
     from omniagent.protocols.sidecar.commands import PermissionMode
 
     async with acp_session(tmp_path, version, permission_mode=PermissionMode.AUTO_APPROVE) as (_, session):
@@ -131,7 +131,7 @@ async def test_auto_approve_answers_permissions_without_showing_them(tmp_path: P
 
 @VERSIONS
 async def test_cancel_mid_turn_ends_it_cancelled_and_the_next_prompt_runs(tmp_path: Path, version: int) -> None:
-    """anyagent §9.6/§11.4: Cancel → `session/cancel`; the agent's `cancelled` → TurnEnded Cancelled; the session
+    """Cancel → `session/cancel`; the agent's `cancelled` → TurnEnded Cancelled; the session
     lives on."""
     async with acp_session(tmp_path, version) as (_, session):
         await session.prompt("wait")
@@ -159,7 +159,7 @@ async def test_cancel_answers_a_pending_permission_cancelled(tmp_path: Path, ver
 
 @VERSIONS
 async def test_an_agent_dying_mid_turn_fails_the_turn_and_closes_the_session(tmp_path: Path, version: int) -> None:
-    """anyagent §11.1/§9: the process exiting → Exited(status, stderr tail) once → TurnEnded Failed, the stream
+    """The process exiting → Exited(status, stderr tail) once → TurnEnded Failed, the stream
     raises ProcessExited, the session is closed."""
     async with acp_session(tmp_path, version) as (_, session):
         await session.prompt("exit")
@@ -180,7 +180,7 @@ async def test_an_agent_dying_mid_turn_fails_the_turn_and_closes_the_session(tmp
     ("prompt", "stop"), [("refuse", Refused()), ("max", Failed(message="turn stopped: max_tokens"))]
 )
 async def test_stop_reasons_map_refusal_and_others(tmp_path: Path, version: int, prompt: str, stop: object) -> None:
-    """anyagent §11.4: refusal → Refused, any other reason → Failed("turn stopped: X")."""
+    """Refusal → Refused, any other reason → Failed("turn stopped: X")."""
     async with acp_session(tmp_path, version) as (_, session):
         await session.prompt(prompt)
         assert of(await one_turn(session), TurnEnded)[0].stop == stop
@@ -188,7 +188,7 @@ async def test_stop_reasons_map_refusal_and_others(tmp_path: Path, version: int,
 
 @VERSIONS
 async def test_a_steering_agent_takes_a_second_prompt_into_the_running_turn(tmp_path: Path, version: int) -> None:
-    """anyagent §9.2/§11.4: Steer only when `_meta.steering.supported`; `_session/steering` → `{accepted}`."""
+    """Steer only when `_meta.steering.supported`; `_session/steering` → `{accepted}`."""
     async with acp_session(tmp_path, version, "--steering") as (_, session):
         await session.prompt("wait")
         await collect(session, is_kind(TextDelta))
@@ -202,7 +202,7 @@ async def test_a_steering_agent_takes_a_second_prompt_into_the_running_turn(tmp_
 
 
 async def test_attachments_are_named_in_the_prompt_text(tmp_path: Path) -> None:
-    """anyagent §9.2: every attachment path is referenced in the text; nothing inline unless advertised."""
+    """Every attachment path is referenced in the text; nothing inline unless advertised."""
     picture = tmp_path / "shot.png"
     picture.write_bytes(b"\x89PNG fake")
     async with acp_session(tmp_path, 1) as (_, session):
@@ -214,7 +214,7 @@ async def test_attachments_are_named_in_the_prompt_text(tmp_path: Path) -> None:
 
 @VERSIONS
 async def test_a_prompt_failing_with_auth_required_ends_the_session_needing_login(tmp_path: Path, version: int) -> None:
-    """anyagent §11.4: a prompt answered -32000 → AuthLost → the turn fails and the stream raises AuthRequired."""
+    """A prompt answered -32000 → AuthLost → the turn fails and the stream raises AuthRequired."""
     async with acp_session(tmp_path, version) as (_, session):
         await session.prompt("logout")
         events = await one_turn(session)
@@ -226,7 +226,7 @@ async def test_a_prompt_failing_with_auth_required_ends_the_session_needing_logi
 
 @VERSIONS
 async def test_an_error_answer_to_a_prompt_fails_the_turn_with_message_and_code(tmp_path: Path, version: int) -> None:
-    """anyagent §11.4: an error response → Failed("msg (code)"); the session lives on."""
+    """An error response → Failed("msg (code)"); the session lives on."""
     async with acp_session(tmp_path, version) as (_, session):
         await session.prompt("hello")
         await one_turn(session)

@@ -108,7 +108,7 @@ async def test_capabilities_and_options_come_from_the_engine(tmp_path: Path, mon
 
 
 async def test_creation_options_pick_the_model_and_the_mode(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """anyagent §9.12 creation-time options: the model goes to the provider; mode `auto` runs writes unasked."""
+    """Creation-time options: the model goes to the provider; mode `auto` runs writes unasked."""
     ws = workspace(tmp_path)
     async with FakeLLMServer(tool_then_text()) as llm:
         use_engine(monkeypatch, tmp_path, llm)
@@ -197,7 +197,7 @@ async def test_fork_by_token_opens_a_session_with_the_earlier_history(
     """Issue "One system": the engine serves session.fork, so the adapter advertises Fork and `open(fork=token)`
     makes a new session (own resume token) that continues the conversation; `fork_at` = a MessageEnded id (its
     `omniagent/fork_point`) keeps that message and what came before; the source stays as it was. An unknown
-    token or point is ResumeFailed (anyagent §5: a bad token)."""
+    token or point is ResumeFailed (a bad token)."""
     ws = workspace(tmp_path)
     scenario = Scenario([Reply(text="kumquat noted"), Reply(text="plum noted")], fallback=Reply(text="answer"))
     async with FakeLLMServer(scenario) as llm:
@@ -241,7 +241,7 @@ async def test_fork_by_token_opens_a_session_with_the_earlier_history(
 async def test_the_engine_speaks_stdio_and_http_mcp_servers_and_refuses_sse(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """anyagent §5: the engine advertises the MCP transports its client speaks; an SSE server is UnsupportedFeature
+    """The engine advertises the MCP transports its client speaks; an SSE server is UnsupportedFeature
     (docs/agents.md)."""
     async with FakeLLMServer(Scenario()) as llm:
         use_engine(monkeypatch, tmp_path, llm)
@@ -289,7 +289,7 @@ async def test_a_session_closed_without_a_prompt_leaves_nothing_to_resume(
 async def test_an_engine_that_cannot_open_its_store_is_spawn_failed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """anyagent §5 SpawnFailed: the engine could not start (here its data dir is a file); the next open tries again."""
+    """SpawnFailed: the engine could not start (here its data dir is a file); the next open tries again."""
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("")
     use_engine(monkeypatch, tmp_path, None)

@@ -128,7 +128,7 @@ def test_run_outcomes_become_stop_reasons() -> None:
 
 
 def test_a_committed_checkpoint_reports_context_compacted_and_the_run_just_ends() -> None:
-    """anyagent §8.4 compact: `ContextCompacted` … `TurnEnded`. The engine's checkpoint commit (manual, or auto
+    """`compact` is `ContextCompacted` … `TurnEnded`. The engine's checkpoint commit (manual, or auto
     inside a turn) is ContextCompacted plus the usage it leaves; the compaction run's end is only TurnStopped."""
     checkpoint = CompactionMessage(
         id=9,
@@ -159,7 +159,7 @@ def test_a_committed_checkpoint_reports_context_compacted_and_the_run_just_ends(
 
 
 def test_request_ids_round_trip_to_the_engines_interaction_ids() -> None:
-    """anyagent §9.1: request ids are adapter-minted and opaque; ours are `r<interaction id>`, anything else is
+    """Request ids are adapter-minted and opaque; ours are `r<interaction id>`, anything else is
     not one of ours."""
     assert request_id(7) == "r7" and interaction_of("r7") == 7
     assert interaction_of("r") is None and interaction_of("x7") is None and interaction_of("r7x") is None

@@ -141,7 +141,7 @@ async def test_allow_always_is_remembered_for_the_session(tmp_path: Path, monkey
 async def test_auto_approve_answers_for_the_caller_and_exec_output_streams(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """anyagent §9.5: AutoApprove answers every permission itself, unseen; exec is an Execute tool with its command,
+    """AutoApprove answers every permission itself, unseen; exec is an Execute tool with its command,
     its output as ToolOutputDelta, and the reasoning as ReasoningDelta."""
     ws = workspace(tmp_path)
     call = FakeToolCall("exec", {"command": "echo from-the-tool"})
@@ -199,7 +199,7 @@ async def test_a_failed_run_ends_the_turn_failed_with_the_engines_message(
 async def test_a_refused_key_fails_the_turn_and_closes_the_session_needing_a_login(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """anyagent §11.1 AuthLost: the provider's 401 (run.done failed `auth`) ends the session with AuthRequired,
+    """AuthLost: the provider's 401 (run.done failed `auth`) ends the session with AuthRequired,
     naming the key variables (never a key)."""
     from omniagent.runtime.errors import AuthRequired
 
@@ -238,10 +238,10 @@ async def test_usage_reports_the_models_window_and_the_sessions_cost(
 async def test_compact_runs_as_an_agent_turn_that_reports_context_compacted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """anyagent §9.12 compact and issue "One system" (Compact when the engine has it): the engine session
+    """`compact` and issue "One system" (Compact when the engine has it): the engine session
     advertises Compact; `compact()` is TurnStarted(Agent) … ContextCompacted … TurnEnded Completed, and the next
-    turn's request carries the summary instead of the compacted turn (yuke §10.3; Sonnet's window keeps a tail of
-    20000 estimated tokens, so the second prompt alone holds it)."""
+    turn's request carries the summary instead of the compacted turn (docs/engine.md "Compaction"; Sonnet's window
+    keeps a tail of 20000 estimated tokens, so the second prompt alone holds it)."""
     ws = workspace(tmp_path)
     scenario = Scenario([Reply(text="noted"), Reply(text="noted too"), Reply(text="SUMMARY-MARKER"), Reply(text="ok")])
     async with FakeLLMServer(scenario) as llm:

@@ -1,6 +1,7 @@
-"""opencode's permission rules per session mode, merged into the host's OPENCODE_CONFIG_CONTENT (issue 8 part 4,
-anyagent §11.7): Ask puts `{"*":"ask","question":"allow"}` before the user's own rules, AutoApprove allows all, the
-rest of the user's config is kept, and a config that is not a JSON object is refused before anything starts."""
+"""opencode's permission rules per session mode, merged into the host's OPENCODE_CONFIG_CONTENT (issue 8 part 4;
+docs/agents.md "opencode over HTTP"): Ask puts `{"*":"ask","question":"allow"}` before the user's own rules,
+AutoApprove allows all, the rest of the user's config is kept, and a config that is not a JSON object is refused
+before anything starts."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The providers.json schema (yuke §10.6) and its strict loader.
+"""The providers.json schema (docs/providers.md "providers.json") and its strict loader.
 
 The file lives in the config dir, must be mode 0600 (it may hold literal keys) and not a symlink. Unknown fields
 are errors, so a typo never silently drops a setting. `table.py` merges the entries over the built-ins.

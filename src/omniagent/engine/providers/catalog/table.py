@@ -220,7 +220,7 @@ COST_DIGITS = 9
 def cost_usd(model: ModelEntry, usage: Usage) -> float | None:
     """USD cost of one call, or None when a needed price is unknown (then omit `cost`).
 
-    The last cost band whose `min_prompt_tokens` the prompt reaches prices the whole request (yuke §10.6).
+    The last cost band whose `min_prompt_tokens` the prompt reaches prices the whole request.
     """
     bands = [band for band in model.cost if usage.input_tokens >= band.min_prompt_tokens]
     if not bands:

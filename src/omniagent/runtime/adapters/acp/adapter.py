@@ -3,7 +3,7 @@
 Over `client.py`: `connect` spawns the agent (its catalog row's launch args, or an inline agent's `acp_args`),
 negotiates the version, opens the session (new, load or fork) with the caller's MCP servers and creation-time
 options, and yields a driver that turns commands into client calls and client callbacks into driver events
-(anyagent §11.4). What each update means lives in `translate.py`; capabilities, options and logins in
+(docs/agents.md "ACP agents"). What each update means lives in `translate.py`; capabilities, options and logins in
 `info.py`; the command line, MCP servers and failures in `launch.py`; vendor extensions in `extensions.py`.
 Turn rules are the session loop's: this module never decides when a turn starts or ends.
 """
@@ -96,7 +96,7 @@ class AcpAdapter:
 
 
 def request_id() -> str:
-    """The id of the agent request being handled, as the caller sees it: `r` + the raw id's JSON (anyagent §9.1)."""
+    """The id of the agent request being handled, as the caller sees it: `r` + the raw id's JSON."""
     return "r" + json.dumps(current_request_id.get())
 
 

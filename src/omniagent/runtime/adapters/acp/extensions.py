@@ -1,4 +1,4 @@
-"""Agent traffic outside ACP's core methods (anyagent §11.4): vendor extensions the adapter understands, and the
+"""Agent traffic outside ACP's core methods: vendor extensions the adapter understands, and the
 diagnostic for every notification it does not. Pure translation: no I/O, no turn rules.
 
 Grok (xAI) adds two methods:
@@ -109,6 +109,6 @@ def question_reply(request: QuestionRequest, answer: Answer | None) -> Mapping[s
 
 
 def unhandled_notification(method: str, params: Any) -> d.AdapterEvent:
-    """anyagent §11.4: a notification the adapter does not map → an Info diagnostic carrying it under its method."""
+    """A notification the adapter does not map → an Info diagnostic carrying it under its method."""
     diagnostic = Diagnostic(level=DiagnosticLevel.INFO, message=f"unhandled ACP notification `{method}`")
     return d.AdapterEvent(DiagnosticEvent(diagnostic=diagnostic), extensions={method: params})

@@ -1,5 +1,5 @@
 """What an ACP session looks like to the runtime: capabilities from `initialize`, config options from modes,
-first-class models and configOptions, slash commands, title, and the login methods an agent offers (anyagent §11.4).
+first-class models and configOptions, slash commands, title, and the login methods an agent offers.
 
 A first-class `models` object becomes the option `model` (set with `session/set_model`) only while no configOption
 has category "model" or id "model": an agent that offers both (Qwen Code) is switched through its configOption, the

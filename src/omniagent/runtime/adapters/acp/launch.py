@@ -1,5 +1,5 @@
 """Starting an ACP agent and reading its failures: the command line, the MCP servers it is given, and how a failed
-handshake or an error answer reads as the runtime's errors (anyagent §11.1, §11.4)."""
+handshake or an error answer reads as the runtime's errors."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from omniagent.runtime.errors import HandshakeTimeout, ProtocolFailed, SpawnFail
 from omniagent.wire.messages import RpcError
 from omniagent.wire.process import SpawnError
 
-# Characters of an agent error's `data` kept in our error text (anyagent §11.4).
+# Characters of an agent error's `data` kept in our error text.
 ERROR_DATA_CHARS = 500
 
 

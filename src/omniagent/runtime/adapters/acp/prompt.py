@@ -1,6 +1,6 @@
 """A prompt as ACP content blocks: inline media the agent advertised, then one text block naming every attachment.
 
-anyagent §9.2: every attachment path is referenced in the text; images (and on ACP audio and PDFs) under the
+Every attachment path is referenced in the text; images (and on ACP audio and PDFs) under the
 inline cap are also sent inline when the agent's prompt capabilities allow. Read problems are returned as warning
 sentences for the adapter to report; they never fail the turn.
 """

@@ -1,5 +1,5 @@
-"""ACP `session/update`s and permission requests → driver events (anyagent §11.4), with the cumulative tool-call
-snapshots they merge into.
+"""ACP `session/update`s and permission requests → driver events (docs/agents.md "ACP agents"), with the cumulative
+tool-call snapshots they merge into.
 
 Pure translation: no I/O, no turn rules. Input is the raw JSON of an update the client already checked against the
 negotiated version's schema (one mapping serves v1 and v2; a v1 `tool_call` and a v2 `tool_call_update` for an
@@ -60,9 +60,9 @@ from omniagent.protocols.sidecar.events import (
 from omniagent.runtime import driver as d
 from omniagent.runtime.adapters.acp.info import SessionState
 
-# Bytes of tool output one snapshot carries (anyagent §11.1); longer output is cut on a character boundary.
+# Bytes of tool output one snapshot carries; longer output is cut on a character boundary.
 TOOL_OUTPUT_CAP = 16 * 1024
-# The message id when the wire gives none (anyagent §9.1; v1 chunks have no `messageId`).
+# The message id when the wire gives none (v1 chunks have no `messageId`).
 DEFAULT_MESSAGE_ID = "m0"
 # Extension key holding an update we could not map, and the diagnostic that carries it.
 RAW_UPDATE = "acp/raw_update"

@@ -1,4 +1,4 @@
-"""The adapter for Claude Code itself (`claude -p` in stream-json mode, anyagent §11.2), one process per session.
+"""The adapter for Claude Code itself (`claude -p` in stream-json mode), one process per session.
 
 `connect` launches the CLI with the session's flags (`launch.py`), sends the `initialize` control request and
 reads the account, models and commands it answers (`info.py`), then yields a driver that writes prompts as
@@ -251,7 +251,7 @@ class _ClaudeDriver(DriverLoop):
             self._control.refuse(wire_id, f"unsupported control request {body.get('subtype')!r}")
             await self._warn(f"refused the agent's control request {body.get('subtype')!r}")
             return
-        request_id = f"r{wire_id}"  # anyagent §9.1
+        request_id = f"r{wire_id}"  # `r` + the wire id
         self._asks[request_id] = (wire_id, body)
         await self._events.send(d.AdapterEvent(self._mapper.permission(request_id, body)))
 

@@ -38,7 +38,7 @@ from omniagent.protocols.sidecar.agents import (
 from omniagent.runtime import driver as d
 from omniagent.runtime.adapters.claude.launch import PERMISSION_MODES
 
-# What the stream-json wire itself gives every session (anyagent §14): image blocks, `--resume`, `can_use_tool`,
+# What the stream-json wire itself gives every session: image blocks, `--resume`, `can_use_tool`,
 # `--fork-session`, `/compact`, and the usage in each `result`.
 _WIRE_FEATURES = frozenset(
     {

@@ -1,4 +1,5 @@
-"""Claude Code stream-json frames → driver events (anyagent §11.2); the tool snapshots live in `tools.py`.
+"""Claude Code stream-json frames → driver events (docs/agents.md "Claude Code (native)"); the tool snapshots
+live in `tools.py`.
 
 Pure translation: no I/O, no turn rules. Observed with claude 2.1.197 and `--include-partial-messages`:
 - text and thinking stream as `stream_event` deltas, and the same text comes again in an `assistant` frame (one

@@ -1,4 +1,4 @@
-"""Claude Code's plan usage, read from a short-lived `claude` in stream-json mode (anyagent §13).
+"""Claude Code's plan usage, read from a short-lived `claude` in stream-json mode (docs/sidecar.md "Plan usage").
 
     → control_request initialize        ← control_response {account: …}
     → control_request get_usage         ← control_response {subscription_type, rate_limits_available, rate_limits}
@@ -34,7 +34,7 @@ from omniagent.wire.errors import LineTooLarge
 from omniagent.wire.jsonl import read_lines
 from omniagent.wire.process import ChildProcess, SpawnError
 
-# Last claude stderr lines carried by a failure (anyagent §11.1).
+# Last claude stderr lines carried by a failure.
 STDERR_TAIL = 6
 _INIT_ID = "omniagent-usage-init"
 _USAGE_ID = "omniagent-usage"

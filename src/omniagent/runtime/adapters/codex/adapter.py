@@ -2,8 +2,8 @@
 
 `connect` spawns the app-server in the session's directory, runs the handshake (`launch.py`) and yields a driver
 that turns commands into app-server calls and notifications into driver events (`translate.py`, tool items in
-`tools.py`; server requests in `requests.py`; login, options and capabilities in `info.py`). anyagent
-§11.3.
+`tools.py`; server requests in `requests.py`; login, options and capabilities in `info.py`); see
+docs/agents.md "Codex, natively".
 
 Turn bookkeeping the wire forces on us (never a turn rule; the loop owns those):
 - `TurnAck` is sent when our thread's `turn/started` arrives, in order with the frames it precedes: anything before
@@ -327,7 +327,7 @@ class _CodexDriver(DriverLoop):
             raise RpcError(METHOD_NOT_FOUND, f"{method} is not supported by this client")
         if not self._live or self._closing:
             return server_requests.answer_result(method, None, params)
-        request_id = "r" + json.dumps(current_request_id.get())  # anyagent §9.1: `r` + the raw id's JSON
+        request_id = "r" + json.dumps(current_request_id.get())  # `r` + the raw id's JSON
         opened = server_requests.opened(method, request_id, params, self._threads)
         pending = _Pending(method, params, asyncio.get_running_loop().create_future())
         self._pending[request_id] = pending
@@ -373,7 +373,7 @@ async def _until_gone(work: Coroutine[Any, Any, None]) -> None:
 
 def user_input(prompt: d.PromptInput, skills: Mapping[str, str]) -> list[dict[str, Any]]:
     """`turn/start` input: a `/skill` the text starts with as that skill's input, image attachments as local image
-    refs (the app-server reads them), then the text naming every attachment (anyagent §9.2)."""
+    refs (the app-server reads them), then the text naming every attachment."""
     words = prompt.text.split(maxsplit=1)
     name = words[0][1:] if words and words[0].startswith("/") else ""
     skill = [{"type": "skill", "name": name, "path": skills[name]}] if name in skills else []

@@ -1,5 +1,5 @@
 """What a Codex app-server session looks like to the runtime: login state from `account/read`, the version from
-`initialize`, the model catalogue from `model/list`, options, capabilities and slash commands (anyagent §11.3, §14).
+`initialize`, the model catalogue from `model/list`, options, capabilities and slash commands.
 
 Options:
 - `model` and `effort` are live: they ride every `turn/start` (the server applies them "for this turn and
@@ -62,7 +62,7 @@ _SANDBOX_TYPES = {
     "workspaceWrite": "workspace-write",
     "dangerFullAccess": "danger-full-access",
 }
-# What the app-server always offers (anyagent §14), whatever the login. Not Questions: 0.171.0 gives the model
+# What the app-server always offers, whatever the login. Not Questions: 0.171.0 gives the model
 # `request_user_input` only in the Plan collaboration mode (an experimental API this adapter does not select); a
 # question that arrives anyway is still asked.
 _ALWAYS = frozenset(

@@ -1,4 +1,4 @@
-"""Opening a Codex app-server session (anyagent §11.3 "Handshake"): the launch command, then `initialize` →
+"""Opening a Codex app-server session: the launch command, then `initialize` →
 `initialized` → `account/read` → `model/list` → the thread (`thread/start`, `thread/resume` or `thread/fork`) with
 the creation-time options.
 

@@ -1,5 +1,4 @@
-"""Codex app-server requests to the client → typed requests, and the caller's answers → the wire's results
-(anyagent §11.3 "Server requests").
+"""Codex app-server requests to the client → typed requests, and the caller's answers → the wire's results.
 
 - `item/commandExecution/requestApproval`, `item/fileChange/requestApproval` → Permission. AllowOnce, AllowAlways
   and DenyOnce are always offered: the server takes `accept`, `acceptForSession` and `decline` whatever its

@@ -1,4 +1,4 @@
-"""Codex app-server notifications → driver events (anyagent §11.3), with the tool snapshots items merge into.
+"""Codex app-server notifications → driver events, with the tool snapshots items merge into.
 
 Pure translation: no I/O, no turn rules. `ThreadTranslator` knows which thread is the session's and which wire turn
 is current; frames of an older turn (one the loop already ended) are dropped here, so a late `turn/completed` can

@@ -1,4 +1,4 @@
-"""Codex's plan usage, read from a short-lived `codex app-server` (anyagent §13).
+"""Codex's plan usage, read from a short-lived `codex app-server` (docs/sidecar.md "Plan usage").
 
     initialize → initialized → account/rateLimits/read → shut down      (~0.4 s, capped at 30 s)
 
@@ -31,7 +31,7 @@ from omniagent.wire.jsonrpc import Peer
 from omniagent.wire.messages import RpcError
 from omniagent.wire.process import ChildProcess, SpawnError
 
-# Last app-server stderr lines carried by a failure (anyagent §11.1).
+# Last app-server stderr lines carried by a failure.
 STDERR_TAIL = 6
 # What the app-server's refusal says when the login cannot read rate limits (0.171.0: "chatgpt authentication
 # required to read rate limits" for an API key, "codex account authentication required …" with no login).

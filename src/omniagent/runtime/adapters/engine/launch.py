@@ -1,5 +1,5 @@
 """Opening an engine session for the runtime (new, resumed by id, or forked) and setting its options; the engine
-calls and the errors the runtime expects from `connect` (anyagent §5).
+calls and the errors the runtime expects from `connect` (docs/sidecar.md "Errors").
 
 - new: `session.create` in the caller's directory; `model` / `reasoning` creation options go into the create.
 - resume: the resume token is the engine session id; an unknown one is `ResumeFailed`.
@@ -39,7 +39,7 @@ from omniagent.runtime.requests import check_option
 from omniagent.runtime.view import launch_prefix
 
 Describe = Callable[[Session], AgentDetails]
-MAX_MESSAGE_ID = 2**53 - 1  # the wire's largest integer (yuke-rpc.md §1)
+MAX_MESSAGE_ID = 2**53 - 1  # the wire's largest integer (2**53 - 1, JSON's exact-integer limit)
 
 
 def agent_error(exc: EngineError, unknown: str | None = None) -> AgentError:

@@ -1,6 +1,6 @@
 """Engine broadcasts of one session → driver events: pure translation, no I/O, no turn rules.
 
-Ids (anyagent §9.1, minted from the engine's per-session ids so they are stable): a message is `m<message id>`
+Ids (minted from the engine's per-session ids so they are stable): a message is `m<message id>`
 (its text and its reasoning share it), a tool call `t<message id>.<part id>`, a permission request
 `r<interaction id>`.
 

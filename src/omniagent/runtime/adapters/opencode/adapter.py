@@ -1,4 +1,4 @@
-"""The adapter for opencode's own HTTP face (`opencode serve`, anyagent §11.7): one server per session.
+"""The adapter for opencode's own HTTP face (`opencode serve`): one server per session.
 
 `connect` launches the server (`server.py`), subscribes to its event stream, reads what the server offers
 (`info.py`), then creates, resumes or forks the session and yields the driver (`driver.py`). The resume

@@ -32,7 +32,7 @@ from omniagent.runtime.adapters.opencode.info import ServerFacts, SessionSetting
 from omniagent.runtime.adapters.opencode.server import REQUEST_TIMEOUT, OpencodeServer, ServerError
 from omniagent.runtime.adapters.opencode.translate import PERMISSION_REPLIES, EventMapper, Signals
 
-# Seconds a prompt may wait for the server to start working on it (anyagent §11.7).
+# Seconds a prompt may wait for the server to start working on it.
 ADMIT_TIMEOUT = 10.0
 # Seconds a compaction (one summary call to the model) may take.
 SUMMARIZE_TIMEOUT = 600.0

@@ -40,7 +40,7 @@ MODEL_OPTION, MODE_OPTION, EFFORT_OPTION = "model", "mode", "effort"
 # opencode's placeholder titles ("New session - 2026-…") are not worth showing.
 _PLACEHOLDER_TITLES = ("New session - ", "Child session - ")
 DEFAULT_AGENT = "build"
-# Observed with opencode 1.18.33 over its HTTP face (anyagent §14): no Steer (its loop queues a prompt sent while a
+# Observed with opencode 1.18.33 over its HTTP face: no Steer (its loop queues a prompt sent while a
 # turn runs), no MCP servers from the caller (opencode reads its own config), no Subagents (child sessions are not
 # followed yet), no plan usage.
 FEATURES = frozenset(

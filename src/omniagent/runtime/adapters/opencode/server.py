@@ -28,7 +28,7 @@ from omniagent.wire.process import ChildProcess, open_process
 
 SERVER_USER = "opencode"
 CONFIG_VAR = "OPENCODE_CONFIG_CONTENT"
-# Seconds between health polls while the server starts (anyagent §11.7).
+# Seconds between health polls while the server starts.
 HEALTH_POLL = 0.1
 # Seconds one HTTP call may take; the long ones (a synchronous summary) are bounded by the caller instead.
 REQUEST_TIMEOUT = 30.0

@@ -1,4 +1,4 @@
-"""opencode's `/event` stream, filtered to one session, as driver events (anyagent §11.7).
+"""opencode's `/event` stream, filtered to one session, as driver events (docs/agents.md "opencode over HTTP").
 
 - `message.part.delta` (`field: "text"`) of a text / reasoning part → `TextDelta` / `ReasoningDelta` (message id =
   opencode's); `message.part.updated` text / reasoning → whatever of the part was not streamed yet (a part may

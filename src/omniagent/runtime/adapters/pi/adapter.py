@@ -1,4 +1,4 @@
-"""The adapter for pi (`pi --mode rpc`, @mariozechner/pi-coding-agent), pi's own JSONL RPC (anyagent §11.6).
+"""The adapter for pi (`pi --mode rpc`, @mariozechner/pi-coding-agent), pi's own JSONL RPC.
 
 `connect` launches pi with the session's flags (`--session FILE` to resume, `--fork FILE` to fork), asks `get_state`,
 `get_available_models` and `get_commands`, checks creation-time options, and yields a driver that turns commands
