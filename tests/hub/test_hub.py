@@ -155,3 +155,17 @@ async def test_a_throwaway_session_still_open_never_takes_the_id_the_hub_claims(
         opened = await hub.client(ClientInfo("a")).open("mock", tmp_path)
         assert opened.id == "s1" and throwaway.id != "s1" and not throwaway.closed
         await throwaway.close()
+
+
+async def test_a_cursor_ahead_of_the_log_reads_it_from_its_start(tmp_path: Path) -> None:
+    """A cursor no event of this session has reached (a client's from the session's life in an earlier hub, before
+    a later hub resumed it and numbered its events from 1 again) replays the log whole instead of hiding every
+    event until the log catches up with it."""
+    async with Hub.start(mock=TURN) as hub:
+        first = await hub.client(ClientInfo("a")).open("mock", tmp_path)
+        await first.prompt("go")
+        seen: list[Event] = []
+        await _until(first, RequestOpened, seen)
+        back = hub.client(ClientInfo("from an earlier hub")).attach(first.id, after=seen[-1].sequence + 1_000)
+        replayed = await anext(back.batches())
+        assert _kinds(replayed) == _kinds(seen) and replayed[0].sequence == 1

@@ -151,8 +151,13 @@ class HubSession:
         history: History = History.FULL,
     ) -> Attachment:
         """Attach a client: it reads the events after `after` (a sequence it already has), else what `history`
-        says, then every new event, in order, none twice."""
+        says, then every new event, in order, none twice. A cursor ahead of the log reads it from its start."""
         replay: list[Event] = []
+        if after is not None and after > self.log.last:
+            # No client can hold a sequence this life of the session has not reached: the cursor is from an earlier
+            # life (the session resumed by a later hub, which numbers its events from 1 again). Waiting for the log
+            # to pass it would hide every event until then; this life's log is what the client has not seen.
+            after = 0
         if after is None:
             if history is History.FULL:
                 after = 0
