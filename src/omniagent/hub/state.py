@@ -19,13 +19,13 @@ import json
 import os
 import re
 import secrets
-import tempfile
 from contextlib import suppress
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from omniagent.errors import OmniagentError
+from omniagent.files import write_whole
 
 TOKEN_FILE = "token"
 ADDRESS_FILE = "address"  # where a running `omniagent hub` listens (its base URL), for `omniagent hub open`
@@ -82,7 +82,7 @@ class HubState:
         """Replace the token with a new one (every client must then use the new one); returns it."""
         token = secrets.token_urlsafe(32)
         _ensure(self.folder)
-        _write(self.folder, TOKEN_FILE, token + "\n")
+        write_whole(self.folder / TOKEN_FILE, token + "\n")
         return token
 
     # --- where the hub listens -------------------------------------------------------------------------------------
@@ -94,7 +94,7 @@ class HubState:
     def write_file(self, name: str, text: str) -> None:
         """Write a file of the hub's own in its folder (0600, whole, renamed into place)."""
         _ensure(self.folder)
-        _write(self.folder, name, text)
+        write_whole(self.folder / name, text)
 
     def address(self) -> str | None:
         """The base URL the last hub started on this folder said, if it is still there."""
@@ -137,7 +137,7 @@ class HubState:
         if not _SESSION_ID.fullmatch(entry.id):
             raise ValueError(f"not an index session id: {entry.id!r}")
         self._ensure_sessions()
-        _write(self._sessions, f"{entry.id}.json", json.dumps(asdict(entry), indent=1))
+        write_whole(self._sessions / f"{entry.id}.json", json.dumps(asdict(entry), indent=1))
 
     def write_index(self, entries: list[IndexEntry]) -> None:
         """Write each entry's file (the sessions not named are left as they are)."""
@@ -236,15 +236,3 @@ def _number(session_id: str) -> int:
 def _ensure(folder: Path) -> None:
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     os.chmod(folder, 0o700)
-
-
-def _write(folder: Path, name: str, text: str) -> None:
-    fd, temp = tempfile.mkstemp(dir=folder, prefix=f".{name}.")  # mkstemp makes it 0600
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as file:
-            file.write(text)
-        os.replace(temp, folder / name)
-    except BaseException:
-        with suppress(FileNotFoundError):
-            os.unlink(temp)
-        raise

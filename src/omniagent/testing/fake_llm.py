@@ -8,12 +8,12 @@ as a JSON line to `--log` when asked, and serves until SIGTERM/SIGINT (exit 0).
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import sys
 import threading
 from pathlib import Path
 
+from omniagent.files import write_whole
 from omniagent.testing.scenario import Scenario
 from omniagent.testing.server import FakeLLMServer
 
@@ -36,9 +36,7 @@ def main(argv: list[str] | None = None) -> int:
         signal.signal(signum, lambda *_: stop.set())
     with FakeLLMServer(scenario, port=args.port, log_path=args.log) as server:
         if args.port_file:
-            temporary = args.port_file.with_name(args.port_file.name + ".tmp")
-            temporary.write_text(server.url.rsplit(":", 1)[1], encoding="utf-8")
-            os.replace(temporary, args.port_file)
+            write_whole(args.port_file, server.url.rsplit(":", 1)[1], mode=0o644)
         print(server.url, flush=True)
         stop.wait()
     return 0

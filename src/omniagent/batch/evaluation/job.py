@@ -11,6 +11,7 @@ from typing import Any
 
 from omniagent.batch.evaluation.metrics import job_metrics
 from omniagent.batch.results import TaskResult
+from omniagent.files import write_whole as replace_whole
 
 JOB = "job.json"
 
@@ -50,9 +51,7 @@ def write_whole(path: Path, text: str) -> None:
     """`text` into `path`, replaced whole (written beside, then renamed), so a reader never sees half of it: the
     job's files (job.json, result.json, report.html)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(text, encoding="utf-8")
-    partial.replace(path)
+    replace_whole(path, text, mode=0o644)
 
 
 def json_text(value: dict[str, Any]) -> str:

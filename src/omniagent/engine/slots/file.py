@@ -14,13 +14,13 @@ import fcntl
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from omniagent.engine.errors import EngineError
 from omniagent.engine.routes import Routes
+from omniagent.files import write_whole
 from omniagent.protocols.yuke.agents import AgentModel, AgentModelSlot, AgentsConfig
 from omniagent.protocols.yuke.base import DecodeError, decode
 from omniagent.protocols.yuke.envelope import ErrorCode
@@ -65,7 +65,7 @@ class AgentsFile:
             with self._locked():
                 if revision_of(self._bytes()) != revision:
                     raise EngineError(ErrorCode.CONFIG_CONFLICT, "agents.json changed since that revision")
-                _replace(self.path, data)
+                write_whole(self.path, data, durable=True)
         except OSError as exc:
             raise EngineError(ErrorCode.RUNTIME_FAILED, f"agents.json could not be written: {exc.strerror}") from None
         return revision_of(data)
@@ -144,17 +144,3 @@ def _unknown(value: object, fields: dict[str, Any], where: str) -> str | None:
             if problem is not None:
                 return problem
     return None
-
-
-def _replace(path: Path, data: bytes) -> None:
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
-        raise

@@ -12,11 +12,12 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+
+from omniagent.files import write_whole
 
 STATE_DIR_ENV = "OMNIAGENT_STATE_DIR"
 # Older records are dropped past this many: the list is for picking up recent work, not an archive.
@@ -75,14 +76,7 @@ def _save(records: list[SessionRecord]) -> None:
     path = _records_file()
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     body = json.dumps({"sessions": [asdict(record) for record in records]}, indent=1)
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".chat-sessions.")  # created 0600
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as file:
-            file.write(body)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    write_whole(path, body)
 
 
 def run_sessions(*, every_directory: bool, as_json: bool, hub: str | None = None, token: str | None = None) -> int:

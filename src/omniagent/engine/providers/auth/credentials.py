@@ -9,7 +9,6 @@ called only where one goes into an HTTP header (the provider constructors, via `
 from __future__ import annotations
 
 import json
-import os
 import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from omniagent.errors import OmniagentError
+from omniagent.files import write_whole
 
 CREDENTIALS_FILE = "credentials.json"  # name of the key file inside the data dir
 GRANTS_FILE = "logins.json"  # name of the device-login grant file inside the data dir
@@ -214,17 +214,9 @@ def _read_private(path: Path, what: str, shape: Callable[[object], dict[str, T]]
 
 
 def _write_private(path: Path, value: object, what: str) -> None:
-    temporary = path.with_name(path.name + ".tmp")
     try:
         path.parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
-        # Create with 0600 from the first byte: a chmod after writing would leave a readable window.
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, FILE_MODE)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(value, handle, indent=2, sort_keys=True)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temporary, FILE_MODE)  # O_CREAT honours the umask only for new files; enforce it
-        os.replace(temporary, path)
+        write_whole(path, json.dumps(value, indent=2, sort_keys=True), mode=FILE_MODE, durable=True)
     except OSError as exc:
         raise CredentialError(f"The {what} file cannot be written.") from exc
 
