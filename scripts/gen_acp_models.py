@@ -3,7 +3,7 @@
     python scripts/gen_acp_models.py          # rewrite protocols/acp/v1.py and v2.py
     python scripts/gen_acp_models.py --check  # exit 1 if they are stale (CI, tests/test_generated.py)
 
-The schemas are regular, so a small generator suffices (acp.md §6.1):
+The schemas are regular, so a small generator suffices:
 - an object definition becomes an `AcpModel` Struct (snake_case attributes named as on the wire, `_meta` → `meta`,
   optional fields `UNSET` until set);
 - a union of string constants becomes `Literal[...]`, plus `| str` when the schema has an `other` fallback;

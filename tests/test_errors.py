@@ -22,7 +22,7 @@ def _exception_classes() -> dict[str, type[BaseException]]:
 
 
 def test_every_exception_omniagent_defines_is_under_the_one_root() -> None:
-    """House style (architecture §5, httpx's `_exceptions.py`): one catchable root for everything raised on purpose."""
+    """House style (after httpx's `_exceptions.py`): one catchable root for everything raised on purpose."""
     outside = [name for name, cls in _exception_classes().items() if not issubclass(cls, OmniagentError)]
     assert outside == []
 

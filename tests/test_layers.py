@@ -48,7 +48,7 @@ def _layer(module: str) -> str:
 
 @pytest.mark.parametrize("layer", sorted(ALLOWED))
 def test_each_layer_imports_only_the_layers_below_it(layer: str) -> None:
-    """House style (architecture §5): a layer never imports one above it; `engine` never imports `runtime`."""
+    """docs/architecture.md "Layers": a layer never imports one above it; `engine` never imports `runtime`."""
     wrong = []
     for path in sorted((PACKAGE / layer).rglob("*.py")):
         for module in sorted(_imports(path)):

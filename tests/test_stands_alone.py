@@ -9,10 +9,16 @@ ROOT = Path(__file__).resolve().parents[1]
 # A path that climbs out of the clone to a sibling folder, or names the workspace's shared notes.
 OUTSIDE = re.compile(r"\.\./shared|[\"']shared[\"']|shared/(?:spec|docs)|parents\[\d+\]\s*/\s*[\"']shared")
 # The team's private reference notes, kept outside the repository, by file name or as a section citation of them
-# (the wire's JSON schema, `anyagent-wire.schema.json`, ships in the repository and is fine). Spelled in pieces, so
-# this file names none of them either.
+# (the wire's JSON schema, `anyagent-wire.schema.json`, ships in the repository and is fine). Some notes share a
+# name with our own docs (acp, providers, architecture), but docs/*.md have no numbered sections, so a numbered
+# citation of those names means the notes too; public numbering (an RFC's, JSON-RPC 2.0's) is fine. Spelled in
+# pieces, so this file names none of them either.
+SECTION = "§"
 NOTES = re.compile(
-    r"\b(?:anyagent-wire|real-agents|yuke-rpc)\.md\b|\byuke-rpc\.txt\b|\b(?:anyagent(?:-rs)?|real-agents|yuke) §"
+    r"\b(?:anyagent-wire|real-agents|yuke-rpc)\.md\b|\byuke-rpc\.txt\b|\b(?:anyagent(?:-rs)?|real-agents|yuke) "
+    + SECTION
+    + r"|\b(?i:acp(?: v2 draft)?|providers|architecture|anyagent-wire|real-agents|yuke-rpc)(?:\.md)?\s*"
+    + SECTION
 )
 SOURCES = (".py", ".json", ".toml", ".sh", ".mjs")
 
@@ -49,6 +55,16 @@ def test_the_notes_pattern_catches_their_names_and_spares_the_shipped_schema() -
     assert NOTES.search("anyagent" + " §9.5: cancel")
     assert not NOTES.search("src/omniagent/protocols/sidecar/schema/anyagent-wire.schema.json")
     assert not NOTES.search('docs/acp.md, docs/sidecar.md "Ordering guarantees", RFC 8628 §3.2')
+
+    # Numbered citations of the notes named like our docs (which have no numbered sections), not public numbering.
+    for citation in ("providers.md", "docs/providers.md", "architecture", "Architecture", "acp.md", "yuke-rpc"):
+        assert NOTES.search(f"({citation} {SECTION}6: retry-after)")
+    assert NOTES.search(f"House style (architecture {SECTION}5, httpx's `_exceptions.py`)")
+    assert NOTES.search(f"providers.md {SECTION}1/{SECTION}5 headers")
+    assert NOTES.search(f"(acp.md {SECTION}3.2, {SECTION}3.3)")
+    assert NOTES.search(f"ACP v2 draft {SECTION}5.11: batch in")
+    for fine in ("RFC 8628 §3.2", "RFC 6749 §6", "JSON-RPC 2.0 §6 (Batch)", 'docs/providers.md "Errors and retries"'):
+        assert not NOTES.search(fine)
 
 
 def test_every_spec_the_tests_validate_against_is_in_the_repository_with_its_source() -> None:

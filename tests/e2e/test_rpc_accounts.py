@@ -45,7 +45,7 @@ async def test_catalog_list_is_unchanged_for_the_current_revision_and_reload_rep
 
 
 async def test_an_api_key_set_over_the_wire_is_stored_0600_used_and_never_echoed(tmp_path: Path) -> None:
-    """Issue 4 §6: keys live in a 0600 file and never appear on any wire or log; auth.changed and
+    """docs/providers.md "API keys": keys live in a 0600 file and never appear on any wire or log; auth.changed and
     catalog.changed follow a state change; the key reaches the provider in its header."""
     async with FakeLLMServer(Scenario(fallback=Reply(text="hi"))) as llm:
         data = tmp_path / "data"

@@ -58,7 +58,7 @@ V2_UPDATES: list[dict[str, Any]] = [
 
 @pytest.mark.parametrize("update", V2_UPDATES, ids=lambda u: str(u["sessionUpdate"]))
 def test_v2_updates_round_trip_exactly_and_validate_against_the_schema(update: dict[str, Any]) -> None:
-    """acp.md §2.2 / §6.1: each known update parses to its variant and dumps back to the same JSON."""
+    """Each known update parses to its variant and dumps back to the same JSON."""
     parsed = methods.parse(v2.UpdateSessionNotification, {"sessionId": "s1", "update": update})
     assert not type(parsed.update).__name__.endswith("Other")
     dumped = parsed.dump()
@@ -67,7 +67,7 @@ def test_v2_updates_round_trip_exactly_and_validate_against_the_schema(update: d
 
 
 def test_v1_updates_and_real_agent_shapes_round_trip() -> None:
-    """acp.md §3.2/§4: v1 `tool_call`, `plan`, and Gemini's untyped auth methods parse as v1 and dump unchanged."""
+    """v1 `tool_call`, `plan`, and Gemini's untyped auth methods parse as v1 and dump unchanged."""
     for update in (
         {"sessionUpdate": "tool_call", "toolCallId": "t", "title": "Read", "kind": "read", "status": "pending"},
         {"sessionUpdate": "plan", "entries": [{"content": "x", "priority": "high", "status": "pending"}]},
@@ -88,7 +88,7 @@ def test_v1_updates_and_real_agent_shapes_round_trip() -> None:
 
 
 def test_nested_tags_pick_the_inner_variant() -> None:
-    """acp.md §5: `state_update` is tagged twice (sessionUpdate, then state); idle carries the stop reason."""
+    """`state_update` is tagged twice (sessionUpdate, then state); idle carries the stop reason."""
     update = methods.parse(
         v2.SessionUpdate, {"sessionUpdate": "state_update", "state": "idle", "stopReason": "cancelled"}
     )
@@ -99,7 +99,7 @@ def test_nested_tags_pick_the_inner_variant() -> None:
 
 
 def test_a_malformed_known_variant_is_rejected_not_treated_as_other() -> None:
-    """acp.md §2.7: known tags validate strictly (v2 `agent_message_chunk` requires messageId)."""
+    """Known tags validate strictly (v2 `agent_message_chunk` requires messageId)."""
     bad = {
         "sessionId": "s",
         "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "x"}},
@@ -110,7 +110,7 @@ def test_a_malformed_known_variant_is_rejected_not_treated_as_other() -> None:
 
 
 def test_unknown_variants_and_meta_are_preserved_raw() -> None:
-    """acp.md §5.10: preserve unknown variants and `_meta` when storing or proxying."""
+    """Preserve unknown variants and `_meta` when storing or proxying."""
     update = {"sessionUpdate": "_acme/progress", "percent": 40, "nested": {"a": [1, None]}, "_meta": {"k": "v"}}
     parsed = methods.parse(v2.SessionUpdate, update)
     assert isinstance(parsed, v2.SessionUpdateOther)
@@ -122,7 +122,7 @@ def test_unknown_variants_and_meta_are_preserved_raw() -> None:
 
 
 def test_explicit_null_survives_a_round_trip_and_omitted_stays_omitted() -> None:
-    """acp.md §3.3: three-state patches — omitted = unchanged, null = clear, value = replace."""
+    """Three-state patches — omitted = unchanged, null = clear, value = replace."""
     update = {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "title": None, "content": None}
     dumped = methods.parse(v2.SessionUpdate, update).dump()
     assert dumped == update
@@ -154,7 +154,7 @@ def test_v1_closed_unions_reject_unknown_tags_and_v1_stdio_needs_no_type() -> No
 
 
 def test_method_tables_cover_both_versions_core_methods() -> None:
-    """acp.md §3.1: v1 has authenticate/session/load/set_mode; v2 has auth/login and session/resume instead."""
+    """v1 has authenticate/session/load/set_mode; v2 has auth/login and session/resume instead."""
     assert {"initialize", "authenticate", "session/new", "session/load", "session/prompt", "session/set_mode"} <= set(
         methods.V1.agent_requests
     )

@@ -21,7 +21,7 @@ def sse_data(text: str) -> list[dict[str, object]]:
 
 
 def test_gemini_stream_sends_parts_then_a_stop_chunk_with_usage() -> None:
-    """providers.md §4: data-only SSE of GenerateContentResponse; the last has finishReason and usageMetadata."""
+    """Gemini: data-only SSE of GenerateContentResponse; the last has finishReason and usageMetadata."""
     with FakeLLMServer(Scenario([Reply(text="hello gemini", chunk_size=6)])) as llm:
         answer = httpx.post(
             f"{llm.url}/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse",
@@ -39,7 +39,7 @@ def test_gemini_stream_sends_parts_then_a_stop_chunk_with_usage() -> None:
 
 
 def test_gemini_generate_content_returns_one_object_with_function_calls() -> None:
-    """providers.md §4: :generateContent answers the same object, not a stream; tool calls are functionCall parts,
+    """Gemini's :generateContent answers the same object, not a stream; tool calls are functionCall parts,
     the first one carrying the thought signature (a scripted call id is sent, none is made up)."""
     calls = (FakeToolCall("run_shell_command", {"command": "ls"}), FakeToolCall("read", {"path": "a"}, "c2"))
     with FakeLLMServer(Scenario([Reply(text="calling", tool_calls=calls, signature="sig")])) as llm:
@@ -61,7 +61,7 @@ def test_gemini_generate_content_returns_one_object_with_function_calls() -> Non
     ],
 )
 def test_non_streaming_requests_get_the_whole_json_answer(path: str, extra: dict[str, object], field: str) -> None:
-    """providers.md §6 "non-streaming": the JSON object per API when stream is false or absent."""
+    """Non-streaming (docs/testing.md): one JSON object per API when stream is false or absent."""
     with FakeLLMServer(Scenario([Reply(text="whole")])) as llm:
         answer = httpx.post(llm.url + path, json={"model": "m", **extra})
     assert answer.status_code == 200 and answer.headers["content-type"] == "application/json"
@@ -69,7 +69,7 @@ def test_non_streaming_requests_get_the_whole_json_answer(path: str, extra: dict
 
 
 def test_model_lists_and_token_counts_answer_in_each_api_shape() -> None:
-    """providers.md §6: GET /v1/models, GET /v1beta/models, count_tokens and countTokens let agents start."""
+    """GET /v1/models, GET /v1beta/models, count_tokens and countTokens let agents start."""
     with FakeLLMServer(Scenario(models=("alpha", "beta"))) as llm:
         openai = httpx.get(llm.url + "/v1/models").json()
         anthropic = httpx.get(llm.url + "/v1/models", headers={"anthropic-version": "2023-06-01"}).json()
@@ -83,7 +83,7 @@ def test_model_lists_and_token_counts_answer_in_each_api_shape() -> None:
 
 
 def test_error_step_sends_status_body_and_retry_headers() -> None:
-    """providers.md §1/§2: error body shape per API, retry-after and retry-after-ms headers."""
+    """Error body shape per API, retry-after and retry-after-ms headers."""
     step = ErrorReply(429, "rate_limit_error", "rate_limit_exceeded", "slow", retry_after=2, retry_after_ms=2000)
     with FakeLLMServer(Scenario([step, step])) as llm:
         anthropic = httpx.post(llm.url + "/v1/messages", json={})
@@ -114,7 +114,7 @@ def test_matching_sticky_step_answers_every_matching_request_and_leaves_the_queu
 
 
 def test_drop_closes_the_connection_without_a_response() -> None:
-    """providers.md §6 "no response at all"."""
+    """No response at all: the connection closes before any status line."""
     with FakeLLMServer(Scenario([Drop()])) as llm, pytest.raises(httpx.RemoteProtocolError):
         httpx.post(llm.url + "/v1/messages", json={})
 

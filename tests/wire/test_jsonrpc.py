@@ -99,7 +99,7 @@ async def test_requests_flow_both_ways_concurrently_and_correlate_by_id() -> Non
 
 
 async def test_a_batch_is_answered_with_one_array_holding_each_request_reply() -> None:
-    """ACP v2 draft §5.11: batch in, one array out, no replies to notifications, invalid entries → -32600 id null."""
+    """JSON-RPC 2.0 §6 (Batch): batch in, one array out, none for notifications, invalid entries → -32600 id null."""
     seen: list[Any] = []
 
     async def note(params: Any) -> None:
@@ -129,7 +129,7 @@ async def test_a_batch_is_answered_with_one_array_holding_each_request_reply() -
 
 
 async def test_an_empty_batch_gets_a_single_invalid_request_error() -> None:
-    """ACP v2 draft §5.11: an empty array → one -32600 with id null."""
+    """JSON-RPC 2.0 §6 (Batch): an empty array → one -32600 with id null."""
     async with peer_with_raw_end() as (_, raw):
         raw.send([])
         reply = await raw.recv()
@@ -141,7 +141,7 @@ async def test_an_empty_batch_gets_a_single_invalid_request_error() -> None:
 
 
 async def test_an_all_notification_batch_gets_no_reply() -> None:
-    """ACP v2 draft §5.11: an all-notification batch gets nothing back (not `[]`)."""
+    """JSON-RPC 2.0 §6 (Batch): an all-notification batch gets nothing back (not `[]`)."""
 
     async def ping(params: Any) -> Any:
         return "pong"

@@ -16,7 +16,7 @@ WAIT = 10.0  # seconds: bound on every wait
 
 
 async def test_child_that_exits_on_stdin_eof_closes_gracefully_with_its_status() -> None:
-    """Our choice (architecture §4): close = stdin EOF first; a well-behaved child exits by itself."""
+    """Our choice: close = stdin EOF first (then TERM, then KILL); a well-behaved child exits by itself."""
     code = "import sys\nfor line in sys.stdin: sys.stdout.write(line.upper()); sys.stdout.flush()\nsys.exit(3)"
     async with open_process([sys.executable, "-c", code]) as child:
         child.stdin.write(b"hello\n")
@@ -78,7 +78,7 @@ async def test_a_missing_executable_is_a_spawn_error() -> None:
 
 
 async def test_one_long_stdout_line_is_read_whole() -> None:
-    """Architecture §3: asyncio's 64 KiB default limit must not break a long line."""
+    """asyncio's 64 KiB default stream limit must not break a long line."""
     code = "import sys\nsys.stdout.write('x' * 1_000_000 + '\\n')\nsys.stdout.flush()\nsys.stdin.read()"
     async with open_process([sys.executable, "-c", code]) as child:
         async with asyncio.timeout(WAIT):

@@ -67,7 +67,7 @@ class Dialect:
         return not self.version_member or message.get("jsonrpc") == JSONRPC_VERSION
 
 
-# ACP (v1 and v2): strict JSON-RPC 2.0; batches are part of the v2 draft (acp.md §5.11).
+# ACP (v1 and v2): strict JSON-RPC 2.0; batches are part of the v2 draft.
 STRICT = Dialect(
     name="jsonrpc-2.0",
     version_member=True,

@@ -1,7 +1,7 @@
-"""The ACP v2 peer through the Runtime: `dual-version-agent.js` from npm `@agentclientprotocol/sdk@1.3.0` (acp.md §7),
+"""The ACP v2 peer through the Runtime: `dual-version-agent.js` from npm `@agentclientprotocol/sdk@1.3.0`,
 whose v2 schema is ours. Every real agent answers version 1, so this is the one peer on which
 the client negotiates 2 and runs the v2 lifecycle: `{}` prompt response, user_message, running, agent_message, idle
-with the stop reason (acp.md §5). The agent answers "Hello from the v1 implementation." on v1, so the text proves
+with the stop reason. The agent answers "Hello from the v1 implementation." on v1, so the text proves
 which version ran. It is run in the same namespace harness as the real agents (it never touches the network)."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.timeout(120)
 
 
 async def test_the_v2_agent_negotiates_2_and_a_turn_completes_with_its_v2_text(tmp_path: Path) -> None:
-    """acp.md §4/§5: asked for 2 the SDK agent answers 2; the turn (ended by an idle `end_turn` state update, not by
+    """Asked for 2 the SDK agent answers 2; the turn (ended by an idle `end_turn` state update, not by
     the prompt response) is `Completed` with the v2 implementation's text; a second turn works the same."""
     async with agent_world(AGENT, tmp_path, plain_scenario()) as world, runtime_session(world) as session:
         for _ in range(2):
@@ -37,7 +37,7 @@ async def test_the_v2_agent_negotiates_2_and_a_turn_completes_with_its_v2_text(t
 async def test_cancel_after_the_v2_agent_starts_running_ends_cancelled_then_the_next_turn_completes(
     tmp_path: Path,
 ) -> None:
-    """acp.md §5: `session/cancel` during the turn ends it with idle `cancelled` → `Cancelled`, with no agent text;
+    """`session/cancel` during the turn ends it with idle `cancelled` → `Cancelled`, with no agent text;
     the session stays usable. The runtime keeps the agent's user_message echo to itself, so the cancel follows
     TurnStarted; the adapter sends it after `session/prompt`, and the SDK agent waits 250 ms before answering."""
     async with agent_world(AGENT, tmp_path, plain_scenario()) as world, runtime_session(world) as session:

@@ -1,4 +1,4 @@
-"""Anthropic Messages client against the fake LLM server over loopback (docs/providers.md §1, §5, §6)."""
+"""Anthropic Messages client against the fake LLM server over loopback."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def provider(llm: FakeLLMServer) -> AnthropicProvider:
 
 
 async def test_text_answer_streams_as_one_text_block_with_usage_including_cache(llm: FakeLLMServer) -> None:
-    """providers.md §1/§5: input = input_tokens + cache_read + cache_creation; end_turn → stop."""
+    """Usage: input = input_tokens + cache_read + cache_creation; end_turn → stop."""
     llm.enqueue(Reply(text="Hello there, world", usage=FakeUsage(input=100, output=9, cache_read=60, cache_write=30)))
     events = await collect(provider(llm))
     check_contract(events)
@@ -54,7 +54,7 @@ async def test_text_answer_streams_as_one_text_block_with_usage_including_cache(
 
 
 async def test_request_carries_key_version_system_cache_breakpoint_and_thinking_budget(llm: FakeLLMServer) -> None:
-    """providers.md §1: x-api-key, anthropic-version, system blocks, thinking budget below max_tokens."""
+    """x-api-key, anthropic-version, system blocks, thinking budget below max_tokens."""
     llm.enqueue(Reply(text="ok"))
     request = ModelRequest(
         model="claude-x",
@@ -79,7 +79,7 @@ async def test_request_carries_key_version_system_cache_breakpoint_and_thinking_
 
 
 async def test_thinking_streams_with_its_signature_and_redacted_thinking_keeps_its_data(llm: FakeLLMServer) -> None:
-    """providers.md §6: thinking + signature_delta → reasoning + signature; redacted_thinking → opaque data."""
+    """Extended thinking: thinking + signature_delta → reasoning + signature; redacted_thinking → opaque data."""
     llm.enqueue(Reply(text="answer", reasoning="let me think", signature="sig-abc", redacted_reasoning="opaque=="))
     events = await collect(provider(llm))
     check_contract(events)
@@ -90,7 +90,7 @@ async def test_thinking_streams_with_its_signature_and_redacted_thinking_keeps_i
 
 
 async def test_tool_call_arguments_split_over_many_deltas_join_into_one_call(llm: FakeLLMServer) -> None:
-    """providers.md §6: input_json_delta pieces (an empty one included) concatenate; tool_use → tool_calls."""
+    """input_json_delta pieces (an empty one included) concatenate; tool_use → tool_calls."""
     call = FakeToolCall("read", {"path": "src/main.py", "limit": 20}, call_id="toolu_1")
     llm.enqueue(Reply(tool_calls=(call,), chunk_size=3))
     events = await collect(provider(llm))
@@ -101,7 +101,7 @@ async def test_tool_call_arguments_split_over_many_deltas_join_into_one_call(llm
 
 
 async def test_replayed_assistant_turn_keeps_thinking_blocks_and_tool_results_come_first(llm: FakeLLMServer) -> None:
-    """providers.md §1: thinking (with signature) and redacted_thinking replay unchanged; tool_result in a user turn."""
+    """Thinking (with signature) and redacted_thinking replay unchanged; tool_result in a user turn."""
     llm.enqueue(Reply(text="done"))
     history = (
         Message("user", (TextPart("read it"),)),
@@ -182,7 +182,7 @@ async def test_cache_breakpoints_mark_the_frame_and_the_two_newest_messages_neve
 async def test_error_status_maps_to_run_error_code(
     llm: FakeLLMServer, status: int, error_type: str, message: str, code: str, retryable: bool
 ) -> None:
-    """providers.md §1 error table → yuke RunErrorCode; the message is our sentence, then the provider's own."""
+    """Anthropic's error types → yuke RunErrorCode; the message is our sentence, then the provider's own."""
     llm.enqueue(ErrorReply(status, error_type, message=message))
     error = await failure(provider(llm))
     assert (error.code, error.status, error.retryable, error.content_streamed) == (
@@ -206,20 +206,20 @@ async def test_a_key_echoed_in_the_providers_message_is_redacted(llm: FakeLLMSer
 
 
 async def test_retry_after_header_is_read_as_seconds(llm: FakeLLMServer) -> None:
-    """providers.md §1 headers: retry-after (seconds) becomes ProviderError.retry_after."""
+    """retry-after (seconds) becomes ProviderError.retry_after."""
     llm.enqueue(ErrorReply(429, "rate_limit_error", retry_after=7))
     error = await failure(provider(llm))
     assert error.code is RunErrorCode.RATE_LIMITED and error.retry_after == 7.0
 
 
 async def test_x_should_retry_false_makes_a_transient_error_final(llm: FakeLLMServer) -> None:
-    """providers.md §1 headers: x-should-retry overrides the status guess."""
+    """x-should-retry overrides the status guess."""
     llm.enqueue(ErrorReply(500, "api_error", headers={"x-should-retry": "false"}))
     assert (await failure(provider(llm))).retryable is False
 
 
 async def test_overloaded_error_event_before_any_content_is_retryable(llm: FakeLLMServer) -> None:
-    """providers.md §1: an `error` event can arrive mid-stream on HTTP 200; nothing semantic streamed yet."""
+    """An `error` event can arrive mid-stream on HTTP 200; nothing semantic streamed yet."""
     llm.enqueue(Reply(error_event="overloaded_error"))
     error = await failure(provider(llm))
     assert error.code is RunErrorCode.PROVIDER and error.retryable and not error.content_streamed
@@ -233,14 +233,14 @@ async def test_connection_cut_after_text_reports_network_error_with_content_stre
 
 
 async def test_stream_ending_without_message_stop_is_a_protocol_error(llm: FakeLLMServer) -> None:
-    """providers.md §0: a stream without its terminal event is truncated."""
+    """A stream without its terminal event (message_stop) is truncated."""
     llm.enqueue(Reply(text="abc", end_after_events=4))
     error = await failure(provider(llm))
     assert error.code is RunErrorCode.PROTOCOL and error.retryable and error.content_streamed
 
 
 async def test_connection_closed_before_any_response_is_a_retryable_network_error(llm: FakeLLMServer) -> None:
-    """providers.md §6 "no response at all": retryable network error."""
+    """No response at all: a retryable network error (docs/providers.md "Errors and retries")."""
     llm.enqueue(Drop())
     error = await failure(provider(llm))
     assert error.code is RunErrorCode.NETWORK and error.retryable and not error.content_streamed

@@ -1,4 +1,4 @@
-"""Gemini API client against the fake LLM server over loopback (providers.md §4; docs/providers.md "Gemini")."""
+"""Gemini API client against the fake LLM server over loopback (docs/providers.md "Gemini")."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def provider(llm: FakeLLMServer) -> GeminiProvider:
 
 
 async def test_text_streams_with_usage_thoughts_and_cached_tokens(llm: FakeLLMServer) -> None:
-    """providers.md §4 usage: input = promptTokenCount (cached included), output = candidates + thoughts."""
+    """Usage: input = promptTokenCount (cached included), output = candidates + thoughts."""
     usage = FakeUsage(input=200, output=9, cache_read=128, reasoning=4)
     llm.enqueue(Reply(text="Hello from Gemini", reasoning="pondering", signature="", usage=usage))
     events = await collect(provider(llm))

@@ -1,4 +1,4 @@
-"""OpenAI Chat Completions client against the fake LLM server over loopback (docs/providers.md §2, §5, §6)."""
+"""OpenAI Chat Completions client against the fake LLM server over loopback."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def provider(llm: FakeLLMServer, key: str | None = KEY) -> OpenAIChatProvider:
 
 
 async def test_text_answer_asks_for_usage_and_maps_cached_and_reasoning_tokens(llm: FakeLLMServer) -> None:
-    """providers.md §2: stream_options.include_usage gives a choices:[] usage chunk; input already includes cached."""
+    """stream_options.include_usage gives a choices:[] usage chunk; input already includes cached."""
     llm.enqueue(Reply(text="Hi from chat", usage=FakeUsage(input=50, output=8, cache_read=20, reasoning=3)))
     events = await collect(provider(llm))
     check_contract(events)
@@ -47,7 +47,7 @@ async def test_text_answer_asks_for_usage_and_maps_cached_and_reasoning_tokens(l
 
 
 async def test_reasoning_content_of_compatible_vendors_streams_as_a_reasoning_block(llm: FakeLLMServer) -> None:
-    """providers.md §2 vendor variants: delta.reasoning_content → reasoning block before the text block."""
+    """Compatible vendors: delta.reasoning_content → reasoning block before the text block."""
     llm.enqueue(Reply(text="result", reasoning="step one, step two"))
     events = await collect(provider(llm))
     check_contract(events)
@@ -57,7 +57,7 @@ async def test_reasoning_content_of_compatible_vendors_streams_as_a_reasoning_bl
 
 
 async def test_tool_calls_accumulate_by_index_and_finish_as_tool_calls(llm: FakeLLMServer) -> None:
-    """providers.md §2: id and name only in the first piece; arguments accumulate by tool_calls[].index."""
+    """The id and name come only in the first piece; arguments accumulate by tool_calls[].index."""
     calls = (FakeToolCall("read", {"path": "a.py"}, "call_a"), FakeToolCall("grep", {"pattern": "x"}, "call_b"))
     llm.enqueue(Reply(tool_calls=calls, chunk_size=4))
     events = await collect(provider(llm))
@@ -69,7 +69,7 @@ async def test_tool_calls_accumulate_by_index_and_finish_as_tool_calls(llm: Fake
 
 
 async def test_history_becomes_assistant_tool_calls_then_tool_messages(llm: FakeLLMServer) -> None:
-    """providers.md §2: assistant{tool_calls}, then tool{tool_call_id}; images as data URLs."""
+    """History: assistant{tool_calls}, then tool{tool_call_id}; images as data URLs."""
     llm.enqueue(Reply(text="ok"))
     history = (
         Message("user", (TextPart("look"), ImagePart("image/png", "iVBORw0KGgo="))),
@@ -116,7 +116,7 @@ async def test_local_endpoint_without_key_sends_no_authorization(llm: FakeLLMSer
 async def test_error_answer_maps_to_run_error_code(
     llm: FakeLLMServer, status: int, code_field: str, message: str, code: str, retryable: bool
 ) -> None:
-    """providers.md §2 error table: insufficient_quota is never retried; 408/409/5xx are."""
+    """Errors (docs/providers.md "Errors and retries"): insufficient_quota is never retried; 408/409/5xx are."""
     llm.enqueue(ErrorReply(status, "error", code=code_field, message=message))
     error = await failure(provider(llm))
     assert (error.code, error.retryable) == (RunErrorCode(code), retryable)
@@ -135,20 +135,20 @@ async def test_a_bearer_key_echoed_in_the_error_message_is_redacted(llm: FakeLLM
 
 
 async def test_retry_after_ms_is_preferred_and_read_in_milliseconds(llm: FakeLLMServer) -> None:
-    """providers.md §2 headers: retry-after-ms (honoured by the SDKs) over retry-after."""
+    """retry-after-ms (honoured by the SDKs) over retry-after."""
     llm.enqueue(ErrorReply(429, code="rate_limit_exceeded", retry_after=9, retry_after_ms=1500))
     assert (await failure(provider(llm))).retry_after == 1.5
 
 
 async def test_error_data_line_mid_stream_fails_the_call(llm: FakeLLMServer) -> None:
-    """providers.md §2: some vendors send an {"error": …} data line mid-stream."""
+    """Some vendors send an {"error": …} data line mid-stream."""
     llm.enqueue(Reply(text="some text", error_event="server_error"))
     error = await failure(provider(llm))
     assert error.code is RunErrorCode.PROVIDER and error.content_streamed
 
 
 async def test_stream_without_finish_reason_is_truncated(llm: FakeLLMServer) -> None:
-    """providers.md §0: a Chat stream needs its finish chunk or [DONE]."""
+    """A Chat stream needs its finish chunk or [DONE]."""
     llm.enqueue(Reply(text="abcdefghij", end_after_events=2))
     error = await failure(provider(llm))
     assert error.code is RunErrorCode.PROTOCOL and error.content_streamed

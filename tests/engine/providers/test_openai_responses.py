@@ -1,4 +1,4 @@
-"""OpenAI Responses client against the fake LLM server over loopback (docs/providers.md §3, §5, §6)."""
+"""OpenAI Responses client against the fake LLM server over loopback."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def provider(llm: FakeLLMServer) -> OpenAIResponsesProvider:
 
 
 async def test_text_answer_and_usage_map_from_response_completed(llm: FakeLLMServer) -> None:
-    """providers.md §3/§5: usage from response.completed; input includes cached."""
+    """Usage from response.completed; input includes cached."""
     llm.enqueue(Reply(text="Responses say hi", usage=FakeUsage(input=40, output=6, cache_read=32, reasoning=2)))
     events = await collect(provider(llm))
     check_contract(events)
@@ -43,7 +43,7 @@ async def test_text_answer_and_usage_map_from_response_completed(llm: FakeLLMSer
 
 
 async def test_reasoning_summary_streams_and_its_encrypted_content_replays(llm: FakeLLMServer) -> None:
-    """providers.md §3: summary deltas → reasoning; encrypted_content travels in the signature and replays."""
+    """Summary deltas → reasoning; encrypted_content travels in the signature and replays."""
     llm.enqueue(Reply(text="x", reasoning="summary of thought", signature="ENC123"), Reply(text="y"))
     request = ModelRequest(model="m", system="", messages=(Message("user", (TextPart("q"),)),), reasoning_effort="high")
     events = await collect(provider(llm), request)
@@ -67,7 +67,7 @@ async def test_reasoning_summary_streams_and_its_encrypted_content_replays(llm: 
 
 
 async def test_function_call_arguments_stream_and_result_returns_as_function_call_output(llm: FakeLLMServer) -> None:
-    """providers.md §3: function_call item + arguments deltas → tool call; tool result → function_call_output."""
+    """A function_call item + arguments deltas → tool call; tool result → function_call_output."""
     call = FakeToolCall("exec", {"command": "ls -la"}, "call_9")
     llm.enqueue(Reply(tool_calls=(call,), chunk_size=3), Reply(text="done"))
     events = await collect(provider(llm))
@@ -93,28 +93,28 @@ async def test_function_call_arguments_stream_and_result_returns_as_function_cal
 
 
 async def test_incomplete_for_max_output_tokens_stops_with_length(llm: FakeLLMServer) -> None:
-    """providers.md §3 finish mapping: incomplete max_output_tokens → length."""
+    """Finish mapping: incomplete max_output_tokens → length."""
     llm.enqueue(Reply(text="cut", stop="length"))
     events = await collect(provider(llm))
     assert events[-1] == StreamEnd("length")
 
 
 async def test_stream_level_error_event_maps_by_code(llm: FakeLLMServer) -> None:
-    """providers.md §3: `error` event with code rate_limit_exceeded → rate_limited."""
+    """An `error` event with code rate_limit_exceeded → rate_limited."""
     llm.enqueue(Reply(error_event="rate_limit_exceeded"))
     error = await failure(provider(llm))
     assert error.code is RunErrorCode.RATE_LIMITED and not error.content_streamed
 
 
 async def test_401_is_auth_and_not_retryable(llm: FakeLLMServer) -> None:
-    """providers.md §2/§3 errors: 401 → auth."""
+    """401 → auth (docs/providers.md "Errors and retries")."""
     llm.enqueue(ErrorReply(401, "invalid_request_error", "invalid_api_key", "Incorrect API key"))
     error = await failure(provider(llm))
     assert error.code is RunErrorCode.AUTH and not error.retryable
 
 
 async def test_stream_without_response_completed_is_truncated(llm: FakeLLMServer) -> None:
-    """providers.md §3: no [DONE]; the stream ends with response.completed|incomplete|failed."""
+    """No [DONE]; the stream ends with response.completed|incomplete|failed."""
     llm.enqueue(Reply(text="abc", end_after_events=6))
     assert (await failure(provider(llm))).code is RunErrorCode.PROTOCOL
 

@@ -44,7 +44,7 @@ def test_retry_after_is_a_floor_not_a_replacement() -> None:
 
 
 def test_retry_after_beyond_two_minutes_fails_at_once() -> None:
-    """providers.md §6: retry-after > 120 s → fail the run."""
+    """docs/providers.md "Errors and retries": retry-after > 120 s → fail the run."""
     assert next_delay(1, transient(retry_after=121)) is None
     assert next_delay(1, transient(retry_after=120)) == 120
 
@@ -66,7 +66,7 @@ def test_permanent_failures_are_never_retried(kind: FailureKind) -> None:
     "kind", [FailureKind.RATE_LIMITED, FailureKind.OVERLOADED, FailureKind.CONNECT_FAILED, FailureKind.TIMEOUT]
 )
 def test_transient_and_transport_failures_are_retried(kind: FailureKind) -> None:
-    """providers.md §6: rate limits, overload, connection failures retry with backoff."""
+    """docs/providers.md "Errors and retries": rate limits, overload, connection failures retry with backoff."""
     assert next_delay(1, provider_error(kind)) == 0.5
 
 

@@ -1,6 +1,6 @@
 """`omniagent acp` (a real subprocess, against the fake LLM) driven by our own ACP client, version 2: negotiation,
 the v2 prompt lifecycle, tool calls with diffs, permissions, cancel, list, resume with replay, config options.
-Every message the agent wrote is validated against the v2 JSON schema (issue "One system" parts 1-2; acp.md §4-5)."""
+Every message the agent wrote is validated against the v2 JSON schema (issue "One system" parts 1-2)."""
 
 from __future__ import annotations
 
@@ -75,7 +75,7 @@ def _write(path: str = "notes.txt", content: str = "one\ntwo\n", call_id: str = 
 
 
 async def test_v2_is_negotiated_and_a_turn_streams_the_v2_lifecycle(tmp_path: Path, llm: FakeLLMServer) -> None:
-    """acp.md §4-5: asked for 2 the agent answers 2 with real capabilities; the prompt is answered `{messageId}` before
+    """Asked for 2 the agent answers 2 with real capabilities; the prompt is answered `{messageId}` before
     any update, then user_message (that messageId), running, thought and message chunks with message ids,
     usage_update, session_info_update (title), and idle `end_turn`."""
     llm.enqueue(Reply(text="Hello there, friend.", reasoning="Think first.", usage=FakeUsage(input=120, output=30)))
@@ -158,7 +158,7 @@ async def test_a_permission_turn_asks_and_allow_always_is_remembered_for_the_ses
 async def test_cancel_during_a_permission_ask_ends_the_turn_cancelled_and_nothing_runs(
     tmp_path: Path, llm: FakeLLMServer
 ) -> None:
-    """acp.md §5.6 and part 2: cancel answers the pending permission `cancelled`; the engine stops the run, the
+    """Issue "One system" part 2: cancel answers the pending permission `cancelled`; the engine stops the run, the
     call ends `cancelled`, the turn ends with idle `cancelled`, and the file is never written."""
     llm.enqueue(_write())
     data, ws, log = prepare(tmp_path, llm)
@@ -188,7 +188,7 @@ def _client_lines(log: Path, request_id: Any) -> list[dict[str, Any]]:
 async def test_list_and_resume_with_replay_rebuild_the_conversation_in_a_new_process(
     tmp_path: Path, llm: FakeLLMServer
 ) -> None:
-    """acp.md §5.9: sessions outlive the process (the engine store); `session/list` shows them with title and
+    """Sessions outlive the process (the engine store); `session/list` shows them with title and
     time; `session/resume` with `replayFrom: start` replays user_message, agent_message and the tool call with
     the live ids before answering; without replayFrom nothing is replayed."""
     llm.enqueue(_write(), Reply(text="All written."))

@@ -1,4 +1,4 @@
-"""`omniagent acp` driven by an outside v1 client: npm `acpx@0.19.1`, a headless ACP client CLI (acp.md §7), runs
+"""`omniagent acp` driven by an outside v1 client: npm `acpx@0.19.1`, a headless ACP client CLI, runs
 one `exec` turn with `--format json` (it prints the wire frames) and `--approve-all`, against the fake LLM
 (issue "One system", acceptance). Our tap validates the traffic against the v1 JSON schema."""
 
@@ -15,7 +15,7 @@ WAIT = 60.0  # seconds: node start plus one turn with a tool round
 
 
 async def test_acpx_runs_a_v1_turn_with_an_approved_write_in_json_format(tmp_path: Path) -> None:
-    """acp.md §7 [V]: acpx negotiates 1, creates a session, prompts; our agent asks before the write, acpx
+    """acpx negotiates 1, creates a session, prompts; our agent asks before the write, acpx
     approves, the file is written, text streams, and the prompt answers `end_turn`; acpx exits 0."""
     node, cli = npm_peer("acpx")
     async with FakeLLMServer(Scenario()) as llm:

@@ -51,7 +51,7 @@ async def test_providers_without_a_key_are_auth_methods_naming_their_variable_an
 
 async def test_a_new_session_without_any_ready_model_asks_for_auth(tmp_path: Path) -> None:
     """ACP's -32000 (auth required) for `session/new` when no provider has a key, as real agents do
-    (acp.md §4: Gemini CLI answers -32000 without credentials)."""
+    (Gemini CLI answers -32000 without credentials)."""
     data, ws, log = tmp_path / "data", tmp_path / "ws", tmp_path / "acp.log"
     ws.mkdir()
     async with asyncio.timeout(WAIT), open_acp_client(agent_argv(data, log), env=agent_env()) as acp:

@@ -1,7 +1,7 @@
 """`session/fork` on `omniagent acp` (a real subprocess, against the fake LLM), driven by our own ACP client in v2 and
 v1: the fork is a new engine session holding the whole conversation, it continues it (the model reads the earlier
 turns), the source stays as it was, and the fork lists and resumes like any session. Every agent line is validated
-against the negotiated version's JSON schema (issue "One system": fork on `omniagent acp`; acp.md §2.1)."""
+against the negotiated version's JSON schema (issue "One system": fork on `omniagent acp`)."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def _text(version: int, text: str) -> Any:
 
 
 async def test_v2_fork_continues_the_conversation_and_leaves_the_source_alone(tmp_path: Path) -> None:
-    """acp.md §2.1/§2.4: with `capabilities.session.fork` advertised, `session/fork` answers a new sessionId and
+    """With `capabilities.session.fork` advertised, `session/fork` answers a new sessionId and
     configOptions; a prompt in the fork reaches the model with the earlier turn; the source replays only its own
     turn, the fork replays both; both are listed; the fork works in the request's `cwd`."""
     scenario = Scenario(steps=[Reply(text="Noted: apple."), Reply(text="The word was apple.")])
@@ -102,7 +102,7 @@ async def test_v2_fork_continues_the_conversation_and_leaves_the_source_alone(tm
 
 
 async def test_v1_fork_is_served_and_the_fork_loads_with_the_earlier_turn(tmp_path: Path) -> None:
-    """acp.md §3.1: v1's unstable `session/fork` (gated by `sessionCapabilities.fork`) answers sessionId, modes
+    """v1's unstable `session/fork` (gated by `sessionCapabilities.fork`) answers sessionId, modes
     and configOptions; `session/load` of the fork replays the copied turn, and its next prompt carries it."""
     scenario = Scenario(steps=[Reply(text="First answer."), Reply(text="Second answer.")])
     async with FakeLLMServer(scenario) as llm:

@@ -1,5 +1,5 @@
 """`omniagent acp` driven by an outside v2 client: npm `@agentclientprotocol/sdk@1.3.0` (`experimental/v2`), whose
-client zod-validates every message it receives (acp.md §7). The node script `sdk_v2_client.mjs` negotiates 2,
+client zod-validates every message it receives. The node script `sdk_v2_client.mjs` negotiates 2,
 runs a prompt, a permission turn, a turn cancelled while its permission is asked, list and resume with replay
 (issue "One system", acceptance). Our tap validates the same traffic against the v2 JSON schema."""
 
@@ -22,7 +22,7 @@ def _write(path: str, call_id: str) -> Reply:
 
 
 async def test_the_sdk_v2_client_runs_prompt_permission_cancel_list_and_replay(tmp_path: Path) -> None:
-    """acp.md §5 against the reference client: `{}` then idle end_turn; allow once runs the write; cancel while
+    """The v2 turn against the reference client: `{}` then idle end_turn; allow once runs the write; cancel while
     asked ends `cancelled` with the call `cancelled`; list finds the session; resume replays it."""
     node, example = npm_peer("acp-sdk")
     sdk = example.parents[2]  # …/sdk/dist/examples/dual-version-agent.js → …/sdk

@@ -58,7 +58,7 @@ def _edit_round() -> Reply:
 async def test_asked_for_1_the_agent_speaks_v1_with_tool_calls_permissions_and_the_stop_reason(
     tmp_path: Path, llm: FakeLLMServer
 ) -> None:
-    """acp.md §3-4: v1 initialize (agentInfo, agentCapabilities with loadSession and session capabilities),
+    """v1 initialize (agentInfo, agentCapabilities with loadSession and session capabilities),
     `tool_call` creates the call, the v1 permission request carries `toolCall`, the edit's diff is
     path/oldText/newText, text streams as agent_message_chunk, and the prompt response holds `end_turn`."""
     llm.enqueue(_edit_round(), Reply(text="Done editing."))
@@ -130,7 +130,7 @@ async def test_v1_set_mode_auto_skips_asks_and_load_replays_the_session(tmp_path
 async def test_v1_cancel_ends_the_prompt_with_cancelled_and_a_failed_run_with_an_error(
     tmp_path: Path, llm: FakeLLMServer
 ) -> None:
-    """acp.md §8 (v1: result via stopReason): cancel answers the prompt `cancelled`; a run that fails for good
+    """v1 (the turn ends in the prompt's stopReason): cancel answers the prompt `cancelled`; a run that fails for good
     answers the prompt with -32603 naming the failure (never a key)."""
     llm.enqueue(
         Reply(text="a long answer " * 40, chunk_size=4, gate="never", hold_after_events=4),

@@ -1,6 +1,6 @@
 """The engine as an ACP agent: one connection, v1 or v2 as the client asks, driving the Engine in process.
 
-Negotiation (acp.md §4) is `faces.acp.handshake`'s, answered by `faces.acp.serve` before the engine exists; this agent
+Negotiation is `faces.acp.handshake`'s, answered by `faces.acp.serve` before the engine exists; this agent
 is built on the first other request, for the version chosen then (a repeated initialize keeps it). Method names per
 version come from `protocols.acp.versions` (the client's data); update shapes from `faces.acp.translate`; routing of
 engine broadcasts from `faces.acp.relay`. Sessions are engine sessions (same ids, same store), so `omniagent rpc` sees
@@ -204,7 +204,7 @@ class AcpAgent:
         return await self._opened(session, False)
 
     async def _replay(self, session: Session) -> None:
-        """Send the whole conversation as updates, oldest first, before the caller answers (acp.md §5.9)."""
+        """Send the whole conversation as updates, oldest first, before the caller answers."""
         for message in await self._engine.conversation(session.id):
             for update in t.replay(self.relay.shapes, session.root, message):
                 self.relay.send(session.id, update)

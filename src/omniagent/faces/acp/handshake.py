@@ -1,6 +1,6 @@
 """The ACP agent's `initialize` answer and its auth methods: what `omniagent acp` says before the engine exists.
 
-Negotiation (acp.md §4): 2 when the client asks for 2 or more, else 1. The answer needs only which providers lack a key
+Negotiation: 2 when the client asks for 2 or more, else 1. The answer needs only which providers lack a key
 (`engine/providers/catalog/missing_keys.py`) and the version's shapes, so `faces/acp/serve.py` sends it before asyncio
 is imported and without the engine's store, providers or HTTP client, or the ACP models (docs/performance.md). Nothing
 here imports asyncio or logging, nor msgspec and the catalog unless a providers.json exists.
@@ -67,7 +67,7 @@ def requested_version(params: Any) -> int:
 
 def client_elicits(params: Any) -> bool:
     """Whether the client advertised elicitation forms in its `initialize` (v2 `capabilities`, v1
-    `clientCapabilities`): only then may the agent send `elicitation/create` (acp.md §5.8)."""
+    `clientCapabilities`): only then may the agent send `elicitation/create`."""
     if not isinstance(params, dict):
         return False
     for key in ("capabilities", "clientCapabilities"):

@@ -7,7 +7,7 @@ order the engine emitted it. Each permission ask becomes a `session/request_perm
 model's questions an `elicitation/create` task (the engine run waits meanwhile).
 What it is not: the shapes (`faces/acp/translate.py`) or the method handlers (`faces/acp/agent.py`).
 
-v2 ordering (acp.md §5): the prompt response `{}` must precede the turn's first update, yet the engine emits the
+v2 ordering: the prompt response `{}` must precede the turn's first update, yet the engine emits the
 user message and `run.started` before `send` returns. So a v2 prompt *holds* its session's updates and releases
 them with `loop.call_soon` from inside the handler: that callback runs after the peer has queued the response.
 

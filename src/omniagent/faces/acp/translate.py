@@ -2,11 +2,11 @@
 
 What it is: the shapes. `acp/relay.py` decides *when* an update is sent; this module says *what* it looks like in
 the negotiated version, built from that version's generated models (`Shapes.models`, `protocols/acp/v1.py` or
-`v2.py`); `wire` gives the JSON to send. The v1/v2 differences (acp.md §3.2, §3.3) are the fields of `Shapes`, never
+`v2.py`); `wire` gives the JSON to send. The v1/v2 differences are the fields of `Shapes`, never
 a version test. A function without a `Shapes` builds what both versions spell alike (a text chunk, usage, a title,
 an elicitation form) or what only v2 has (`state_update`), with v2's models: the JSON is the same either way.
 
-Ids: ACP message ids are strings the agent mints (acp.md §5.2); ours derive from the engine's per-session ids so a
+Ids: ACP message ids are strings the agent mints; ours derive from the engine's per-session ids so a
 replay repeats them: `m<message id>` for a message, `m<message id>.thought` for its reasoning, and
 `t<message id>.<part id>` for a tool call.
 """
@@ -307,7 +307,7 @@ ANSWER_FIELD = "answer"
 
 
 def elicitation(session_id: str, call: ToolCall, question: Question) -> Update:
-    """The `elicitation/create` params (form mode, acp.md §5.8) that put the model's question to the user: one
+    """The `elicitation/create` params (form mode) that put the model's question to the user: one
     required field, a boolean for a confirm, a string among the options for a select, a string for an input."""
     field: v2.ElicitationPropertySchemaBoolean | v2.ElicitationPropertySchemaString
     if question.kind == "confirm":
@@ -411,7 +411,7 @@ def usage(used: int, size: int) -> Update:
 
 
 def replay(shapes: Shapes, root: str, message: Message) -> list[Update]:
-    """One stored message as the updates a client needs to rebuild it (acp.md §5.9)."""
+    """One stored message as the updates a client needs to rebuild it."""
     if isinstance(message, UserMessage):
         return user_message(shapes, message)
     if not isinstance(message, AssistantMessage):

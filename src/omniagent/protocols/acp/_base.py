@@ -8,7 +8,7 @@
   strictly to its variant, an unknown one to the union's `...Other` variant (open unions), a missing one to the
   untagged default; a plain union takes the member that fits best. Each variant class is registered as a virtual
   subclass of its marker, which is what msgspec checks the hook's answer against.
-- Preservation (acp.md §5.10: unknown variants and `_meta`): `_meta` is a field of every type; an `...Other` variant
+- Preservation of unknown variants and `_meta`: `_meta` is a field of every type; an `...Other` variant
   and the top value of `parse` keep the JSON they were read from, and `dump()` gives it back unchanged (unknown fields
   included); models are frozen, so that JSON stays true. A known variant nested in a parsed value keeps only its
   known fields if it is taken out of it and sent inside a model built in Python: nothing does that (proxying sends

@@ -1,7 +1,8 @@
 """ACP v1 vs v2 differences as data: method names, capability gates, initialize field names, turn completion.
 
 `runtime/adapters/acp/client.py` reads one `VersionSpec` (chosen by the agent's `initialize` answer) and never tests a
-version number itself. Sources: acp.md §3 (exact differences) and §2.4 (v2 capability rules).
+version number itself. Source: the v1 and v2 JSON schemas in `schema/`, whose descriptions also state v2's capability
+rules.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from omniagent.protocols.acp import methods
 
-# The version we ask for; the agent answers the one it speaks (acp.md §4).
+# The version we ask for; the agent answers the one it speaks.
 LATEST = 2
 
 
@@ -104,7 +105,7 @@ V2 = VersionSpec(
         "cancel": "session/cancel",
         "set_config_option": "session/set_config_option",
     },
-    # `capabilities.session` present ⇒ new/list/resume/close/prompt exist (acp.md §2.4).
+    # `capabilities.session` present ⇒ new/list/resume/close/prompt exist (the v2 schema's `SessionCapabilities`).
     gates={
         "session/new": ("capabilities", "session"),
         "session/list": ("capabilities", "session"),

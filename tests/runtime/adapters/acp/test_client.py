@@ -66,7 +66,7 @@ async def agent(tmp_path: Path, max_version: int, handlers: ClientHandlers) -> A
 
 
 async def test_v2_agent_negotiates_2_and_the_turn_ends_with_the_idle_state_update(tmp_path: Path) -> None:
-    """acp.md §4/§5: we ask for 2; a v2 agent answers `{}` to the prompt and ends the turn with idle + stopReason."""
+    """We ask for 2; a v2 agent answers `{}` to the prompt and ends the turn with idle + stopReason."""
     updates = Recorder()
     async with agent(tmp_path, 2, ClientHandlers(on_update=updates)) as (client, log):
         assert client.version == 2
@@ -86,7 +86,7 @@ async def test_v2_agent_negotiates_2_and_the_turn_ends_with_the_idle_state_updat
 
 
 async def test_v1_agent_answering_1_gets_the_v1_surface_for_the_whole_connection(tmp_path: Path) -> None:
-    """acp.md §4/§8: a v1 answer switches to v1: `mcpServers` sent on session/new, stop reason in the response."""
+    """A v1 answer switches to v1: `mcpServers` sent on session/new, stop reason in the response."""
     updates = Recorder()
     async with agent(tmp_path, 1, ClientHandlers(on_update=updates)) as (client, log):
         assert client.version == 1
@@ -139,7 +139,7 @@ async def test_cancel_ends_the_turn_with_cancelled(tmp_path: Path, version: int)
 
 @pytest.mark.parametrize("version", [1, 2])
 async def test_cancel_answers_a_pending_permission_request_cancelled(tmp_path: Path, version: int) -> None:
-    """acp.md §5.6: on cancel the client MUST answer every pending permission request with `cancelled`."""
+    """The schema's `cancelled` outcome: on cancel the client MUST answer every pending permission request with it."""
     updates, asked = Recorder(), asyncio.Event()
 
     async def never(request: PermissionRequest) -> str | None:
@@ -159,7 +159,7 @@ async def test_cancel_answers_a_pending_permission_request_cancelled(tmp_path: P
 
 
 async def test_operations_the_agent_did_not_advertise_are_refused_locally(tmp_path: Path) -> None:
-    """acp.md §2.4/§3.1: v2 has no set_mode (nor v1's unstable set_model), fork needs `session.fork`; v1 load needs
+    """v2 has no set_mode (nor v1's unstable set_model), fork needs `session.fork`; v1 load needs
     `loadSession`."""
     async with agent(tmp_path, 2, ClientHandlers()) as (client, _):
         assert not client.supports("fork") and not client.supports("set_mode") and not client.supports("set_model")
@@ -173,7 +173,7 @@ async def test_operations_the_agent_did_not_advertise_are_refused_locally(tmp_pa
 
 
 async def test_mcp_servers_are_forwarded_in_the_versions_shape(tmp_path: Path) -> None:
-    """acp.md §3.3: v1 stdio servers are untagged; v2 requires `type: "stdio"`."""
+    """v1 stdio servers are untagged; v2 requires `type: "stdio"`."""
     servers = [McpServerConfig(name="fs", command="/bin/fs", args=["-v"], env={"A": "1"})]
     for version in (1, 2):
         run = tmp_path / f"v{version}"
@@ -196,7 +196,7 @@ async def test_an_agent_that_exits_during_the_handshake_is_reported_with_its_sta
 
 
 async def test_auth_and_config_options_use_each_versions_method_and_shape(tmp_path: Path) -> None:
-    """acp.md §3.1: v1 `authenticate` vs v2 `auth/login` (only with non-empty authMethods); v2 tags `type: "id"`."""
+    """v1 `authenticate` vs v2 `auth/login` (only with non-empty authMethods); v2 tags `type: "id"`."""
     async with agent(tmp_path, 1, ClientHandlers()) as (client, log):
         await client.authenticate("key")
         session = await client.new_session(str(tmp_path))

@@ -1,5 +1,5 @@
-"""The ACP client against the reference peer: `dual-version-agent.js` from npm `@agentclientprotocol/sdk@1.3.0`
-(acp.md §7), whose v2 schema is identical to ours. The package is installed once into a cache directory outside
+"""The ACP client against the reference peer: `dual-version-agent.js` from npm `@agentclientprotocol/sdk@1.3.0`,
+whose v2 schema is identical to ours. The package is installed once into a cache directory outside
 the repository by `scripts/install_agents.py` (pinned in tests/e2e/agents/versions.json); the tests need `node` and
 `npm` on PATH."""
 
@@ -41,7 +41,7 @@ class Updates:
 async def test_reference_agent_negotiates_v2_and_runs_a_turn_resume_and_cancel(
     dual_agent: list[str], tmp_path: Path
 ) -> None:
-    """acp.md §4/§5 [V]: the TS agent answers 2; `{}` then user_message, running, agent_message, idle end_turn;
+    """The TS agent answers 2; `{}` then user_message, running, agent_message, idle end_turn;
     resume with replay from start replays the history; cancel ends the turn with idle `cancelled`."""
     updates = Updates()
     async with asyncio.timeout(WAIT), open_acp_client(dual_agent, handlers=ClientHandlers(on_update=updates)) as acp:
@@ -70,7 +70,7 @@ async def test_reference_agent_negotiates_v2_and_runs_a_turn_resume_and_cancel(
 
 
 async def test_reference_agent_asked_for_1_speaks_v1(dual_agent: list[str], tmp_path: Path) -> None:
-    """acp.md §4 [V]: asked for 1, the dual agent answers a v1 result and the v1 turn ends in the prompt response."""
+    """Asked for 1, the dual agent answers a v1 result and the v1 turn ends in the prompt response."""
     updates = Updates()
     handlers = ClientHandlers(on_update=updates)
     async with asyncio.timeout(WAIT), open_acp_client(dual_agent, handlers=handlers, protocol_version=1) as acp:

@@ -1,5 +1,5 @@
-"""The ACP adapter against the reference v2 peer (`dual-version-agent.js` from npm `@agentclientprotocol/sdk@1.3.0`,
-acp.md §7), driven through `Runtime` + `Session` as an inline agent: an implementation we did not write."""
+"""The ACP adapter against the reference v2 peer (`dual-version-agent.js` from npm `@agentclientprotocol/sdk@1.3.0`),
+driven through `Runtime` + `Session` as an inline agent: an implementation we did not write."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ __all__ = ["dual_agent"]  # the module-scoped fixture, shared with the client's 
 
 
 async def test_the_reference_v2_agent_streams_whole_messages_and_cancels(dual_agent: list[str], tmp_path: Path) -> None:
-    """acp.md §5: v2 `agent_message` upserts become TextDelta, the prompt's own `user_message` echo is not a
+    """v2 `agent_message` upserts become TextDelta, the prompt's own `user_message` echo is not a
     UserMessage, idle `end_turn` → Completed, and cancel → idle `cancelled` → Cancelled."""
     agent = InlineAcp(acp=AcpSpec(name="reference", path=dual_agent[0], args=dual_agent[1:]))
     async with asyncio.timeout(WAIT * 2), Runtime(timing=TIMING) as runtime:

@@ -1,7 +1,7 @@
 """An agent's requests as ACP requests to a client, and the client's replies as the runtime's answers.
 
 A permission is `session/request_permission` (one option per choice the agent offers; an option's id is its kind).
-A question is `elicitation/create` in form mode (acp.md §5.8), one field per question, when the client advertised
+A question is `elicitation/create` in form mode, one field per question, when the client advertised
 forms; a secret question is never put in a form (forms must not ask for secrets). Pure functions: when to ask and
 what to do with the reply is `faces/acp/hub/follow.py`'s.
 """

@@ -181,7 +181,7 @@ class AcpClient:
     async def initialize(
         self, *, client_name: str, client_version: str, handshake_timeout: float, protocol_version: int = LATEST
     ) -> None:
-        """Ask for `protocol_version` and follow the agent's answer for the whole connection (acp.md §4)."""
+        """Ask for `protocol_version` and follow the agent's answer for the whole connection."""
         capabilities: dict[str, Any] = {}
         if self._handlers.on_elicitation is not None:
             capabilities["elicitation"] = {"form": {}}

@@ -47,7 +47,7 @@ _CATEGORIES = frozenset({"mode", "model", "model_config", "thought_level", "othe
 # Features every ACP agent has: the protocol itself carries permissions, plans and slash commands.
 _ALWAYS = frozenset({Capability.PERMISSIONS, Capability.PLAN, Capability.SLASH_COMMANDS})
 
-# Where each fact sits in the initialize result, per version (acp.md §3.3: v2 nests capabilities under
+# Where each fact sits in the initialize result, per version (v2 nests capabilities under
 # `capabilities.session`, turns booleans into objects and drops SSE).
 _PATHS: Mapping[int, Mapping[str, tuple[str, ...]]] = {
     1: {
