@@ -54,10 +54,22 @@ def _send(rpc: RpcProcess, sid: str, text: str) -> str:
 
 
 async def _turn(rpc: RpcProcess, sid: str, text: str) -> dict[str, Any]:
+    """One prompt's run, up to the session idle again (it says so after `run.done`: a test reading what follows
+    from here on must not find this turn's last activity); its `run.done` params."""
     start = len(rpc.lines)
     run_id = (await rpc.response(_send(rpc, sid, text)))["result"]["run_id"]
     done = await rpc.broadcast("run.done", after=start, where=lambda p: p["run_id"] == run_id)
+    await _idle(rpc, done)
     return dict(rpc.lines[done]["params"])
+
+
+async def _idle(rpc: RpcProcess, after: int) -> None:
+    await rpc.wait_for(
+        lambda line: (
+            line.get("method") == "session.activity_changed" and line["params"]["activity"]["state"]["type"] == "idle"
+        ),
+        after=after,
+    )
 
 
 async def _history(rpc: RpcProcess, sid: str) -> list[dict[str, Any]]:
@@ -109,18 +121,12 @@ async def test_a_manual_compaction_commits_a_checkpoint_and_the_next_request_sen
         "session.summary_changed",
         "run.done",
     ]
-    # The first line after `start` may still be the previous turn's idle activity: find the run's start by name.
     started = rpc.lines[await rpc.broadcast("run.started", after=start)]["params"]
     assert (started["kind"], started["reason"], started["run_id"]) == ("compaction", "manual", 3)
     states = _states(rpc, start, done)
     assert [s["type"] for s in states] == ["building", "compacting"]
     assert states[1]["reason"] == "manual" and states[1]["run_id"] == 3
-    await rpc.wait_for(
-        lambda line: (
-            line.get("method") == "session.activity_changed" and line["params"]["activity"]["state"]["type"] == "idle"
-        ),
-        after=done,
-    )
+    await _idle(rpc, done)
     checkpoint = rpc.lines[start + rpc.names(start).index("message.committed")]["params"]["message"]
     assert rpc.lines[done]["params"]["outcome"] == {"type": "compacted", "message_id": checkpoint["id"]}
     assert checkpoint["type"] == "compaction" and checkpoint["reason"] == "manual" and checkpoint["run_id"] == 3
@@ -263,12 +269,7 @@ async def test_clearing_the_queue_cancels_a_queued_compaction_that_never_started
     assert cleared["outcome"] == {"type": "canceled"} and cleared["kind"] == "compaction"
     assert "started_at_ms" not in cleared["timing"]
     turn = await rpc.broadcast("run.done", after=start, where=lambda p: p["run_id"] == 1)
-    await rpc.wait_for(
-        lambda line: (
-            line.get("method") == "session.activity_changed" and line["params"]["activity"]["state"]["type"] == "idle"
-        ),
-        after=turn,
-    )
+    await _idle(rpc, turn)
     assert "run.started" not in rpc.names(start)
     assert await rpc.close() == 0
 
