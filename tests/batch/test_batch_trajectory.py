@@ -142,9 +142,10 @@ async def test_a_child_agent_is_a_subagent_trajectory_the_spawning_call_refers_t
     assert child_seen["source_call_id"] == child_call["tool_call_id"] and "FACT-42" in child_seen["content"]
     assert told["message"] == "facts.txt says FACT-42"
     assert child["final_metrics"] == {"total_steps": 2}
-    # The engine reports no cost of its children: the run's cost without them is kept, but no total is claimed.
-    assert "total_cost_usd" not in found["final_metrics"]
-    assert found["final_metrics"]["extra"]["cost_usd_without_subagents"] == result.usage.cost_usd
+    # Every reply costs $0.000141 (the fake's default usage): the session's cost counts the child's two, the run's
+    # total is it, the answer's step grew it by its own and the child's meanwhile, the child claims no total.
+    assert found["final_metrics"]["total_cost_usd"] == result.usage.cost_usd == pytest.approx(4 * 0.000141)
+    assert (_cost(spawned), _cost(answered)) == (pytest.approx(0.000141), pytest.approx(3 * 0.000141))
 
 
 # --- cutting a stream without message boundaries into steps -------------------------------------------------

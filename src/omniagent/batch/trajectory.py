@@ -308,7 +308,7 @@ class _Builder:
             trajectory_id=key,
             agent=agent,
             steps=steps,
-            final_metrics=_final(thread, len(steps), children),
+            final_metrics=_final(thread, len(steps)),
             subagent_trajectories=children or None,
         )
 
@@ -340,19 +340,12 @@ class _Builder:
         )
 
 
-def _final(thread: _Thread, steps: int, children: list[Trajectory]) -> FinalMetrics:
-    """The step count, the cost (the subagents' included, as ATIF defines it: none when one of theirs is unknown),
-    the last context size."""
+def _final(thread: _Thread, steps: int) -> FinalMetrics:
+    """The step count, the cost, the last context size. The cost is the last one the agent reported for the
+    session, which counts its subagents' (the event stream's meaning, and ATIF's for `total_cost_usd`); a subagent
+    trajectory's own is left out, its cost being in its parent's."""
     extra = _context(thread.context) if thread.context is not None else {}
-    total = thread.cost
-    if children:
-        theirs = [child.final_metrics.total_cost_usd for child in children]
-        if total is not None and all(cost is not None for cost in theirs):
-            total = round(total + sum(cost for cost in theirs if cost is not None), _COST_DIGITS)
-        elif total is not None:
-            extra["cost_usd_without_subagents"] = total
-            total = None
-    return FinalMetrics(total_cost_usd=total, total_steps=steps, extra=extra or None)
+    return FinalMetrics(total_cost_usd=thread.cost, total_steps=steps, extra=extra or None)
 
 
 def _context(usage: ContextUsage) -> dict[str, Any]:

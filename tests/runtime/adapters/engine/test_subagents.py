@@ -1,6 +1,7 @@
 """Subagents of our engine through the `Runtime` (the engine in process against the fake LLM, every event checked
 against the anyagent schema): a `spawn_agent` call is a `Subagent` tool, the child's events nest under it
-(`parent_tool_id`), its report settles it, and the turn ends once both children have reported."""
+(`parent_tool_id`), its report settles it, and the turn ends once both children have reported; what the children
+spend is the session's cost."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from omniagent.protocols.sidecar.events import (
     ToolUpdated,
     TurnEnded,
 )
-from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
+from omniagent.testing import FakeLLMServer, FakeToolCall, FakeUsage, Reply, Scenario
 from tests.runtime.adapters.engine.harness import (
     collect,
     is_kind,
@@ -139,3 +140,36 @@ async def test_a_child_works_at_its_parents_workdir(tmp_path: Path, monkeypatch:
     assert (ws / "child.txt").read_text() == "from the child\n"
     written = [u.tool for u in of(events, ToolUpdated) if u.tool.status is ToolStatus.COMPLETED and u.tool.diffs]
     assert [diff.path for tool in written for diff in tool.diffs] == ["/app/child.txt"]
+
+
+async def test_what_the_children_spend_is_counted_in_the_sessions_cost(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each reply costs $0.0045 (1,000 in and 100 out at Sonnet 4.5's $3 / $15 per million): the parent's spawn,
+    the child's two replies, the parent's answer. The session's reports count the child's replies from the
+    parent's answer on (never reported on their own, never as a nested report), and its context stays its own."""
+    usage = FakeUsage(input=1000, output=100)
+    scenario = Scenario(
+        [
+            Reply(text="The scout reported.", match=REPORT, usage=usage),
+            Reply(tool_calls=(_spawn("scout", "SCOUT-TASK"),), match="PARENT-GO", usage=usage),
+            Reply(
+                text="Looking.",
+                tool_calls=(FakeToolCall("read", {"path": "."}, "call_r"),),
+                match="SCOUT-TASK",
+                usage=usage,
+            ),
+            Reply(text="Nothing there.", match="call_r", usage=usage),
+        ]
+    )
+    async with FakeLLMServer(scenario) as llm:
+        use_engine(monkeypatch, tmp_path, llm)
+        async with runtime() as rt:
+            session = await open_engine(rt, workspace(tmp_path))
+            await session.prompt("PARENT-GO")
+            events = await one_turn(session)
+    reports = [e for e in events if isinstance(e.kind, ContextUsage)]
+    assert all(e.turn_info is not None and e.turn_info.parent_tool_id is None for e in reports)
+    costs = [e.kind.cost_usd for e in reports if isinstance(e.kind, ContextUsage)]
+    assert costs == [pytest.approx(0.0045), pytest.approx(0.018)]
+    assert {e.kind.used_tokens for e in reports if isinstance(e.kind, ContextUsage)} == {1100}

@@ -28,6 +28,7 @@ from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from omniagent.engine.api import (
     Branch,
     ChildFollowed,
+    Committed,
     Decision,
     EngineApi,
     EngineError,
@@ -51,7 +52,7 @@ from omniagent.protocols.sidecar.events import (
     PermissionChoice,
 )
 from omniagent.protocols.yuke.content import ContentText, Input, InputContent, InputSkill
-from omniagent.protocols.yuke.messages import Message, UserMessage
+from omniagent.protocols.yuke.messages import AssistantMessage, Message, UserMessage
 from omniagent.protocols.yuke.runs import RunOutcomeFailed
 from omniagent.protocols.yuke.sessions import SendInputQueued, Session
 from omniagent.runtime import driver as d
@@ -328,6 +329,9 @@ class _EngineDriver:
             if ended.last_run.run_id < self._compaction_after:
                 return  # the run our compaction waited behind ended: the compact turn goes on
             self._compaction_after = None
+        usage = self._translator.unreported_usage()
+        if usage is not None:
+            self._push(usage)
         self._push(d.TurnStopped(Cancelled() if ended.canceled else stop_reason(ended.last_run.outcome)))
 
     # --- child sessions ------------------------------------------------------------------------------------
@@ -349,6 +353,9 @@ class _EngineDriver:
         for out in translator.map(event):
             if isinstance(out, d.AdapterEvent) and not isinstance(out.kind, _SESSION_ONLY):
                 self._push(d.AdapterEvent(out.kind, parent_tool_id=parent_tool_id, extensions=out.extensions))
+        # The child's context is its own (never reported as the session's), but what its replies cost is the session's.
+        if isinstance(event, Committed) and isinstance(event.message, AssistantMessage) and event.message.cost:
+            self._translator.descendant_spent(event.message.cost)
 
     def _set_session(self, session: Session) -> None:
         self._session = session

@@ -239,7 +239,9 @@ class Translator:
         self._agents: dict[tuple[int, int], _Tool] = {}  # spawn_agent calls whose child has not reported yet
         self._early: dict[tuple[int, int], tuple[RunOutcome, str]] = {}  # reports that beat their call's receipt
         self._streamed: set[int] = set()  # messages that sent text or reasoning
-        self._cost: float | None = None  # USD of this session's replies since it was opened here
+        self._cost: float | None = None  # USD of this session's replies (and its children's) since opened here
+        self._used = 0  # the context size the last usage report said
+        self._reported: float | None = None  # the cost the last usage report said
 
     def map(self, item: SessionEvent) -> list[d.DriverEvent]:
         """The events for one event of this session (its turn's end is the driver's: `TurnEnded`)."""
@@ -327,8 +329,20 @@ class Translator:
 
     def _usage(self, used: int) -> d.AdapterEvent:
         window = self.window_tokens
-        used = min(used, window) if window else used
+        self._used = used = min(used, window) if window else used
+        self._reported = self._cost
         return d.AdapterEvent(ContextUsage(used_tokens=used, window_tokens=window, cost_usd=self._cost))
+
+    def descendant_spent(self, cost: float) -> None:
+        """Count `cost`, what one of this session's child sessions (at any depth) spent on a reply, in the session's
+        cost: a session costs what its replies and its subagents' cost, as other agents report theirs. It is told
+        with the session's next usage report (its next reply's, or `unreported_usage` at the turn's end), never as
+        a report of its own: a report closes the session's step in a trajectory, and a child's reply is not one."""
+        self._cost = round((self._cost or 0.0) + cost, COST_DIGITS)
+
+    def unreported_usage(self) -> d.AdapterEvent | None:
+        """A usage report when the cost grew since the last one (a child spent after the session's last reply)."""
+        return self._usage(self._used) if self._cost != self._reported else None
 
     # --- tool snapshots ------------------------------------------------------------------------------------
 
