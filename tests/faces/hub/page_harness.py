@@ -116,6 +116,27 @@ async def chromium(profile: Path, hub_url: str, *, files: bool = False) -> Async
             await context.close()
 
 
+@dataclass
+class LoggedIn:
+    """A hub, a Chromium profile, and one page of it logged in to the hub."""
+
+    hub: PageHub
+    browser: Browser
+    page: Page
+
+
+@contextlib.asynccontextmanager
+async def logged_in(tmp_path: Path, *extra: str, env: Mapping[str, str] | None = None) -> AsyncIterator[LoggedIn]:
+    """`page_hub` with `extra` and `env` (its data dir `tmp_path/data`), Chromium with a fresh profile
+    (`tmp_path/profile`), and a page logged in. After the test's block (when it did not fail): no page asked
+    anything of another origin, opened a dialog or threw an error."""
+    async with page_hub(tmp_path / "data", *extra, env=env) as hub, chromium(tmp_path / "profile", hub.url) as browser:
+        page = await browser.page()
+        await log_in(page, hub)
+        yield LoggedIn(hub, browser, page)
+    assert (browser.elsewhere(), browser.dialogs, browser.errors) == ([], [], [])
+
+
 async def log_in(page: Page, hub: PageHub) -> None:
     """Open the page and log in with the token, as a person pasting it does."""
     await page.goto(hub.url + "/")

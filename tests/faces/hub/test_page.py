@@ -13,7 +13,7 @@ import pytest
 from playwright.async_api import Page, expect
 
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
-from tests.faces.hub.page_harness import PageHub, Screens, chromium, log_in, page_hub, prompt, start_session
+from tests.faces.hub.page_harness import PageHub, Screens, logged_in, prompt, start_session
 from tests.hub.hub_process import RunningHub, WireClient
 from tests.runtime.adapters.engine.harness import child_env, workspace
 
@@ -41,20 +41,15 @@ async def test_the_acceptance_flow_in_a_browser(tmp_path: Path) -> None:
     ws = workspace(tmp_path)
     (ws / "hello.txt").write_text("hello world\n")
     with FakeLLMServer(_scenario()) as llm:
-        async with (
-            page_hub(tmp_path / "data", env=child_env(tmp_path, llm)) as hub,
-            chromium(tmp_path / "profile", hub.url) as browser,
-        ):
-            page = await browser.page()
+        async with logged_in(tmp_path, env=child_env(tmp_path, llm)) as world:
+            page = world.page
             shot = Screens(page, tmp_path)
-            await log_in(page, hub)
             session = await start_session(page, ws)
             await shot("1-session-started")
             await _stream_allow_and_diff(page, llm, shot)
-            await _answered_elsewhere(page, hub, session, shot)
+            await _answered_elsewhere(page, world.hub, session, shot)
             await _cancel(page, llm, shot)
             llm.release("hang")
-        assert browser.elsewhere() == [] and browser.dialogs == [] and browser.errors == []
     shot.check()
     assert (ws / "hello.txt").read_text() == "hello, page\n"
     assert (ws / "notes.txt").read_text() == "from the page\n"

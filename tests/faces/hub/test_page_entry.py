@@ -15,7 +15,7 @@ import pytest
 from playwright.async_api import expect
 
 from tests.batch.support import run_batch, write_tasks
-from tests.faces.hub.page_harness import ROOT, Screens, chromium, log_in, page_hub
+from tests.faces.hub.page_harness import ROOT, Screens, chromium, log_in, logged_in, page_hub
 from tests.runtime.adapters.engine.harness import child_env
 
 pytestmark = pytest.mark.timeout(180)
@@ -84,15 +84,11 @@ async def test_the_batch_report_opens_from_the_page_with_its_trials_files(tmp_pa
     code, _, err = await run_batch(str(tasks), "--out", str(out), env=child_env(tmp_path, None), cwd=tmp_path)
     assert code == 0, err
     assert (out / "report.html").is_file()
-    async with (
-        page_hub(tmp_path / "data", "--mock", "turn", "--batch-dir", str(out)) as hub,
-        chromium(tmp_path / "profile", hub.url) as browser,
-    ):
-        page = await browser.page()
-        await log_in(page, hub)
+    async with logged_in(tmp_path, "--mock", "turn", "--batch-dir", str(out)) as world:
+        hub, page = world.hub, world.page
         link = page.locator("#batch-link")
         await expect(link).to_be_visible()
-        async with browser.context.expect_page() as opened:
+        async with world.browser.context.expect_page() as opened:
             await link.click()
         report = await opened.value
         await expect(report).to_have_url(hub.url + "/batch/report.html")
@@ -102,4 +98,3 @@ async def test_the_batch_report_opens_from_the_page_with_its_trials_files(tmp_pa
         await result.click()
         await expect(report).to_have_url(f"{hub.url}/batch/tasks/right/oracle/result.json")
         await expect(report.locator("body")).to_contain_text('"task"')
-        assert browser.elsewhere() == [] and browser.errors == []

@@ -11,7 +11,7 @@ import pytest
 from playwright.async_api import expect
 
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
-from tests.faces.hub.page_harness import Screens, chromium, log_in, page_hub, prompt, start_session
+from tests.faces.hub.page_harness import Screens, logged_in, prompt, start_session
 from tests.runtime.adapters.engine.harness import child_env, workspace
 
 pytestmark = pytest.mark.timeout(180)
@@ -29,13 +29,9 @@ async def test_a_question_is_answered_on_the_page_by_choosing_and_by_typing(tmp_
         ]
     )
     with FakeLLMServer(scenario) as llm:
-        async with (
-            page_hub(tmp_path / "data", env=child_env(tmp_path, llm)) as hub,
-            chromium(tmp_path / "profile", hub.url) as browser,
-        ):
-            page = await browser.page()
+        async with logged_in(tmp_path, env=child_env(tmp_path, llm)) as world:
+            page = world.page
             shot = Screens(page, tmp_path)
-            await log_in(page, hub)
             await start_session(page, workspace(tmp_path))
             await prompt(page, "make a banner")
             card = page.locator(".dock .request[data-kind=Question]")
@@ -52,7 +48,6 @@ async def test_a_question_is_answered_on_the_page_by_choosing_and_by_typing(tmp_
             await expect(card).to_have_count(0)
             await expect(page.locator(".msg.assistant").last).to_contain_text("A teal banner it is.")
             await shot("3-answered")
-        assert browser.elsewhere() == [] and browser.dialogs == [] and browser.errors == []
         bodies = [json.dumps(request.body) for request in llm.requests]
     shot.check()
     assert len(bodies) == 3

@@ -14,7 +14,7 @@ from playwright.async_api import Page, expect
 
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
 from tests.e2e.agents.logins import login_world
-from tests.faces.hub.page_harness import Screens, chromium, log_in, page_hub, prompt
+from tests.faces.hub.page_harness import Screens, chromium, log_in, logged_in, page_hub, prompt
 from tests.hub.hub_process import RunningHub, WireClient
 from tests.runtime.adapters.engine.harness import child_env, workspace
 
@@ -32,30 +32,25 @@ async def test_another_clients_session_live_options_and_the_queue(tmp_path: Path
         ]
     )
     with FakeLLMServer(scenario) as llm:
-        async with (
-            page_hub(tmp_path / "data", env=child_env(tmp_path, llm)) as hub,
-            chromium(tmp_path / "profile", hub.url) as browser,
-            WireClient.connect(RunningHub(hub.url, hub.token, hub.process)) as other,
-        ):
-            page = await browser.page()
+        async with logged_in(tmp_path, env=child_env(tmp_path, llm)) as world:
+            hub, page = world.hub, world.page
             shot = Screens(page, tmp_path)
-            await log_in(page, hub)
-            session = (await other.ok("open", agent="omniagent", dir=str(ws)))["id"]
-            row = page.locator(f'.session-row[data-session="{session}"]')
-            await expect(row.locator(".row-agent")).to_have_text("omniagent")  # no reload: the list is live
-            await expect(row).to_have_attribute("data-activity", "idle")
-            await other.ok("prompt", session=session, text="hello")
-            await other.event(session, "TurnEnded")
-            await expect(row.locator(".context")).to_contain_text("tokens")
-            await expect(row.locator(".row-title")).to_have_text("hello")
-            await shot("glance")
-            await row.click()
-            await expect(page.locator(".msg.user .body")).to_have_text(["hello"])  # asked by the other client
-            await expect(page.locator(".msg.assistant .body")).to_have_text(["Hello from the agent."])
-            await _set_an_option(page, other, session)
-            await _queue_and_take_back(page, llm)
-            await shot("queued")
-        assert browser.elsewhere() == [] and browser.dialogs == [] and browser.errors == []
+            async with WireClient.connect(RunningHub(hub.url, hub.token, hub.process)) as other:
+                session = (await other.ok("open", agent="omniagent", dir=str(ws)))["id"]
+                row = page.locator(f'.session-row[data-session="{session}"]')
+                await expect(row.locator(".row-agent")).to_have_text("omniagent")  # no reload: the list is live
+                await expect(row).to_have_attribute("data-activity", "idle")
+                await other.ok("prompt", session=session, text="hello")
+                await other.event(session, "TurnEnded")
+                await expect(row.locator(".context")).to_contain_text("tokens")
+                await expect(row.locator(".row-title")).to_have_text("hello")
+                await shot("glance")
+                await row.click()
+                await expect(page.locator(".msg.user .body")).to_have_text(["hello"])  # asked by the other client
+                await expect(page.locator(".msg.assistant .body")).to_have_text(["Hello from the agent."])
+                await _set_an_option(page, other, session)
+                await _queue_and_take_back(page, llm)
+                await shot("queued")
     bodies = [json.dumps(request.body) for request in llm.requests]
     assert not any("never sent" in body for body in bodies) and any("prompt C" in body for body in bodies)
 
@@ -106,13 +101,9 @@ async def test_rewind_a_turn_and_fork_from_a_reply(tmp_path: Path) -> None:
         ]
     )
     with FakeLLMServer(scenario) as llm:
-        async with (
-            page_hub(tmp_path / "data", env=child_env(tmp_path, llm)) as hub,
-            chromium(tmp_path / "profile", hub.url) as browser,
-        ):
-            page = await browser.page()
+        async with logged_in(tmp_path, env=child_env(tmp_path, llm)) as world:
+            page = world.page
             shot = Screens(page, tmp_path)
-            await log_in(page, hub)
             await page.locator("#new-dir").fill(str(ws))
             await page.locator("#new-permission").select_option("AutoApprove")
             await page.locator("#new-session button[type=submit]").click()
@@ -151,7 +142,6 @@ async def test_rewind_a_turn_and_fork_from_a_reply(tmp_path: Path) -> None:
             await expect(page.locator(f'.session-row[data-session="{fork_id}"]')).to_have_attribute(
                 "data-activity", "ended"
             )
-        assert browser.elsewhere() == [] and browser.dialogs == [] and browser.errors == []
     assert not (ws / "b.txt").exists()
     last = json.dumps(llm.requests[-1].body)
     assert "first question" in last and "First answer." in last and "in the fork" in last
@@ -165,12 +155,8 @@ async def test_plan_usage_bars_from_the_real_codex(tmp_path: Path) -> None:
     quota = {"plan": "plus", "windows": [{"used_percent": 42, "minutes": 300, "resets_in": 3600}]}
     async with login_world(tmp_path, quota) as world:
         env = world.runtime_env(codex=world.launcher("codex", "chatgpt"))
-        async with (
-            page_hub(tmp_path / "data", env=env) as hub,
-            chromium(tmp_path / "profile", hub.url) as browser,
-        ):
-            page = await browser.page()
-            await log_in(page, hub)
+        async with logged_in(tmp_path, env=env) as logged:
+            page = logged.page
             bars = page.locator("#plan-usage")
             await expect(bars.locator(".plan-usage")).to_have_count(1)
             codex = bars.locator('.plan-usage[data-agent="codex"]')
@@ -179,7 +165,6 @@ async def test_plan_usage_bars_from_the_real_codex(tmp_path: Path) -> None:
             await expect(codex.locator(".window-used")).to_have_text(["42%"])
             assert await codex.locator("meter").get_attribute("value") == "42"
             await Screens(page, tmp_path)("plan-usage")
-            assert browser.elsewhere() == [] and browser.errors == []
 
 
 async def test_the_page_comes_back_when_the_hub_does(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import pytest
 from playwright.async_api import Page, expect
 
 from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
-from tests.faces.hub.page_harness import Browser, Screens, chromium, log_in, page_hub
+from tests.faces.hub.page_harness import Browser, Screens, logged_in
 from tests.runtime.adapters.engine.harness import child_env, workspace
 
 pytestmark = pytest.mark.timeout(180)
@@ -69,12 +69,8 @@ async def test_a_hostile_reply_tool_output_prompt_and_diff_render_inert(tmp_path
         ]
     )
     with FakeLLMServer(scenario) as llm:
-        async with (
-            page_hub(tmp_path / "data", env=child_env(tmp_path, llm)) as hub,
-            chromium(tmp_path / "profile", hub.url) as browser,
-        ):
-            page = await browser.page()
-            await log_in(page, hub)
+        async with logged_in(tmp_path, env=child_env(tmp_path, llm)) as world:
+            page, browser = world.page, world.browser
             await page.locator("#new-dir").fill(str(ws))
             await page.locator("#new-session button[type=submit]").click()
             box = page.locator(".prompt-text")
@@ -138,12 +134,8 @@ def _mock_script(path: Path) -> Path:
 
 async def test_every_string_a_scripted_agent_sends_renders_inert(tmp_path: Path) -> None:
     script = _mock_script(tmp_path / "hostile.json")
-    async with (
-        page_hub(tmp_path / "data", "--mock", str(script)) as hub,
-        chromium(tmp_path / "profile", hub.url) as browser,
-    ):
-        page = await browser.page()
-        await log_in(page, hub)
+    async with logged_in(tmp_path, "--mock", str(script)) as world:
+        page, browser = world.page, world.browser
         await page.locator("#new-dir").fill(str(tmp_path))
         await page.locator("#new-session button[type=submit]").click()
         box = page.locator(".prompt-text")
