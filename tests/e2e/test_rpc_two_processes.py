@@ -34,6 +34,14 @@ def _input(text: str) -> dict[str, Any]:
     return {"type": "content", "content": [{"type": "text", "text": text}]}
 
 
+def _shared(tmp_path: Path, llm: FakeLLMServer) -> tuple[Path, Path]:
+    """The data dir both processes open (its providers.json pointing at `llm`) and a workspace for their sessions."""
+    data, workspace = tmp_path / "data", tmp_path / "ws"
+    write_providers(data, llm)
+    workspace.mkdir()
+    return data, workspace
+
+
 async def _start(data: Path) -> RpcProcess:
     """A process whose engine is open (it opens at the first request after `initialize`)."""
     rpc = await RpcProcess.start(data, {"OMNIAGENT_LEASE_SECONDS": LEASE})
@@ -69,10 +77,7 @@ async def _seen_elsewhere(other: RpcProcess, owner: RpcProcess, sid: str) -> boo
 async def test_two_processes_share_sessions_and_both_runs_complete(tmp_path: Path) -> None:
     async with FakeLLMServer(Scenario()) as llm:
         llm.enqueue(Reply(match="from one", gate="one", **SLOW), Reply(match="from two", gate="two", **SLOW))
-        data = tmp_path / "data"
-        write_providers(data, llm)
-        workspace = tmp_path / "ws"
-        workspace.mkdir()
+        data, workspace = _shared(tmp_path, llm)
         one = await _start(data)
         sid_one = await _session_running(one, workspace, "from one")
         two = await _start(data)  # starts while one's run is open: it must not end it
@@ -102,10 +107,7 @@ async def test_two_processes_share_sessions_and_both_runs_complete(tmp_path: Pat
 async def test_input_for_a_session_running_in_the_other_process_is_queued_and_drained_there(tmp_path: Path) -> None:
     async with FakeLLMServer(Scenario()) as llm:
         llm.enqueue(Reply(match="first", gate="first", **SLOW), Reply(match="second", text="answer to second"))
-        data = tmp_path / "data"
-        write_providers(data, llm)
-        workspace = tmp_path / "ws"
-        workspace.mkdir()
+        data, workspace = _shared(tmp_path, llm)
         one = await _start(data)
         two = await _start(data)
         sid = await _session_running(one, workspace, "first")
@@ -122,10 +124,7 @@ async def test_input_for_a_session_running_in_the_other_process_is_queued_and_dr
 async def test_kill_9_leaves_the_other_run_untouched_and_the_survivor_ends_the_dead_ones_run(tmp_path: Path) -> None:
     async with FakeLLMServer(Scenario()) as llm:
         llm.enqueue(Reply(match="victim", gate="victim", **SLOW), Reply(match="survivor", gate="survivor", **SLOW))
-        data = tmp_path / "data"
-        write_providers(data, llm)
-        workspace = tmp_path / "ws"
-        workspace.mkdir()
+        data, workspace = _shared(tmp_path, llm)
         victim = await _start(data)
         survivor = await _start(data)
         sid_victim = await _session_running(victim, workspace, "victim")
@@ -154,10 +153,7 @@ async def test_a_process_that_stops_renewing_loses_its_run_only_after_the_lease_
     """SIGSTOP keeps the pid alive (no shortcut): only the lapsed lease lets the other process end the run."""
     async with FakeLLMServer(Scenario()) as llm:
         llm.enqueue(Reply(match="frozen", gate="frozen", **SLOW))
-        data = tmp_path / "data"
-        write_providers(data, llm)
-        workspace = tmp_path / "ws"
-        workspace.mkdir()
+        data, workspace = _shared(tmp_path, llm)
         frozen = await _start(data)
         other = await _start(data)
         sid = await _session_running(frozen, workspace, "frozen")
@@ -180,10 +176,7 @@ async def test_a_paused_process_that_comes_back_writes_nothing_into_the_run_anot
     run.done is logged, and the process goes on serving the session with a new run."""
     async with FakeLLMServer(Scenario()) as llm:
         llm.enqueue(Reply(match="paused", gate="paused", **SLOW), Reply(match="after", text="after the pause"))
-        data = tmp_path / "data"
-        write_providers(data, llm)
-        workspace = tmp_path / "ws"
-        workspace.mkdir()
+        data, workspace = _shared(tmp_path, llm)
         paused = await _start(data)
         other = await _start(data)
         sid = await _session_running(paused, workspace, "paused")
