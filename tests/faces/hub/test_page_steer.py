@@ -90,7 +90,9 @@ async def _queue_and_take_back(page: Page, llm: FakeLLMServer) -> None:
     await expect(page.locator(".msg.assistant .body").last).to_have_text("C done.")
 
 
-async def test_rewind_a_turn_and_fork_from_a_reply(tmp_path: Path) -> None:
+async def test_a_model_picked_on_the_form_then_rewind_a_turn_and_fork_from_a_reply(tmp_path: Path) -> None:
+    """A session started from the form with a model other than the default (its requests name that model) and
+    permissions approved; a turn rewound with its file; a fork from the first reply; the fork ended."""
     ws = workspace(tmp_path)
     scenario = Scenario(
         [
@@ -105,11 +107,19 @@ async def test_rewind_a_turn_and_fork_from_a_reply(tmp_path: Path) -> None:
             page = world.page
             shot = Screens(page, tmp_path)
             await page.locator("#new-dir").fill(str(ws))
+            # A model other than the agent's default, from the choices the form read from the agent.
+            models = page.locator("#new-model option")
+            await expect(models.nth(2)).to_be_attached()
+            chosen = await models.last.get_attribute("value")
+            assert chosen and "/" in chosen
+            await page.locator("#new-model").select_option(chosen)
             await page.locator("#new-permission").select_option("AutoApprove")
             await page.locator("#new-session button[type=submit]").click()
             original = await page.locator("section.session").get_attribute("data-session")
             await prompt(page, "first question")
             await expect(page.locator(".turn-end")).to_have_text(["turn complete"])
+            asked = llm.requests[0].body
+            assert isinstance(asked, dict) and asked["model"] == chosen.split("/", 1)[1]
             await prompt(page, "write b.txt")
             await expect(page.locator(".turn-end")).to_have_text(["turn complete"] * 2)
             assert (ws / "b.txt").read_text() == "b\n"
