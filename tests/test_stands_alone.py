@@ -29,10 +29,11 @@ def _tracked(suffixes: tuple[str, ...] = SOURCES) -> list[Path]:
 
 
 def _offenders(pattern: re.Pattern[str], paths: list[Path]) -> list[str]:
+    """The lines of `paths` (tracked files still on disk, this one aside) and of `.ci/run`, which must exist, that
+    `pattern` finds."""
+    read = [path for path in paths if path.name != "test_stands_alone.py" and path.is_file()]
     offenders = []
-    for path in [*paths, ROOT / ".ci" / "run"]:
-        if path.name == "test_stands_alone.py" or not path.is_file():
-            continue
+    for path in [*read, ROOT / ".ci" / "run"]:
         for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
             if pattern.search(line):
                 offenders.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
