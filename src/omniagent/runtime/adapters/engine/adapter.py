@@ -355,7 +355,7 @@ class _EngineDriver:
                 self._push(d.AdapterEvent(out.kind, parent_tool_id=parent_tool_id, extensions=out.extensions))
         # The child's context is its own (never reported as the session's), but what its replies cost is the session's.
         if isinstance(event, Committed) and isinstance(event.message, AssistantMessage) and event.message.cost:
-            self._translator.descendant_spent(event.message.cost)
+            self._translator.spend(event.message.cost)
 
     def _set_session(self, session: Session) -> None:
         self._session = session

@@ -321,7 +321,7 @@ class Translator:
             extensions = {} if self.prefix else {FORK_POINT: mid}
             events.append(d.AdapterEvent(MessageEnded(message_id=mid), extensions=extensions))
         if message.cost is not None:
-            self._cost = round((self._cost or 0.0) + message.cost, COST_DIGITS)
+            self.spend(message.cost)
         if message.tokens is not None:
             # What the next model call will carry: this call's prompt plus its answer.
             events.append(self._usage(message.tokens.input + message.tokens.output))
@@ -333,11 +333,12 @@ class Translator:
         self._reported = self._cost
         return d.AdapterEvent(ContextUsage(used_tokens=used, window_tokens=window, cost_usd=self._cost))
 
-    def descendant_spent(self, cost: float) -> None:
-        """Count `cost`, what one of this session's child sessions (at any depth) spent on a reply, in the session's
-        cost: a session costs what its replies and its subagents' cost, as other agents report theirs. It is told
-        with the session's next usage report (its next reply's, or `unreported_usage` at the turn's end), never as
-        a report of its own: a report closes the session's step in a trajectory, and a child's reply is not one."""
+    def spend(self, cost: float) -> None:
+        """Count `cost`, what a reply of this session or of one of its child sessions (at any depth) cost, in the
+        session's cost: a session costs what its replies and its subagents' cost, as other agents report theirs.
+        A child's is told with the session's next usage report (its next reply's, or `unreported_usage` at the
+        turn's end), never as a report of its own: a report closes the session's step in a trajectory, and a
+        child's reply is not one."""
         self._cost = round((self._cost or 0.0) + cost, COST_DIGITS)
 
     def unreported_usage(self) -> d.AdapterEvent | None:
