@@ -1,4 +1,5 @@
-"""Imports point down the stack only: wire → protocols → engine → runtime → batch → faces (docs/architecture.md)."""
+"""Imports point down the stack only: wire → protocols → engine → runtime → hub → serving → faces, batch beside the hub
+(docs/architecture.md)."""
 
 import ast
 from pathlib import Path
@@ -17,7 +18,8 @@ ALLOWED: dict[str, set[str]] = {
     "runtime": {"wire", "protocols", "engine"},
     "batch": {"wire", "protocols", "engine", "runtime"},
     "hub": {"wire", "protocols", "runtime"},
-    "faces": {"wire", "protocols", "engine", "runtime", "batch", "hub"},
+    "serving": {"wire", "protocols", "engine", "runtime", "hub"},
+    "faces": {"wire", "protocols", "engine", "runtime", "batch", "hub", "serving"},
 }
 # What of the engine its callers may import: the API, and what a face needs to answer its first line before the
 # engine exists (standard library and platformdirs only; docs/performance.md).
@@ -28,8 +30,10 @@ ENGINE_START_UP = {
     "omniagent.engine.handshake",
     "omniagent.engine.providers.catalog.missing_keys",
 }
-# The engine's callers: every face, and the runtime's adapter for our engine.
-ENGINE_CALLERS = ("faces", "runtime/adapters/engine")
+# The engine's callers: every face, the wires served over sessions, and the runtime's adapter for our engine.
+ENGINE_CALLERS = ("faces", "serving", "runtime/adapters/engine")
+# The faces: each a folder of `faces/`; what two of them share lives in `serving/` (or `faces/pipes.py`).
+FACES = ("acp", "cli", "hub", "rpc", "sidecar")
 
 
 def _imports(path: Path) -> set[str]:
@@ -55,6 +59,19 @@ def test_each_layer_imports_only_the_layers_below_it(layer: str) -> None:
             target = _layer(module)
             if target not in ALLOWED[layer] | {layer, "errors", "files", "logs", "_version"}:
                 wrong.append(f"{path.relative_to(PACKAGE)} imports {module}")
+    assert wrong == []
+
+
+def test_no_face_imports_another_face() -> None:
+    """Issue 33: a face carries one way in; what two faces share (ACP or the sidecar over a session, the hub's
+    token) lives in `serving/` under them, so no module of one face imports a module of another."""
+    wrong = []
+    for face in FACES:
+        for path in sorted((PACKAGE / "faces" / face).rglob("*.py")):
+            for module in sorted(_imports(path)):
+                parts = module.split(".")
+                if parts[1] == "faces" and len(parts) > 2 and parts[2] in FACES and parts[2] != face:
+                    wrong.append(f"{path.relative_to(PACKAGE)} imports {module}")
     assert wrong == []
 
 

@@ -11,8 +11,9 @@ import asyncio
 import json
 import sys
 
-from omniagent.faces.cli.remote import HubLink, hub_token
+from omniagent.faces.cli.remote import HubLink
 from omniagent.protocols.sidecar.events import RequestOpened
+from omniagent.serving.hub_token import hub_token
 
 
 async def main(url: str, agent: str, directory: str, prompt: str) -> None:

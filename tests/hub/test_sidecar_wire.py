@@ -261,11 +261,11 @@ async def test_a_reader_the_retention_left_behind_is_let_go_instead_of_given_a_g
     """The hub's host of the wire: a connection whose reader is behind what the hub still keeps stops following the
     session (its forwarder then writes `closed`, no error) rather than skip events; the session goes on, and
     attaching again says how many were missed. The reader here reads only once the turn is over: behind for sure."""
-    from omniagent.faces.sidecar.hub import HubHost
     from omniagent.hub.hub import Hub
     from omniagent.hub.session import ClientInfo
     from omniagent.protocols.sidecar.commands import Attach
     from omniagent.runtime.runtime import Runtime
+    from omniagent.serving.sidecar.hub_host import HubHost
 
     async with Hub.start(mock=Runtime.load_mock("chatter"), retention=4) as hub:
         owner = await hub.client(ClientInfo("owner")).open("mock", tmp_path)

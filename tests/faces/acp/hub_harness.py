@@ -1,5 +1,5 @@
 """Test support for the hub's ACP face at the class level: one in-process hub (the mock agent), each ACP connection a
-`HubAcpConnection` on a real TCP socket on 127.0.0.1, and a raw client that reads and writes the wire lines."""
+`AcpAgent` on a real TCP socket on 127.0.0.1, and a raw client that reads and writes the wire lines."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-from omniagent.faces.acp.hub.connection import HubAcpConnection
 from omniagent.hub.hub import Hub
 from omniagent.hub.session import ClientInfo
+from omniagent.serving.acp.connection import AcpAgent
 from omniagent.wire.dialects import STRICT
 from omniagent.wire.jsonrpc import Peer
 
@@ -54,15 +54,13 @@ class RawClient:
 
 @asynccontextmanager
 async def acp_server(hub: Hub, default_agent: str = "mock") -> AsyncIterator[Callable[[], Any]]:
-    """A TCP server on 127.0.0.1 whose every connection is a `HubAcpConnection` of its own hub client; yields a
+    """A TCP server on 127.0.0.1 whose every connection is a `AcpAgent` of its own hub client; yields a
     function that connects a new `RawClient`."""
     served: list[asyncio.Task[None]] = []
 
     async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         peer = Peer(reader, writer, dialect=STRICT, name="acp-agent")
-        connection = HubAcpConnection(
-            peer, hub.client(ClientInfo("test", transport="tcp")), default_agent=default_agent
-        )
+        connection = AcpAgent(peer, hub.client(ClientInfo("test", transport="tcp")), default_agent=default_agent)
         try:
             async with peer:
                 await peer.wait_closed()

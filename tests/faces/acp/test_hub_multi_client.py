@@ -1,4 +1,4 @@
-"""Many ACP clients on one hub session (`HubAcpConnection`, the mock agent, real sockets): a client attaching mid-turn
+"""Many ACP clients on one hub session (`AcpAgent`, the mock agent, real sockets): a client attaching mid-turn
 gets the history then the live events, in order; the first answer to a permission wins and the other controller's
 request is withdrawn (`$/cancel_request`) and said resolved; an observer reads but may not prompt and is never asked;
 a cursor replays only what follows it."""

@@ -31,7 +31,7 @@ async def test_initialize_is_answered_before_asyncio_is_imported(tmp_path: Path)
     request = {"jsonrpc": "2.0", "id": 7, "method": "initialize", "params": {"protocolVersion": 2}}
     reply, before = await imported_before_reply("acp", tmp_path, request)
     assert reply["id"] == 7 and reply["result"]["protocolVersion"] == 2
-    assert "omniagent.faces.acp.handshake" in before  # the probe reads what it thinks it reads
+    assert "omniagent.serving.acp.handshake" in before  # the probe reads what it thinks it reads
     late = ("asyncio", "logging", "msgspec", "omniagent.engine.providers.catalog.table", "omniagent.wire.jsonrpc")
     for module in (*late, "omniagent.faces.acp.connection"):
         assert module not in before, f"{module} was imported before the initialize reply"

@@ -1,7 +1,7 @@
 """Test support for the hub's server: the hub in-process on a real socket (hypercorn on 127.0.0.1, port 0) over a
 small ACP agent side of our own, and the real `omniagent hub` process; SSE reading for httpx.
 
-The agent side here (`ScriptedSide`) stands in for `faces/acp/hub` where a test is about the transport alone: a real
+The agent side here (`ScriptedSide`) stands in for `serving/acp` where a test is about the transport alone: a real
 `Peer` with a handler table (`initialize`, `session/new`, `test/emit` numbered session/updates, `test/ask` a
 server→client request) and the `reattach` the transport calls for a session stream's `Last-Event-ID`.
 """

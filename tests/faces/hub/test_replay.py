@@ -1,4 +1,4 @@
-"""Detach and replay through the real `omniagent hub` (the mock agent, `faces/acp/hub` on the streamable HTTP
+"""Detach and replay through the real `omniagent hub` (the mock agent, `serving/acp` on the streamable HTTP
 transport): a session stream that reconnects with `Last-Event-ID` gets exactly the session's events it missed, in
 order, none twice; a message goes to one stream, never both."""
 

@@ -29,13 +29,14 @@ from omniagent.engine.api import SANDBOX_OPTION_IDS, EngineApi, EngineError, Err
 from omniagent.faces.acp import history, mcp_servers, options
 from omniagent.faces.acp import translate as t
 from omniagent.faces.acp.relay import Relay, Spawn, turn_failure
-from omniagent.faces.acp.shapes import SHAPES
 from omniagent.protocols.acp import methods
 from omniagent.protocols.acp.methods import ValidationError
 from omniagent.protocols.acp.versions import VersionSpec
 from omniagent.protocols.yuke.content import ContentPart, ContentText, InputContent, InputSkill
 from omniagent.protocols.yuke.runs import RunOutcomeFailed
 from omniagent.protocols.yuke.sessions import SendInputStarted, Session
+from omniagent.serving.acp import builders as b
+from omniagent.serving.acp.shapes import SHAPES
 from omniagent.wire.jsonrpc import Peer
 from omniagent.wire.messages import (
     AUTH_REQUIRED,
@@ -64,7 +65,7 @@ def rpc_error(exc: EngineError) -> RpcError:
     return RpcError(_PARAMS_CODES.get(exc.code, INTERNAL_ERROR), exc.message)
 
 
-class AcpAgent:
+class EngineAcpAgent:
     """Serves one ACP connection over `peer` with `engine`, in the version `initialize` chose (faces/acp/serve.py
     answers `initialize` itself, before the engine exists, then routes every other method here)."""
 
@@ -157,12 +158,12 @@ class AcpAgent:
     async def _opened(self, session: Session, new_id: bool) -> dict[str, Any]:
         self.relay.open(session)
         result: dict[str, Any] = {
-            "configOptions": t.wire(options.config_options(self._engine, self.relay.shapes, session))
+            "configOptions": b.wire(options.config_options(self._engine, self.relay.shapes, session))
         }
         if new_id:
             result["sessionId"] = session.id
         if not self.relay.shapes.state_updates:
-            result["modes"] = t.wire(options.v1_modes(self._engine, session.id))
+            result["modes"] = b.wire(options.v1_modes(self._engine, session.id))
         skills = (await self._engine.skills(session)).commands()
         if skills:
             # After the answer, which the peer queues once this handler returns: the client knows the session then.
@@ -243,7 +244,7 @@ class AcpAgent:
     async def _list(self, params: dict[str, Any]) -> dict[str, Any]:
         cwd, cursor = params.get("cwd"), params.get("cursor")
         page = await self._engine.list_sessions(cursor)
-        infos = [t.wire(history.session_info(i.session)) for i in page.items if cwd is None or i.session.root == cwd]
+        infos = [b.wire(history.session_info(i.session)) for i in page.items if cwd is None or i.session.root == cwd]
         result: dict[str, Any] = {"sessions": infos}
         if page.next_cursor is not None:
             result["nextCursor"] = page.next_cursor
@@ -271,7 +272,7 @@ class AcpAgent:
                 session = await self._engine.patch_session(session.id, reasoning=value)
         else:
             raise RpcError(INVALID_PARAMS, "unknown config option")
-        return {"configOptions": t.wire(options.config_options(self._engine, self.relay.shapes, session))}
+        return {"configOptions": b.wire(options.config_options(self._engine, self.relay.shapes, session))}
 
     async def _set_mode(self, params: dict[str, Any]) -> dict[str, Any]:
         session = await self._session(params.get("sessionId"))
@@ -288,7 +289,7 @@ class AcpAgent:
 
     async def _prompt(self, params: dict[str, Any]) -> dict[str, Any]:
         session = await self._session(params.get("sessionId"))
-        parts = t.prompt_parts(list(params.get("prompt") or []))
+        parts = b.prompt_parts(list(params.get("prompt") or []))
         if isinstance(parts, str):
             raise RpcError(INVALID_PARAMS, parts)
         if self._engine.is_busy(session.id):

@@ -83,8 +83,8 @@ def _shown(endpoint: str) -> str:
 def run_bridge(url: str, token: str | None, *, agent: str | None, session: str | None) -> int:
     """Entry point of `omniagent acp --hub URL`; returns the exit code (0 when either side ends the connection;
     1 when the hub cannot be reached, refuses us, or no token is known; 141 when stdout's reader is gone)."""
-    from omniagent.faces.cli.remote import hub_token
     from omniagent.logs import configure
+    from omniagent.serving.hub_token import hub_token
 
     configure("acp")
     token = hub_token(token)

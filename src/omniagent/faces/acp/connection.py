@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from omniagent.engine.config import STDIN_LIMIT
-from omniagent.faces.acp import handshake
 from omniagent.faces.pipes import BrokenStdout, unless_reader_gone
 from omniagent.logs import face_logger
 from omniagent.protocols.acp.versions import VersionSpec
+from omniagent.serving.acp import handshake
 from omniagent.wire.dialects import STRICT
 from omniagent.wire.first_request import Prelude
 from omniagent.wire.jsonrpc import Peer
@@ -33,7 +33,7 @@ from omniagent.wire.stdio import open_stdio
 
 if TYPE_CHECKING:
     from omniagent.engine.api import EngineApi
-    from omniagent.faces.acp.agent import AcpAgent
+    from omniagent.faces.acp.agent import EngineAcpAgent
 
 # Seconds between interrupt rounds while requests read before EOF are still being answered.
 _ROUND = 0.2
@@ -57,7 +57,7 @@ class _Connection:
         self._peer = peer
         self._spawn = spawn
         self._spec: VersionSpec | None = None
-        self._agent: asyncio.Future[AcpAgent] | None = None
+        self._agent: asyncio.Future[EngineAcpAgent] | None = None
         self._engine: EngineApi | None = None
         self._stop = asyncio.Event()
         self._engine_task: asyncio.Task[None] | None = None
@@ -94,24 +94,24 @@ class _Connection:
         if self._agent is not None and self._agent.done() and not self._agent.exception():
             await self._agent.result().cancel(params)  # no agent yet: no run to cancel
 
-    def agent(self) -> asyncio.Future[AcpAgent]:
+    def agent(self) -> asyncio.Future[EngineAcpAgent]:
         """The agent, opening the engine on the first call."""
         if self._agent is None:
             self._agent = asyncio.get_running_loop().create_future()
             self._engine_task = asyncio.ensure_future(self._run_engine(self._agent))
         return self._agent
 
-    async def _run_engine(self, ready: asyncio.Future[AcpAgent]) -> None:
+    async def _run_engine(self, ready: asyncio.Future[EngineAcpAgent]) -> None:
         """Own the engine for the connection's life: `EngineApi.open`'s task group must be entered and left in one
         task, so it lives here until `close()`."""
         from omniagent.engine.api import EngineApi
-        from omniagent.faces.acp.agent import AcpAgent
+        from omniagent.faces.acp.agent import EngineAcpAgent
 
         assert self._spec is not None
         try:
             async with EngineApi.open(EngineApi.config(self._data_dir)) as engine:
                 self._engine = engine
-                agent = AcpAgent(engine, self._peer, self._spawn, self._spec, elicits=self._handshake.elicits)
+                agent = EngineAcpAgent(engine, self._peer, self._spawn, self._spec, elicits=self._handshake.elicits)
                 ready.set_result(agent)
                 try:
                     await self._stop.wait()

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from msgspec import UNSET
 
-from omniagent.faces.acp.translate import iso_time
 from omniagent.protocols.acp import v2
 from omniagent.protocols.yuke.sessions import Session
+from omniagent.serving.acp.builders import iso_time
 
 
 def session_info(session: Session) -> v2.SessionInfo:

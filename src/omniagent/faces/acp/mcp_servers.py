@@ -1,8 +1,8 @@
 """ACP `mcpServers` → the engine's MCP server specs, which `faces/acp/agent.py` attaches to the session.
 
-v1 spells a stdio server without `type` (`{name, command, args, env: [{name, value}]}`) and an HTTP one with
-`type: "http"` (`{name, url, headers: [{name, value}]}`); v2 names every transport in `type`. The agent advertises
-stdio and HTTP (`faces/acp/handshake.py`); an SSE, ACP-transport or unknown server is refused with -32602, so the client
+v1 spells a stdio server without `type` (`{name, command, args, env: [{name, value}]}`) and an HTTP one with `type:
+"http"` (`{name, url, headers: [{name, value}]}`); v2 names every transport in `type`. The agent advertises stdio
+and HTTP (`serving/acp/handshake.py`); an SSE, ACP-transport or unknown server is refused with -32602, so the client
 learns at once that its server will not be there. Servers passed again (`session/load`, `resume`) replace the
 session's earlier ones.
 """

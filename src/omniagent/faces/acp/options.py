@@ -19,11 +19,11 @@ from __future__ import annotations
 from msgspec import UNSET, UnsetType
 
 from omniagent.engine.api import SANDBOX_OPTIONS, EngineApi, PermissionMode, option_values
-from omniagent.faces.acp.shapes import Shapes
 from omniagent.protocols.acp import v1
 from omniagent.protocols.acp._base import AcpModel
 from omniagent.protocols.yuke.catalog import CatalogListResultFull
 from omniagent.protocols.yuke.sessions import Session
+from omniagent.serving.acp.shapes import Shapes
 
 MODES: list[tuple[PermissionMode, str, str]] = [
     ("ask", "Ask", "Ask before running commands and changing files"),

@@ -55,11 +55,12 @@ from omniagent.engine.api import (
     TurnEnded,
 )
 from omniagent.faces.acp import translate as t
-from omniagent.faces.acp.shapes import Shapes
 from omniagent.protocols.yuke.messages import AssistantMessage, CompactionMessage, Message, TextPart, UserMessage
 from omniagent.protocols.yuke.runs import RunDoneData, RunOutcomeCanceled, RunOutcomeFailed, RunOutcomeTurn
 from omniagent.protocols.yuke.sessions import Session
 from omniagent.protocols.yuke.tools import ToolStateCompleted
+from omniagent.serving.acp import builders as b
+from omniagent.serving.acp.shapes import Shapes
 from omniagent.wire.errors import PeerClosed
 from omniagent.wire.jsonrpc import Peer
 from omniagent.wire.messages import INTERNAL_ERROR
@@ -81,7 +82,7 @@ class OpenSession:
     model: str
     turn: Subscription = field(init=False)  # the engine's view of the session and its children
     run_id: int | None = None
-    held: list[t.Update] | None = None
+    held: list[b.Update] | None = None
     user_message_id: str | None = None  # the ACP id of the session's newest user message (a v2 prompt answers it)
     agent_calls: dict[str, AgentCall] = field(default_factory=dict)  # tool call id → a spawn call with a child
 
@@ -155,14 +156,14 @@ class Relay:
         for update in held:
             self.send(session_id, update)
 
-    def send(self, session_id: str, update: t.Update) -> None:
+    def send(self, session_id: str, update: b.Update) -> None:
         """One `session/update` (buffered while the session is held)."""
         open_ = self.sessions.get(session_id)
         if open_ is not None and open_.held is not None:
             open_.held.append(update)
             return
         try:
-            self._peer.notify("session/update", {"sessionId": session_id, "update": t.wire(update)})
+            self._peer.notify("session/update", {"sessionId": session_id, "update": b.wire(update)})
         except PeerClosed:
             log.info("acp: client gone; dropped an update")
 
@@ -170,13 +171,13 @@ class Relay:
         """How a turn ended: `cancelled` when the client canceled it, else as its last run ended."""
         return "cancelled" if ended.canceled else t.stop_reason(ended.last_run.outcome)
 
-    def _idle(self, ended: TurnEnded) -> t.Update:
+    def _idle(self, ended: TurnEnded) -> b.Update:
         """v2's idle `state_update` ending a turn: a failed last run (not cancelled, not out of rounds) is the
         draft's `error` stop reason carrying the failure, as v1 answers the prompt with it."""
         outcome = ended.last_run.outcome
         if not ended.canceled and isinstance(outcome, RunOutcomeFailed) and outcome.code != "max_rounds":
-            return t.failed_idle(INTERNAL_ERROR, turn_failure(outcome))
-        return t.state_update("idle", self.stop_reason(ended))
+            return b.failed_idle(INTERNAL_ERROR, turn_failure(outcome))
+        return b.state_update("idle", self.stop_reason(ended))
 
     # The subscriber -------------------------------------------------------------------------------------------
 
@@ -191,7 +192,7 @@ class Relay:
         elif isinstance(event, RunStarted):
             open_.run_id = event.data.run_id
             if self.shapes.state_updates:
-                self.send(open_.session_id, t.state_update("running"))
+                self.send(open_.session_id, b.state_update("running"))
         elif isinstance(event, RunEnded):
             self._done(open_, event.data)
         elif isinstance(event, TurnEnded):
@@ -205,9 +206,9 @@ class Relay:
         sid = open_.session_id
         if isinstance(item, Chunk):
             if item.reasoning:
-                self.send(sid, t.chunk("agent_thought_chunk", t.thought_id(item.message_id), item.text))
+                self.send(sid, b.chunk("agent_thought_chunk", t.thought_id(item.message_id), item.text))
             else:
-                self.send(sid, t.chunk("agent_message_chunk", t.message_id(item.message_id), item.text))
+                self.send(sid, b.chunk("agent_message_chunk", t.message_id(item.message_id), item.text))
         elif isinstance(item, ToolOpened):
             self.send(sid, t.tool_opened(self.shapes, open_.root, item.call))
         elif isinstance(item, ToolChanged):
@@ -230,7 +231,7 @@ class Relay:
             # ACP has no diagnostic update: the user reads it as agent text of its own message (and in our log).
             self._notices += 1
             log.warning("session %s: %s", sid, item.notice.message)
-            self.send(sid, t.chunk("agent_message_chunk", f"notice.{self._notices}", item.notice.message))
+            self.send(sid, b.chunk("agent_message_chunk", f"notice.{self._notices}", item.notice.message))
 
     def _summary(self, session: Session) -> None:
         open_ = self.sessions.get(session.id)
@@ -239,7 +240,7 @@ class Relay:
         open_.model = session.model
         if session.title != open_.title:
             open_.title = session.title
-            self.send(session.id, t.session_info(session.title, session.updated_at_ms))
+            self.send(session.id, b.session_info(session.title, session.updated_at_ms))
 
     def _done(self, open_: OpenSession, data: RunDoneData) -> None:
         if open_.run_id != data.run_id:
@@ -249,7 +250,7 @@ class Relay:
         if self.shapes.state_updates and failed is not None and failed.code != "max_rounds":
             # Also as agent text: an alpha.2 client does not know the `error` stop reason the turn then ends with.
             text = f"The turn failed ({failed.code}): {failed.message}"
-            self.send(open_.session_id, t.chunk("agent_message_chunk", f"r{data.run_id}.error", text))
+            self.send(open_.session_id, b.chunk("agent_message_chunk", f"r{data.run_id}.error", text))
 
     # Child sessions ---------------------------------------------------------------------------------------------
 
@@ -310,7 +311,7 @@ class Relay:
     def _usage(self, open_: OpenSession, used: int) -> None:
         size = self._engine.context_window(open_.model)
         if size:
-            self.send(open_.session_id, t.usage(min(used, size), size))
+            self.send(open_.session_id, b.usage(min(used, size), size))
 
     # Permission asks --------------------------------------------------------------------------------------------
 
@@ -325,14 +326,14 @@ class Relay:
     def _ask_params(self, open_: OpenSession, interaction: PendingInteraction, call: ToolCall) -> dict[str, Any]:
         if interaction.unsandboxed:
             call = dataclasses.replace(call, title=f"{call.title} (outside the sandbox)")
-        options = t.PERMISSION_OPTIONS
+        options = b.PERMISSION_OPTIONS
         if interaction.secrets:
             # Each command that gets a secret answer is approved alone: no "always" to offer.
             call = dataclasses.replace(call, title=f"{call.title} (gets your secret {', '.join(interaction.secrets)})")
             options = tuple(option for option in options if option[0] != "allow_always")
         subject = t.tool_subject(self.shapes, open_.root, call)
         title = f"Allow {interaction.tool_name}: {call.title}?"
-        return t.wire(t.permission_request(self.shapes, open_.session_id, subject, title, options))
+        return b.wire(b.permission_request(self.shapes, open_.session_id, subject, title, options))
 
     # The model's questions -----------------------------------------------------------------------------------------
 
@@ -352,7 +353,7 @@ class Relay:
     async def _elicit(self, open_: OpenSession, question: PendingQuestion, call: ToolCall) -> None:
         """Ask the client; the engine's reply future (a stopped run) or the client's answer, whichever comes first,
         wins."""
-        params = t.wire(t.elicitation(open_.session_id, call, question.question))
+        params = b.wire(t.elicitation(open_.session_id, call, question.question))
         request = await self._request(open_, "elicitation/create", params, question.reply)
         if request is not None:
             failed = request.cancelled() or request.exception() is not None
@@ -368,7 +369,7 @@ class Relay:
         interaction itself (the run stopped): the finished request, or None when the engine was first (the request
         is then cancelled: the peer sends `$/cancel_request` for it)."""
         if self.shapes.state_updates:
-            self.send(open_.session_id, t.state_update("requires_action"))
+            self.send(open_.session_id, b.state_update("requires_action"))
         request = asyncio.ensure_future(self._peer.request(method, params))
         await asyncio.wait({request, engine_answer}, return_when=asyncio.FIRST_COMPLETED)
         if request.done():
@@ -384,7 +385,7 @@ class Relay:
         except EngineError:
             return  # answered meanwhile (the run was cancelled)
         if self.shapes.state_updates and open_.run_id is not None:
-            self.send(open_.session_id, t.state_update("running"))
+            self.send(open_.session_id, b.state_update("running"))
 
 
 def turn_failure(outcome: RunOutcomeFailed) -> str:

@@ -1,11 +1,11 @@
 """`omniagent acp`: the engine as an ACP agent on stdin/stdout (newline-delimited JSON-RPC 2.0).
 
 The process answers the client's first request before it imports asyncio when that request is `initialize` (the
-usual case): the answer needs only the provider catalog (`faces/acp/handshake.py`), and asyncio is most of a bare
+usual case): the answer needs only the provider catalog (`serving/acp/handshake.py`), and asyncio is most of a bare
 Python start (docs/performance.md, `wire/first_request.py`). Then the connection takes over (`faces/acp/connection.py`)
 with every byte read so far. Logs go to stderr; stdout carries only the wire.
 
-With `--agent ID` the process serves that agent through an in-process hub instead (`faces/acp/hub/serve.py`): no
+With `--agent ID` the process serves that agent through an in-process hub instead (`faces/acp/any_agent.py`): no
 engine, no answer before asyncio.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from omniagent.faces.acp.handshake import Handshake
+from omniagent.serving.acp.handshake import Handshake
 from omniagent.wire.dialects import STRICT
 from omniagent.wire.first_request import answer_first_request
 
@@ -67,7 +67,7 @@ def _run_hub(agent: str, mock: str | None, data_dir: Path | None) -> int:
         except MockScriptError as exc:
             face_logger("acp").error("%s", exc)
             return 1
-    from omniagent.faces.acp.hub.serve import serve_hub_acp
+    from omniagent.faces.acp.any_agent import serve_hub_acp
 
     try:
         return serve_hub_acp(agent, script, data_dir)

@@ -434,7 +434,8 @@ async def _attached_chat(options: ChatOptions, directory: str) -> int:
     attaches as a controller and replays what the hub keeps of it, then follows it live; without one, it opens a new
     session in the hub with `--agent` in `-C DIR` (else here). Exit codes as `chat`'s, with 1 when the hub cannot
     be reached, refuses the token, or has no such session."""
-    from omniagent.faces.cli.remote import HubLink, hub_token, split_url
+    from omniagent.faces.cli.remote import HubLink, split_url
+    from omniagent.serving.hub_token import hub_token
 
     assert options.attach is not None
     try:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
@@ -28,8 +27,6 @@ from msgspec.structs import replace
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus, InvalidURI
 
-from omniagent.engine.config import engine_dirs
-from omniagent.hub.state import TOKEN_FILE, HubState
 from omniagent.protocols.sidecar import PROTOCOL_VERSION
 from omniagent.protocols.sidecar.agents import ConfigValue, PlanUsage, SessionInfo
 from omniagent.protocols.sidecar.base import convert
@@ -64,7 +61,6 @@ from omniagent.runtime.options import OpenOptions
 
 log = logging.getLogger(__name__)
 
-TOKEN_ENV = "OMNIAGENT_HUB_TOKEN"
 # Seconds to wait for the WebSocket handshake and the hello.
 CONNECT_TIMEOUT = 15.0
 
@@ -84,17 +80,6 @@ def split_url(url: str) -> tuple[str, str | None]:
         segments.pop()
     path = "/".join([*segments, "sidecar"])
     return urlunsplit((scheme, parts.netloc, "/" + path, parts.query, "")), session
-
-
-def hub_token(explicit: str | None = None) -> str | None:
-    """The bearer token: `explicit`, else `$OMNIAGENT_HUB_TOKEN`, else the local hub's token file (never made here)."""
-    if explicit:
-        return explicit
-    if os.environ.get(TOKEN_ENV):
-        return os.environ[TOKEN_ENV]
-    # The folder `omniagent hub` keeps its state in (`hub/` in the data dir); read, never made, from here.
-    state = HubState(engine_dirs(None)[0] / "hub")
-    return state.token() if (state.folder / TOKEN_FILE).is_file() else None
 
 
 def error_from_body(body: ErrorBody) -> AgentError:

@@ -112,7 +112,8 @@ def run_sessions(*, every_directory: bool, as_json: bool, hub: str | None = None
 def _hub_sessions(url: str, token: str | None, *, as_json: bool) -> int:
     import asyncio
 
-    from omniagent.faces.cli.remote import HubLink, hub_token, split_url
+    from omniagent.faces.cli.remote import HubLink, split_url
+    from omniagent.serving.hub_token import hub_token
 
     async def listing() -> Any:
         async with HubLink.connect(url, hub_token(token)) as link:

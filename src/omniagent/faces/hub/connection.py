@@ -1,7 +1,7 @@
 """One ACP connection over the network: a `Peer` fed one message at a time (a POST body, a WebSocket frame), its
 output going to whatever sink the transport gives it, and the ACP agent side bound on it.
 
-The agent side is the seam to `faces/acp/hub` (`HubAcpConnection`): built by a `BindAcp` over the peer and the
+The agent side is the seam to `serving/acp` (`AcpAgent`): built by a `BindAcp` over the peer and the
 connection's own `HubClient`, closed when the connection ends. The client does not own its sessions: they outlive the
 connection (the hub's rule), so a client that comes back reattaches.
 """

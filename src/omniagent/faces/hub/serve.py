@@ -253,10 +253,10 @@ def open_page(state: HubState, *, print_url: bool) -> int:
 
 
 def acp_factory() -> AcpFactory:
-    """The ACP agent side of each connection: `faces/acp/hub`'s `HubAcpConnection`."""
-    from omniagent.faces.acp.hub.connection import HubAcpConnection
+    """The ACP agent side of each connection: `serving/acp`'s `AcpAgent`."""
+    from omniagent.serving.acp.connection import AcpAgent
 
-    return lambda peer, client, agent, attach: HubAcpConnection(peer, client, default_agent=agent, attach_to=attach)
+    return lambda peer, client, agent, attach: AcpAgent(peer, client, default_agent=agent, attach_to=attach)
 
 
 def sidecar_endpoint() -> SidecarEndpoint | None:

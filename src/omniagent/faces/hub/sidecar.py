@@ -2,9 +2,9 @@
 
 The same lines as `omniagent serve` (docs/sidecar.md) over WebSocket text frames: one command per frame in; out, the
 hello first, then replies and events, each frame holding one or more whole lines separated by newlines; plus the
-hub's `attach`, `detach` and `list`. The sessions are the hub's (`faces/sidecar/hub.py`): a closed connection detaches
-from them and they go on. A frame that is not a command (binary, too large, not JSON) is answered with the wire's
-`BadFrame` line and the connection goes on.
+hub's `attach`, `detach` and `list`. The sessions are the hub's (`serving/sidecar/hub_host.py`): a closed connection
+detaches from them and they go on. A frame that is not a command (binary, too large, not JSON) is answered with the
+wire's `BadFrame` line and the connection goes on.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from collections.abc import AsyncIterator
 
 from starlette.websockets import WebSocket, WebSocketState
 
-from omniagent.faces.sidecar.commands import Sidecar
-from omniagent.faces.sidecar.hub import HubHost
-from omniagent.faces.sidecar.serve import HELLO
 from omniagent.hub.hub import Hub
 from omniagent.hub.session import ClientInfo
+from omniagent.serving.sidecar.commands import Sidecar
+from omniagent.serving.sidecar.hello import HELLO
+from omniagent.serving.sidecar.hub_host import HubHost
 from omniagent.wire.errors import LineTooLarge, WireError
 from omniagent.wire.jsonl import MAX_LINE_BYTES, LineWriter
 

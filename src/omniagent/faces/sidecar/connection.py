@@ -10,7 +10,7 @@
     ← {"closed":"s1"}                                         (exactly once per opened session)
 
 Start-up is lazy (docs/performance.md): `faces/sidecar/serve.py` writes the hello before asyncio is imported;
-this module serves what follows. The runtime, the sidecar models and the commands (`faces/sidecar/commands.py`) are
+this module serves what follows. The runtime, the sidecar models and the commands (`serving/sidecar/commands.py`) are
 imported when the first line arrives, so an app that only waits for the hello never pays for them.
 """
 
@@ -47,8 +47,8 @@ async def _main(script: MockScript | None) -> int:
         lines = read_lines(reader)
         first = await _first_line(lines, broken.event)
         if first is not None:
-            from omniagent.faces.sidecar.commands import RuntimeHost, Sidecar
             from omniagent.runtime.runtime import Runtime
+            from omniagent.serving.sidecar.commands import RuntimeHost, Sidecar
 
             async with Runtime(mock=script) as runtime:
                 await Sidecar(RuntimeHost(runtime), writer, broken.event).serve(_after(first, lines))

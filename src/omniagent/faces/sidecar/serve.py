@@ -11,15 +11,11 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
-from omniagent._version import __version__
-from omniagent.protocols.sidecar import PROTOCOL_VERSION
-from omniagent.wire.encode import dumps
+from omniagent.serving.sidecar.hello import HELLO
 from omniagent.wire.first_request import write_all
 
 if TYPE_CHECKING:
     import logging
-
-HELLO = dumps({"hello": {"protocol": PROTOCOL_VERSION, "anyagent": __version__}})
 
 
 def run_sidecar(*, mock: str | None) -> int:

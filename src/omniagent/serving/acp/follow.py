@@ -24,10 +24,6 @@ from functools import partial
 from typing import Any
 
 from omniagent.errors import OmniagentError
-from omniagent.faces.acp import translate as t
-from omniagent.faces.acp.hub import asks
-from omniagent.faces.acp.hub.updates import SessionView
-from omniagent.faces.acp.shapes import Shapes
 from omniagent.hub.session import Attachment, Role
 from omniagent.protocols.sidecar.agents import SessionInfo
 from omniagent.protocols.sidecar.commands import Answer, Delivery, Queued
@@ -43,6 +39,10 @@ from omniagent.protocols.sidecar.events import (
     TurnStarted,
 )
 from omniagent.runtime.errors import AgentError, InvalidRequest
+from omniagent.serving.acp import asks
+from omniagent.serving.acp import builders as b
+from omniagent.serving.acp.shapes import Shapes
+from omniagent.serving.acp.view import SessionView
 from omniagent.wire.errors import PeerClosed
 from omniagent.wire.jsonrpc import Peer
 from omniagent.wire.messages import RpcError
@@ -206,11 +206,11 @@ class Follower:
         message_id = f"prompt.{kind.origin.prompt_id}"
         if self.shapes.whole_messages:
             m = self.shapes.models
-            update: t.Update = m.SessionUpdateUserMessage(
+            update: b.Update = m.SessionUpdateUserMessage(
                 message_id=message_id, content=[m.ContentBlockText(text=said.text)]
             )
         else:
-            update = t.chunk("user_message_chunk", message_id, said.text)
+            update = b.chunk("user_message_chunk", message_id, said.text)
         self.send(update, event.sequence)
 
     def _arrive(self) -> None:
@@ -231,9 +231,9 @@ class Follower:
         elif isinstance(kind, RequestClosed):
             self._closed(kind.request_id, event.sequence)
 
-    def send(self, update: t.Update, sequence: int | None = None) -> None:
+    def send(self, update: b.Update, sequence: int | None = None) -> None:
         """One `session/update` for this session (with the event's sequence when it tells one)."""
-        params: dict[str, Any] = {"sessionId": self.session_id, "update": t.wire(update)}
+        params: dict[str, Any] = {"sessionId": self.session_id, "update": b.wire(update)}
         if sequence is not None:
             params["_meta"] = {"omniagent": {"sequence": sequence}}
         self.peer.notify("session/update", params)

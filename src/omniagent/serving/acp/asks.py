@@ -3,7 +3,7 @@
 A permission is `session/request_permission` (one option per choice the agent offers; an option's id is its kind).
 A question is `elicitation/create` in form mode, one field per question, when the client advertised
 forms; a secret question is never put in a form (forms must not ask for secrets). Pure functions: when to ask and
-what to do with the reply is `faces/acp/hub/follow.py`'s.
+what to do with the reply is `serving/acp/follow.py`'s.
 """
 
 from __future__ import annotations
@@ -12,9 +12,6 @@ from typing import Any
 
 from msgspec import UNSET
 
-from omniagent.faces.acp import translate as t
-from omniagent.faces.acp.hub.updates import tool_subject
-from omniagent.faces.acp.shapes import Shapes
 from omniagent.protocols.acp import v2
 from omniagent.protocols.sidecar.commands import (
     ChoicesAnswer,
@@ -30,6 +27,9 @@ from omniagent.protocols.sidecar.events import (
     Question,
     QuestionRequest,
 )
+from omniagent.serving.acp import builders as b
+from omniagent.serving.acp.shapes import Shapes
+from omniagent.serving.acp.view import tool_subject
 
 # Each choice as the ACP option that offers it: (option id and kind, name).
 _OPTIONS: dict[PermissionChoice, tuple[str, str]] = {
@@ -54,7 +54,7 @@ def permission_params(
     subject = tool_subject(shapes, root, request.tool)
     title = request.detail or f"Allow {request.tool.title}?"
     offered = [_OPTIONS[choice] for choice in request.options]
-    params = t.wire(t.permission_request(shapes, session_id, subject, title, offered))
+    params = b.wire(b.permission_request(shapes, session_id, subject, title, offered))
     params["_meta"] = meta(request.id, sequence)
     return params
 
@@ -86,7 +86,7 @@ def question_params(session_id: str, request: QuestionRequest, sequence: int) ->
         message=message,
         requested_schema=v2.ElicitationSchema(type="object", properties=properties, required=list(properties)),
     )
-    params = t.wire(form)
+    params = b.wire(form)
     params["_meta"] = meta(request.id, sequence)
     return params
 

@@ -16,7 +16,6 @@ import contextlib
 from pathlib import Path
 
 from omniagent.engine.config import STDIN_LIMIT, engine_dirs
-from omniagent.faces.acp.hub.connection import HubAcpConnection
 from omniagent.faces.pipes import BrokenStdout, unless_reader_gone
 from omniagent.hub.hub import Hub
 from omniagent.hub.session import ClientInfo
@@ -24,6 +23,7 @@ from omniagent.hub.state import HubState
 from omniagent.logs import face_logger
 from omniagent.runtime.errors import AgentError
 from omniagent.runtime.runtime import MockScript
+from omniagent.serving.acp.connection import AcpAgent
 from omniagent.wire.dialects import STRICT
 from omniagent.wire.jsonrpc import Peer
 from omniagent.wire.stdio import open_stdio
@@ -47,7 +47,7 @@ async def _serve(agent: str, mock: MockScript | None, state: HubState) -> int:
         peer = Peer(reader, sink, dialect=STRICT, name="acp-agent", answer_after_eof=True, on_output_error=broken)
         client = hub.client(ClientInfo("stdio", transport="stdio"), owns_sessions=True)
         # Every session this process loads is an earlier process's: resumed with none of its events to replay.
-        connection = HubAcpConnection(peer, client, default_agent=agent, advertise_load=False)
+        connection = AcpAgent(peer, client, default_agent=agent, advertise_load=False)
         try:
             async with peer:
                 await unless_reader_gone(peer.wait_closed(), broken.event)
@@ -57,7 +57,7 @@ async def _serve(agent: str, mock: MockScript | None, state: HubState) -> int:
     return broken.exit_status()
 
 
-async def _answer_the_rest(peer: Peer, connection: HubAcpConnection) -> None:
+async def _answer_the_rest(peer: Peer, connection: AcpAgent) -> None:
     """After EOF: cancel running turns until every request read before EOF has its answer (bounded)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + SHUTDOWN_GRACE

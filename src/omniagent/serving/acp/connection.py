@@ -1,11 +1,11 @@
-"""`HubAcpConnection`: one ACP connection (any transport's `Peer`) to the hub's sessions, through one `HubClient`.
+"""`AcpAgent`: one ACP connection (any transport's `Peer`) to the hub's sessions, through one `HubClient`.
 
-    connection = HubAcpConnection(peer, hub.client(ClientInfo("zed", transport="stdio")), default_agent="claude")
+    connection = AcpAgent(peer, hub.client(ClientInfo("zed", transport="stdio")), default_agent="claude")
     ...                                  # the peer runs; the client calls initialize, session/new, session/prompt, …
     await connection.aclose()            # detach from everything
 
 Decisions (docs/acp.md, "Any agent through the hub"):
-- Versions as the engine face negotiates them (`faces/acp/handshake.py`): 2 when asked for 2 or more, else 1.
+- Versions as the engine face negotiates them (`serving/acp/handshake.py`): 2 when asked for 2 or more, else 1.
 - `session/new` opens a session of the connection's default agent, or of `_meta.omniagent.agent` when the params
   name one (an id of `omniagent agents`); the client is its controller. `mcpServers` become the session's MCP servers.
 - `session/load` (v1) and `session/resume` with `replayFrom: {type: "start"}` (v2) attach to a hub session as its
@@ -41,11 +41,6 @@ from msgspec import UNSET
 from msgspec.structs import replace
 
 from omniagent._version import __version__
-from omniagent.faces.acp import handshake
-from omniagent.faces.acp import translate as t
-from omniagent.faces.acp.hub.follow import Follower, SessionEnded
-from omniagent.faces.acp.hub.updates import config_options, failure, mode_option, stop_reason, v1_modes
-from omniagent.faces.acp.shapes import SHAPES, Shapes
 from omniagent.hub.hub import HubClient
 from omniagent.hub.session import Attachment, History, Role
 from omniagent.protocols.acp import methods, v2
@@ -64,6 +59,11 @@ from omniagent.runtime.errors import (
     UnsupportedFeature,
 )
 from omniagent.runtime.options import OpenOptions
+from omniagent.serving.acp import builders as b
+from omniagent.serving.acp import handshake
+from omniagent.serving.acp.follow import Follower, SessionEnded
+from omniagent.serving.acp.shapes import SHAPES, Shapes
+from omniagent.serving.acp.view import config_options, failure, mode_option, stop_reason, v1_modes
 from omniagent.wire.jsonrpc import Peer
 from omniagent.wire.messages import (
     AUTH_REQUIRED,
@@ -101,7 +101,7 @@ def rpc_error(exc: AgentError) -> RpcError:
     return RpcError(code, str(exc))
 
 
-class HubAcpConnection:
+class AcpAgent:
     """Serves one ACP connection over `peer` with the hub sessions `client` opens or attaches to.
 
     `default_agent` is the agent `session/new` opens unless its params name another (`_meta.omniagent.agent`).
@@ -310,11 +310,11 @@ class HubAcpConnection:
         """What the answers to new, load, resume and attach say of the session: its config options (v1: and its
         modes) and, in `_meta.omniagent`, its agent."""
         info = attachment.info()
-        result: dict[str, Any] = {"configOptions": t.wire(config_options(self.shapes, info))}
+        result: dict[str, Any] = {"configOptions": b.wire(config_options(self.shapes, info))}
         if not self.shapes.state_updates:
             modes = v1_modes(info)
             if modes is not None:
-                result["modes"] = t.wire(modes)
+                result["modes"] = b.wire(modes)
         result["_meta"] = {"omniagent": {"agent": attachment.session.agent, "role": attachment.role.value}}
         return result
 
@@ -378,7 +378,7 @@ class HubAcpConnection:
         # The agent's confirmation reaches the session's info with its next event: answer with the value set.
         info = attachment.info()
         now = replace(info.configuration, options={**info.configuration.options, option: value})
-        return {"configOptions": t.wire(config_options(self.shapes, replace(info, configuration=now)))}
+        return {"configOptions": b.wire(config_options(self.shapes, replace(info, configuration=now)))}
 
     async def _set_mode(self, params: dict[str, Any]) -> dict[str, Any]:
         attachment = self._attachment(params)
@@ -483,7 +483,7 @@ def initialize_result(shapes: Shapes, *, load: bool = True) -> dict[str, Any]:
 def prompt_text(blocks: Any) -> str:
     """A prompt's blocks as one text (resource links and embedded text resources as mentions). Raises RpcError
     (-32602) for content the agents cannot take."""
-    parts = t.prompt_parts(list(blocks or []))
+    parts = b.prompt_parts(list(blocks or []))
     if isinstance(parts, str):
         raise RpcError(INVALID_PARAMS, parts)
     return "\n\n".join(part.text for part in parts if hasattr(part, "text"))
@@ -539,6 +539,6 @@ def _listed(
 ) -> dict[str, Any]:
     updated = datetime.fromtimestamp(when, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     info = v2.SessionInfo(session_id=session_id, cwd=cwd, title=title or UNSET, updated_at=updated)
-    listed = t.wire(info)
+    listed = b.wire(info)
     listed["_meta"] = {"omniagent": {"agent": agent, **extra}}
     return listed

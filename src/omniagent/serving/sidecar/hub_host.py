@@ -16,7 +16,6 @@ from collections.abc import AsyncIterator
 
 import msgspec
 
-from omniagent.faces.sidecar.commands import SessionHandle, event_line
 from omniagent.hub.hub import HubClient
 from omniagent.hub.session import Attachment, History, HubSession, Role
 from omniagent.protocols.sidecar.commands import (
@@ -33,6 +32,7 @@ from omniagent.protocols.sidecar.commands import (
 from omniagent.protocols.sidecar.events import Event, FromPrompt, TurnStarted
 from omniagent.runtime.options import OpenOptions
 from omniagent.runtime.runtime import Runtime
+from omniagent.serving.sidecar.commands import SessionHandle, event_line
 
 
 class HubHost:

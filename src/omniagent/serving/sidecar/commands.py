@@ -2,8 +2,8 @@
 one call and its reply line; each followed session's events → event lines, then `closed`.
 
 The sessions come from a `SessionHost`: `RuntimeHost` for `omniagent serve` (the wire owns its sessions: EOF closes
-them), or a hub's (`faces/sidecar/hub.py`: the hub owns them; the wire attaches, and EOF detaches). The wire is the
-same over both; the hub's extension (`attach`, `detach`, `list`) needs a hub.
+them), or a hub's (`serving/sidecar/hub_host.py`: the hub owns them; the wire attaches, and EOF detaches). The wire
+is the same over both; the hub's extension (`attach`, `detach`, `list`) needs a hub.
 
 Commands run concurrently (replies may come out of order; one session's commands apply in arrival order).
 One writer owns the output (`connection.py` starts it); logs go to stderr. Nothing here decides a turn rule.

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from omniagent._version import __version__
 from omniagent.engine.config import missing_keys_before_the_engine
-from omniagent.faces.acp.shapes import SHAPES, Shapes
 from omniagent.protocols.acp.versions import SPECS, VersionSpec
+from omniagent.serving.acp.shapes import SHAPES, Shapes
 from omniagent.wire.messages import INVALID_PARAMS, RpcError
 
 if TYPE_CHECKING:

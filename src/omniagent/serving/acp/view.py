@@ -2,9 +2,9 @@
 
 What it is: `SessionView`, what one connection has told its client about one session (the tool calls it created,
 their streamed output, the title and the config options it last sent), turning each event into the updates that
-say it in the negotiated version. The v1/v2 differences are `Shapes` fields (`faces/acp/shapes.py`), never a version
+say it in the negotiated version. The v1/v2 differences are `Shapes` fields (`serving/acp/shapes.py`), never a version
 test; the shared builders are the engine face's (`faces/acp/translate.py`). Requests (permissions, questions) are
-`faces/acp/hub/asks.py`'s; turn ends also answer prompts (`faces/acp/hub/follow.py`).
+`serving/acp/asks.py`'s; turn ends also answer prompts (`serving/acp/follow.py`).
 
 Ids: a message keeps the agent's message id, a tool call the agent's tool id, so a replay repeats them.
 """
@@ -18,8 +18,6 @@ from typing import Any
 
 from msgspec import UNSET
 
-from omniagent.faces.acp import translate as t
-from omniagent.faces.acp.shapes import Shapes
 from omniagent.protocols.acp import v2
 from omniagent.protocols.sidecar.agents import BooleanKind, ConfigOption, SelectKind, SessionInfo
 from omniagent.protocols.sidecar.events import (
@@ -55,8 +53,10 @@ from omniagent.protocols.sidecar.events import (
     TurnStarted,
     UserMessage,
 )
+from omniagent.serving.acp import builders as b
+from omniagent.serving.acp.shapes import Shapes
 
-Update = t.Update
+Update = b.Update
 
 _KINDS: dict[type, str] = {
     Read: "read",
@@ -244,15 +244,15 @@ class SessionView:
         kind = event.kind
         shapes = self.shapes
         if isinstance(kind, TextDelta):
-            return [t.chunk("agent_message_chunk", kind.message_id, kind.text)]
+            return [b.chunk("agent_message_chunk", kind.message_id, kind.text)]
         if isinstance(kind, ReasoningDelta):
-            return [t.chunk("agent_thought_chunk", kind.message_id, kind.text)]
+            return [b.chunk("agent_thought_chunk", kind.message_id, kind.text)]
         if isinstance(kind, UserMessage):
             m = shapes.models
             if shapes.whole_messages:
                 said = [m.ContentBlockText(text=kind.text)]
                 return [m.SessionUpdateUserMessage(message_id=kind.message_id, content=said)]
-            return [t.chunk("user_message_chunk", kind.message_id, kind.text)]
+            return [b.chunk("user_message_chunk", kind.message_id, kind.text)]
         if isinstance(kind, ToolUpdated):
             return [self._tool(kind.tool)]
         if isinstance(kind, ToolOutputDelta):
@@ -282,17 +282,17 @@ class SessionView:
         kind = event.kind
         if isinstance(kind, TurnStarted):
             self.in_turn = True
-            return [t.state_update("running")]
+            return [b.state_update("running")]
         if isinstance(kind, RequestOpened):
-            return [t.state_update("requires_action")]
+            return [b.state_update("requires_action")]
         if isinstance(kind, RequestClosed):
-            return [t.state_update("running")] if self.in_turn else []
+            return [b.state_update("running")] if self.in_turn else []
         if isinstance(kind, TurnEnded):
             self.in_turn = False
             said = failure(kind.stop)
             turn = event.turn_info.id if event.turn_info is not None else str(event.sequence)
-            told = [t.chunk("agent_message_chunk", f"{turn}.failure", f"The turn failed: {said}")] if said else []
-            return [*told, t.state_update("idle", stop_reason(kind.stop))]
+            told = [b.chunk("agent_message_chunk", f"{turn}.failure", f"The turn failed: {said}")] if said else []
+            return [*told, b.state_update("idle", stop_reason(kind.stop))]
         return []
 
     def _tool(self, tool: ToolUpdate) -> Update:
@@ -346,9 +346,9 @@ def plan(shapes: Shapes, entries: list[PlanEntry]) -> Update:
     m = shapes.models
     listed = [m.PlanEntry(content=e.text, priority="medium", status=_PLAN_STATUSES[e.status]) for e in entries]
     if shapes.plan_items:
-        return m.SessionUpdatePlanUpdate(plan=m.PlanUpdateContentItems(plan_id=t.PLAN_ID, entries=listed))
+        return m.SessionUpdatePlanUpdate(plan=m.PlanUpdateContentItems(plan_id=b.PLAN_ID, entries=listed))
     return m.SessionUpdatePlan(entries=listed)
 
 
 def now_iso() -> str:
-    return t.iso_time(int(time.time() * 1000))
+    return b.iso_time(int(time.time() * 1000))
