@@ -134,6 +134,23 @@ class Hub:
             self._earlier[session_id] = entry
             return self._keep(session, entry.directory, indexed=True, created_at=entry.created_at)
 
+    async def forget(self, session_id: str) -> None:
+        """Close `session_id` for every client if it is live here, and remove it from this hub and its index (ACP's
+        `session/delete`); a session neither has is nothing to forget. Raises: `ResumeFailed` (another process
+        sharing the hub's folder holds it)."""
+        live = self._sessions.pop(session_id, None)
+        if live is not None and not live.closed:
+            await live.close()
+        self._indexed.discard(session_id)
+        self._earlier.pop(session_id, None)
+        if self._state is not None and self._state.read_entry(session_id) is not None:
+            try:
+                self._state.hold(session_id)
+            except SessionHeld:
+                raise ResumeFailed(f"{session_id} is open in another process sharing the hub's folder") from None
+            self._state.release(session_id, forget=True)
+        self._bump()
+
     def session(self, session_id: str) -> HubSession:
         """A session of this hub's life (ended ones included). Raises: `UnknownSession`."""
         found = self._sessions.get(session_id)

@@ -20,7 +20,8 @@ from omniagent.protocols.sidecar.commands import OpenOptions as WireOpenOptions
 class OpenOptions:
     """How to open a session: a new one, a resumed one (`resume` token) or a fork (`fork` token,
     optionally at message `fork_at`); who answers permissions; which MCP servers the agent gets; which session
-    config options to set at open."""
+    config options to set at open; whether a resumed or forked session first tells its earlier conversation
+    (`history`, not on the sidecar wire)."""
 
     resume: str | None = None
     fork: str | None = None
@@ -28,11 +29,13 @@ class OpenOptions:
     permission_mode: PermissionMode = PermissionMode.ASK
     mcp_servers: Sequence[McpServer] = ()
     configure: Mapping[str, ConfigValue] = field(default_factory=dict)
+    history: bool = False
 
     @classmethod
     def from_wire(cls, command: WireOpenOptions) -> OpenOptions:
-        """The options of a sidecar `open` or `generate` command (absent permission mode = ask)."""
-        given = {name: getattr(command, name) for name in option_names()}
+        """The options of a sidecar `open` or `generate` command (absent permission mode = ask; an option the wire
+        does not carry keeps its default)."""
+        given = {name: getattr(command, name) for name in option_names() if hasattr(command, name)}
         given["permission_mode"] = command.permission_mode or PermissionMode.ASK
         return cls(**given)
 

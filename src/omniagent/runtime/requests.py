@@ -9,7 +9,7 @@ from omniagent.protocols.sidecar.events import PermissionAsk, QuestionAsk, Reque
 
 
 def check_answer(request: Request, answer: Answer) -> str | None:
-    """A permission choice must be offered; question answers must fit their questions."""
+    """A permission choice must be offered; question answers must fit their questions (or decline them all)."""
     if isinstance(request, PermissionAsk):
         if not isinstance(answer, PermissionAnswer):
             return "answer type does not match the request"
@@ -20,6 +20,8 @@ def check_answer(request: Request, answer: Answer) -> str | None:
     if not isinstance(answer, QuestionsAnswer):
         return "answer type does not match the request"
     questions = request.request.questions
+    if not answer.answers:
+        return None  # declined: the agent goes on without answers
     if len(answer.answers) != len(questions):
         return f"expected {len(questions)} answers, got {len(answer.answers)}"
     for question, reply in zip(questions, answer.answers, strict=True):

@@ -1,5 +1,6 @@
-"""`omniagent acp` answers `initialize` without importing the engine's store, httpx, rich or pydantic (issue 11): a
-real process, its imports read from outside with `-X importtime`."""
+"""`omniagent acp` answers `initialize` without importing the engine's store, httpx, rich or pydantic (issue 11), and
+before the ACP models, asyncio or the runtime (issue 33: every agent is served through the hub, which the process
+builds once the answer is out): a real process, its imports read from outside with `-X importtime`."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 from tests.face_imports import imported_before_reply, run_face, run_face_lines, run_face_raw
 
 HEAVY = ("omniagent.engine.store", "omniagent.engine.engine", "httpx", "rich", "pydantic")
-# The ACP models are cheap now, yet the answer needs none of them.
+# The ACP models are cheap now, yet the answer needs none of them: the connection imports them after it.
 MODELS = ("omniagent.protocols.acp.v1", "omniagent.protocols.acp.v2")
 
 
@@ -20,7 +21,7 @@ async def test_initialize_is_answered_before_the_engine_store_httpx_rich_or_pyda
     replies, imported = await run_face("acp", tmp_path, request)
     assert replies[0]["id"] == 1 and replies[0]["result"]["protocolVersion"] == 1
     assert "omniagent.faces.acp.serve" in imported  # the probe reads what it thinks it reads
-    for heavy in HEAVY + MODELS:
+    for heavy in HEAVY:
         assert heavy not in imported, f"{heavy} was imported to answer initialize"
     assert not (tmp_path / "engine.sqlite3").exists()  # nor was the store opened
 
@@ -33,7 +34,7 @@ async def test_initialize_is_answered_before_asyncio_is_imported(tmp_path: Path)
     assert reply["id"] == 7 and reply["result"]["protocolVersion"] == 2
     assert "omniagent.serving.acp.handshake" in before  # the probe reads what it thinks it reads
     late = ("asyncio", "logging", "msgspec", "omniagent.engine.providers.catalog.table", "omniagent.wire.jsonrpc")
-    for module in (*late, "omniagent.faces.acp.connection"):
+    for module in (*late, *MODELS, "omniagent.faces.acp.any_agent", "omniagent.runtime.runtime"):
         assert module not in before, f"{module} was imported before the initialize reply"
 
 

@@ -1,12 +1,12 @@
-"""`omniagent acp --agent ID`: any agent as an ACP agent on stdin/stdout, through an in-process hub.
+"""`omniagent acp [--agent ID]`: any agent as an ACP agent on stdin/stdout, through an in-process hub.
 
-One process = one hub = one client, which owns its sessions: `ID` is the agent `session/new` opens (Claude Code,
-Codex, pi, opencode, an ACP agent, or `mock` with `--mock SCRIPT`). The hub's state folder is the network hub's,
-`hub/` in the engine's data dir (`--data-dir`), shared by every such process: a session gets an id no other process
-has, and a later process (an editor's next connection) resumes it by its agent's resume token under that id.
-Closing stdin ends the connection as it ends the engine face's (`faces/acp/connection.py`): every request already
-read is answered (a running turn is cancelled, so a waiting v1 `session/prompt` answers `cancelled`), the sessions
-close, the process exits 0; a write that finds stdout's reader gone ends it at once with 141.
+One process = one hub = one client, which owns its sessions: `ID` is the agent `session/new` opens (our engine,
+Claude Code, Codex, pi, opencode, an ACP agent, or `mock` with `--mock SCRIPT`). The hub's state folder is the
+network hub's, `hub/` in the engine's data dir (`--data-dir`), shared by every such process: a session gets an id no
+other process has, and a later process (an editor's next connection) resumes it by its agent's resume token under
+that id. Closing stdin ends the connection: every request already read is answered (a running turn is cancelled, so
+a waiting v1 `session/prompt` answers `cancelled`), the sessions close, the process exits 0; a write that finds
+stdout's reader gone ends it at once with 141.
 """
 
 from __future__ import annotations
@@ -24,7 +24,9 @@ from omniagent.logs import face_logger
 from omniagent.runtime.errors import AgentError
 from omniagent.runtime.runtime import MockScript
 from omniagent.serving.acp.connection import AcpAgent
+from omniagent.serving.acp.handshake import Handshake
 from omniagent.wire.dialects import STRICT
+from omniagent.wire.first_request import Prelude
 from omniagent.wire.jsonrpc import Peer
 from omniagent.wire.stdio import open_stdio
 
@@ -34,20 +36,26 @@ SHUTDOWN_GRACE = 10.0
 _ROUND = 0.2
 
 
-def serve_hub_acp(agent: str, mock: MockScript | None, data_dir: Path | None = None) -> int:
+def serve_any_agent(greeted: Handshake, mock: MockScript | None, data_dir: Path | None, prelude: Prelude) -> int:
     """Serve until stdin closes; returns the exit code (0; 141 when stdout's reader went away, 1 when stdout broke
-    otherwise). `data_dir`: the engine's data dir (else OMNIAGENT_DATA_DIR, else the user's), whose `hub/` folder
-    keeps the session index."""
-    return asyncio.run(_serve(agent, mock, HubState(engine_dirs(data_dir)[0] / "hub")))
+    otherwise). `greeted` may have answered the first `initialize` already (`prelude`: the bytes read before;
+    `wire/first_request.py`). `data_dir`: the engine's data dir (else OMNIAGENT_DATA_DIR, else the user's), whose
+    `hub/` folder keeps the session index."""
+    return asyncio.run(_serve(greeted, mock, HubState(engine_dirs(data_dir)[0] / "hub"), prelude))
 
 
-async def _serve(agent: str, mock: MockScript | None, state: HubState) -> int:
+async def _serve(greeted: Handshake, mock: MockScript | None, state: HubState, prelude: Prelude) -> int:
     broken = BrokenStdout(face_logger("acp"))
-    async with Hub.start(mock=mock, state=state) as hub, open_stdio(limit=STDIN_LIMIT) as (reader, sink):
+    async with (
+        Hub.start(mock=mock, state=state) as hub,
+        open_stdio(limit=STDIN_LIMIT, prelude=prelude) as (
+            reader,
+            sink,
+        ),
+    ):
         peer = Peer(reader, sink, dialect=STRICT, name="acp-agent", answer_after_eof=True, on_output_error=broken)
         client = hub.client(ClientInfo("stdio", transport="stdio"), owns_sessions=True)
-        # Every session this process loads is an earlier process's: resumed with none of its events to replay.
-        connection = AcpAgent(peer, client, default_agent=agent, advertise_load=False)
+        connection = AcpAgent(peer, client, handshake=greeted, alone=True)
         try:
             async with peer:
                 await unless_reader_gone(peer.wait_closed(), broken.event)

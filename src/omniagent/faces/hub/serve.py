@@ -27,10 +27,11 @@ from omniagent.faces.hub.settings import LOOPBACK_NAMES, Limits, Listener
 from omniagent.faces.hub.web.door import CODE_SECONDS, PageKeys, mint_code
 from omniagent.faces.hub.web.results import BatchFiles
 from omniagent.faces.hub.web.routes import Page
-from omniagent.hub.hub import Hub
+from omniagent.hub.hub import Hub, HubClient
 from omniagent.hub.state import TOKEN_FILE, HubState
 from omniagent.logs import configure, face_logger
 from omniagent.runtime.runtime import MockScript, Runtime
+from omniagent.wire.jsonrpc import Peer
 
 EXIT_USAGE = 2
 OPEN_FILE = "open.html"  # `omniagent hub open`'s page that forwards the browser to the login link
@@ -189,7 +190,7 @@ async def _serve(options: Options, state: HubState, script: MockScript | None) -
             listener=listener,
             token=token,
             default_agent=options.default_agent,
-            acp=acp_factory(),
+            acp=acp_factory(state.folder.parent),
             limits=options.limits,
             sidecar=sidecar_endpoint(),
             page=page,
@@ -252,11 +253,16 @@ def open_page(state: HubState, *, print_url: bool) -> int:
     return 0
 
 
-def acp_factory() -> AcpFactory:
-    """The ACP agent side of each connection: `serving/acp`'s `AcpAgent`."""
+def acp_factory(data_dir: Path) -> AcpFactory:
+    """The ACP agent side of each connection: `serving/acp`'s `AcpAgent`, its `initialize` saying what the
+    connection's agent is (`data_dir`: where our engine's keys are looked up)."""
     from omniagent.serving.acp.connection import AcpAgent
+    from omniagent.serving.acp.handshake import AgentFacts, Handshake
 
-    return lambda peer, client, agent, attach: AcpAgent(peer, client, default_agent=agent, attach_to=attach)
+    def bind(peer: Peer, client: HubClient, agent: str, attach: str | None) -> AcpAgent:
+        return AcpAgent(peer, client, handshake=Handshake(AgentFacts(agent, data_dir)), attach_to=attach)
+
+    return bind
 
 
 def sidecar_endpoint() -> SidecarEndpoint | None:

@@ -91,8 +91,15 @@ class PermissionAnswer(Newtype):
 
 
 class QuestionsAnswer(Newtype):
+    """One answer per question, in order; no answers at all declines the questions (the user dismissed them, or
+    no client can show them): the agent goes on without them."""
+
     TAG = "Question"
     answers: list[QuestionAnswer]
+
+
+# The answer that declines a question request.
+DECLINED = QuestionsAnswer(answers=[])
 
 
 _ANSWERS = PermissionAnswer | QuestionsAnswer

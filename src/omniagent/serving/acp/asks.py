@@ -14,6 +14,7 @@ from msgspec import UNSET
 
 from omniagent.protocols.acp import v2
 from omniagent.protocols.sidecar.commands import (
+    DECLINED,
     ChoicesAnswer,
     PermissionAnswer,
     QuestionAnswer,
@@ -109,18 +110,19 @@ def _field(question: Question) -> Any:
     return v2.ElicitationPropertySchemaString(title=title, description=described)
 
 
-def question_answer(request: QuestionRequest, result: Any) -> QuestionsAnswer | None:
-    """The accepted form as the answer; None when the user declined or cancelled, or a value does not fit."""
+def question_answer(request: QuestionRequest, result: Any) -> QuestionsAnswer:
+    """The accepted form as the answer; `DECLINED` when the user declined or cancelled it, or a value does not fit
+    (the agent goes on without an answer: a question left open would hold the turn)."""
     if not isinstance(result, dict) or result.get("action") != "accept":
-        return None
+        return DECLINED
     content = result.get("content")
     if not isinstance(content, dict):
-        return None
+        return DECLINED
     answers: list[QuestionAnswer] = []
     for question in request.questions:
         reply = _reply(question, content.get(question.id))
         if reply is None:
-            return None
+            return DECLINED
         answers.append(reply)
     return QuestionsAnswer(answers=answers)
 

@@ -32,22 +32,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
 from typing import Any
 
-from msgspec import UNSET
 from msgspec.structs import replace
 
-from omniagent._version import __version__
 from omniagent.hub.hub import HubClient
 from omniagent.hub.session import Attachment, History, Role
-from omniagent.protocols.acp import methods, v2
+from omniagent.protocols.acp import methods
 from omniagent.protocols.acp.methods import ValidationError
-from omniagent.protocols.acp.versions import SPECS, VersionSpec
+from omniagent.protocols.acp.versions import SPECS
 from omniagent.protocols.sidecar.agents import SessionInfo
-from omniagent.protocols.sidecar.commands import HttpMcp, McpServer, SseMcp, StdioMcp
 from omniagent.runtime.errors import (
     AgentError,
     AuthRequired,
@@ -60,9 +55,10 @@ from omniagent.runtime.errors import (
 )
 from omniagent.runtime.options import OpenOptions
 from omniagent.serving.acp import builders as b
-from omniagent.serving.acp import handshake
 from omniagent.serving.acp.follow import Follower, SessionEnded
-from omniagent.serving.acp.shapes import SHAPES, Shapes
+from omniagent.serving.acp.handshake import Handshake
+from omniagent.serving.acp.requests import agent_of, directory, listed, mcp_servers, prompt_text
+from omniagent.serving.acp.shapes import Shapes
 from omniagent.serving.acp.view import config_options, failure, mode_option, stop_reason, v1_modes
 from omniagent.wire.jsonrpc import Peer
 from omniagent.wire.messages import (
@@ -80,7 +76,10 @@ log = logging.getLogger(__name__)
 ATTACH = "session/attach"
 DETACH = "session/detach"
 # The operations served, by the names of `protocols.acp.versions` (the version's spelling is looked up there).
-_OPERATIONS = ("new", "load", "resume", "close", "list", "prompt", "set_mode", "set_model", "set_config_option")
+_OPERATIONS = (
+    *("authenticate", "logout", "new", "load", "resume", "fork", "close", "delete", "list", "prompt"),
+    *("set_mode", "set_model", "set_config_option"),
+)
 _ERRORS: list[tuple[type[AgentError], int]] = [
     (UnknownSession, RESOURCE_NOT_FOUND),
     (InvalidRequest, INVALID_REQUEST),
@@ -98,18 +97,20 @@ _Handler = Callable[[dict[str, Any]], Awaitable[Any]]
 def rpc_error(exc: AgentError) -> RpcError:
     """A runtime refusal as an ACP error (the runtime's sentences are redacted of secrets)."""
     code = next((code for kind, code in _ERRORS if isinstance(exc, kind)), INTERNAL_ERROR)
+    if isinstance(exc, UnknownSession):
+        return RpcError(code, str(exc), {"sessionId": exc.session})
     return RpcError(code, str(exc))
 
 
 class AcpAgent:
     """Serves one ACP connection over `peer` with the hub sessions `client` opens or attaches to.
 
-    `default_agent` is the agent `session/new` opens unless its params name another (`_meta.omniagent.agent`).
-    `attach_to` names a hub session the connection's first `session/new` joins instead of opening one (controller,
-    its whole kept history after the answer): how an editor that only knows `session/new` joins a session.
-    `advertise_load` says whether v1 advertises `session/load` (served whatever): a hub server's connection loads
-    the sessions it keeps, with their events; a stdio face's later connection is a later process, which resumes the
-    session with none of the earlier process's events to replay.
+    `handshake` answers `initialize` (a face may have answered the first one already, before this existed) and says
+    the agent `session/new` opens unless its params name another (`_meta.omniagent.agent`). `attach_to` names a hub
+    session the connection's first `session/new` joins instead of opening one (controller, its whole kept history
+    after the answer): how an editor that only knows `session/new` joins a session. `alone`: no other client can
+    answer this one's sessions (a stdio face), so a question this client cannot show is declined rather than left
+    open for another client.
     """
 
     def __init__(
@@ -117,17 +118,16 @@ class AcpAgent:
         peer: Peer,
         client: HubClient,
         *,
-        default_agent: str,
+        handshake: Handshake,
         attach_to: str | None = None,
-        advertise_load: bool = True,
+        alone: bool = False,
     ) -> None:
         self.peer = peer
         self.client = client
-        self.default_agent = default_agent
+        self.handshake = handshake
+        self.default_agent = handshake.facts.agent
         self._attach_to = attach_to
-        self._advertise_load = advertise_load
-        self._spec: VersionSpec | None = None
-        self._elicits = False
+        self._alone = alone
         self._followers: dict[str, Follower] = {}
         peer.on_request("initialize", self._initialize)
         names = {name for spec in SPECS.values() for op, name in spec.method_names.items() if op in _OPERATIONS}
@@ -139,23 +139,31 @@ class AcpAgent:
 
     @property
     def shapes(self) -> Shapes:
-        assert self._spec is not None
-        return SHAPES[self._spec.version]
+        return self.handshake.shapes
 
-    # --- initialize ------------------------------------------------------------------------------------------------
+    # --- initialize and auth ---------------------------------------------------------------------------------------
 
     async def _initialize(self, params: Any) -> dict[str, Any]:
-        version = handshake.requested_version(params)
-        if self._spec is None:
-            self._spec = SPECS[version]
-            self._elicits = handshake.client_elicits(params)
-        return initialize_result(self.shapes, load=self._advertise_load)
+        return self.handshake.initialize(params)
+
+    async def _authenticate(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Whether the provider a method names has its key now (our engine's methods: one per provider lacking
+        one); another agent names no method, as it logs in its own way."""
+        method = params.get("methodId")
+        if method in {key.provider_id for key in self.handshake.facts.missing_keys()}:
+            raise RpcError(AUTH_REQUIRED, "no key for this provider: set its environment variable and restart")
+        if method not in self.handshake.advertised:
+            raise RpcError(INVALID_PARAMS, f"no auth method {method!r}: see authMethods")
+        return {}
+
+    async def _logout(self, _params: dict[str, Any]) -> dict[str, Any]:
+        return {}  # keys come from the environment or the engine's own key file: nothing to forget here
 
     # --- routing ---------------------------------------------------------------------------------------------------
 
     def _route(self, method: str) -> _Handler:
         async def run(params: Any) -> Any:
-            spec = self._spec
+            spec = self.handshake.spec
             if spec is None:
                 raise RpcError(INVALID_REQUEST, "initialize first")
             operation = next((op for op, name in spec.method_names.items() if name == method), method)
@@ -179,10 +187,14 @@ class AcpAgent:
 
     def _handlers(self) -> dict[str, _Handler]:
         return {
+            "authenticate": self._authenticate,
+            "logout": self._logout,
             "new": self._new,
             "load": self._load,
             "resume": self._resume,
+            "fork": self._fork,
             "close": self._close,
+            "delete": self._delete,
             "list": self._list,
             "prompt": self._prompt,
             "set_mode": self._set_mode,
@@ -201,10 +213,34 @@ class AcpAgent:
             session_id, self._attach_to = self._attach_to, None
             await self._unfollow(session_id)
             return self._answered(self.client.attach(session_id, Role.CONTROLLER), seen=False)
-        cwd = _directory(params)
-        agent = _agent_of(params) or self.default_agent
+        cwd = directory(params)
+        agent = agent_of(params) or self.default_agent
         options = OpenOptions(mcp_servers=mcp_servers(params.get("mcpServers")))
         return self._answered(await self.client.open(agent, cwd, options), seen=True)
+
+    async def _fork(self, params: dict[str, Any]) -> dict[str, Any]:
+        """A new session of the source's agent working in the request's `cwd`, with the source's whole conversation
+        (told first, as history); the source goes on as it was."""
+        source = str(params.get("sessionId"))
+        agent, token = self._forkable(source)
+        options = OpenOptions(fork=token, history=True, mcp_servers=mcp_servers(params.get("mcpServers")))
+        return self._answered(await self.client.open(agent, directory(params), options), seen=True)
+
+    def _forkable(self, session_id: str) -> tuple[str, str]:
+        """The agent of `session_id` (live here or in the index) and its resume token, which a fork starts from."""
+        hub = self.client.hub
+        try:
+            live = hub.session(session_id)
+        except UnknownSession:
+            entry = next((e for e in hub.past() if e.id == session_id), None)
+            if entry is None:
+                raise RpcError(RESOURCE_NOT_FOUND, "unknown session", {"sessionId": session_id}) from None
+            agent, token = entry.agent, entry.resume_token
+        else:
+            agent, token = live.agent, live.info().resume_token
+        if token is None:
+            raise RpcError(INVALID_PARAMS, f"{agent} cannot fork this session")
+        return agent, token
 
     def _answered(self, attachment: Attachment, *, seen: bool) -> dict[str, Any]:
         """A `session/new` answer for `attachment`; its events follow the answer."""
@@ -217,6 +253,7 @@ class AcpAgent:
             return result
         finally:
             follower.release_soon()
+            follower.tell_commands_soon()
 
     async def _load(self, params: dict[str, Any]) -> dict[str, Any]:
         session_id = await self._resumed(params)
@@ -278,6 +315,16 @@ class AcpAgent:
         self.client.detach(session_id)
         return {}
 
+    async def _delete(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The session closed for every client and gone from the hub and its index; deleting a session that does
+        not exist succeeds (the draft)."""
+        session_id = params.get("sessionId")
+        if isinstance(session_id, str):
+            await self._unfollow(session_id)
+            self.client.detach(session_id)
+            await self.client.hub.forget(session_id)
+        return {}
+
     async def _close(self, params: dict[str, Any]) -> dict[str, Any]:
         if self._gone(params.get("sessionId")):
             return {}  # the draft: closing a session that does not exist (any more) succeeds
@@ -295,7 +342,7 @@ class AcpAgent:
             info = session.info()
             newest = session.log.since(session.log.last - 1).events
             when = newest[-1].occurred_at.secs_since_epoch if newest else session.created_at
-            infos.append(_listed(session.id, session.directory, info.title, session.agent, when, extra))
+            infos.append(listed(session.id, session.directory, info.title, session.agent, when, extra))
         for entry in self.client.hub.past():
             # Not ended: open in another process sharing the hub's folder, or its process died with it open.
             extra = {
@@ -303,7 +350,7 @@ class AcpAgent:
                 "ended": entry.ended,
                 "resumable": entry.resume_token is not None,
             }
-            infos.append(_listed(entry.id, entry.directory, entry.title, entry.agent, entry.created_at, extra))
+            infos.append(listed(entry.id, entry.directory, entry.title, entry.agent, entry.created_at, extra))
         return {"sessions": [i for i in infos if cwd is None or i["cwd"] == cwd]}
 
     def _described(self, attachment: Attachment) -> dict[str, Any]:
@@ -417,7 +464,8 @@ class AcpAgent:
             self.peer,
             self.shapes,
             attachment,
-            elicits=self._elicits,
+            elicits=self.handshake.elicits,
+            alone=self._alone,
             catch_up=catch_up,
             seen=seen,
             on_end=self._ended,
@@ -457,88 +505,3 @@ class AcpAgent:
         for follower in followers:
             await follower.stop()
         await self.client.aclose()
-
-
-def initialize_result(shapes: Shapes, *, load: bool = True) -> dict[str, Any]:
-    """The `initialize` answer: list/close/resume (v2: the session baseline), v1 load when `load`, and the attach
-    extension; no auth methods (each agent logs in its own way: `omniagent agents` tells how)."""
-    info = {"name": handshake.AGENT_NAME, "title": handshake.AGENT_NAME, "version": __version__}
-    roles, policies = [r.value for r in Role], [h.value for h in History]
-    if shapes.state_updates:
-        # v2 capability markers are objects, never booleans.
-        attach = {"roles": roles, "historyPolicies": policies, "after": {}}
-        session = {"prompt": {"embeddedContext": {}}, "mcp": {"stdio": {}, "http": {}}, "attach": attach}
-        return {"protocolVersion": 2, "info": info, "capabilities": {"session": session}, "authMethods": []}
-    sessions: dict[str, Any] = {"list": {}, "close": {}, "resume": {}}
-    sessions["attach"] = {"roles": roles, "historyPolicies": policies, "after": True}
-    capabilities = {
-        "loadSession": load,
-        "promptCapabilities": {"embeddedContext": True},
-        "mcpCapabilities": {"http": True, "sse": False},
-        "sessionCapabilities": sessions,
-    }
-    return {"protocolVersion": 1, "agentInfo": info, "agentCapabilities": capabilities, "authMethods": []}
-
-
-def prompt_text(blocks: Any) -> str:
-    """A prompt's blocks as one text (resource links and embedded text resources as mentions). Raises RpcError
-    (-32602) for content the agents cannot take."""
-    parts = b.prompt_parts(list(blocks or []))
-    if isinstance(parts, str):
-        raise RpcError(INVALID_PARAMS, parts)
-    return "\n\n".join(part.text for part in parts if hasattr(part, "text"))
-
-
-def mcp_servers(servers: Any) -> list[McpServer]:
-    """ACP `mcpServers` as the runtime's (v1 spells stdio without `type`). Raises RpcError (-32602) for one that is
-    not stdio, http or sse."""
-    out: list[McpServer] = []
-    for server in servers or []:
-        if not isinstance(server, dict):
-            raise RpcError(INVALID_PARAMS, "an MCP server must be an object")
-        name, kind = str(server.get("name", "")), server.get("type", "stdio")
-        if kind == "stdio" and isinstance(server.get("command"), str):
-            args = [str(a) for a in server.get("args") or []]
-            out.append(
-                McpServer(
-                    name=name, connection=StdioMcp(command=server["command"], args=args, env=_pairs(server.get("env")))
-                )
-            )
-        elif kind in ("http", "sse") and isinstance(server.get("url"), str):
-            made = HttpMcp if kind == "http" else SseMcp
-            out.append(McpServer(name=name, connection=made(url=server["url"], headers=_pairs(server.get("headers")))))
-        else:
-            raise RpcError(INVALID_PARAMS, f"MCP server {name!r}: only stdio, http and sse servers are supported")
-    return out
-
-
-def _pairs(items: Any) -> dict[str, str]:
-    return {str(i["name"]): str(i.get("value", "")) for i in items or [] if isinstance(i, dict) and "name" in i}
-
-
-def _directory(params: dict[str, Any]) -> str:
-    cwd = params.get("cwd")
-    if not isinstance(cwd, str) or not os.path.isabs(cwd):
-        raise RpcError(INVALID_PARAMS, "cwd must be an absolute path")
-    if not os.path.isdir(cwd):
-        raise RpcError(INVALID_PARAMS, "cwd is not a directory")
-    return cwd
-
-
-def _agent_of(params: dict[str, Any]) -> str | None:
-    meta = params.get("_meta")
-    ours = meta.get("omniagent") if isinstance(meta, dict) else None
-    agent = ours.get("agent") if isinstance(ours, dict) else None
-    if agent is not None and not isinstance(agent, str):
-        raise RpcError(INVALID_PARAMS, "_meta.omniagent.agent names an agent (see `omniagent agents`)")
-    return agent
-
-
-def _listed(
-    session_id: str, cwd: str, title: str | None, agent: str, when: float, extra: dict[str, Any]
-) -> dict[str, Any]:
-    updated = datetime.fromtimestamp(when, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    info = v2.SessionInfo(session_id=session_id, cwd=cwd, title=title or UNSET, updated_at=updated)
-    listed = b.wire(info)
-    listed["_meta"] = {"omniagent": {"agent": agent, **extra}}
-    return listed

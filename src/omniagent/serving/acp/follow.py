@@ -26,7 +26,7 @@ from typing import Any
 from omniagent.errors import OmniagentError
 from omniagent.hub.session import Attachment, Role
 from omniagent.protocols.sidecar.agents import SessionInfo
-from omniagent.protocols.sidecar.commands import Answer, Delivery, Queued
+from omniagent.protocols.sidecar.commands import DECLINED, Answer, Delivery, Queued
 from omniagent.protocols.sidecar.events import (
     Event,
     FromPrompt,
@@ -68,6 +68,7 @@ class Follower:
         attachment: Attachment,
         *,
         elicits: bool,
+        alone: bool = False,
         catch_up: bool,
         seen: SessionInfo | None = None,
         on_end: Callable[[Follower], None] | None = None,
@@ -78,6 +79,7 @@ class Follower:
         session = attachment.session
         self.view = SessionView(shapes, attachment.id, session.directory, seen)
         self._elicits = elicits
+        self._alone = alone  # no other client can answer: a question this one cannot show is declined
         self._on_end = on_end
         self._holds = 0
         self._open = asyncio.Event()
@@ -130,6 +132,12 @@ class Follower:
         self._holds = max(0, self._holds - 1)
         if self._holds == 0:
             self._open.set()
+
+    def tell_commands_soon(self) -> None:
+        """After a `session/new` answer: the session's slash commands, which an ACP client learns only from an
+        update (later changes come with the session's info)."""
+        for update in self.view.commands(self.attachment.info()):
+            asyncio.get_running_loop().call_soon(self.send, update)
 
     # --- turns -----------------------------------------------------------------------------------------------------
 
@@ -252,7 +260,9 @@ class Follower:
             questions = request.request
             params = asks.question_params(self.session_id, questions, sequence)
             self._ask(questions.id, "elicitation/create", params, partial(asks.question_answer, questions))
-        # A question this client cannot show stays open for another client (or a cancel).
+        elif isinstance(request, QuestionAsk) and self._alone:
+            self._ask(request.request.id, "", {}, lambda _: DECLINED)
+        # Else a question this client cannot show stays open for another client (or a cancel).
 
     def _ask(self, request_id: str, method: str, params: dict[str, Any], read: Callable[[Any], Answer | None]) -> None:
         task = asyncio.ensure_future(self._asking(request_id, method, params, read))
@@ -268,13 +278,13 @@ class Follower:
         self, request_id: str, method: str, params: dict[str, Any], read: Callable[[Any], Answer | None]
     ) -> None:
         try:
-            result = await self.peer.request(method, params)
+            result = await self.peer.request(method, params) if method else None
         except (RpcError, PeerClosed) as exc:
             log.info("session %s: the client did not answer request %s: %s", self.session_id, request_id, exc)
             return  # left open for another client, or a cancel
         answer = read(result)
         if answer is None:
-            return  # declined or cancelled: the client's cancel (or another client) settles it
+            return  # not chosen (a cancelled turn's ask): the client's cancel (or another client) settles it
         try:
             await self.attachment.answer(request_id, answer)
         except InvalidRequest:

@@ -1,14 +1,23 @@
-"""The ACP agent's `initialize` answer and its auth methods: what `omniagent acp` says before the engine exists.
+"""The ACP agent's `initialize` answer: what every ACP face says of itself and of the agent it serves, before any
+session exists, and the auth methods.
 
-Negotiation: 2 when the client asks for 2 or more, else 1. The answer needs only which providers lack a key
-(`engine/providers/catalog/missing_keys.py`) and the version's shapes, so `faces/acp/serve.py` sends it before asyncio
-is imported and without the engine's store, providers or HTTP client, or the ACP models (docs/performance.md). Nothing
-here imports asyncio or logging, nor msgspec and the catalog unless a providers.json exists.
+Negotiation: 2 when the client asks for 2 or more, else 1. The answer needs only the agent's id, which providers
+lack a key when that agent is our engine (`engine/providers/catalog/missing_keys.py`), and the version's shapes, so
+`faces/acp/serve.py` sends it before asyncio is imported and without the runtime, the engine's store, providers or
+HTTP client, or the ACP models (docs/performance.md). Nothing here imports asyncio or logging, nor msgspec and the
+catalog unless a providers.json exists.
+
+What is advertised, per agent (`AgentFacts`): every agent gets the session baseline (list, close, resume), embedded
+context, stdio and HTTP MCP servers, `session/delete` and the multi-client attach extension; our engine also forks,
+loads an earlier process's session with its whole conversation (it keeps it), and names one auth method per provider
+that needs a key and has none. Another agent's sessions are resumed by its own token, and it logs in its own way
+(`omniagent agents` tells how): it names no auth method.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,42 +28,64 @@ from omniagent.serving.acp.shapes import SHAPES, Shapes
 from omniagent.wire.messages import INVALID_PARAMS, RpcError
 
 if TYPE_CHECKING:
-    from omniagent.engine.api import Catalog
     from omniagent.engine.providers.catalog.missing_keys import MissingKey
 
 AGENT_NAME = "omniagent"
-# The operations the agent serves (names per version in `protocols.acp.versions`); `session/cancel` is a notification.
-OPERATIONS = frozenset(
-    {"authenticate", "logout", "new", "load", "resume", "close", "list", "delete", "prompt", "set_mode"}
-    | {"set_config_option", "fork"}
-)
-# The engine's method table always has `session.fork`; the agent checks `Engine.serves` again when it is built.
-ENGINE_FORKS = True
+# The agent id of our own engine (`omniagent agents`).
+ENGINE = "omniagent"
+# The roles and history policies of the multi-client attach extension (`hub/session.py`'s `Role` and `History`,
+# spelled here so the answer needs no hub).
+ATTACH_ROLES = ("controller", "observer")
+ATTACH_HISTORIES = ("full", "pending_only", "none")
+
+
+@dataclass(frozen=True, slots=True)
+class AgentFacts:
+    """What an ACP face advertises of the agent `session/new` opens, before any session of it exists."""
+
+    agent: str
+    data_dir: Path | None = None  # the engine's data dir (`--data-dir`), where our engine's keys are looked up
+    load: bool = True  # v1 `loadSession`: a session loads with its conversation
+
+    @property
+    def engine(self) -> bool:
+        return self.agent == ENGINE
+
+    @property
+    def forks(self) -> bool:
+        """`session/fork`: our engine copies a session's conversation into a new one."""
+        return self.engine
+
+    def missing_keys(self) -> list[MissingKey]:
+        """The providers that need a key and have none (read from the files now): our engine's auth methods."""
+        return missing_keys_before_the_engine(self.data_dir) if self.engine else []
 
 
 class Handshake:
     """One connection's `initialize` answers. The first one answered fixes the connection's protocol version and
     whether the client takes elicitation forms; a later one is answered in that version."""
 
-    def __init__(self, data_dir: Path | None) -> None:
-        self._data_dir = data_dir
+    def __init__(self, facts: AgentFacts) -> None:
+        self.facts = facts
         self.spec: VersionSpec | None = None
         self.elicits = False
+        self.advertised: set[str] = set()  # the ids of the auth methods an answer named
 
-    def initialize(self, params: Any, catalog: Catalog | None = None) -> dict[str, Any]:
-        """The `initialize` result for `params`; `catalog` is the open engine's (None: read it from the files).
-        Raises RpcError (-32602) when no version is asked."""
+    def initialize(self, params: Any) -> dict[str, Any]:
+        """The `initialize` result for `params`. Raises RpcError (-32602) when no version is asked."""
         version = requested_version(params)
         if self.spec is None:
             self.elicits = client_elicits(params)
             self.spec = SPECS[version]
         shapes = SHAPES[self.spec.version]
-        return initialize_result(shapes, auth_methods(self._missing_keys(catalog), shapes), ENGINE_FORKS)
+        missing = self.facts.missing_keys()
+        self.advertised |= {key.provider_id for key in missing}
+        return initialize_result(shapes, self.facts, auth_methods(missing, shapes))
 
-    def _missing_keys(self, catalog: Catalog | None) -> list[MissingKey]:
-        if catalog is not None:
-            return catalog.missing_keys()
-        return missing_keys_before_the_engine(self._data_dir)
+    @property
+    def shapes(self) -> Shapes:
+        assert self.spec is not None, "initialize first"
+        return SHAPES[self.spec.version]
 
 
 def requested_version(params: Any) -> int:
@@ -78,20 +109,29 @@ def client_elicits(params: Any) -> bool:
     return False
 
 
-def initialize_result(shapes: Shapes, auth: list[dict[str, Any]], fork: bool) -> dict[str, Any]:
+def initialize_result(shapes: Shapes, facts: AgentFacts, auth: list[dict[str, Any]]) -> dict[str, Any]:
     """The `initialize` result in the version's shape."""
     info = {"name": AGENT_NAME, "title": AGENT_NAME, "version": __version__}
+    roles, histories = list(ATTACH_ROLES), list(ATTACH_HISTORIES)
+    forks: dict[str, Any] = {"fork": {}} if facts.forks else {}
     if shapes.state_updates:
-        session: dict[str, Any] = {"prompt": {"embeddedContext": {}}, "mcp": {"stdio": {}, "http": {}}, "delete": {}}
-        if fork:
-            session["fork"] = {}
+        # v2 capability markers are objects, never booleans.
+        attach = {"roles": roles, "historyPolicies": histories, "after": {}}
+        session: dict[str, Any] = {
+            "prompt": {"embeddedContext": {}},
+            "mcp": {"stdio": {}, "http": {}},
+            "delete": {},
+            **forks,
+            "attach": attach,
+        }
         return {"protocolVersion": 2, "info": info, "capabilities": {"session": session}, "authMethods": auth}
-    forks: dict[str, Any] = {"fork": {}} if fork else {}
+    sessions: dict[str, Any] = {"list": {}, "resume": {}, "close": {}, "delete": {}, **forks}
+    sessions["attach"] = {"roles": roles, "historyPolicies": histories, "after": True}
     capabilities: dict[str, Any] = {
-        "loadSession": True,
+        "loadSession": facts.load,
         "promptCapabilities": {"embeddedContext": True},
         "mcpCapabilities": {"http": True, "sse": False},  # stdio goes without saying in v1
-        "sessionCapabilities": {"list": {}, "resume": {}, "close": {}, "delete": {}, **forks},
+        "sessionCapabilities": sessions,
         "auth": {"logout": {}} if auth else {},
     }
     return {"protocolVersion": 1, "agentInfo": info, "agentCapabilities": capabilities, "authMethods": auth}

@@ -20,16 +20,19 @@ from msgspec import UNSET
 
 from omniagent.protocols.acp import v2
 from omniagent.protocols.sidecar.agents import BooleanKind, ConfigOption, SelectKind, SessionInfo
+from omniagent.protocols.sidecar.base import DiagnosticLevel
 from omniagent.protocols.sidecar.events import (
     Cancelled,
     ContextUsage,
     Delete,
+    DiagnosticEvent,
     Edit,
     Event,
     Execute,
     Failed,
     Fetch,
     FileDiff,
+    MessageEnded,
     Move,
     PlanEntry,
     PlanStatus,
@@ -42,6 +45,7 @@ from omniagent.protocols.sidecar.events import (
     Search,
     SessionUpdated,
     StopReason,
+    Subagent,
     TextDelta,
     Think,
     ToolKind,
@@ -55,6 +59,7 @@ from omniagent.protocols.sidecar.events import (
 )
 from omniagent.serving.acp import builders as b
 from omniagent.serving.acp.shapes import Shapes
+from omniagent.wire.messages import INTERNAL_ERROR
 
 Update = b.Update
 
@@ -225,6 +230,21 @@ def tool_subject(shapes: Shapes, root: str, tool: ToolUpdate) -> Update:
 # --- the view ------------------------------------------------------------------------------------------------------
 
 
+class _AgentCall:
+    """A subagent tool call (`Subagent`) and what its child did so far: the titles of the child's tool calls and the
+    text of its newest message. ACP has no nested calls, so the child shows as the call's content."""
+
+    def __init__(self, tool: ToolUpdate) -> None:
+        self.tool = tool
+        self.steps: list[str] = []
+        self.text = ""
+        self.drafts: dict[str, str] = {}  # message id → its text so far
+
+    def content(self) -> str:
+        lines = [self.tool.title] + [f"- {step}" for step in self.steps]
+        return "\n".join(lines) + (f"\n\n{self.text}" if self.text else "")
+
+
 class SessionView:
     """What one connection has told its client about one session; `updates(event)` says the next event."""
 
@@ -234,15 +254,27 @@ class SessionView:
         self.root = root
         self._tools: dict[str, ToolUpdate] = {}
         self._outputs: dict[str, str] = {}  # tool id → output streamed since its last snapshot
+        self._agents: dict[str, _AgentCall] = {}  # a subagent call's tool id → its child's progress
+        self._within: dict[str, str] = {}  # a child's tool id → the top-level subagent call it works under
         self._title = info.title if info is not None else None
         self._options = _options_key(info) if info is not None else None
         self._mode = self._mode_of(info) if info is not None else None
+        self._commands: Any = None  # the slash commands last told (None: none told yet)
         self.in_turn = False
 
     def updates(self, event: Event) -> list[Update]:
-        """The updates that tell `event` (none for what ACP cannot say: statuses, diagnostics, plan quota)."""
+        """The updates that tell `event` (none for what ACP cannot say: statuses, plan quota)."""
         kind = event.kind
         shapes = self.shapes
+        parent = event.turn_info.parent_tool_id if event.turn_info is not None else None
+        if parent is not None:
+            return self._child(parent, event)
+        if isinstance(kind, DiagnosticEvent):
+            # ACP has no diagnostic update: a warning or an error is agent text of its own message, so the user
+            # reads it (an MCP server that stopped, say).
+            if kind.diagnostic.level in (DiagnosticLevel.WARNING, DiagnosticLevel.ERROR):
+                return [b.chunk("agent_message_chunk", f"notice.{event.sequence}", kind.diagnostic.message)]
+            return []
         if isinstance(kind, TextDelta):
             return [b.chunk("agent_message_chunk", kind.message_id, kind.text)]
         if isinstance(kind, ReasoningDelta):
@@ -290,17 +322,72 @@ class SessionView:
         if isinstance(kind, TurnEnded):
             self.in_turn = False
             said = failure(kind.stop)
+            if said is None:
+                return [b.state_update("idle", stop_reason(kind.stop))]
+            # The draft's `error` stop reason carries the failure; said as agent text too, for an alpha.2 client,
+            # which does not know that stop reason.
             turn = event.turn_info.id if event.turn_info is not None else str(event.sequence)
-            told = [b.chunk("agent_message_chunk", f"{turn}.failure", f"The turn failed: {said}")] if said else []
-            return [*told, b.state_update("idle", stop_reason(kind.stop))]
+            told = b.chunk("agent_message_chunk", f"{turn}.failure", f"The turn failed: {said}")
+            return [told, b.failed_idle(INTERNAL_ERROR, f"the turn failed: {said}")]
         return []
+
+    # --- subagents -------------------------------------------------------------------------------------------------
+
+    def _child(self, parent: str, event: Event) -> list[Update]:
+        """A child's event (one nested under a subagent call, at any depth) as progress of the top-level call."""
+        top = parent if parent in self._agents else self._within.get(parent)
+        agent = self._agents.get(top) if top is not None else None
+        kind = event.kind
+        if agent is None or top is None:
+            return []
+        if isinstance(kind, ToolUpdated):
+            if kind.tool.id in self._within:
+                return []  # a step already shown
+            self._within[kind.tool.id] = top
+            agent.steps.append(kind.tool.title)
+        elif isinstance(kind, TextDelta):
+            agent.drafts[kind.message_id] = agent.drafts.get(kind.message_id, "") + kind.text
+            return []
+        elif isinstance(kind, MessageEnded) and kind.message_id in agent.drafts:
+            agent.text = agent.drafts.pop(kind.message_id).strip() or agent.text
+        else:
+            return []
+        return [self._agent_update(agent)]
+
+    def _agent_update(self, agent: _AgentCall) -> Update:
+        m = self.shapes.models
+        fields = tool_fields(self.shapes, self.root, agent.tool, agent.content())
+        return m.SessionUpdateToolCallUpdate(**fields)
+
+    # --- slash commands --------------------------------------------------------------------------------------------
+
+    def commands(self, info: SessionInfo) -> list[Update]:
+        """The `available_commands_update` of the session's slash commands, when they differ from what was told."""
+        commands = info.details.commands
+        if commands == self._commands or (self._commands is None and not commands):
+            return []
+        self._commands = commands
+        m = self.shapes.models
+        typed = self.shapes.typed_command_input
+        hinted = m.AvailableCommandInputText if typed else m.UnstructuredCommandInput
+        command = m.AvailableCommandCommand if typed else m.AvailableCommand
+        listed = [
+            command(name=c.name, description=c.description, input=hinted(hint=c.input_hint) if c.input_hint else UNSET)
+            for c in commands
+        ]
+        return [m.SessionUpdateAvailableCommandsUpdate(available_commands=listed)]
 
     def _tool(self, tool: ToolUpdate) -> Update:
         m = self.shapes.models
         fresh = tool.id not in self._tools
         self._tools[tool.id] = tool
         self._outputs.pop(tool.id, None)  # the snapshot holds the output so far
-        fields = tool_fields(self.shapes, self.root, tool)
+        agent = self._agents.get(tool.id)
+        if isinstance(tool.kind, Subagent):
+            agent = self._agents.setdefault(tool.id, _AgentCall(tool))
+            agent.tool = tool
+        # A subagent call's content is what its child did so far; its own output is only its receipt.
+        fields = tool_fields(self.shapes, self.root, tool, agent.content() if agent is not None else None)
         if fresh and self.shapes.tool_create == "tool_call":
             return m.SessionUpdateToolCall(**fields)
         return m.SessionUpdateToolCallUpdate(**fields)
@@ -319,7 +406,7 @@ class SessionView:
         return [m.SessionUpdateToolCallUpdate(**tool_fields(self.shapes, self.root, tool, output))]
 
     def _session(self, info: SessionInfo) -> list[Update]:
-        out: list[Update] = []
+        out: list[Update] = self.commands(info)
         if info.title != self._title:
             self._title = info.title
             out.append(v2.SessionUpdateSessionInfoUpdate(title=info.title, updated_at=now_iso()))

@@ -96,8 +96,8 @@ def _question(index: int, raw: Mapping[str, Any]) -> Question:
 def question_reply(request: QuestionRequest, answer: Answer | None) -> Mapping[str, Any]:
     """Grok's reply: each question's text → the labels of the chosen options (a free-text answer as its one entry);
     no answer → cancelled."""
-    if not isinstance(answer, QuestionsAnswer):
-        return QUESTION_CANCELLED
+    if not isinstance(answer, QuestionsAnswer) or not answer.answers:
+        return QUESTION_CANCELLED  # a declined question too
     answers: dict[str, list[str]] = {}
     for question, reply in zip(request.questions, answer.answers, strict=False):
         if isinstance(reply, ChoicesAnswer):

@@ -27,6 +27,7 @@ from omniagent.wire.errors import WireError
 # The message a denied or cancelled tool use carries back to the model.
 DENIED = "The user denied this tool use."
 CANCELLED = "The user cancelled this turn."
+DECLINED_QUESTION = "The user declined to answer."
 
 
 class ControlFailed(WireError):
@@ -100,6 +101,8 @@ def answer_body(request: Mapping[str, Any], answer: Answer | None) -> dict[str, 
     assert isinstance(tool_input, Mapping)
     if answer is None:
         return {"behavior": "deny", "message": CANCELLED, "interrupt": True}
+    if isinstance(answer, QuestionsAnswer) and not answer.answers:
+        return {"behavior": "deny", "message": DECLINED_QUESTION}
     if isinstance(answer, QuestionsAnswer):
         return {"behavior": "allow", "updatedInput": {**tool_input, "answers": question_answers(tool_input, answer)}}
     assert isinstance(answer, PermissionAnswer)

@@ -41,6 +41,7 @@ from omniagent.engine.api import (
     ChildReported,
     Chunk,
     Committed,
+    Dismissed,
     FeedItem,
     InteractionOpened,
     Noticed,
@@ -189,8 +190,11 @@ def question_shown(question: Question) -> QuestionShown:
 
 
 def reply_of(question: Question, answer: QuestionsAnswer) -> Reply:
-    """The sidecar's answer (already checked against `question_shown` by the session loop) as the engine's."""
-    first = answer.answers[0] if answer.answers else None
+    """The sidecar's answer (already checked against `question_shown` by the session loop) as the engine's; no
+    answer at all declines the question (the tool then tells the model the user dismissed it)."""
+    if not answer.answers:
+        return Dismissed()
+    first = answer.answers[0]
     if isinstance(first, TextAnswer):
         return Answered(first.text)
     chosen = first.ids[0] if isinstance(first, ChoicesAnswer) and first.ids else ""
