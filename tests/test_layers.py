@@ -123,6 +123,61 @@ def _graph() -> dict[str, set[str]]:
     return {name: {t for t in _targets(path, known) if t != name} for name, path in paths.items()}
 
 
+def _engine_folder(module: str) -> str:
+    """The engine part `module` belongs to: its folder right below `engine/` (`run`, `tools`, …), nested folders
+    (`providers/clients`, `tools/shell`) being part of theirs, or itself for a module at the engine's top level
+    (`live.py`, `engine.py`, …): those are shared pieces (and the composition root), each a part of its own."""
+    parts = module.split(".")[2:]  # below `omniagent.engine`
+    if not parts:
+        return "__init__.py"
+    path = PACKAGE.joinpath("engine", *parts)
+    return parts[0] if path.is_dir() or len(parts) > 1 else f"{parts[0]}.py"
+
+
+def _engine_folder_graph() -> dict[str, dict[str, list[str]]]:
+    """The engine's parts (see `_engine_folder`) → the parts they import → the module imports that make each arrow
+    (`a.b -> c.d`), TYPE_CHECKING and function-level imports counted."""
+    graph: dict[str, dict[str, list[str]]] = {}
+    for module, targets in _graph().items():
+        if not module.startswith("omniagent.engine"):
+            continue
+        source = _engine_folder(module)
+        arrows = graph.setdefault(source, {})
+        for target in sorted(targets):
+            if target.startswith("omniagent.engine.") and (part := _engine_folder(target)) != source:
+                arrows.setdefault(part, []).append(f"{module} -> {target}")
+    return graph
+
+
+def _components(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of `graph` (Tarjan), each sorted, every component after those it imports:
+    the order is bottom-up, a layer of the engine per component while there is no loop."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while (member := stack.pop()) != node:
+                component.append(member)
+            found.append(sorted([*component, node]))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
 def test_no_import_cycle_anywhere() -> None:
     """Issue 20: no import cycle in `src/omniagent`, imports under TYPE_CHECKING and through a package's
     `__init__` (importing `omniagent` itself for `__version__`, say) counted. `__version__` lives in `_version`."""
@@ -186,3 +241,13 @@ def test_no_engine_module_but_the_root_takes_the_whole_engine() -> None:
         and "Engine" in ast.unparse(node.annotation).split(".")
     )
     assert importing == [] and taking == []
+
+
+if __name__ == "__main__":
+    # `python tests/test_layers.py`: the engine's parts bottom-up, and what makes each loop between them.
+    folders = _engine_folder_graph()
+    for component in _components({part: set(arrows) for part, arrows in folders.items()}):
+        print(" · ".join(component))
+        for source in component if len(component) > 1 else ():
+            for target in sorted(set(folders[source]) & set(component)):
+                print(f"    {source} -> {target}: " + "; ".join(folders[source][target]))
