@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from omniagent.engine.run import queue
-from omniagent.engine.session.transcript import parse_message
 from omniagent.engine.store import queries as q
 from omniagent.engine.store import trees
 from omniagent.engine.store.connection import Connection
 from omniagent.engine.store.journal import Broadcast, record
+from omniagent.engine.transcript import parse_message
 from omniagent.protocols.yuke.content import ContentText
 from omniagent.protocols.yuke.inputs import ChildInputCanceled, ChildReport, InputCanceledData, QueuedInput
 from omniagent.protocols.yuke.messages import AssistantMessage, TextPart

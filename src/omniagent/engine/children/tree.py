@@ -24,7 +24,6 @@ from omniagent.engine.errors import EngineError
 from omniagent.engine.live import ActiveRun, LiveSessions
 from omniagent.engine.routes import Routes
 from omniagent.engine.run.inputs import Inputs
-from omniagent.engine.session.transcript import new_session, new_session_id, resolve_placeholders
 from omniagent.engine.skills.catalog import Skills
 from omniagent.engine.slots.file import AgentsFile
 from omniagent.engine.store import Store, trees
@@ -33,6 +32,7 @@ from omniagent.engine.store.connection import CONFLICTS, Connection
 from omniagent.engine.tools import AgentControl, ToolResult
 from omniagent.engine.tools.agents import CHILD_NAME, RESERVED_NAME
 from omniagent.engine.tools.context import AgentSlot
+from omniagent.engine.transcript import new_session, new_session_id, resolve_placeholders
 from omniagent.protocols.yuke.activity import ActivityRunningTool
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.content import ContentText, InputContent
