@@ -1,4 +1,4 @@
-"""`RunContext`: what drafting (`draft.py`), tool calls (`tool_calls.py`) and compaction (`engine/compaction/step.py`)
+"""`RunContext`: what drafting (`draft.py`), tool calls (`tool_calls.py`) and compaction (`compaction/step.py`)
 need of the run they belong to, as a small protocol. The run loop (`executor.RunExecutor`) provides it; a unit test can
 provide its own. None of these parts sees the `Engine`.
 

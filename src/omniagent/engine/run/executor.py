@@ -18,7 +18,6 @@ from collections.abc import Awaitable, Callable
 from contextlib import aclosing
 from typing import TypeVar
 
-from omniagent.engine.compaction import step as compaction_step
 from omniagent.engine.interactions.permissions import Permissions
 from omniagent.engine.interactions.secrets import Scrubber
 from omniagent.engine.live import ActiveRun, LiveSession
@@ -27,6 +26,7 @@ from omniagent.engine.providers.retry import MAX_ATTEMPTS, next_delay
 from omniagent.engine.providers.routes import RouteError
 from omniagent.engine.routes import ModelRoute
 from omniagent.engine.run import conversation, instructions, orphans, tool_calls
+from omniagent.engine.run.compaction import step as compaction_step
 from omniagent.engine.run.context import AgentControls, RunDeps, Sink
 from omniagent.engine.run.draft import Draft
 from omniagent.engine.skills import prompt as skill_prompt

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from omniagent.engine.compaction import rules as compaction_rules
 from omniagent.engine.providers import neutral as n
 from omniagent.engine.routes import ModelRoute
 from omniagent.engine.run import conversation, orphans
+from omniagent.engine.run.compaction import rules as compaction_rules
 from omniagent.engine.run.context import RunContext
 from omniagent.engine.store import queries as q
 from omniagent.engine.store.connection import Connection
