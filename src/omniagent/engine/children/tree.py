@@ -8,7 +8,7 @@ parent's, and is at most `ChildLimits.max_depth` below its root. Its turns open 
 transaction). When a run of the tree ends, every session of the tree that waits with queued input (a parent with
 a report, a child waiting for room) is started (`run_closed`), so an idle parent wakes up on its children's
 reports.
-What it is not: admission itself (`inputs.Inputs`, which this drives) or the report's text (`reports.py`).
+What it is not: admission itself (`inputs.Inputs`, which this drives) or the report's text (`run/reports.py`).
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ import json
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
 
-from omniagent.engine.children.limits import ChildLimits
 from omniagent.engine.errors import EngineError
 from omniagent.engine.live import ActiveRun, LiveSessions
 from omniagent.engine.routes import Routes
 from omniagent.engine.run.inputs import Inputs
+from omniagent.engine.run.limits import ChildLimits
 from omniagent.engine.skills.catalog import Skills
 from omniagent.engine.slots.file import AgentsFile
 from omniagent.engine.store import Store, trees

@@ -14,9 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from omniagent.engine.children import reports
 from omniagent.engine.live import ActiveRun
-from omniagent.engine.run import orphans, queue
+from omniagent.engine.run import orphans, queue, reports
 from omniagent.engine.run.orphans import RunOwnedElsewhere
 from omniagent.engine.run.queue import queued_input
 from omniagent.engine.store import queries as q

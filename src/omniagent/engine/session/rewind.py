@@ -33,10 +33,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from omniagent.engine import transcript
-from omniagent.engine.children import reports
 from omniagent.engine.children.tree import Children
 from omniagent.engine.errors import EngineError
 from omniagent.engine.live import LiveSessions
+from omniagent.engine.run import reports
 from omniagent.engine.store import Store, checkpoints, trees
 from omniagent.engine.store import forks as f
 from omniagent.engine.store import queries as q

@@ -7,6 +7,9 @@ The report's text is the child's last words in that run (its newest committed as
 the text is what it had when it stopped. The child's whole transcript stays in the child session. A turn that
 ended because the child spawned children of its own (finish `tool_calls`) sends no report: the child is not
 done, and reports when a later turn, woken by its children's reports, ends.
+
+They live with the runs, not with the child tree (`children/tree.py`): they are written inside a run's own
+transactions (its end, `orphans.py`; canceled instructions, `rows.py`) into the parent's input queue (`queue.py`).
 """
 
 from __future__ import annotations
