@@ -1,6 +1,8 @@
 """Imports point down the stack only: wire → protocols → engine → runtime → batch → faces (docs/architecture.md)."""
 
 import ast
+import itertools
+import re
 from pathlib import Path
 
 import pytest
@@ -176,6 +178,56 @@ def _components(graph: dict[str, set[str]]) -> list[list[str]]:
         if node not in index:
             visit(node)
     return found
+
+
+def _loop_message(loop: list[str], folders: dict[str, dict[str, list[str]]]) -> str:
+    """One loop between engine parts as a sentence: a path round it, then the imports of each arrow in it."""
+    members = set(loop)
+    path = _cycle({part: set(folders[part]) & members for part in loop})
+    lines = [f"engine parts import each other in a loop: {' -> '.join(path)}"]
+    lines += [f"  {a} -> {b}: {'; '.join(folders[a][b])}" for a, b in itertools.pairwise(path)]
+    return "\n".join(lines)
+
+
+def test_the_engine_parts_import_each_other_in_no_loop() -> None:
+    """Issue 33: the engine's parts (its folders, and its top-level modules; `_engine_folder`) form layers: their
+    import graph has no loop, TYPE_CHECKING imports counted. A failure names the loop and the imports making it."""
+    folders = _engine_folder_graph()
+    loops = [c for c in _components({part: set(arrows) for part, arrows in folders.items()}) if len(c) > 1]
+    assert not loops, "\n".join(_loop_message(loop, folders) for loop in loops)
+
+
+def _declared_layers() -> list[list[str]]:
+    """docs/architecture.md "The engine's layers": its table's lines top-down, each the parts on that line (a folder
+    as `run/`, a module as `live.py`, the description after two spaces)."""
+    text = (PACKAGE.parents[1] / "docs" / "architecture.md").read_text()
+    section = text.split("\n### The engine's layers\n", 1)[1]
+    block = section.split("```text\n", 1)[1].split("```", 1)[0]
+    return [
+        [name.removesuffix("/") for name in re.split(r"\s{2,}", line.strip(), maxsplit=1)[0].split(" · ")]
+        for line in block.splitlines()
+    ]
+
+
+def test_the_engine_parts_import_only_parts_on_a_lower_line_of_the_declared_layers() -> None:
+    """Issue 33: docs/architecture.md "The engine's layers" lists every part of the engine once (the package's own
+    `__init__.py` is a docstring), and each part imports only parts on a lower line of it."""
+    layers = _declared_layers()
+    line_of = {part: number for number, line in enumerate(layers) for part in line}
+    folders = _engine_folder_graph()
+    parts = set(folders) - {"__init__.py"}
+    listed = [part for line in layers for part in line]
+    assert sorted(listed) == sorted(parts), (
+        f"not listed: {sorted(parts - set(listed))}; listed but no part: {sorted(set(listed) - parts)}; "
+        f"listed twice: {sorted({p for p in listed if listed.count(p) > 1})}"
+    )
+    wrong = [
+        f"{source} (line {line_of[source] + 1}) imports {target} (line {line_of[target] + 1}): {'; '.join(imports)}"
+        for source in sorted(parts)
+        for target, imports in sorted(folders[source].items())
+        if line_of[target] <= line_of[source]
+    ]
+    assert wrong == []
 
 
 def test_no_import_cycle_anywhere() -> None:
