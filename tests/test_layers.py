@@ -2,6 +2,8 @@
 (docs/architecture.md)."""
 
 import ast
+import itertools
+import re
 from pathlib import Path
 
 import pytest
@@ -140,6 +142,111 @@ def _graph() -> dict[str, set[str]]:
     return {name: {t for t in _targets(path, known) if t != name} for name, path in paths.items()}
 
 
+def _engine_folder(module: str) -> str:
+    """The engine part `module` belongs to: its folder right below `engine/` (`run`, `tools`, …), nested folders
+    (`providers/clients`, `tools/shell`) being part of theirs, or itself for a module at the engine's top level
+    (`live.py`, `engine.py`, …): those are shared pieces (and the composition root), each a part of its own."""
+    parts = module.split(".")[2:]  # below `omniagent.engine`
+    if not parts:
+        return "__init__.py"
+    path = PACKAGE.joinpath("engine", *parts)
+    return parts[0] if path.is_dir() or len(parts) > 1 else f"{parts[0]}.py"
+
+
+def _engine_folder_graph() -> dict[str, dict[str, list[str]]]:
+    """The engine's parts (see `_engine_folder`) → the parts they import → the module imports that make each arrow
+    (`a.b -> c.d`), TYPE_CHECKING and function-level imports counted."""
+    graph: dict[str, dict[str, list[str]]] = {}
+    for module, targets in _graph().items():
+        if not module.startswith("omniagent.engine"):
+            continue
+        source = _engine_folder(module)
+        arrows = graph.setdefault(source, {})
+        for target in sorted(targets):
+            if target.startswith("omniagent.engine.") and (part := _engine_folder(target)) != source:
+                arrows.setdefault(part, []).append(f"{module} -> {target}")
+    return graph
+
+
+def _components(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of `graph` (Tarjan), each sorted, every component after those it imports:
+    the order is bottom-up, a layer of the engine per component while there is no loop."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while (member := stack.pop()) != node:
+                component.append(member)
+            found.append(sorted([*component, node]))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def _loop_message(loop: list[str], folders: dict[str, dict[str, list[str]]]) -> str:
+    """One loop between engine parts as a sentence: a path round it, then the imports of each arrow in it."""
+    members = set(loop)
+    path = _cycle({part: set(folders[part]) & members for part in loop})
+    lines = [f"engine parts import each other in a loop: {' -> '.join(path)}"]
+    lines += [f"  {a} -> {b}: {'; '.join(folders[a][b])}" for a, b in itertools.pairwise(path)]
+    return "\n".join(lines)
+
+
+def test_the_engine_parts_import_each_other_in_no_loop() -> None:
+    """Issue 33: the engine's parts (its folders, and its top-level modules; `_engine_folder`) form layers: their
+    import graph has no loop, TYPE_CHECKING imports counted. A failure names the loop and the imports making it."""
+    folders = _engine_folder_graph()
+    loops = [c for c in _components({part: set(arrows) for part, arrows in folders.items()}) if len(c) > 1]
+    assert not loops, "\n".join(_loop_message(loop, folders) for loop in loops)
+
+
+def _declared_layers() -> list[list[str]]:
+    """docs/architecture.md "The engine's layers": its table's lines top-down, each the parts on that line (a folder
+    as `run/`, a module as `live.py`, the description after two spaces)."""
+    text = (PACKAGE.parents[1] / "docs" / "architecture.md").read_text()
+    section = text.split("\n### The engine's layers\n", 1)[1]
+    block = section.split("```text\n", 1)[1].split("```", 1)[0]
+    return [
+        [name.removesuffix("/") for name in re.split(r"\s{2,}", line.strip(), maxsplit=1)[0].split(" · ")]
+        for line in block.splitlines()
+    ]
+
+
+def test_the_engine_parts_import_only_parts_on_a_lower_line_of_the_declared_layers() -> None:
+    """Issue 33: docs/architecture.md "The engine's layers" lists every part of the engine once (the package's own
+    `__init__.py` is a docstring), and each part imports only parts on a lower line of it."""
+    layers = _declared_layers()
+    line_of = {part: number for number, line in enumerate(layers) for part in line}
+    folders = _engine_folder_graph()
+    parts = set(folders) - {"__init__.py"}
+    listed = [part for line in layers for part in line]
+    assert sorted(listed) == sorted(parts), (
+        f"not listed: {sorted(parts - set(listed))}; listed but no part: {sorted(set(listed) - parts)}; "
+        f"listed twice: {sorted({p for p in listed if listed.count(p) > 1})}"
+    )
+    wrong = [
+        f"{source} (line {line_of[source] + 1}) imports {target} (line {line_of[target] + 1}): {'; '.join(imports)}"
+        for source in sorted(parts)
+        for target, imports in sorted(folders[source].items())
+        if line_of[target] <= line_of[source]
+    ]
+    assert wrong == []
+
+
 def test_no_import_cycle_anywhere() -> None:
     """Issue 20: no import cycle in `src/omniagent`, imports under TYPE_CHECKING and through a package's
     `__init__` (importing `omniagent` itself for `__version__`, say) counted. `__version__` lives in `_version`."""
@@ -203,3 +310,13 @@ def test_no_engine_module_but_the_root_takes_the_whole_engine() -> None:
         and "Engine" in ast.unparse(node.annotation).split(".")
     )
     assert importing == [] and taking == []
+
+
+if __name__ == "__main__":
+    # `python tests/test_layers.py`: the engine's parts bottom-up, and what makes each loop between them.
+    folders = _engine_folder_graph()
+    for component in _components({part: set(arrows) for part, arrows in folders.items()}):
+        print(" · ".join(component))
+        for source in component if len(component) > 1 else ():
+            for target in sorted(set(folders[source]) & set(component)):
+                print(f"    {source} -> {target}: " + "; ".join(folders[source][target]))

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from omniagent.engine.broadcast import Broadcaster
-from omniagent.engine.children.limits import ChildLimits
 from omniagent.engine.children.tree import Children
 from omniagent.engine.interactions.permissions import Permissions
 from omniagent.engine.interactions.questions import Questions
@@ -23,6 +22,7 @@ from omniagent.engine.live import LiveSessions
 from omniagent.engine.routes import Routes
 from omniagent.engine.run.context import RunDeps
 from omniagent.engine.run.inputs import Inputs
+from omniagent.engine.run.limits import ChildLimits
 from omniagent.engine.sandboxes import Sandboxes
 from omniagent.engine.session.lifecycle import Sessions
 from omniagent.engine.skills.catalog import Skills

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from omniagent.engine.compaction import rules as compaction_rules
+from omniagent.engine.run.compaction import rules as compaction_rules
 from omniagent.protocols.yuke.content import ContentText
 from omniagent.protocols.yuke.messages import (
     AssistantMessage,

@@ -47,7 +47,6 @@ from omniagent.engine.mcp.config import ServerSpec
 from omniagent.engine.providers.auth.credentials import CredentialError, CredentialStore
 from omniagent.engine.providers.catalog.file import CatalogError
 from omniagent.engine.providers.catalog.table import COST_DIGITS, Catalog
-from omniagent.engine.run.plans import plan_of_part
 from omniagent.engine.sandboxes import SANDBOX_OPTION_IDS, SANDBOX_OPTIONS, SandboxSettings, option_values
 from omniagent.engine.skills.catalog import SkillCatalog
 from omniagent.engine.store.connection import STORE_ERRORS
@@ -63,7 +62,7 @@ from omniagent.engine.subscription import (
     TurnStarted,
 )
 from omniagent.engine.tools.context import Answered, CannotAsk, Dismissed, PlanEntry, Question
-from omniagent.engine.tools.plan import PLAN_TOOL
+from omniagent.engine.tools.plan import PLAN_TOOL, plan_of_part
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.protocols.yuke.messages import Message

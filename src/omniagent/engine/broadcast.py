@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from omniagent.engine.run.plans import PLAN_UPDATED, PlanUpdatedData
+from omniagent.engine.tools.plan import PLAN_UPDATED, PlanUpdatedData
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.methods import BROADCASTS
 

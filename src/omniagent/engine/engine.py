@@ -21,7 +21,6 @@ from typing import Any
 
 from omniagent.engine.accounts.methods import Accounts
 from omniagent.engine.broadcast import Broadcaster
-from omniagent.engine.children.limits import ChildLimits
 from omniagent.engine.children.tree import Children
 from omniagent.engine.config import engine_dirs
 from omniagent.engine.errors import EngineError
@@ -42,6 +41,7 @@ from omniagent.engine.routes import Routes
 from omniagent.engine.run.context import RunDeps
 from omniagent.engine.run.inputs import Inputs
 from omniagent.engine.run.instructions import ProjectInstructions
+from omniagent.engine.run.limits import ChildLimits
 from omniagent.engine.sandbox_file import params_of
 from omniagent.engine.sandboxes import SET_SANDBOX_METHOD, Sandboxes, SandboxResult, SetSandboxParams
 from omniagent.engine.session.lifecycle import Sessions

@@ -19,9 +19,8 @@ from omniagent.engine.interactions.permissions import PendingInteraction
 from omniagent.engine.interactions.questions import PendingQuestion
 from omniagent.engine.interactions.registry import OpenInteraction
 from omniagent.engine.mcp import names as mcp_names
-from omniagent.engine.run.plans import PlanUpdatedData
 from omniagent.engine.tools.context import PlanEntry
-from omniagent.engine.tools.plan import PLAN_TOOL
+from omniagent.engine.tools.plan import PLAN_TOOL, PlanUpdatedData
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.interactions import InteractionRequestedData
 from omniagent.protocols.yuke.messages import (

@@ -8,7 +8,7 @@ parent's, and is at most `ChildLimits.max_depth` below its root. Its turns open 
 transaction). When a run of the tree ends, every session of the tree that waits with queued input (a parent with
 a report, a child waiting for room) is started (`run_closed`), so an idle parent wakes up on its children's
 reports.
-What it is not: admission itself (`inputs.Inputs`, which this drives) or the report's text (`reports.py`).
+What it is not: admission itself (`inputs.Inputs`, which this drives) or the report's text (`run/reports.py`).
 """
 
 from __future__ import annotations
@@ -19,12 +19,11 @@ import json
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
 
-from omniagent.engine.children.limits import ChildLimits
 from omniagent.engine.errors import EngineError
 from omniagent.engine.live import ActiveRun, LiveSessions
 from omniagent.engine.routes import Routes
 from omniagent.engine.run.inputs import Inputs
-from omniagent.engine.session.transcript import new_session, new_session_id, resolve_placeholders
+from omniagent.engine.run.limits import ChildLimits
 from omniagent.engine.skills.catalog import Skills
 from omniagent.engine.slots.file import AgentsFile
 from omniagent.engine.store import Store, trees
@@ -33,6 +32,7 @@ from omniagent.engine.store.connection import CONFLICTS, Connection
 from omniagent.engine.tools import AgentControl, ToolResult
 from omniagent.engine.tools.agents import CHILD_NAME, RESERVED_NAME
 from omniagent.engine.tools.context import AgentSlot
+from omniagent.engine.transcript import new_session, new_session_id, resolve_placeholders
 from omniagent.protocols.yuke.activity import ActivityRunningTool
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.content import ContentText, InputContent

@@ -1,1 +1,1 @@
-"""Runs: admission of inputs, the run executor (rounds of model call and tools), its draft, tool calls and plan."""
+"""Runs: admission of inputs, the run executor (rounds of model call and tools), its draft and tool calls."""

@@ -1,4 +1,4 @@
-"""`RunContext`: what drafting (`draft.py`), tool calls (`tool_calls.py`) and compaction (`engine/compaction/step.py`)
+"""`RunContext`: what drafting (`draft.py`), tool calls (`tool_calls.py`) and compaction (`compaction/step.py`)
 need of the run they belong to, as a small protocol. The run loop (`executor.RunExecutor`) provides it; a unit test can
 provide its own. None of these parts sees the `Engine`.
 
@@ -11,7 +11,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
-from omniagent.engine.children.limits import ChildLimits
 from omniagent.engine.interactions.permissions import Permissions
 from omniagent.engine.interactions.questions import Questions
 from omniagent.engine.interactions.secrets import Scrubber
@@ -20,6 +19,7 @@ from omniagent.engine.mcp.servers import McpServers
 from omniagent.engine.providers import neutral as n
 from omniagent.engine.routes import Routes
 from omniagent.engine.run.instructions import ProjectInstructions
+from omniagent.engine.run.limits import ChildLimits
 from omniagent.engine.sandboxes import Sandboxes
 from omniagent.engine.skills.catalog import Skills
 from omniagent.engine.store import Store

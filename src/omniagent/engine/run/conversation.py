@@ -8,9 +8,9 @@ summary (as a user message) and then only the messages it kept (`compaction.rule
 
 from __future__ import annotations
 
-from omniagent.engine.compaction import rules as compaction_rules
 from omniagent.engine.providers import neutral as n
 from omniagent.engine.routes import ModelRoute
+from omniagent.engine.run.compaction import rules as compaction_rules
 from omniagent.protocols.yuke.content import ContentText
 from omniagent.protocols.yuke.messages import (
     AssistantMessage,

@@ -18,7 +18,6 @@ from collections.abc import Awaitable, Callable
 from contextlib import aclosing
 from typing import TypeVar
 
-from omniagent.engine.compaction import step as compaction_step
 from omniagent.engine.interactions.permissions import Permissions
 from omniagent.engine.interactions.secrets import Scrubber
 from omniagent.engine.live import ActiveRun, LiveSession
@@ -27,9 +26,9 @@ from omniagent.engine.providers.retry import MAX_ATTEMPTS, next_delay
 from omniagent.engine.providers.routes import RouteError
 from omniagent.engine.routes import ModelRoute
 from omniagent.engine.run import conversation, instructions, orphans, tool_calls
+from omniagent.engine.run.compaction import step as compaction_step
 from omniagent.engine.run.context import AgentControls, RunDeps, Sink
 from omniagent.engine.run.draft import Draft
-from omniagent.engine.session.transcript import ROOT_AGENT, parse_message, tokens_of
 from omniagent.engine.skills import prompt as skill_prompt
 from omniagent.engine.store import Store, checkpoints, trees
 from omniagent.engine.store import queries as q
@@ -37,6 +36,7 @@ from omniagent.engine.store.connection import Connection
 from omniagent.engine.store.journal import now_ms, record
 from omniagent.engine.tools import AGENT_TOOL_NAMES, ToolContext, ToolRegistry
 from omniagent.engine.tools.context import Answer, FileImage, Question
+from omniagent.engine.transcript import ROOT_AGENT, parse_message, tokens_of
 from omniagent.errors import OmniagentError
 from omniagent.protocols.yuke.activity import ActivityBuilding, ActivityRetrying, ActivityRunning, ActivityState
 from omniagent.protocols.yuke.base import YukeModel

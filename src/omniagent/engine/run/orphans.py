@@ -1,7 +1,7 @@
 """Ending runs: the one transaction that closes an open run, and the ends of runs whose owner is gone.
 
-Ending a child's turn run also queues its report into the parent, in the same transaction
-(`engine/children/reports.py`), so a crash can never lose a report nor send one twice.
+Ending a child's turn run also queues its report into the parent, in the same transaction (`reports.py`), so a crash
+can never lose a report nor send one twice.
 
 Several processes may serve one store (a `serve` and an `rpc`, Zed's `acp` and a terminal `run`). Each run belongs to
 the process that opened it (`store/ownership.py`); these transactions end only *orphans*, runs whose owner is gone,
@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import json
 
-from omniagent.engine.children import reports
 from omniagent.engine.errors import EngineError
 from omniagent.engine.live import ActiveRun
+from omniagent.engine.run import reports
 from omniagent.engine.store import queries as q
 from omniagent.engine.store.connection import Connection
 from omniagent.engine.store.journal import Broadcast, now_ms, record

@@ -1,6 +1,6 @@
 """The input queue: a session's durable queue of inputs waiting for a run, at the row level. Enqueue one input
 (the client's, or one the engine sends with a source: a parent's instruction, a child's report) and journal its
-`input.queued`, in the caller's transaction. Admission (`run/rows.py`) and child reports (`children/reports.py`)
+`input.queued`, in the caller's transaction. Admission (`rows.py`) and child reports (`reports.py`)
 both queue through here. (Not the runtime session loop's command inbox, `runtime/turns.py`.)
 
 The skill a skill input ran is kept beside the queued item in its row (yuke's QueuedInput has no field for it),

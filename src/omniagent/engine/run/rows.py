@@ -14,17 +14,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from omniagent.engine.children import reports
 from omniagent.engine.live import ActiveRun
-from omniagent.engine.run import orphans, queue
+from omniagent.engine.run import orphans, queue, reports
 from omniagent.engine.run.orphans import RunOwnedElsewhere
 from omniagent.engine.run.queue import queued_input
-from omniagent.engine.session.transcript import title_of
 from omniagent.engine.store import queries as q
 from omniagent.engine.store import trees
 from omniagent.engine.store.connection import Connection
 from omniagent.engine.store.journal import Broadcast, now_ms, record
 from omniagent.engine.store.ownership import Ownership
+from omniagent.engine.transcript import title_of
 from omniagent.protocols.yuke.content import ContentPart, ContentText, SkillRef
 from omniagent.protocols.yuke.inputs import InputCanceledData, InputQueuedData, InputSource
 from omniagent.protocols.yuke.messages import CreatedTime, MessageCommittedData, UserMessage

@@ -18,9 +18,9 @@ from omniagent.engine.interactions.permissions import Decision
 from omniagent.engine.interactions.secrets import Scrubber
 from omniagent.engine.run.context import RunContext
 from omniagent.engine.run.draft import Draft
-from omniagent.engine.run.plans import PLAN_UPDATED, plan_updated
 from omniagent.engine.store.journal import now_ms
 from omniagent.engine.tools import ToolResult
+from omniagent.engine.tools.plan import PLAN_UPDATED, plan_updated
 from omniagent.engine.tools.wire import terminal_state
 from omniagent.protocols.yuke.activity import ActivityRunning, ActivityRunningTool
 from omniagent.protocols.yuke.messages import PartDelta, ToolStateChangedData

@@ -1,1 +1,1 @@
-"""Session lifecycle: create, list, get, patch, remove, fork, rewind, and the transcript helpers."""
+"""Session lifecycle: create, list, get, patch, remove, fork, rewind."""

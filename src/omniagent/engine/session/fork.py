@@ -14,9 +14,9 @@ Decisions (docs/engine.md "Forks"):
 
 from __future__ import annotations
 
+from omniagent.engine import transcript
 from omniagent.engine.errors import EngineError
 from omniagent.engine.live import LiveSessions
-from omniagent.engine.session import transcript
 from omniagent.engine.store import Store
 from omniagent.engine.store import forks as f
 from omniagent.engine.store import queries as q

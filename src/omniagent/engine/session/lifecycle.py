@@ -17,18 +17,18 @@ from omniagent.engine.live import LiveSessions
 from omniagent.engine.routes import Routes
 from omniagent.engine.run.inputs import Inputs
 from omniagent.engine.session import fork, rewind
-from omniagent.engine.session.transcript import (
+from omniagent.engine.skills.catalog import Skills
+from omniagent.engine.store import Store, trees
+from omniagent.engine.store import queries as q
+from omniagent.engine.store.connection import Connection
+from omniagent.engine.store.journal import now_ms, record
+from omniagent.engine.transcript import (
     ROOT_AGENT,
     new_session,
     new_session_id,
     parse_message,
     resolve_placeholders,
 )
-from omniagent.engine.skills.catalog import Skills
-from omniagent.engine.store import Store, trees
-from omniagent.engine.store import queries as q
-from omniagent.engine.store.connection import Connection
-from omniagent.engine.store.journal import now_ms, record
 from omniagent.protocols.yuke.base import Empty
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.protocols.yuke.messages import Message

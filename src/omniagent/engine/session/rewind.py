@@ -32,11 +32,11 @@ import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 
-from omniagent.engine.children import reports
+from omniagent.engine import transcript
 from omniagent.engine.children.tree import Children
 from omniagent.engine.errors import EngineError
 from omniagent.engine.live import LiveSessions
-from omniagent.engine.session import transcript
+from omniagent.engine.run import reports
 from omniagent.engine.store import Store, checkpoints, trees
 from omniagent.engine.store import forks as f
 from omniagent.engine.store import queries as q

@@ -4,9 +4,10 @@ an idle child session. docs/engine.md "agents.json".
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from omniagent.engine.errors import EngineError
 from omniagent.engine.live import LiveSessions
-from omniagent.engine.session.lifecycle import Sessions
 from omniagent.engine.slots.file import AgentsFile
 from omniagent.engine.store import Store
 from omniagent.engine.store import queries as q
@@ -20,13 +21,22 @@ from omniagent.protocols.yuke.agents import (
 from omniagent.protocols.yuke.base import Empty
 from omniagent.protocols.yuke.envelope import ErrorCode
 from omniagent.protocols.yuke.runs import RunConfig
-from omniagent.protocols.yuke.sessions import OriginChild, SessionConfigResult
+from omniagent.protocols.yuke.sessions import OriginChild, Session, SessionConfigResult
+
+
+class SessionConfigs(Protocol):
+    """What agents.set_model needs of the session methods (`session.lifecycle.Sessions`, which sit above the slots:
+    child sessions resolve their slots here)."""
+
+    async def set_config(self, s: Session, model: str, reasoning: str, max_rounds: int | None) -> Session:
+        """Append the session's next RunConfig revision; emits `config.changed` and the new summary."""
+        ...
 
 
 class Agents:
     """The agents.* methods, built with agents.json, the store, the live sessions and the session methods."""
 
-    def __init__(self, file: AgentsFile, store: Store, live: LiveSessions, sessions: Sessions) -> None:
+    def __init__(self, file: AgentsFile, store: Store, live: LiveSessions, sessions: SessionConfigs) -> None:
         self._file = file
         self._store = store
         self._live = live

@@ -4,18 +4,39 @@ The tool only checks and echoes the list; the plan itself travels in `ToolResult
 broadcasts (`plan.updated`, docs/engine.md) and every face shows (ACP `plan`, the sidecar's `PlanUpdated`). Whole-list
 replacement, as ACP plans and Claude Code's todo list work, so a lost update never leaves a stale entry: the newest
 call is the plan. It never asks for permission: it changes nothing outside the conversation.
+
+The session's plan on the yuke wire is here too, beside the tool that sets it (so the broadcaster's table of
+extension broadcasts needs nothing above the tools): yuke has no plan, so the engine adds one broadcast,
+`plan.updated`, carrying the whole new list with the tool part that set it. It is not journaled (it has no `seq`):
+the call's arguments are in the committed message, so `plan_of_part` reads the plan back from a stored call, which
+is how a replay (ACP `session/load`) shows it again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Iterable, Mapping
 from typing import get_args
 
 from omniagent.engine.tools.context import PlanEntry, PlanPriority, PlanStatus, ToolContext, ToolError, ToolResult
+from omniagent.protocols.yuke.base import YukeModel
+from omniagent.protocols.yuke.ids import MessageId, PartId, SessionId, Str
+from omniagent.protocols.yuke.messages import ToolPart
 
-__all__ = ["PLAN_TOOL", "PlanTool", "parse_plan"]
+__all__ = [
+    "PLAN_TOOL",
+    "PLAN_UPDATED",
+    "PlanEntryData",
+    "PlanTool",
+    "PlanUpdatedData",
+    "parse_plan",
+    "plan_of_part",
+    "plan_updated",
+]
 
 PLAN_TOOL = "plan"
+# The engine extension broadcast (not in yuke's BroadcastName).
+PLAN_UPDATED = "plan.updated"
 # Entries one plan may hold, and characters of one entry: a plan is a short checklist, not a document.
 MAX_ENTRIES = 50
 MAX_ENTRY_CHARS = 500
@@ -91,3 +112,37 @@ def _entry(number: int, item: object) -> PlanEntry:
     if not isinstance(priority, str) or priority not in _PRIORITIES:
         raise ToolError(f"entry {number} has priority {priority!r}; use high, medium or low")
     return PlanEntry(content.strip(), _STATUSES[status], _PRIORITIES[priority])
+
+
+class PlanEntryData(YukeModel):
+    """One entry of the plan: ACP's `PlanEntry` fields."""
+
+    content: Str
+    status: PlanStatus
+    priority: PlanPriority
+
+
+class PlanUpdatedData(YukeModel):
+    """`plan.updated`: the session's whole plan now, set by the tool part (`message_id`, `part_id`)."""
+
+    session_id: SessionId
+    message_id: MessageId
+    part_id: PartId
+    entries: list[PlanEntryData]
+
+
+def plan_updated(session_id: str, message_id: int, part_id: int, entries: Iterable[PlanEntry]) -> PlanUpdatedData:
+    """The broadcast for a plan the tool part `message_id`/`part_id` set."""
+    wire = [PlanEntryData(content=e.content, status=e.status, priority=e.priority) for e in entries]
+    return PlanUpdatedData(session_id=session_id, message_id=message_id, part_id=part_id, entries=wire)
+
+
+def plan_of_part(part: ToolPart) -> tuple[PlanEntry, ...] | None:
+    """The plan a stored tool part set: its entries when it is a completed `plan` call, else None."""
+    if part.name != PLAN_TOOL or part.state.type != "completed":
+        return None
+    try:
+        args = json.loads(part.arguments or "{}")
+        return parse_plan(args) if isinstance(args, dict) else None
+    except (ValueError, ToolError):
+        return None

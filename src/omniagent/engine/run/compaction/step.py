@@ -14,15 +14,15 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from omniagent.engine.compaction import rules as compaction_rules
 from omniagent.engine.providers import neutral as n
 from omniagent.engine.routes import ModelRoute
 from omniagent.engine.run import conversation, orphans
+from omniagent.engine.run.compaction import rules as compaction_rules
 from omniagent.engine.run.context import RunContext
-from omniagent.engine.session.transcript import tokens_of
 from omniagent.engine.store import queries as q
 from omniagent.engine.store.connection import Connection
 from omniagent.engine.store.journal import now_ms, record
+from omniagent.engine.transcript import tokens_of
 from omniagent.protocols.yuke.activity import ActivityCompacting
 from omniagent.protocols.yuke.messages import (
     CompactionMessage,

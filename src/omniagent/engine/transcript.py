@@ -1,6 +1,7 @@
 """Pure helpers over a session's transcript: stored payloads → messages, titles, ids, token counts. No I/O.
 
-Every engine part that reads or writes messages uses these, so none of them needs another part for them.
+Every engine part that reads or writes messages uses these (runs and their compaction, child sessions, the session
+methods), so they sit at the engine's top level, below all of those parts: none of them needs another part for them.
 """
 
 from __future__ import annotations

@@ -7,6 +7,9 @@ The report's text is the child's last words in that run (its newest committed as
 the text is what it had when it stopped. The child's whole transcript stays in the child session. A turn that
 ended because the child spawned children of its own (finish `tool_calls`) sends no report: the child is not
 done, and reports when a later turn, woken by its children's reports, ends.
+
+They live with the runs, not with the child tree (`children/tree.py`): they are written inside a run's own
+transactions (its end, `orphans.py`; canceled instructions, `rows.py`) into the parent's input queue (`queue.py`).
 """
 
 from __future__ import annotations
@@ -14,11 +17,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from omniagent.engine.run import queue
-from omniagent.engine.session.transcript import parse_message
 from omniagent.engine.store import queries as q
 from omniagent.engine.store import trees
 from omniagent.engine.store.connection import Connection
 from omniagent.engine.store.journal import Broadcast, record
+from omniagent.engine.transcript import parse_message
 from omniagent.protocols.yuke.content import ContentText
 from omniagent.protocols.yuke.inputs import ChildInputCanceled, ChildReport, InputCanceledData, QueuedInput
 from omniagent.protocols.yuke.messages import AssistantMessage, TextPart

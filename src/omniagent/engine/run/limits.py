@@ -3,6 +3,10 @@
 yuke's agents.json holds only the model slots (and is parsed strictly), so these are engine settings:
 `OMNIAGENT_CHILD_MAX_DEPTH`, `OMNIAGENT_CHILD_MAX_CONCURRENT` and `OMNIAGENT_CHILD_MAX_ROUNDS`, each a positive
 integer; anything else keeps the default.
+
+They live with the runs, which enforce them (admission counts a tree's active children; the executor gives the agent
+tools only to a session less than `max_depth` below its root), and the child tree (`children/tree.py`, above the runs)
+reads them from here.
 """
 
 from __future__ import annotations

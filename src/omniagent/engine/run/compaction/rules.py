@@ -2,7 +2,7 @@
 compact, where to cut, and the texts of the summary call.
 
 What it is: the arithmetic and the wording, no I/O. What it is not: the run step that calls the model and commits
-the `CompactionMessage` (`step.py`), nor the rendering of messages for a provider (`engine/run/conversation.py`).
+the `CompactionMessage` (`step.py`), nor the rendering of messages for a provider (`run/conversation.py`).
 
 Estimates are characters / 4 (no tokenizer download). A compacted transcript projects as the newest checkpoint's
 summary followed by the messages from its `first_kept_id` on; older messages stay in the store and in
