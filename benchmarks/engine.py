@@ -36,8 +36,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests pac
 from tests.engine.rpc_harness import write_providers
 
 from omniagent.engine.engine import Engine, EngineConfig
+from omniagent.engine.model_access import RunModel
 from omniagent.engine.providers import neutral as n
-from omniagent.engine.routes import ModelRoute
 from omniagent.engine.session.lifecycle import new_session_id
 from omniagent.engine.store import queries as q
 from omniagent.engine.store.journal import now_ms
@@ -107,30 +107,31 @@ class _FakeProvider:
         return None
 
 
-class _BenchRoutes:
-    """Only what a run asks of the routes: the model route and its provider."""
+class _BenchModelAccess:
+    """Only what a run asks of the engine's `ModelAccess`: the model as the run needs it, and its provider."""
 
-    def __init__(self, route: ModelRoute, provider: _FakeProvider) -> None:
-        self._answer = (route, provider)
+    def __init__(self, run_model: RunModel, provider: _FakeProvider) -> None:
+        self._answer = (run_model, provider)
 
-    def open_provider(self, selector: str, reasoning: str) -> tuple[ModelRoute, _FakeProvider]:
+    def open_provider(self, selector: str, reasoning: str) -> tuple[RunModel, _FakeProvider]:
         return self._answer
 
 
-def _route() -> ModelRoute:
-    return ModelRoute(selector="bench/m", protocol="anthropic_messages", upstream_id="m")
+def _run_model() -> RunModel:
+    return RunModel(selector="bench/m", protocol="anthropic_messages", upstream_id="m")
 
 
 async def delta_overhead(data_dir: Path) -> list[float]:
     sink = _StampingSink()
     provider = _FakeProvider()
-    route = _route()
+    run_model = _run_model()
     async with LineWriter(sink) as writer, Engine.open(EngineConfig(data_dir, data_dir)) as engine:
         engine.broadcaster.subscribe(lambda name, data: writer.send_nowait(notification_line(name, data)))
-        # The run loop holds the engine's one `Routes`: its provider is swapped for the in-process fake there.
-        engine.routes.open_provider = _BenchRoutes(route, provider).open_provider  # type: ignore[method-assign]
+        # The run loop holds the engine's one `ModelAccess`: its provider is swapped for the in-process fake there.
+        bench = _BenchModelAccess(run_model, provider)
+        engine.model_access.open_provider = bench.open_provider  # type: ignore[method-assign]
         session = _session(str(data_dir))
-        session.model = route.selector
+        session.model = run_model.selector
         await engine.store.write(_insert, [session])
         done = asyncio.Event()
         engine.broadcaster.subscribe(lambda name, data: done.set() if name == "run.done" else None)

@@ -33,7 +33,7 @@ Catch `OmniagentError` to catch them all. The tree (module, then the classes it 
     │   └── engine.store.connection.StoreConflict   a write broke a uniqueness rule of a shared store
     ├── engine.providers.neutral.ProviderError      a model call failed; `code` is the run's RunErrorCode
     ├── engine.providers.failures.StreamErrorReported  an error inside a 200 stream, as read (never leaves the client)
-    ├── engine.providers.routes.RouteError          no provider can be built for a model selector
+    ├── engine.providers.resolve.ResolveError       no provider can be built for a model selector
     ├── engine.providers.catalog.file.CatalogError  providers.json is unreadable or invalid
     ├── engine.providers.auth.credentials.CredentialError  the key or grant file cannot be read or written
     ├── engine.providers.auth.oauth.OAuthError      a device-login step failed (refused, unreachable, not understood)

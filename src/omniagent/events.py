@@ -1,21 +1,62 @@
-"""The events a runtime session streams (`Session.events`), as public names: `Event`, its `EventKind` arms, and the
-types those arms carry (tools, plans, requests, turn origins and stop reasons, status, plan usage, diagnostics).
+"""The public models of a runtime session, as names: the events it streams (`Session.events`: `Event`, its
+`EventKind` arms, and the types those arms carry: tools, plans, requests, turn origins and stop reasons, status, plan
+usage, diagnostics), and what a program passes to it and gets back from it: the answers to its requests
+(`PermissionAnswer` with a `PermissionChoice`; `QuestionsAnswer` with one `ChoicesAnswer` or `TextAnswer` per
+question), the options it can set (`ConfigOption`, `ConfigValue`), what became of a prompt (`Delivery`: `Started`,
+`Steered`, `Queued`), and the values the open options take (`PermissionMode`, `McpServer`, `AgentRef`, …).
 
-    from omniagent.events import TextDelta, TurnEnded
+    from omniagent.events import PermissionAnswer, PermissionAsk, PermissionChoice, RequestOpened, TextDelta, TurnEnded
 
     async for event in session.events:
         if isinstance(event.kind, TextDelta):
             print(event.kind.text, end="")
+        elif isinstance(event.kind, RequestOpened) and isinstance(event.kind.request, PermissionAsk):
+            asked = event.kind.request.request
+            await session.answer(asked.id, PermissionAnswer(choice=PermissionChoice.ALLOW_ONCE))
         elif isinstance(event.kind, TurnEnded):
             break
 
-These are the sidecar wire's models (`omniagent.protocols.sidecar`), the same objects `omniagent serve` writes as
-event lines; this module only names them, so an app does not depend on where a wire model lives. Not imported by
-`import omniagent`: the models load on `import omniagent.events`.
+These are the sidecar wire's models (`omniagent.protocols.sidecar`), the same objects `omniagent serve` reads as
+command fields and writes as event lines; this module only names them, so an app does not depend on where a wire
+model lives. Not imported by `import omniagent`: the models load on `import omniagent.events`.
 """
 
-from omniagent.protocols.sidecar.agents import PlanUsage, SessionInfo, SessionStatus, UsageWindow
+from omniagent.protocols.sidecar.agents import (
+    BooleanKind,
+    ConfigChoice,
+    ConfigKind,
+    ConfigOption,
+    ConfigValue,
+    PlanUsage,
+    SelectKind,
+    SessionInfo,
+    SessionStatus,
+    UsageWindow,
+)
 from omniagent.protocols.sidecar.base import Diagnostic, DiagnosticLevel
+from omniagent.protocols.sidecar.commands import (
+    AcpSpec,
+    AgentRef,
+    Answer,
+    ChoicesAnswer,
+    Delivery,
+    DeliveryKind,
+    HttpMcp,
+    InlineAcp,
+    McpConnection,
+    McpServer,
+    PermissionAnswer,
+    PermissionMode,
+    QuestionAnswer,
+    QuestionsAnswer,
+    Queued,
+    RollbackScope,
+    SseMcp,
+    Started,
+    StdioMcp,
+    Steered,
+    TextAnswer,
+)
 from omniagent.protocols.sidecar.events import (
     Cancelled,
     Choice,
@@ -84,15 +125,26 @@ from omniagent.protocols.sidecar.events import (
 )
 
 __all__ = [
+    "AcpSpec",
+    "AgentRef",
+    "Answer",
+    "BooleanKind",
     "Cancelled",
     "Choice",
+    "ChoicesAnswer",
     "CommandInput",
     "CommandSpec",
     "Completed",
     "CompletionSource",
+    "ConfigChoice",
+    "ConfigKind",
+    "ConfigOption",
+    "ConfigValue",
     "ContextCompacted",
     "ContextUsage",
     "Delete",
+    "Delivery",
+    "DeliveryKind",
     "Diagnostic",
     "DiagnosticEvent",
     "DiagnosticLevel",
@@ -105,15 +157,21 @@ __all__ = [
     "FileDiff",
     "FromAgent",
     "FromPrompt",
+    "HttpMcp",
+    "InlineAcp",
     "Mcp",
+    "McpConnection",
+    "McpServer",
     "MessageEnded",
     "Move",
     "NoInput",
     "OtherTool",
     "PathInput",
     "PatternInput",
+    "PermissionAnswer",
     "PermissionAsk",
     "PermissionChoice",
+    "PermissionMode",
     "PermissionRequest",
     "PlanEntry",
     "PlanStatus",
@@ -122,8 +180,11 @@ __all__ = [
     "PlanUsageUpdated",
     "QueryInput",
     "Question",
+    "QuestionAnswer",
     "QuestionAsk",
     "QuestionRequest",
+    "QuestionsAnswer",
+    "Queued",
     "RawTool",
     "Read",
     "ReasoningDelta",
@@ -131,13 +192,20 @@ __all__ = [
     "Request",
     "RequestClosed",
     "RequestOpened",
+    "RollbackScope",
     "Search",
+    "SelectKind",
     "SessionInfo",
     "SessionStatus",
     "SessionUpdated",
+    "SseMcp",
+    "Started",
     "StatusChanged",
+    "StdioMcp",
+    "Steered",
     "StopReason",
     "Subagent",
+    "TextAnswer",
     "TextDelta",
     "TextInput",
     "Think",

@@ -38,5 +38,5 @@ def test_a_bad_providers_file_is_logged_on_stderr_under_the_face_name(
     lines = [json.loads(line) for line in done.stdout.splitlines()]
     assert lines[0]["id"] == "1" and "result" in lines[0]
     stderr = done.stderr.decode()
-    assert ("omniagent rpc: WARNING omniagent.engine.routes: " in stderr) is logged
+    assert ("omniagent rpc: WARNING omniagent.engine.model_access: " in stderr) is logged
     assert "Traceback" not in stderr

@@ -19,7 +19,7 @@ from omniagent.engine.interactions.questions import Questions
 from omniagent.engine.interactions.registry import Interactions
 from omniagent.engine.interactions.secrets import Secrets
 from omniagent.engine.live import LiveSessions
-from omniagent.engine.routes import Routes
+from omniagent.engine.model_access import ModelAccess
 from omniagent.engine.run.context import RunDeps
 from omniagent.engine.run.inputs import Inputs
 from omniagent.engine.run.limits import ChildLimits
@@ -86,7 +86,7 @@ async def open_parts(tmp_path: Path, llm: FakeLLMServer) -> AsyncIterator[Parts]
     write_providers(config, llm)
     workspace.mkdir()
     store = await open_test_store()
-    routes = Routes.load(data, config)
+    model_access = ModelAccess.load(data, config)
     try:
         async with asyncio.TaskGroup() as tasks:
             broadcaster = Broadcaster()
@@ -95,11 +95,15 @@ async def open_parts(tmp_path: Path, llm: FakeLLMServer) -> AsyncIterator[Parts]
             permissions = Permissions(interactions)
             questions = Questions(interactions, Secrets())
             sandboxes = Sandboxes(data, config)
-            deps = RunDeps(store, live, routes, default_tools(), permissions, questions, sandboxes, 1.0, ToolLimits())
+            deps = RunDeps(
+                store, live, model_access, default_tools(), permissions, questions, sandboxes, 1.0, ToolLimits()
+            )
             inputs = Inputs(store, live, tasks, deps)
             skills = Skills.none()
-            children = Children(store, live, routes, inputs, skills, AgentsFile(config, routes), ChildLimits())
-            sessions = Sessions(store, live, routes, inputs, skills, children)
+            children = Children(
+                store, live, model_access, inputs, skills, AgentsFile(config, model_access), ChildLimits()
+            )
+            sessions = Sessions(store, live, model_access, inputs, skills, children)
             parts = Parts(store, live, permissions, inputs, sessions, workspace)
             broadcaster.subscribe(parts.record)
             try:
@@ -108,5 +112,5 @@ async def open_parts(tmp_path: Path, llm: FakeLLMServer) -> AsyncIterator[Parts]
                 for run in live.active_runs():
                     inputs.interrupt(run, "interrupted")
     finally:
-        await routes.aclose()
+        await model_access.aclose()
         await store.aclose()

@@ -212,7 +212,7 @@ class EngineApi:
     @property
     def catalog(self) -> Catalog:
         """Providers and models as this engine knows them."""
-        return self._engine.routes.catalog
+        return self._engine.model_access.catalog
 
     def context_window(self, selector: str) -> int | None:
         """The context window of the model a selector names, if the catalog knows it."""

@@ -37,7 +37,7 @@ from omniagent.engine.interactions.registry import Interactions
 from omniagent.engine.interactions.secrets import Secrets
 from omniagent.engine.live import ActiveRun, LiveSessions
 from omniagent.engine.mcp.servers import McpServers
-from omniagent.engine.routes import Routes
+from omniagent.engine.model_access import ModelAccess
 from omniagent.engine.run.context import RunDeps
 from omniagent.engine.run.inputs import Inputs
 from omniagent.engine.run.instructions import ProjectInstructions
@@ -117,17 +117,17 @@ class Engine:
     """The engine for one process: the composition root. Open with `async with Engine.open(config) as engine`.
 
     Each part is built here with exactly what it uses: `sessions`, `inputs`, `children`, `agents`, `accounts`,
-    `interactions` (every open ask: `permissions` and `questions`), `sandboxes`, `routes`, `mcp` (each session's
-    MCP servers), `live` (live state, locks and the broadcaster). Only `EngineApi` (`api.py`) reaches into them;
-    every face and the runtime's engine adapter go through it. `handle()` runs the yuke method table; `serves(method)`
-    tells whether a method is served; `spawn()` runs a task in the engine's task group.
+    `interactions` (every open ask: `permissions` and `questions`), `sandboxes`, `model_access`, `mcp` (each
+    session's MCP servers), `live` (live state, locks and the broadcaster). Only `EngineApi` (`api.py`) reaches into
+    them; every face and the runtime's engine adapter go through it. `handle()` runs the yuke method table;
+    `serves(method)` tells whether a method is served; `spawn()` runs a task in the engine's task group.
     """
 
-    def __init__(self, config: EngineConfig, store: Store, routes: Routes, tasks: asyncio.TaskGroup) -> None:
+    def __init__(self, config: EngineConfig, store: Store, model_access: ModelAccess, tasks: asyncio.TaskGroup) -> None:
         self.config = config
         self._tasks = tasks
         self.store = store
-        self.routes = routes
+        self.model_access = model_access
         self.broadcaster = Broadcaster()
         self.live = LiveSessions(self.broadcaster)
         self.interactions = Interactions(self.broadcaster)
@@ -145,7 +145,7 @@ class Engine:
         deps = RunDeps(
             store=store,
             sessions=self.live,
-            routes=routes,
+            model_access=model_access,
             tools=self.tools,
             permissions=self.permissions,
             questions=self.questions,
@@ -158,12 +158,12 @@ class Engine:
             mcp=self.mcp,
         )
         self.inputs = Inputs(store, self.live, tasks, deps)
-        agents_file = AgentsFile(config.config_dir, routes)
+        agents_file = AgentsFile(config.config_dir, model_access)
         limits, inherit = config.child_limits, self._inherit
-        self.children = Children(store, self.live, routes, self.inputs, self.skills, agents_file, limits, inherit)
-        self.sessions = Sessions(store, self.live, routes, self.inputs, self.skills, self.children)
+        self.children = Children(store, self.live, model_access, self.inputs, self.skills, agents_file, limits, inherit)
+        self.sessions = Sessions(store, self.live, model_access, self.inputs, self.skills, self.children)
         self.agents = Agents(agents_file, store, self.live, self.sessions)
-        self.accounts = Accounts(routes, self.broadcaster)
+        self.accounts = Accounts(model_access, self.broadcaster)
         self._handlers: dict[str, Handler] = self._handler_table()
         # Engine extensions to the yuke method table (docs/engine.md): method → params model.
         self.extensions: dict[str, type[YukeModel]] = {
@@ -178,10 +178,10 @@ class Engine:
     async def open(cls, config: EngineConfig) -> AsyncIterator[Engine]:
         """Open the store and catalog; on exit, end active runs as interrupted and close everything."""
         store = await Store.open(config.store, lease_seconds=config.lease_seconds)
-        routes = Routes.load(config.data_dir, config.config_dir)
+        model_access = ModelAccess.load(config.data_dir, config.config_dir)
         try:
             async with asyncio.TaskGroup() as tasks:
-                engine = cls(config, store, routes, tasks)
+                engine = cls(config, store, model_access, tasks)
                 lease = tasks.create_task(engine._keep_lease(), name="lease")
                 relay = tasks.create_task(RemoteEvents(store, engine.live).follow(), name="remote-events")
                 try:
@@ -193,7 +193,7 @@ class Engine:
                     await engine.accounts.aclose()
                     await engine.mcp.aclose()
         finally:
-            await routes.aclose()
+            await model_access.aclose()
             await store.aclose()
 
     def _handler_table(self) -> dict[str, Handler]:
@@ -284,7 +284,7 @@ class Engine:
         return SkillsListResult(skills=catalog.infos())
 
     async def _initialize(self, _params: Empty) -> InitializeResult:
-        return initialize_result(self.live.revision, self.routes.catalog_rev)
+        return initialize_result(self.live.revision, self.model_access.catalog_rev)
 
     # Start and stop ---------------------------------------------------------------------------------------------
 

@@ -19,10 +19,10 @@ from urllib.parse import urlsplit
 from omniagent.testing.frames import Renderer
 from omniagent.testing.loopback import LoopbackServer, QuietHandler, QuietHTTPServer
 from omniagent.testing.prompt_cache import CacheRefusal, PromptCache
-from omniagent.testing.render_accounts import CHATGPT_USAGE_PATHS, chatgpt_usage
-from omniagent.testing.render_anthropic import AnthropicRenderer
-from omniagent.testing.render_gemini import GeminiRenderer
-from omniagent.testing.render_openai import ChatRenderer, ResponsesRenderer
+from omniagent.testing.render.accounts import CHATGPT_USAGE_PATHS, chatgpt_usage
+from omniagent.testing.render.anthropic import AnthropicRenderer
+from omniagent.testing.render.gemini import GeminiRenderer
+from omniagent.testing.render.openai import ChatRenderer, ResponsesRenderer
 from omniagent.testing.scenario import Drop, ErrorReply, RawReply, Reply, Scenario, Step
 
 AUTH_HEADERS = frozenset({"authorization", "x-api-key", "x-goog-api-key", "api-key", "proxy-authorization", "cookie"})

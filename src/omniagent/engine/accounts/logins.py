@@ -21,10 +21,10 @@ import httpx
 
 from omniagent.engine.broadcast import Broadcaster
 from omniagent.engine.errors import EngineError
+from omniagent.engine.model_access import ModelAccess
 from omniagent.engine.providers.auth import oauth
 from omniagent.engine.providers.auth.credentials import CredentialError
 from omniagent.engine.providers.catalog.file import OAuthEntry
-from omniagent.engine.routes import Routes
 from omniagent.protocols.yuke.auth import (
     AuthLoginFinishedData,
     AuthLoginOutcome,
@@ -49,8 +49,10 @@ class _Login:
 class Logins:
     """The running device logins. `on_stored(provider_id, catalog_rev_before)` announces a stored grant."""
 
-    def __init__(self, routes: Routes, broadcaster: Broadcaster, on_stored: Callable[[str, str], None]) -> None:
-        self._routes = routes
+    def __init__(
+        self, model_access: ModelAccess, broadcaster: Broadcaster, on_stored: Callable[[str, str], None]
+    ) -> None:
+        self._model_access = model_access
         self._broadcaster = broadcaster
         self._on_stored = on_stored
         self._running: dict[str, _Login] = {}
@@ -114,9 +116,9 @@ class Logins:
             outcome = LoginFailed(message="The login failed.")
         else:
             # No await from here on: a cancel either came before (and stopped the polling) or finds it ended.
-            rev_before = self._routes.catalog_rev
+            rev_before = self._model_access.catalog_rev
             try:
-                self._routes.credentials.set_grant(login.provider_id, grant)
+                self._model_access.credentials.set_grant(login.provider_id, grant)
             except CredentialError:
                 outcome = LoginFailed(message="The credentials could not be stored.")
             else:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from omniagent.engine.errors import EngineError
 from omniagent.engine.live import ActiveRun, LiveSessions
-from omniagent.engine.routes import Routes
+from omniagent.engine.model_access import ModelAccess
 from omniagent.engine.run.inputs import Inputs
 from omniagent.engine.run.limits import ChildLimits
 from omniagent.engine.skills.catalog import Skills
@@ -64,7 +64,7 @@ class Hold:
 
 
 class Children:
-    """The child sessions of one engine: built with the store, the live sessions, the model routes, input
+    """The child sessions of one engine: built with the store, the live sessions, the engine's model access, input
     admission (which it attaches itself to), the sessions' skills, agents.json and the limits.
     `inherit(child, parent)` gives a new child its parent's in-memory settings (permission mode, exec sandbox)
     before its first run."""
@@ -73,7 +73,7 @@ class Children:
         self,
         store: Store,
         live: LiveSessions,
-        routes: Routes,
+        model_access: ModelAccess,
         inputs: Inputs,
         skills: Skills,
         agents: AgentsFile,
@@ -82,7 +82,7 @@ class Children:
     ) -> None:
         self._store = store
         self._live = live
-        self._routes = routes
+        self._model_access = model_access
         self._inputs = inputs
         self._skills = skills
         self._agents = agents
@@ -120,9 +120,9 @@ class Children:
         if not self._site_is_live(child):
             raise EngineError.bad_request("the parent tool site is not live: the parent is not running that call")
         if params.model is not None:
-            model, reasoning = self._routes.choose(params.model, params.reasoning)
+            model, reasoning = self._model_access.choose(params.model, params.reasoning)
         else:
-            model, reasoning = self._routes.choose(p.model, params.reasoning or p.reasoning)
+            model, reasoning = self._model_access.choose(p.model, params.reasoning or p.reasoning)
         origin = OriginChild(
             parent_id=child.parent_id, parent_message_id=child.parent_message_id, parent_part_id=child.parent_part_id
         )

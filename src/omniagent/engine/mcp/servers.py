@@ -64,7 +64,9 @@ class McpTool:
 
 
 @dataclass(slots=True)
-class _Session:
+class _SessionServers:
+    """One session's MCP servers: the ones its face attached, their connections once started, and their tools."""
+
     attached: list[ServerSpec] = field(default_factory=list)
     connections: list[Connection] | None = None  # None: not started since the last attach
     tools: list[McpTool] = field(default_factory=list)
@@ -86,24 +88,24 @@ class McpServers:
         self._user_dir = user_dir
         self._limits = limits or McpLimits()
         self._environ = environ
-        self._sessions: dict[str, _Session] = {}
+        self._servers: dict[str, _SessionServers] = {}
         self._background: set[asyncio.Task[None]] = set()
 
     async def attach(self, session_id: str, specs: Sequence[ServerSpec]) -> None:
         """The servers a face's client passed for this session (replacing what an earlier attach passed)."""
-        session = self._sessions.setdefault(session_id, _Session())
-        async with session.lock:
-            if list(specs) == session.attached and session.connections is not None:
+        servers = self._servers.setdefault(session_id, _SessionServers())
+        async with servers.lock:
+            if list(specs) == servers.attached and servers.connections is not None:
                 return  # the same servers, already running
-            await self._stop(session)
-            session.attached = list(specs)
+            await self._stop(servers)
+            servers.attached = list(specs)
 
     async def detach(self, session_id: str) -> None:
         """The session ended on its face: stop its servers."""
-        session = self._sessions.pop(session_id, None)
-        if session is not None:
-            async with session.lock:
-                await self._stop(session)
+        servers = self._servers.pop(session_id, None)
+        if servers is not None:
+            async with servers.lock:
+                await self._stop(servers)
 
     def forget(self, session_id: str) -> None:
         """The session was removed: stop its servers in the background."""
@@ -112,55 +114,55 @@ class McpServers:
     async def ready(self, session_id: str, root: str) -> None:
         """Start the session's servers unless they were started since the last attach; returns once each one is
         ready or has failed (never raises but CancelledError: a cancelled start stops what it started)."""
-        session = self._sessions.setdefault(session_id, _Session())
-        async with session.lock:
-            if session.connections is not None:
+        servers = self._servers.setdefault(session_id, _SessionServers())
+        async with servers.lock:
+            if servers.connections is not None:
                 return
             files, problems = await asyncio.to_thread(load_files, self._user_dir, root, self._environ)
             for problem in problems:
                 self._notice(session_id, problem)
-            specs = merge(files, session.attached)
+            specs = merge(files, servers.attached)
             if not specs:
-                session.connections = []
+                servers.connections = []
                 return
             from omniagent.engine.mcp.connection import Connection  # the SDK, only now it is needed
 
             def ended(connection: Connection, problem: str) -> None:
-                self._ended(session_id, session, connection, problem)
+                self._ended(session_id, servers, connection, problem)
 
             connections = [Connection(spec, root, self._limits, ended) for spec in specs]
             # A cancelled start stops what it started, and leaves the session to start them again next time.
             await asyncio.gather(*(c.start() for c in connections))
-            session.connections = connections
+            servers.connections = connections
             for connection in connections:
                 if connection.state == "failed":
                     spec = connection.spec
                     self._notice(
                         session_id, f"MCP server `{spec.name}` ({spec.origin}) did not start: {connection.problem}"
                     )
-            session.tools = _tools(connections)
+            servers.tools = _tools(connections)
 
     def registry(self, session_id: str, base: ToolRegistry) -> ToolRegistry:
         """`base` plus the tools of the session's running servers."""
-        session = self._sessions.get(session_id)
-        if session is None or not session.tools:
+        servers = self._servers.get(session_id)
+        if servers is None or not servers.tools:
             return base
         taken = {tool.name for tool in base}
-        return ToolRegistry([*base, *(tool for tool in session.tools if tool.name not in taken)])
+        return ToolRegistry([*base, *(tool for tool in servers.tools if tool.name not in taken)])
 
     async def aclose(self) -> None:
         """Stop every server of every session (the engine is stopping)."""
-        await asyncio.gather(*(self.detach(sid) for sid in list(self._sessions)))
+        await asyncio.gather(*(self.detach(sid) for sid in list(self._servers)))
         while self._background:
             await asyncio.gather(*self._background, return_exceptions=True)
 
-    def _ended(self, session_id: str, session: _Session, connection: Connection, problem: str) -> None:
-        session.tools = [tool for tool in session.tools if tool.connection is not connection]
+    def _ended(self, session_id: str, servers: _SessionServers, connection: Connection, problem: str) -> None:
+        servers.tools = [tool for tool in servers.tools if tool.connection is not connection]
         name = connection.spec.name
         self._notice(session_id, f"MCP server `{name}` stopped: {problem}; its tools are gone from this session")
 
-    async def _stop(self, session: _Session) -> None:
-        connections, session.connections, session.tools = session.connections or [], None, []
+    async def _stop(self, servers: _SessionServers) -> None:
+        connections, servers.connections, servers.tools = servers.connections or [], None, []
         await asyncio.gather(*(c.stop() for c in connections))
 
     def _notice(self, session_id: str, message: str) -> None:

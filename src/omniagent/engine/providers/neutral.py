@@ -275,7 +275,7 @@ class ProviderError(OmniagentError):
 
 
 class Provider(Protocol):
-    """One configured route (provider endpoint + credential) able to stream model answers.
+    """One provider endpoint with its credential, able to stream model answers (`resolve.open_provider` builds it).
 
     Consume `stream()` with `contextlib.aclosing` (or to completion): closing the generator early closes the HTTP
     response, which is how a run cancels a call.

@@ -16,8 +16,8 @@ from omniagent.engine.interactions.questions import Questions
 from omniagent.engine.interactions.secrets import Scrubber
 from omniagent.engine.live import ActiveRun, LiveSessions
 from omniagent.engine.mcp.servers import McpServers
+from omniagent.engine.model_access import ModelAccess
 from omniagent.engine.providers import neutral as n
-from omniagent.engine.routes import Routes
 from omniagent.engine.run.instructions import ProjectInstructions
 from omniagent.engine.run.limits import ChildLimits
 from omniagent.engine.sandboxes import Sandboxes
@@ -114,7 +114,7 @@ class RunDeps:
 
     store: Store
     sessions: LiveSessions
-    routes: Routes
+    model_access: ModelAccess
     tools: ToolRegistry
     permissions: Permissions
     questions: Questions

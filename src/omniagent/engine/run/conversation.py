@@ -8,8 +8,8 @@ summary (as a user message) and then only the messages it kept (`compaction.rule
 
 from __future__ import annotations
 
+from omniagent.engine.model_access import RunModel
 from omniagent.engine.providers import neutral as n
-from omniagent.engine.routes import ModelRoute
 from omniagent.engine.run.compaction import rules as compaction_rules
 from omniagent.protocols.yuke.content import ContentText
 from omniagent.protocols.yuke.messages import (
@@ -30,7 +30,7 @@ CANCELED_RESULT = "the tool call was canceled before it finished"
 
 
 def build_request(
-    route: ModelRoute,
+    run_model: RunModel,
     reasoning: str,
     system_prompt: str | None,
     transcript: list[Message],
@@ -44,20 +44,20 @@ def build_request(
     messages: list[n.Message] = []
     if checkpoint is not None:
         _append(messages, n.Message("user", (n.TextPart(compaction_rules.summary_frame(checkpoint.summary)),)))
-    render(kept, route.protocol, messages)
+    render(kept, run_model.protocol, messages)
     return n.ModelRequest(
-        model=route.upstream_id,
+        model=run_model.upstream_id,
         system=system_prompt_of(system_prompt, root),
         messages=tuple(messages),
         tools=tools,
-        max_output_tokens=route.max_output_tokens,
-        reasoning_effort=route.effort,
+        max_output_tokens=run_model.max_output_tokens,
+        reasoning_effort=run_model.effort,
         cache_key=cache_key,
     )
 
 
 def summary_request(
-    route: ModelRoute,
+    run_model: RunModel,
     system_prompt: str | None,
     root: str,
     covered: list[Message],
@@ -68,14 +68,14 @@ def summary_request(
     """The compaction call: the same system prompt and tools as a turn (so a prompt cache still fits), the
     covered messages, then the summary instruction as the last user message; no reasoning, a short answer."""
     messages: list[n.Message] = []
-    render(covered, route.protocol, messages)
+    render(covered, run_model.protocol, messages)
     _append(messages, n.Message("user", (n.TextPart(instruction),)))
     return n.ModelRequest(
-        model=route.upstream_id,
+        model=run_model.upstream_id,
         system=system_prompt_of(system_prompt, root),
         messages=tuple(messages),
         tools=tools,
-        max_output_tokens=min(compaction_rules.SUMMARY_MAX_OUTPUT, route.max_output_tokens),
+        max_output_tokens=min(compaction_rules.SUMMARY_MAX_OUTPUT, run_model.max_output_tokens),
         cache_key=cache_key,
     )
 

@@ -21,10 +21,10 @@ from typing import TypeVar
 from omniagent.engine.interactions.permissions import Permissions
 from omniagent.engine.interactions.secrets import Scrubber
 from omniagent.engine.live import ActiveRun, LiveSession
+from omniagent.engine.model_access import RunModel
 from omniagent.engine.providers import neutral as n
+from omniagent.engine.providers.resolve import ResolveError
 from omniagent.engine.providers.retry import MAX_ATTEMPTS, next_delay
-from omniagent.engine.providers.routes import RouteError
-from omniagent.engine.routes import ModelRoute
 from omniagent.engine.run import conversation, instructions, orphans, tool_calls
 from omniagent.engine.run.compaction import step as compaction_step
 from omniagent.engine.run.context import AgentControls, RunDeps, Sink
@@ -100,14 +100,16 @@ class RunExecutor:
         """Run to a terminal outcome; never raises except CancelledError."""
         self._set(ActivityBuilding(run_id=self._run.run_id, started_at_ms=self._run.started_at_ms))
         try:
-            route, provider = self._deps.routes.open_provider(self._run.config.model, self._run.config.reasoning)
-        except RouteError as exc:
+            run_model, provider = self._deps.model_access.open_provider(
+                self._run.config.model, self._run.config.reasoning
+            )
+        except ResolveError as exc:
             return RunOutcomeFailed(code=exc.code.value, message=exc.message)
         try:
             await self._frame()
             if self._run.kind == "compaction":
-                return await self._compaction(route, provider)
-            return await self._rounds_loop(route, provider)
+                return await self._compaction(run_model, provider)
+            return await self._rounds_loop(run_model, provider)
         except Interrupted:
             return self._interrupted_outcome()
 
@@ -133,7 +135,7 @@ class RunExecutor:
         if self._run.kind != "compaction" and self._deps.mcp is not None:
             await self.step(self._deps.mcp.ready(sid, root))
 
-    async def _rounds_loop(self, route: ModelRoute, provider: n.Provider) -> RunOutcome:
+    async def _rounds_loop(self, run_model: RunModel, provider: n.Provider) -> RunOutcome:
         store, sid = self._deps.store, self._live.session_id
         record_ = await store.query(q.get_session, sid)
         assert record_ is not None
@@ -144,11 +146,11 @@ class RunExecutor:
             self._rounds += 1
             try:
                 if self._auto_compact:
-                    transcript, self._auto_compact = await compaction_step.auto(self, route, provider, transcript)
+                    transcript, self._auto_compact = await compaction_step.auto(self, run_model, provider, transcript)
             except RoundFailed as failed:
                 return RunOutcomeFailed(code=failed.error.code.value, message=failed.error.message)
             request = conversation.build_request(
-                route,
+                run_model,
                 self._run.config.reasoning,
                 self._system,
                 transcript,
@@ -162,10 +164,10 @@ class RunExecutor:
             try:
                 await self.attempts(provider, request, draft, self._running)
             except Interrupted:
-                await self._finish_draft(draft, route, "canceled", None)
+                await self._finish_draft(draft, run_model, "canceled", None)
                 raise
             except RoundFailed as failed:
-                await self._finish_draft(draft, route, "error", failed.error)
+                await self._finish_draft(draft, run_model, "error", failed.error)
                 return RunOutcomeFailed(code=failed.error.code.value, message=failed.error.message)
             tools = draft.tool_parts()
             spawned = False
@@ -173,10 +175,10 @@ class RunExecutor:
                 try:
                     spawned = await tool_calls.run_tools(self, draft, record_.session.root, tools)
                 except Interrupted:
-                    await self._finish_draft(draft, route, "canceled", None)
+                    await self._finish_draft(draft, run_model, "canceled", None)
                     raise
             finish: StopReason = draft.stop or "unknown"
-            message = await self._finish_draft(draft, route, finish, None)
+            message = await self._finish_draft(draft, run_model, finish, None)
             if message is not None:
                 transcript.append(message)
             if spawned:
@@ -186,12 +188,12 @@ class RunExecutor:
             if max_rounds is not None and self._rounds >= max_rounds:
                 return RunOutcomeFailed(code="max_rounds", message="the run reached its maximum number of rounds")
 
-    async def _compaction(self, route: ModelRoute, provider: n.Provider) -> RunOutcome:
+    async def _compaction(self, run_model: RunModel, provider: n.Provider) -> RunOutcome:
         """A `session.compact` run: one compaction step over the whole transcript."""
         sid = self._live.session_id
         transcript = [parse_message(p) for p in await self._deps.store.query(q.all_messages, sid)]
         try:
-            result = await compaction_step.compact(self, route, provider, transcript, "manual")
+            result = await compaction_step.compact(self, run_model, provider, transcript, "manual")
         except RoundFailed as failed:
             return RunOutcomeFailed(code=failed.error.code.value, message=failed.error.message)
         return compaction_step.outcome_of(result)
@@ -326,7 +328,7 @@ class RunExecutor:
         self, root: str, on_output: Callable[[str], None], message_id: int, part_id: int, secrets: tuple[str, ...] = ()
     ) -> ToolContext:
         deps, sid = self._deps, self._live.session_id
-        sandbox = deps.sandboxes.policy(sid, deps.routes.catalog)
+        sandbox = deps.sandboxes.policy(sid, deps.model_access.catalog)
         sandbox = dataclasses.replace(sandbox, extra_env=deps.questions.secrets.env(sid, secrets))
 
         async def before_change(rel: str, image: FileImage) -> None:
@@ -353,7 +355,7 @@ class RunExecutor:
         return self._deps.questions.secrets.scrubber(self._live.session_id)
 
     async def _finish_draft(
-        self, draft: Draft, route: ModelRoute, finish: StopReason, error: n.ProviderError | None
+        self, draft: Draft, run_model: RunModel, finish: StopReason, error: n.ProviderError | None
     ) -> Message | None:
         """Commit a draft with content (canceled tool parts closed), or discard an opened empty one."""
         sid = self._live.session_id
@@ -371,10 +373,10 @@ class RunExecutor:
             content=[draft.wire_part(i) for i in range(len(draft.parts)) if draft.parts[i].added],
             finish=finish,
             tokens=tokens,
-            cost=route.cost_of(tokens),
+            cost=run_model.cost_of(tokens),
             time=MessageTime(created_at_ms=draft.created_at_ms, completed_at_ms=now_ms()),
             error=MessageError(type=error.code.value, message=error.message) if error is not None else None,
-            provenance=TurnProvenance(protocol=route.protocol, model=route.upstream_id),
+            provenance=TurnProvenance(protocol=run_model.protocol, model=run_model.upstream_id),
         )
 
         def txn(conn: Connection) -> tuple[MessageCommittedData, Session]:

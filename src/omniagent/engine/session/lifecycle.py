@@ -14,7 +14,7 @@ from pathlib import Path
 from omniagent.engine.children.tree import Children
 from omniagent.engine.errors import EngineError
 from omniagent.engine.live import LiveSessions
-from omniagent.engine.routes import Routes
+from omniagent.engine.model_access import ModelAccess
 from omniagent.engine.run.inputs import Inputs
 from omniagent.engine.session import fork, rewind
 from omniagent.engine.skills.catalog import Skills
@@ -59,16 +59,22 @@ HISTORY_DEFAULT, HISTORY_MAX = 50, 500  # session.history page size (the yuke wi
 
 
 class Sessions:
-    """The session methods of one engine, built with what they use: the store, the live sessions, the model
-    routes, input admission (for `initial_input`), the sessions' skills (discovered when a session starts) and the
-    child machinery (for `child`)."""
+    """The session methods of one engine, built with what they use: the store, the live sessions, the
+    engine's model access, input admission (for `initial_input`), the sessions' skills (discovered when a session
+    starts) and the child machinery (for `child`)."""
 
     def __init__(
-        self, store: Store, live: LiveSessions, routes: Routes, inputs: Inputs, skills: Skills, children: Children
+        self,
+        store: Store,
+        live: LiveSessions,
+        model_access: ModelAccess,
+        inputs: Inputs,
+        skills: Skills,
+        children: Children,
     ) -> None:
         self._store = store
         self._live = live
-        self._routes = routes
+        self._model_access = model_access
         self._inputs = inputs
         self._skills = skills
         self._children = children
@@ -79,7 +85,7 @@ class Sessions:
         root = canonical_workspace(params.workspace_path)
         if params.child is not None:
             return await self._children.create(params, root)
-        model, reasoning = self._routes.choose(params.model, params.reasoning)
+        model, reasoning = self._model_access.choose(params.model, params.reasoning)
         session_id = new_session_id()
         await self._skills.catalog(session_id, root)  # the session starts: its skills are the ones found now
         if params.initial_input is not None:
@@ -142,7 +148,7 @@ class Sessions:
         p, s = params.patch, record_.session
         if p.model is None and p.reasoning is None and p.max_rounds is None:
             raise EngineError(ErrorCode.INVALID_PATCH, "the patch changes nothing")
-        model, reasoning = self._routes.choose(
+        model, reasoning = self._model_access.choose(
             p.model or s.model,
             p.reasoning if p.reasoning is not None else (None if p.model is not None else s.reasoning),
         )

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from omniagent.engine.errors import EngineError
-from omniagent.engine.routes import Routes
+from omniagent.engine.model_access import ModelAccess
 from omniagent.files import write_whole
 from omniagent.protocols.yuke.agents import AgentModel, AgentModelSlot, AgentsConfig
 from omniagent.protocols.yuke.base import DecodeError, decode
@@ -35,10 +35,10 @@ _FIELDS["models"]["medium"] = _FIELDS["models"]["small"]
 class AgentsFile:
     """The agents.json of one engine, read fresh on every use (another process may change it)."""
 
-    def __init__(self, config_dir: Path, routes: Routes) -> None:
+    def __init__(self, config_dir: Path, model_access: ModelAccess) -> None:
         self.path = config_dir / FILE_NAME
         self._config_dir = config_dir
-        self._routes = routes
+        self._model_access = model_access
 
     def read(self) -> tuple[str, AgentsConfig]:
         """The revision and the document.
@@ -86,7 +86,7 @@ class AgentsFile:
     def check_slot(self, model: AgentModel) -> tuple[str, str]:
         """The slot's model and reasoning, when a child can run on them now: a known model whose provider is ready
         and that calls tools, at a level it has (unsupported_model / auth_required / unsupported_reasoning)."""
-        return self._routes.choose_ready(model.model, model.reasoning)
+        return self._model_access.choose_ready(model.model, model.reasoning)
 
     def _bytes(self) -> bytes:
         try:

@@ -2,7 +2,7 @@
 from the environment.
 
 Keys and tokens leave this module only inside a `Secret`, whose repr and str are redacted; `Secret.reveal()` is
-called only where one goes into an HTTP header (the provider constructors, via `routes.open_route`, and
+called only where one goes into an HTTP header (the provider constructors, via `resolve.open_provider`, and
 `grants.GrantAuth`) or into the file that keeps it.
 """
 

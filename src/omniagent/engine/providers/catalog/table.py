@@ -51,7 +51,7 @@ BUILTIN_PROVIDERS = parse_providers(BUILTIN_TABLE)
 
 
 class Catalog:
-    """Providers and models the engine can route to, with their states.
+    """Providers and models the engine can call, with their states.
 
     Raises:
         CatalogError: (constructor, `reload`) providers.json is invalid; see `catalog.file.load_providers_file`.

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 import msgspec
 
+from omniagent.engine.model_access import RunModel
 from omniagent.engine.providers import neutral as n
-from omniagent.engine.routes import ModelRoute
 from omniagent.engine.run import conversation, orphans
 from omniagent.engine.run.compaction import rules as compaction_rules
 from omniagent.engine.run.context import RunContext
@@ -78,7 +78,7 @@ def outcome_of(result: CompactionMessage | RunOutcomeFailed | SkipReason) -> Run
 
 
 async def auto(
-    ctx: RunContext, route: ModelRoute, provider: n.Provider, transcript: list[Message]
+    ctx: RunContext, run_model: RunModel, provider: n.Provider, transcript: list[Message]
 ) -> tuple[list[Message], bool]:
     """Before a turn's round: compact (reason `auto`) when the request would not fit the window. Returns the
     transcript the round sends and whether to check again before the next round.
@@ -89,9 +89,9 @@ async def auto(
     system = ctx.system_prompt
     frame = compaction_rules.estimate_request_frame(system, ctx.tools.specs())
     context = compaction_rules.context_tokens(transcript, frame)
-    if not compaction_rules.needs_compaction(context, route.context_window, route.max_output_tokens):
+    if not compaction_rules.needs_compaction(context, run_model.context_window, run_model.max_output_tokens):
         return transcript, True
-    result = await compact(ctx, route, provider, transcript, "auto")
+    result = await compact(ctx, run_model, provider, transcript, "auto")
     if isinstance(result, CompactionMessage):
         return [*transcript, result], True
     if isinstance(result, RunOutcomeFailed):
@@ -101,7 +101,7 @@ async def auto(
 
 
 async def compact(
-    ctx: RunContext, route: ModelRoute, provider: n.Provider, transcript: list[Message], reason: CompactionReason
+    ctx: RunContext, run_model: RunModel, provider: n.Provider, transcript: list[Message], reason: CompactionReason
 ) -> CompactionMessage | RunOutcomeFailed | SkipReason:
     """Summarise what the plan covers and commit the checkpoint.
 
@@ -111,7 +111,7 @@ async def compact(
     sid, run = ctx.session_id, ctx.run
     record_ = await ctx.store.query(q.get_session, sid)
     assert record_ is not None
-    window = route.context_window
+    window = run_model.context_window
     planned = compaction_rules.plan(transcript, window)
     if isinstance(planned, str):
         return planned
@@ -129,7 +129,7 @@ async def compact(
     ctx.set_activity(state)
     instruction = compaction_rules.instruction(planned.previous)
     request = conversation.summary_request(
-        route, system, record_.session.root, planned.covered, instruction, tools, ctx.session_id
+        run_model, system, record_.session.root, planned.covered, instruction, tools, ctx.session_id
     )
     sink = SummarySink()
     await ctx.attempts(provider, request, sink, lambda: state)
@@ -137,7 +137,7 @@ async def compact(
     if sink.stop != "stop" or not summary:
         return RunOutcomeFailed(code="provider", message="the model did not finish a summary")
     after = compaction_rules.tokens_after(summary, planned.kept)
-    if after >= planned.tokens_before or (window is not None and after > window - route.max_output_tokens):
+    if after >= planned.tokens_before or (window is not None and after > window - run_model.max_output_tokens):
         return RunOutcomeFailed(code="context_overflow", message="the summary does not make the context smaller")
     message = CompactionMessage(
         id=1,  # replaced in the transaction, which owns the id counter

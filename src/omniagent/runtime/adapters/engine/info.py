@@ -178,7 +178,7 @@ def engine_choice(model: str | None = None) -> tuple[str, str] | None:
     """The model a new engine session would run (`model`, else the default `session.create` picks: the first
     model of the first ready provider) and what lets its provider run it, in words for a person (e.g.
     "ANTHROPIC_API_KEY is set": where the key is, never the key); None when it cannot run now (no ready provider,
-    an unknown model, a provider without its key or route). Read without opening the engine's store,
+    an unknown model, a provider without its key, base URL or endpoint). Read without opening the engine's store,
     from the same data and config dirs and environment an engine of this process would use."""
     catalog = _catalog()
     if model is None:

@@ -1,4 +1,4 @@
-"""Model routes for the engine: a thin adapter over the providers' `Catalog`, `routes` and credentials.
+"""The engine's access to its models: a thin adapter over the providers' `Catalog`, `resolve` and credentials.
 
 What it is: the engine's one view of "which model does this selector mean, can it run now, what does it cost",
 handing the run loop a `Provider` that shares one HTTP connection pool.
@@ -16,7 +16,7 @@ import httpx
 
 from omniagent.engine.errors import EngineError
 from omniagent.engine.providers import neutral as n
-from omniagent.engine.providers import routes as provider_routes
+from omniagent.engine.providers import resolve
 from omniagent.engine.providers.auth.credentials import CredentialStore
 from omniagent.engine.providers.catalog.file import ModelEntry, Protocol
 from omniagent.engine.providers.catalog.table import (
@@ -37,7 +37,7 @@ DEFAULT_MAX_OUTPUT = 8192  # tokens asked for when the catalog gives no limit
 
 
 @dataclass(frozen=True, slots=True)
-class ModelRoute:
+class RunModel:
     """What a run needs about its model: provenance, request limits, reasoning effort and prices."""
 
     selector: str
@@ -64,8 +64,9 @@ class ModelRoute:
         return cost_usd(self.model, usage)
 
 
-class Routes:
-    """The catalog and credentials of one engine, and one shared HTTP client for every provider (built by the
+class ModelAccess:
+    """Which model a selector means, whether it can run now, and a ready `Provider` per run: the catalog and
+    credentials of one engine, and one shared HTTP client for every provider (built by the
     first run that needs it: its TLS context alone costs tens of ms that a session listing does not need)."""
 
     def __init__(self, catalog: Catalog, credentials: CredentialStore, config_dir: Path) -> None:
@@ -75,7 +76,7 @@ class Routes:
         self._client: httpx.AsyncClient | None = None
 
     @classmethod
-    def load(cls, data_dir: Path, config_dir: Path) -> Routes:
+    def load(cls, data_dir: Path, config_dir: Path) -> ModelAccess:
         """Built-ins + `<config_dir>/providers.json`; a bad file is reported on stderr and the built-ins serve."""
         credentials = CredentialStore(data_dir)
         return cls(load_catalog(config_dir, credentials, log), credentials, config_dir)
@@ -122,22 +123,24 @@ class Routes:
         assert found is not None  # choose knew it
         provider, entry = found
         if self.catalog.state(provider) != "ready":
-            raise EngineError(ErrorCode.AUTH_REQUIRED, "the model's provider is not ready: it needs a key or a route")
+            raise EngineError(
+                ErrorCode.AUTH_REQUIRED, "the model's provider is not ready: it needs a key or a base URL"
+            )
         if not entry.flags.supports_tools:
             raise EngineError(ErrorCode.UNSUPPORTED_MODEL, "the model cannot call tools")
         return model, reasoning
 
-    def open_provider(self, selector: str, reasoning: str) -> tuple[ModelRoute, n.Provider]:
-        """The route and a provider client for one run (sharing the engine's connection pool).
+    def open_provider(self, selector: str, reasoning: str) -> tuple[RunModel, n.Provider]:
+        """The model as the run needs it and a provider client for one run (sharing the engine's connection pool).
 
         Raises:
-            RouteError: unknown model, no route, no credential, or an unsupported reasoning level.
+            ResolveError: unknown model, no base URL or endpoint, no credential, or an unsupported reasoning level.
         """
         if self._client is None:
             self._client = new_client()
-        provider, route = provider_routes.open_provider(self.catalog, selector, client=self._client)
-        effort = provider_routes.reasoning_effort(route, reasoning)
-        return ModelRoute(selector, route.protocol, route.upstream_model, route.model, effort), provider
+        provider, resolved = resolve.open_provider(self.catalog, selector, client=self._client)
+        effort = resolve.reasoning_effort(resolved, reasoning)
+        return RunModel(selector, resolved.protocol, resolved.upstream_model, resolved.model, effort), provider
 
     async def aclose(self) -> None:
         if self._client is not None:

@@ -21,9 +21,9 @@ from omniagent.engine.providers.clients.openai_responses import OpenAIResponsesP
 from omniagent.engine.providers.neutral import Provider, RunErrorCode
 from omniagent.errors import OmniagentError
 
-RouteFailure = Literal["unknown_model", "needs_route", "needs_credential", "unsupported_reasoning"]
+ResolveFailure = Literal["unknown_model", "needs_route", "needs_credential", "unsupported_reasoning"]
 
-_RUN_CODES: dict[RouteFailure, RunErrorCode] = {
+_RUN_CODES: dict[ResolveFailure, RunErrorCode] = {
     "unknown_model": RunErrorCode.UNKNOWN_MODEL,
     "needs_route": RunErrorCode.UNKNOWN_MODEL,
     "needs_credential": RunErrorCode.AUTH,
@@ -31,19 +31,19 @@ _RUN_CODES: dict[RouteFailure, RunErrorCode] = {
 }
 
 
-class RouteError(OmniagentError):
+class ResolveError(OmniagentError):
     """No provider can be built for a selector. `reason` maps to yuke errors: unknown_model and needs_route →
     unsupported_model (-31019), needs_credential → auth_required (-31028), unsupported_reasoning (-31020);
     `code` is the RunErrorCode a run ends `failed` with."""
 
-    _SENTENCES: dict[RouteFailure, str] = {
+    _SENTENCES: dict[ResolveFailure, str] = {
         "unknown_model": "The catalog has no such model.",
         "needs_route": "The provider has no base URL or endpoint configured.",
         "needs_credential": "The provider needs an API key.",
         "unsupported_reasoning": "The model does not offer this reasoning level.",
     }
 
-    def __init__(self, reason: RouteFailure) -> None:
+    def __init__(self, reason: ResolveFailure) -> None:
         super().__init__(self._SENTENCES[reason])
         self.reason = reason
         self.message = self._SENTENCES[reason]
@@ -55,8 +55,9 @@ class RouteError(OmniagentError):
 
 
 @dataclass(frozen=True, slots=True)
-class Route:
-    """What a run needs to know about its model besides the `Provider` (provenance, limits, prices)."""
+class ResolvedModel:
+    """What a selector resolves to: its provider, the protocol it is called with, the model's upstream id and catalog
+    entry (what a run needs to know about its model besides the `Provider`: provenance, limits, prices)."""
 
     selector: str
     provider_id: str
@@ -65,40 +66,40 @@ class Route:
     model: ModelEntry
 
 
-def resolve_route(catalog: Catalog, selector: str) -> Route:
-    """The route of `selector` without building a client (for validation at `session.create`/`patch`).
+def resolve_model(catalog: Catalog, selector: str) -> ResolvedModel:
+    """What `selector` resolves to, without building a client (for validation at `session.create`/`patch`).
 
     Raises:
-        RouteError: unknown model, or a provider without base URL/endpoint, or without its required key.
+        ResolveError: unknown model, or a provider without base URL/endpoint, or without its required key.
     """
     found = catalog.model(selector)
     if found is None:
-        raise RouteError("unknown_model")
+        raise ResolveError("unknown_model")
     provider, model = found
     state = catalog.state(provider)
     if state != "ready":
-        raise RouteError("needs_credential" if state in ("needs_credential", "expired") else "needs_route")
+        raise ResolveError("needs_credential" if state in ("needs_credential", "expired") else "needs_route")
     assert provider.endpoints, "a ready provider has endpoints"
     protocol = model.protocol or provider.endpoints[0].protocol
-    return Route(selector, provider.id, protocol, model.upstream_id or model.id, model)
+    return ResolvedModel(selector, provider.id, protocol, model.upstream_id or model.id, model)
 
 
 def open_provider(
     catalog: Catalog, selector: str, *, client: httpx.AsyncClient | None = None
-) -> tuple[Provider, Route]:
-    """A ready `Provider` for `selector` and its `Route`. Close the provider with `aclose()` when done.
+) -> tuple[Provider, ResolvedModel]:
+    """A ready `Provider` for `selector` and its `ResolvedModel`. Close the provider with `aclose()` when done.
 
     `client` shares one connection pool across providers; without it each provider owns one.
 
     Raises:
-        RouteError: see `resolve_route`; also needs_route when the model's protocol has no endpoint.
+        ResolveError: see `resolve_model`; also needs_route when the model's protocol has no endpoint.
     """
-    route = resolve_route(catalog, selector)
-    provider_entry = catalog.provider(route.provider_id)
+    resolved = resolve_model(catalog, selector)
+    provider_entry = catalog.provider(resolved.provider_id)
     assert provider_entry is not None and provider_entry.base_url is not None
-    endpoint = next((e for e in provider_entry.endpoints or [] if e.protocol == route.protocol), None)
+    endpoint = next((e for e in provider_entry.endpoints or [] if e.protocol == resolved.protocol), None)
     if endpoint is None:
-        raise RouteError("needs_route")
+        raise ResolveError("needs_route")
     secret = catalog.api_key(provider_entry)
     key = secret.reveal() if secret is not None else None
     headers = {h.name: h.value for h in provider_entry.headers or []}
@@ -112,7 +113,7 @@ def open_provider(
     # Prompt caching as the endpoint declares it: Anthropic breakpoints, OpenAI's cache-routing key.
     keyed = endpoint.cache == "openai_breakpoint"
     provider: Provider
-    if route.protocol == "anthropic_messages":
+    if resolved.protocol == "anthropic_messages":
         cache = endpoint.cache in ("anthropic_breakpoint", "automatic")
         provider = AnthropicProvider(
             base,
@@ -123,9 +124,9 @@ def open_provider(
             client=client,
             auth=auth,
         )
-    elif route.protocol == "openai_chat":
-        field = route.model.flags.max_tokens_field or (
-            "max_completion_tokens" if route.provider_id == "openai" else "max_tokens"
+    elif resolved.protocol == "openai_chat":
+        field = resolved.model.flags.max_tokens_field or (
+            "max_completion_tokens" if resolved.provider_id == "openai" else "max_tokens"
         )
         provider = OpenAIChatProvider(
             base,
@@ -136,23 +137,23 @@ def open_provider(
             client=client,
             auth=auth,
         )
-    elif route.protocol == "gemini":
+    elif resolved.protocol == "gemini":
         provider = GeminiProvider(base, key, extra_headers=headers, client=client)
     else:
         provider = OpenAIResponsesProvider(
             base, key, prompt_cache_key=keyed, extra_headers=headers, client=client, auth=auth
         )
-    return provider, route
+    return provider, resolved
 
 
-def reasoning_effort(route: Route, level: str) -> str | None:
+def reasoning_effort(resolved: ResolvedModel, level: str) -> str | None:
     """The `ModelRequest.reasoning_effort` for a session's reasoning level (`""`/`off` → None).
 
     Raises:
-        RouteError: unsupported_reasoning when the model does not list `level`.
+        ResolveError: unsupported_reasoning when the model does not list `level`.
     """
     if level in ("", NO_REASONING):
         return None
-    if level not in [lvl for lvl in route.model.reasoning_levels if lvl is not None]:
-        raise RouteError("unsupported_reasoning")
+    if level not in [lvl for lvl in resolved.model.reasoning_levels if lvl is not None]:
+        raise ResolveError("unsupported_reasoning")
     return level
