@@ -1,4 +1,5 @@
-"""Imports point down the stack only: wire → protocols → engine → runtime → batch → faces (docs/architecture.md)."""
+"""Imports point down the stack only: wire → protocols → sandbox → engine → runtime → batch → faces
+(docs/architecture.md)."""
 
 import ast
 from pathlib import Path
@@ -13,9 +14,10 @@ ALLOWED: dict[str, set[str]] = {
     "wire": set(),
     "protocols": set(),
     "testing": set(),
-    "engine": {"wire", "protocols"},
-    "runtime": {"wire", "protocols", "engine"},
-    "batch": {"wire", "protocols", "engine", "runtime"},
+    "sandbox": set(),
+    "engine": {"wire", "protocols", "sandbox"},
+    "runtime": {"wire", "protocols", "engine", "sandbox"},
+    "batch": {"wire", "protocols", "engine", "runtime", "sandbox"},
     "hub": {"wire", "protocols", "runtime"},
     "faces": {"wire", "protocols", "engine", "runtime", "batch", "hub"},
 }

@@ -19,17 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from omniagent.engine.tools.shell.allowlist import NetworkRules, parse_rules
-from omniagent.engine.tools.shell.bridge import BRIDGE_SOURCE
-from omniagent.engine.tools.shell.limits import ExecLimits, MiB
-from omniagent.engine.tools.shell.sandbox import (
-    AGENT_CREDENTIAL_PATHS,
-    Bind,
-    SandboxPolicy,
-    agent_credential_paths,
-    sandbox_argv,
-    view_prefix,
-)
+from omniagent.sandbox import Bind, ExecLimits, MiB, NetworkRules, SandboxPolicy, parse_rules, view_prefix
+from omniagent.sandbox.command_line import sandbox_argv
+from omniagent.sandbox.network.bridge import BRIDGE_SOURCE
+from omniagent.sandbox.policy import AGENT_CREDENTIAL_PATHS, agent_credential_paths
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 
