@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from omniagent.engine.tools import ToolContext, default_tools
-from omniagent.engine.tools.shell.sandbox import SandboxPolicy
+from omniagent.sandbox import SandboxPolicy
 
 COMMAND = "true"
 WAIT = 600.0  # seconds: bound on one child's share of a round
@@ -49,7 +49,7 @@ class Variant:
 
 
 def _allowlisted() -> SandboxPolicy:
-    from omniagent.engine.tools.shell.allowlist import NetworkRules, parse_rules
+    from omniagent.sandbox import NetworkRules, parse_rules
 
     return SandboxPolicy(mode="sandboxed", allowlist=NetworkRules(parse_rules(["pypi.org"])))
 

@@ -18,7 +18,7 @@ PACKAGE = ROOT / "src" / "omniagent"
 TOP = "src/omniagent/"
 
 # The top-level packages (the layers and `testing`), each checked with its subpackages; "" is the top level's files.
-LAYERS = ["wire", "protocols", "engine", "runtime", "batch", "hub", "serving", "faces", "testing"]
+LAYERS = ["wire", "protocols", "sandbox", "engine", "runtime", "batch", "hub", "serving", "faces", "testing"]
 
 _HEADING = re.compile(r"^#{3,4} [^`]*`([\w./]*/)`")
 _ROW = re.compile(r"^\| `([^`]+)` \|")

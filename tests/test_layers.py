@@ -1,5 +1,5 @@
-"""Imports point down the stack only: wire → protocols → engine → runtime → hub → serving → faces, batch beside the hub
-(docs/architecture.md)."""
+"""Imports point down the stack only: wire → protocols → sandbox → engine → runtime → hub → serving → faces, batch
+beside the hub (docs/architecture.md)."""
 
 import ast
 import itertools
@@ -16,9 +16,10 @@ ALLOWED: dict[str, set[str]] = {
     "wire": set(),
     "protocols": set(),
     "testing": set(),
-    "engine": {"wire", "protocols"},
-    "runtime": {"wire", "protocols", "engine"},
-    "batch": {"wire", "protocols", "engine", "runtime"},
+    "sandbox": set(),
+    "engine": {"wire", "protocols", "sandbox"},
+    "runtime": {"wire", "protocols", "engine", "sandbox"},
+    "batch": {"wire", "protocols", "engine", "runtime", "sandbox"},
     "hub": {"wire", "protocols", "runtime"},
     "serving": {"wire", "protocols", "engine", "runtime", "hub"},
     "faces": {"wire", "protocols", "engine", "runtime", "batch", "hub", "serving"},
@@ -36,6 +37,9 @@ ENGINE_START_UP = {
 ENGINE_CALLERS = ("faces", "serving", "runtime/adapters/engine")
 # The faces: each a folder of `faces/`; what two of them share lives in `serving/` (or `faces/pipes.py`).
 FACES = ("acp", "cli", "hub", "rpc", "sidecar")
+# What of the sandbox the layers above it import: its API, the package itself (`sandbox/__init__.py`).
+SANDBOX_API = "omniagent.sandbox"
+SANDBOX_CALLERS = ("engine", "runtime", "batch")
 
 
 def _imports(path: Path) -> set[str]:
@@ -263,6 +267,43 @@ def test_the_engine_is_called_only_through_its_api() -> None:
             for module in sorted(_targets(path, known)):
                 if module.startswith("omniagent.engine") and module not in ENGINE_API | ENGINE_START_UP:
                     wrong.append(f"{path.relative_to(PACKAGE)} imports {module}")
+    assert wrong == []
+
+
+def test_the_sandbox_is_imported_by_engine_runtime_and_batch_and_imports_none_of_them() -> None:
+    """Issue 33: the sandbox is a layer of its own below the engine, the runtime and the batch: each of them runs
+    its confined commands (or a workspace view) through it, and it imports none of them, nor the hub or a face."""
+    known = {_module_name(path) for path in PACKAGE.rglob("*.py")}
+    importing = sorted(
+        caller
+        for caller in SANDBOX_CALLERS
+        if any(
+            module.startswith(SANDBOX_API)
+            for path in (PACKAGE / caller).rglob("*.py")
+            for module in _targets(path, known)
+        )
+    )
+    above = ("engine", "runtime", "batch", "hub", "faces")
+    wrong = sorted(
+        f"{path.relative_to(PACKAGE)} imports {module}"
+        for path in (PACKAGE / "sandbox").rglob("*.py")
+        for module in _imports(path)
+        if _layer(module) in above
+    )
+    assert importing == sorted(SANDBOX_CALLERS) and wrong == []
+
+
+def test_the_sandbox_is_called_only_through_its_api() -> None:
+    """Issue 33: the engine, the runtime and the batch import the sandbox's API (`omniagent.sandbox`, the names its
+    `__init__.py` exports) and none of its modules, so its inside can change without them."""
+    known = {_module_name(path) for path in PACKAGE.rglob("*.py")}
+    wrong = sorted(
+        f"{path.relative_to(PACKAGE)} imports {module}"
+        for caller in SANDBOX_CALLERS
+        for path in (PACKAGE / caller).rglob("*.py")
+        for module in _targets(path, known)
+        if module.startswith(f"{SANDBOX_API}.")
+    )
     assert wrong == []
 
 

@@ -39,7 +39,7 @@ Catch `OmniagentError` to catch them all. The tree (module, then the classes it 
     ├── engine.providers.auth.oauth.OAuthError      a device-login step failed (refused, unreachable, not understood)
     ├── engine.skills.files.SkillFormatError        a SKILL.md the engine cannot read (that skill is skipped)
     ├── engine.tools.context.ToolError              a tool call cannot proceed (becomes an error result)
-    ├── engine.tools.shell.sandbox.SandboxUnavailable  the exec sandbox cannot start here
+    ├── sandbox.errors.SandboxUnavailable           the sandbox cannot start here
     ├── engine.sandbox_file.SandboxFileError      sandbox.json is unreadable or invalid
     ├── testing.prompt_cache.CacheRefusal           the fake LLM refuses a request as the real API would (a 400)
     ├── batch.tasks.TaskFileError                   a batch task file is unreadable or invalid

@@ -93,8 +93,8 @@ async def test_the_allowlist_reaches_listed_domains_through_the_proxy_and_nothin
             assert await w.rpc.close() == 0
         assert upstream.request_lines == ["GET /hello HTTP/1.1"]
         log = await w.rpc.stderr()
-        assert "INFO omniagent.engine.tools.shell.proxy: exec network " in log
+        assert "INFO omniagent.sandbox.network.proxy: exec network " in log
         assert f"session={w.sid} allowed allowed.test:{p} address=127.0.0.1 up=" in log
-        assert "WARNING omniagent.engine.tools.shell.proxy: exec network " in log
+        assert "WARNING omniagent.sandbox.network.proxy: exec network " in log
         for refused in (f"allowed.test:{p}", f"denied.test:{p}", "169.254.169.254:443"):
             assert f"session={w.sid} refused {refused} address=- up=0 down=0" in log, refused

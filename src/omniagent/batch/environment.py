@@ -1,10 +1,10 @@
 """A task's local environment: one shell command (a verifier's test, an oracle's solution) run in bubblewrap the way
 Harbor runs it in the task's container, without Docker.
 
-The command runs in the engine's exec sandbox (engine/tools/shell: the same mounts, namespaces, seccomp filter and
-cgroup limits an agent's `exec` command gets), with the workspace at the task's workdir (e.g. `/app`), the given
-directories at `/tests`, `/solution` and `/logs/...`, the rest of the host read-only, omniagent's and other agents'
-credential directories hidden. Per task:
+The command runs in the sandbox (omniagent.sandbox: the same mounts, namespaces, seccomp filter and cgroup limits
+our engine's `exec` command gets), with the workspace at the task's workdir (e.g. `/app`), the given directories at
+`/tests`, `/solution` and `/logs/...`, the rest of the host read-only, omniagent's and other agents' credential
+directories hidden. Per task:
 
 - network: `no-network` is a network namespace of its own (loopback only); `public` shares the host's;
 - memory: the command's cgroup memory limit (`memory_mb`; where no cgroup is writable, RLIMIT_DATA per process);
@@ -27,14 +27,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from omniagent.batch.tasks import Environment
-from omniagent.engine.tools.context import ToolLimits
-from omniagent.engine.tools.shell.exec import run_command
-from omniagent.engine.tools.shell.limits import HOW_TO_CHANGE, ExecLimits, MiB
-from omniagent.engine.tools.shell.sandbox import (
+from omniagent.sandbox import (
+    HOW_TO_CHANGE,
     Bind,
+    ExecLimits,
+    MiB,
     SandboxPolicy,
     SandboxUnavailable,
     private_paths,
+    run_command,
 )
 
 # Harbor's oracle and verifier run with no terminal to answer a package manager's questions.
@@ -90,9 +91,7 @@ async def run_in_environment(
     )
     loop_clock = time.monotonic()
     try:
-        outcome = await run_command(
-            _pinned(command, environment.cpus), workspace, seconds, ToolLimits(), _quiet, policy
-        )
+        outcome = await run_command(_pinned(command, environment.cpus), workspace, policy, seconds=seconds)
     except SandboxUnavailable as error:
         return Ran(None, timed_out=False, seconds=time.monotonic() - loop_clock, problem=str(error))
     elapsed = round(time.monotonic() - loop_clock, 3)
@@ -116,7 +115,3 @@ def _afresh(directories: Iterable[Path]) -> None:
         if directory.exists():
             shutil.rmtree(directory)
         directory.mkdir(parents=True)
-
-
-def _quiet(_text: str) -> None:
-    """Output is not streamed anywhere: it goes to the command's log file."""

@@ -7,13 +7,13 @@ sandbox.json::
                 "cpu_seconds": 600, "output_mb": 16, "tmp_mb": 512, "file_mb": 4096, "disk_mb": 10240},
      "network": {"allowed_domains": ["pypi.org", "*.pythonhosted.org"], "hosts": {"mirror.internal": "10.0.0.5"}}}
 
-Every field is optional (absent: the built-in default, tools/shell/limits.py; no domain); sizes are in MiB; unknown
+Every field is optional (absent: the built-in default, the sandbox's `ExecLimits`; no domain); sizes are in MiB; unknown
 fields, bad values and domain rules that are not rules are errors, so a typo never silently drops a limit or
 changes what the network reaches. The file is read when the engine starts. A bad file does not stop the engine:
 every `exec` then fails with the sentence saying what is wrong, so nothing runs under settings the user did not mean.
 
-What this is not: the limits' enforcement (tools/shell/limits.py), the allowlist's rules (tools/shell/allowlist.py)
-nor the per-session settings (sandboxes.py).
+What this is not: the limits' enforcement and the allowlist's rules (omniagent.sandbox), nor the per-session
+settings (sandboxes.py).
 """
 
 from __future__ import annotations
@@ -24,10 +24,9 @@ from typing import Annotated
 
 import msgspec
 
-from omniagent.engine.tools.shell.allowlist import NetworkConfig, network_config
-from omniagent.engine.tools.shell.limits import ExecLimits, MiB
 from omniagent.errors import OmniagentError
 from omniagent.protocols.yuke.base import YukeModel
+from omniagent.sandbox import ExecLimits, MiB, NetworkConfig, network_config
 
 __all__ = ["SANDBOX_FILE", "LimitsParams", "SandboxDefaults", "SandboxFileError", "limits_of", "load", "params_of"]
 

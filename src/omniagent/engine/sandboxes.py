@@ -2,8 +2,8 @@
 
 A session's commands run `sandboxed` (the default where the platform has a sandbox; docs/security.md) or
 `unsandboxed` (an explicit opt-in). The network is `off` in the sandbox unless the session turns it `on`, or to
-`allowlist`: then only the session's allowed domains, through the engine's proxy (tools/shell/proxy.py); the list
-starts as `sandbox.json`'s `network.allowed_domains` (tools/shell/allowlist.py). An unsandboxed `exec` asks first
+`allowlist`: then only the session's allowed domains, through the sandbox's proxy (omniagent.sandbox); the list
+starts as `sandbox.json`'s `network.allowed_domains` (sandbox_file.py). An unsandboxed `exec` asks first
 in every permission mode, auto included, unless the user turned that off (`ask_unsandboxed: false`) or answered
 "allow always" for exec (ACP).
 
@@ -13,7 +13,7 @@ unsandboxed in a view of this machine), its file tools take paths under it as th
 prompt names it. Set by the runtime when a session is opened with a workdir; not a select option.
 
 The same settings say whether `fetch` may reach the session's private network (loopback and private addresses;
-off by default, tools/web/addresses.py), and so whether the allowlist proxy may; and they carry the session's
+off by default, the sandbox's address rules), and so whether the allowlist proxy may; and they carry the session's
 `exec` limits (sandbox_file.py: the defaults from sandbox.json, changed per session by `session.set_sandbox`'s
 `limits`).
 
@@ -22,7 +22,7 @@ them): a restarted engine starts every session sandboxed, network off, the safe 
 engine extension method `session.set_sandbox` (docs/engine.md), or as the select options `SANDBOX_OPTIONS`
 (`sandbox`, `network`, `fetch`) that ACP's config options and the runtime adapter's offer, in one wording.
 
-What this is not: the sandbox itself (tools/shell/sandbox.py builds and runs it) nor the ask
+What this is not: the sandbox itself (omniagent.sandbox builds and runs it) nor the ask
 (interactions/permissions.py).
 """
 
@@ -37,11 +37,17 @@ from omniagent.engine.errors import EngineError
 from omniagent.engine.providers.catalog.builtins import KEY_ENV_ALIASES
 from omniagent.engine.providers.catalog.table import Catalog
 from omniagent.engine.sandbox_file import LimitsParams, SandboxDefaults, SandboxFileError, limits_of, params_of
-from omniagent.engine.tools.shell.allowlist import DomainRule, NetworkRules, parse_rules
-from omniagent.engine.tools.shell.limits import ExecLimits
-from omniagent.engine.tools.shell.sandbox import SandboxMode, SandboxPolicy, private_paths
 from omniagent.protocols.yuke.base import YukeModel
 from omniagent.protocols.yuke.ids import SessionId
+from omniagent.sandbox import (
+    DomainRule,
+    ExecLimits,
+    NetworkRules,
+    SandboxMode,
+    SandboxPolicy,
+    parse_rules,
+    private_paths,
+)
 
 # The engine extension method that sets a session's sandbox settings (not in yuke's MethodName).
 SET_SANDBOX_METHOD = "session.set_sandbox"

@@ -2,8 +2,8 @@
 the task's container would show it (batch's Harbor tasks; `Runtime.open(..., workdir=…)`).
 
 A process agent runs under `launch_prefix`: bubblewrap showing this machine as it is, but with the session's
-directory bound at the workdir and the agent started there (engine/tools/shell/sandbox.py `view_prefix`, the host
-tree the exec sandbox and batch's verifier are built on). The adapters tell the agent that its directory is the
+directory bound at the workdir and the agent started there (omniagent.sandbox's `view_prefix`, on the host tree
+the exec sandbox and batch's verifier are built on too). The adapters tell the agent that its directory is the
 workdir (`ConnectRequest.cwd`: ACP's `cwd`, Codex's thread `cwd`). It is a view, not a sandbox: the agent's own
 sandbox, logins and permissions apply as without it. Our engine, in process, shows the workspace at the workdir
 itself (`EngineApi.show_workspace_at`). Nothing is ever made at the workdir on the host, and where bubblewrap is
@@ -36,8 +36,9 @@ def launch_prefix(request: ConnectRequest) -> list[str]:
     """
     if request.workdir is None:
         return []
-    # Imported on first use: the engine's tools are not needed to drive an agent without a view.
-    from omniagent.engine.tools.shell.sandbox import SandboxUnavailable, view_prefix
+    # Imported on first use: the sandbox layer (its proxy, its system-call filter) is not needed to drive an agent
+    # without a view.
+    from omniagent.sandbox import SandboxUnavailable, view_prefix
 
     try:
         return view_prefix(request.directory, Path(request.workdir))

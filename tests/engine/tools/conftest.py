@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from omniagent.engine.tools import ToolContext, ToolLimits
-from omniagent.engine.tools.shell.sandbox import UNSANDBOXED, SandboxPolicy
+from omniagent.sandbox import UNSANDBOXED, SandboxPolicy
 
 # Every bounded wait in these tests gives up after this many seconds.
 WAIT_LIMIT = 5.0

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from omniagent.engine.tools import ToolContext, ToolLimits, default_tools
-from omniagent.engine.tools.web.addresses import address_refusal
 from omniagent.engine.tools.web.html_text import html_to_text
+from omniagent.sandbox import address_refusal
 from tests.pages import Pages, serving
 
 PAGE = (

@@ -23,9 +23,8 @@ import pytest
 
 from omniagent.engine.tools import default_tools
 from omniagent.engine.tools.context import ToolResult
-from omniagent.engine.tools.shell.cgroups import hierarchy
-from omniagent.engine.tools.shell.limits import ExecLimits, MiB
-from omniagent.engine.tools.shell.sandbox import SandboxPolicy
+from omniagent.sandbox import ExecLimits, MiB, SandboxPolicy
+from omniagent.sandbox.cgroups import hierarchy
 
 from .conftest import WAIT_LIMIT, make_ctx
 from .test_sandbox import _none_with_marker, _with_marker
@@ -360,9 +359,8 @@ import asyncio, json, sys
 from pathlib import Path
 from omniagent.engine.tools import default_tools
 from omniagent.engine.tools.context import ToolContext
-from omniagent.engine.tools.shell.cgroups import hierarchy
-from omniagent.engine.tools.shell.limits import ExecLimits
-from omniagent.engine.tools.shell.sandbox import SandboxPolicy
+from omniagent.sandbox import ExecLimits, SandboxPolicy
+from omniagent.sandbox.cgroups import hierarchy
 
 async def main():
     workspace, commands = Path(sys.argv[1]), json.loads(sys.argv[2])

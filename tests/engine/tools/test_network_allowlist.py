@@ -18,13 +18,8 @@ import pytest
 from omniagent.engine import sandbox_file
 from omniagent.engine.sandbox_file import SandboxFileError
 from omniagent.engine.tools import ToolResult, default_tools
-from omniagent.engine.tools.shell.allowlist import (
-    DomainRule,
-    NetworkRules,
-    parse_rule,
-    parse_rules,
-)
-from omniagent.engine.tools.shell.sandbox import SandboxPolicy
+from omniagent.sandbox import DomainRule, NetworkRules, SandboxPolicy, parse_rules
+from omniagent.sandbox.network.allowlist import parse_rule
 
 from .conftest import WAIT_LIMIT, make_ctx
 from .upstream import Upstream, running_upstream
@@ -34,7 +29,7 @@ PY = os.path.realpath(sys.executable)
 CURL = "curl -sS --max-time 10"
 PINNED = (("allowed.test", "127.0.0.1"), ("api.wild.test", "127.0.0.1"), ("loop.test", "127.0.0.1"))
 NOT_LISTED = "is not in this session's allowed domains (the user can add it)"
-PROXY_LOGGER = "omniagent.engine.tools.shell.proxy"
+PROXY_LOGGER = "omniagent.sandbox.network.proxy"
 
 
 @pytest.fixture

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from omniagent.engine.tools import default_tools
-from omniagent.engine.tools.shell.sandbox import Bind, SandboxPolicy, child_env, view_prefix
+from omniagent.sandbox import Bind, SandboxPolicy, view_prefix
+from omniagent.sandbox.environment import child_env
 
 from .conftest import WAIT_LIMIT, make_ctx
 

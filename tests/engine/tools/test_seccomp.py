@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from omniagent.engine.tools import ToolResult, default_tools
-from omniagent.engine.tools.shell.sandbox import UNSANDBOXED, SandboxPolicy
-from omniagent.engine.tools.shell.seccomp import RULES, Rule, filter_program
+from omniagent.sandbox import UNSANDBOXED, SandboxPolicy
+from omniagent.sandbox.seccomp import RULES, Rule, filter_program
 
 from .conftest import make_ctx
 
@@ -420,7 +420,7 @@ def test_without_libseccomp_the_sandbox_does_not_start_and_says_what_to_install(
         "import asyncio, sys\n"
         "from pathlib import Path\n"
         "from omniagent.engine.tools import default_tools\n"
-        "from omniagent.engine.tools.shell.sandbox import SandboxPolicy\n"
+        "from omniagent.sandbox import SandboxPolicy\n"
         "from tests.engine.tools.conftest import make_ctx\n"
         "ctx = make_ctx(Path(sys.argv[1]), sandbox=SandboxPolicy(mode='sandboxed'))\n"
         "result = asyncio.run(default_tools().run('exec', {'command': 'touch ran'}, ctx))\n"

@@ -8,7 +8,7 @@ import secrets
 from pathlib import Path
 
 from omniagent.engine.tools import default_tools
-from omniagent.engine.tools.shell.sandbox import SandboxPolicy
+from omniagent.sandbox import SandboxPolicy
 
 from .conftest import make_ctx
 

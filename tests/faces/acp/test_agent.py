@@ -15,7 +15,7 @@ import pytest
 from omniagent.protocols.acp import v2
 from omniagent.runtime.adapters.acp.client import ClientHandlers, PermissionRequest, SessionEvent, open_acp_client
 from omniagent.testing import ErrorReply, FakeLLMServer, FakeToolCall, FakeUsage, Reply, Scenario
-from omniagent.wire.messages import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, RESOURCE_NOT_FOUND, RpcError
+from omniagent.wire.messages import INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, RpcError
 from tests.faces.acp.agent_harness import (
     MODEL,
     agent_argv,

@@ -12,8 +12,8 @@ would carry it (an approved command printing it, a file read back) are masked be
 live output included, and so are its common encodings (base64 at every alignment, hex, reversed, percent-encoded),
 a second line of defence; a file checkpoint whose content holds it is withheld.
 
-What this is not: the question itself (questions.py) or the exec environment (engine/tools/shell/sandbox.py takes the
-variables).
+What this is not: the question itself (questions.py) or the exec environment (omniagent.sandbox's environment.py
+takes the variables).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ flag, view hints). It is not the run loop: it never emits yuke broadcasts, never
 for permission. Above it sits `engine/run/executor.py`, which maps a result to `ToolState` (`completed` or `error`, with
 `views` as the state's `view` list) and `on_output` deltas to `tool.output_delta`. Below it are the file system
 and `/bin/sh`: every path a file tool opens is walked from the workspace's fd (`files/beneath.py`), and every command
-runs in the session's sandbox policy (`shell/sandbox.py`, docs/security.md).
+runs in the session's sandbox policy (the sandbox layer, `omniagent.sandbox`; docs/security.md).
 
 Usage from the run loop::
 

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
-from omniagent.engine.tools.shell.sandbox import SandboxPolicy
 from omniagent.engine.tools.views import View
 from omniagent.errors import OmniagentError
+from omniagent.sandbox import SandboxPolicy
 
 __all__ = [
     "ABSENT",

@@ -446,7 +446,9 @@ class AcpAgent:
         session_id = params.get("sessionId")
         attachment = self.client.attachment(session_id) if isinstance(session_id, str) else None
         if attachment is None or attachment.detached:
-            raise RpcError(RESOURCE_NOT_FOUND, "unknown session: open, load or attach it first", {"sessionId": session_id})
+            raise RpcError(
+                RESOURCE_NOT_FOUND, "unknown session: open, load or attach it first", {"sessionId": session_id}
+            )
         return attachment
 
     def _gone(self, session_id: Any) -> bool:

@@ -1,1 +1,1 @@
-"""The exec tool and the sandbox (bubblewrap) its commands run in."""
+"""The exec tool; the sandbox its commands run in is the layer below the engine, `omniagent.sandbox`."""

@@ -12,7 +12,7 @@ bridge never reads a byte of one.
 It runs in the engine's own interpreter (`-I -S`: no site, no environment, no user paths), which the sandbox's
 read-only root shows; it needs no file path, no unix socket and no other program.
 
-What this is not: the proxy (proxy.py) nor the rest of the sandbox's command line (sandbox.py).
+What this is not: the proxy (proxy.py) nor the rest of the sandbox's command line (command_line.py).
 """
 
 from __future__ import annotations

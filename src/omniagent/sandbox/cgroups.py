@@ -16,7 +16,7 @@ the engine moves itself into a leaf beside its groups, as a delegated service is
 nothing is writable (a user's session scope, a container's read-only /sys/fs/cgroup), `hierarchy()` is None and the
 limits fall back to rlimits (limits.py).
 
-What this is not: the limits' values and what a hit says (limits.py), nor when a command is stopped (exec.py).
+What this is not: the limits' values and what a hit says (limits.py), nor when a command is stopped (run.py).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ How each limit is enforced (docs/security.md, "Limits"):
 - /tmp, /dev/shm and /run: tmpfs mounts of a fixed size (bubblewrap 0.7 or newer, not setuid); `/dev` itself is
   read-only.
 - the workspace: the growth of its file system's used space while the command runs, checked every `WATCH_PERIOD`.
-- output: counted by exec.py as it reads the pipe (also for unsandboxed commands).
+- output: counted by run.py as it reads the pipe (also for unsandboxed commands).
 
 The command starts behind a tiny gate process (`/bin/sh`) that joins the command's cgroup itself, then waits on its
 stdin until the engine has set its rlimits (`resource.prlimit` on its pid) and only then becomes bubblewrap: nothing
@@ -22,7 +22,7 @@ of the command ever runs outside its group or without its rlimits, and no `preex
 with threads). Cost, measured: one `/bin/sh` start (about a millisecond) and a few small writes (docs/performance.md,
 "exec start-up in the sandbox").
 
-What this is not: the sandbox's mounts and namespaces (sandbox.py), the per-session settings and sandbox.json
+What this is not: the sandbox's mounts and namespaces (command_line.py), the per-session settings and sandbox.json
 (engine/sandbox_file.py), the cgroup file system itself (cgroups.py).
 """
 
@@ -38,7 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from omniagent.engine.tools.shell.cgroups import CommandGroup, Controller, GroupEvents, hierarchy
+from omniagent.sandbox.cgroups import CommandGroup, Controller, GroupEvents, hierarchy
 
 __all__ = [
     "HOW_TO_CHANGE",
@@ -48,6 +48,7 @@ __all__ = [
     "GiB",
     "MiB",
     "machine_memory",
+    "output_sentence",
     "size_text",
 ]
 

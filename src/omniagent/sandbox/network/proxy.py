@@ -10,17 +10,17 @@ one is then served here, in the engine's network namespace:
 - Anything else is answered 400.
 
 A request is allowed when a rule names its host and port (allowlist.py); the name is then resolved here, once,
-and every address checked as `fetch` checks them (tools/web/addresses.py: loopback and private addresses only when
+and every address checked as `fetch` checks them (addresses.py: loopback and private addresses only when
 the session allows its private network; link-local such as 169.254.169.254, multicast and reserved never). The
 connection goes to a checked address, never to the name again, so a DNS answer that changes in between cannot
 steer it (DNS rebinding). A refusal is answered `403` (`502` when the host cannot be resolved or reached) with the
 reason as the status line's phrase and the body, which curl (`-v`) and Python show.
 
-Every connection is logged when it ends (`omniagent.engine.tools.shell.proxy`: allowed at INFO, refused at
+Every connection is logged when it ends (`omniagent.sandbox.network.proxy`: allowed at INFO, refused at
 WARNING): time, session, host:port, address, verdict, bytes each way; never a path, a header or a body. The
 refusals also end the exec result the model reads (`notes`), so it knows why a download failed.
 
-What this is not: the rules (allowlist.py), the sandbox's side (bridge.py) nor the sandbox (sandbox.py). The
+What this is not: the rules (allowlist.py), the sandbox's side (bridge.py) nor the sandbox (command_line.py). The
 sandboxed command is not trusted: whatever it sends over the socketpair is checked (a TCP socket or nothing).
 """
 
@@ -40,9 +40,9 @@ from types import TracebackType
 from typing import Literal
 from urllib.parse import urlsplit
 
-from omniagent.engine.tools.shell.allowlist import NetworkRules, normalize_host
-from omniagent.engine.tools.web.addresses import IPAddress, address_refusal, ip_literal, resolve
 from omniagent.errors import OmniagentError
+from omniagent.sandbox.network.addresses import IPAddress, address_refusal, ip_literal, resolve
+from omniagent.sandbox.network.allowlist import NetworkRules, normalize_host
 
 __all__ = ["AllowlistProxy"]
 

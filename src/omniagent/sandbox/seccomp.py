@@ -14,7 +14,7 @@ which installs it last, right before the command's shell starts. Besides the mac
 filter covers the compatibility ABIs the kernel also accepts (32-bit x86 on x86-64, 32-bit Arm on arm64) with the
 same rules, and kills a process that calls through any other: a 32-bit call is no way around it.
 
-What this is not: the mounts and namespaces (sandbox.py) nor the spawning (exec.py). Unsandboxed commands are the
+What this is not: the mounts and namespaces (command_line.py) nor the spawning (run.py). Unsandboxed commands are the
 user's own shell and get no filter.
 """
 
@@ -27,7 +27,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from omniagent.engine.tools.shell.sandbox import SandboxUnavailable
+from omniagent.sandbox.errors import SandboxUnavailable
 
 __all__ = ["LIBSECCOMP_INSTALL_HINT", "RULES", "Rule", "filter_fd", "filter_program"]
 
