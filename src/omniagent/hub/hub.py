@@ -96,23 +96,26 @@ class Hub:
         return self._keep(session, os.fspath(directory), indexed=session_id is not None)
 
     async def resume(self, session_id: str, options: OpenOptions | None = None) -> HubSession:
-        """The session `session_id`: one of this hub's life as it is (ended or not), else one of the index (an
-        earlier run's, or another process's that let it go) opened again by its agent with its resume token, in its
-        directory, under the same id, and kept like a session `open` made (its events are new: the hub's log of the
-        earlier run is gone). `options` are the open options besides the token (MCP servers, permission mode).
+        """The session `session_id`: one live in this hub as it is; else one of the index (an earlier run's,
+        another process's that let it go, or one of this hub's life that ended) opened again by its agent with its
+        resume token, in its directory, under the same id, and kept like a session `open` made (its events are new:
+        the hub's log of the earlier run is gone). `options` are the open options besides the token (MCP servers,
+        permission mode). An ended session the index does not have is returned as it is.
 
         Raises: `UnknownSession` (neither live here nor in the index), `ResumeFailed` (the entry kept no resume
         token, another process holds the session, or the agent refused the token), and what `Runtime.open` raises.
         """
         found = self._sessions.get(session_id)
-        if found is not None:
+        if found is not None and (
+            not found.closed or self._state is None or self._state.read_entry(session_id) is None
+        ):
             return found
         if self._state is None or self._state.read_entry(session_id) is None:
             raise UnknownSession(session_id)
         # Two clients resuming one session at once get one session (a lock per index entry, never per any id asked).
         async with self._resuming.setdefault(session_id, asyncio.Lock()):
             found = self._sessions.get(session_id)
-            if found is not None:
+            if found is not None and not found.closed:
                 return found
             entry = self._state.read_entry(session_id)
             if entry is None:
@@ -140,7 +143,7 @@ class Hub:
         sharing the hub's folder holds it)."""
         live = self._sessions.pop(session_id, None)
         if live is not None and not live.closed:
-            await live.close()
+            await live.close(forget=True)
         self._indexed.discard(session_id)
         self._earlier.pop(session_id, None)
         if self._state is not None and self._state.read_entry(session_id) is not None:

@@ -197,11 +197,11 @@ class HubSession:
         """Wait until the session has ended and every event is in the log."""
         await asyncio.shield(self._pump)
 
-    async def close(self) -> None:
-        """End the session for every client."""
+    async def close(self, *, forget: bool = False) -> None:
+        """End the session for every client (`forget`: the agent's own record of it goes too)."""
         if not self._session.closed:
             with contextlib.suppress(SessionClosed):
-                await self._session.close()
+                await self._session.close(forget=forget)
         await self.wait_closed()
 
     def _detach(self, attachment: Attachment) -> None:

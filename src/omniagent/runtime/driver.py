@@ -100,7 +100,10 @@ class Cancel:
 
 @dataclass(frozen=True, slots=True)
 class Close:
-    """Shut the agent down; the adapter ends its event channel when done."""
+    """Shut the agent down; the adapter ends its event channel when done. `forget`: the agent's own record of the
+    session goes too, where it keeps one (a deleted session: our engine removes it and its children)."""
+
+    forget: bool = False
 
 
 DriverCommand = StartTurn | Steer | AnswerRequest | Configure | Rollback | Compact | Cancel | Close

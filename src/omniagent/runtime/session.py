@@ -95,9 +95,10 @@ class Session:
         """Cancel the running turn (idempotent); optionally drop every queued prompt."""
         await self._loop.submit(CancelCommand(clear_queue))
 
-    async def close(self) -> None:
-        """End the session; returns once the agent finished (at most the close grace)."""
-        await self._loop.submit(CloseCommand())
+    async def close(self, *, forget: bool = False) -> None:
+        """End the session; returns once the agent finished (at most the close grace). `forget`: the agent's own
+        record of the session goes too, where it keeps one (ACP's `session/delete`)."""
+        await self._loop.submit(CloseCommand(forget))
 
 
 class SessionControls(Protocol):

@@ -185,7 +185,7 @@ class CancelCommand:
 
 @dataclass(frozen=True, slots=True)
 class CloseCommand:
-    pass
+    forget: bool = False
 
 
 LoopCommand = (
@@ -362,7 +362,7 @@ class SessionLoop:
         try:
             if isinstance(command, CloseCommand):
                 self._close_waiters.append(future)
-                self._begin_close()
+                self._begin_close(command.forget)
                 return
             if isinstance(command, PromptCommand):
                 reply = self._prompt(command.input, future)
@@ -466,7 +466,7 @@ class SessionLoop:
         self._arm_quiet()
         return None
 
-    def _begin_close(self) -> None:
+    def _begin_close(self, forget: bool = False) -> None:
         if self._phase is Phase.CLOSING:
             return  # a second close joins the waiters
         if self._phase is Phase.RUNNING:
@@ -474,7 +474,7 @@ class SessionLoop:
         self._fail_steer(SessionClosed())
         self._phase = Phase.CLOSING
         self._quiet_deadline = None
-        self._send(d.Close())
+        self._send(d.Close(forget))
         self._close_deadline = asyncio.get_running_loop().time() + self._timing.close_grace
         self._sync_status()
 

@@ -12,6 +12,7 @@ from typing import Any
 from omniagent.hub.hub import Hub
 from omniagent.hub.session import ClientInfo
 from omniagent.serving.acp.connection import AcpAgent
+from omniagent.serving.acp.handshake import AgentFacts, Handshake
 from omniagent.wire.dialects import STRICT
 from omniagent.wire.jsonrpc import Peer
 
@@ -60,7 +61,8 @@ async def acp_server(hub: Hub, default_agent: str = "mock") -> AsyncIterator[Cal
 
     async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         peer = Peer(reader, writer, dialect=STRICT, name="acp-agent")
-        connection = AcpAgent(peer, hub.client(ClientInfo("test", transport="tcp")), default_agent=default_agent)
+        client = hub.client(ClientInfo("test", transport="tcp"))
+        connection = AcpAgent(peer, client, handshake=Handshake(AgentFacts(default_agent)))
         try:
             async with peer:
                 await peer.wait_closed()

@@ -1,6 +1,7 @@
 """`AcpAgent`: one ACP connection (any transport's `Peer`) to the hub's sessions, through one `HubClient`.
 
-    connection = AcpAgent(peer, hub.client(ClientInfo("zed", transport="stdio")), default_agent="claude")
+    facts = AgentFacts("claude")  # what `initialize` says of the agent `session/new` opens
+    connection = AcpAgent(peer, hub.client(ClientInfo("zed", transport="stdio")), handshake=Handshake(facts))
     ...                                  # the peer runs; the client calls initialize, session/new, session/prompt, …
     await connection.aclose()            # detach from everything
 
@@ -149,11 +150,11 @@ class AcpAgent:
     async def _authenticate(self, params: dict[str, Any]) -> dict[str, Any]:
         """Whether the provider a method names has its key now (our engine's methods: one per provider lacking
         one); another agent names no method, as it logs in its own way."""
-        method = params.get("methodId")
-        if method in {key.provider_id for key in self.handshake.facts.missing_keys()}:
+        facts = self.handshake.facts
+        if not facts.engine:
+            raise RpcError(INVALID_PARAMS, f"{facts.agent} logs in its own way: see `omniagent agents`")
+        if params.get("methodId") in {key.provider_id for key in facts.missing_keys()}:
             raise RpcError(AUTH_REQUIRED, "no key for this provider: set its environment variable and restart")
-        if method not in self.handshake.advertised:
-            raise RpcError(INVALID_PARAMS, f"no auth method {method!r}: see authMethods")
         return {}
 
     async def _logout(self, _params: dict[str, Any]) -> dict[str, Any]:

@@ -93,6 +93,7 @@ class Follower:
         if not catch_up:
             self._caught_up.set_result(None)
         self._target = session.log.last
+        self.view.replaying = catch_up
         self._early = False
         self._task: asyncio.Task[None] | None = None
 
@@ -222,6 +223,9 @@ class Follower:
         self.send(update, event.sequence)
 
     def _arrive(self) -> None:
+        self.view.replaying = False
+        for update in self.view.state():
+            self.send(update)
         if not self._early:
             self.hold()
         self._caught_up.set_result(None)

@@ -69,7 +69,6 @@ class Handshake:
         self.facts = facts
         self.spec: VersionSpec | None = None
         self.elicits = False
-        self.advertised: set[str] = set()  # the ids of the auth methods an answer named
 
     def initialize(self, params: Any) -> dict[str, Any]:
         """The `initialize` result for `params`. Raises RpcError (-32602) when no version is asked."""
@@ -78,9 +77,7 @@ class Handshake:
             self.elicits = client_elicits(params)
             self.spec = SPECS[version]
         shapes = SHAPES[self.spec.version]
-        missing = self.facts.missing_keys()
-        self.advertised |= {key.provider_id for key in missing}
-        return initialize_result(shapes, self.facts, auth_methods(missing, shapes))
+        return initialize_result(shapes, self.facts, auth_methods(self.facts.missing_keys(), shapes))
 
     @property
     def shapes(self) -> Shapes:

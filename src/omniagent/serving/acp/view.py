@@ -260,7 +260,9 @@ class SessionView:
         self._options = _options_key(info) if info is not None else None
         self._mode = self._mode_of(info) if info is not None else None
         self._commands: Any = None  # the slash commands last told (None: none told yet)
+        self._waiting: set[str] = set()  # the requests open now
         self.in_turn = False
+        self.replaying = False  # set by the follower while it replays kept events
 
     def updates(self, event: Event) -> list[Update]:
         """The updates that tell `event` (none for what ACP cannot say: statuses, plan quota)."""
@@ -310,26 +312,38 @@ class SessionView:
 
     def _turn(self, event: Event) -> list[Update]:
         """v2's `state_update`s: running at a turn's start and after a request closed, requires_action while a
-        request waits, idle with the stop reason at its end (a failure first said as agent text)."""
+        request waits, idle with the stop reason at its end (a failure first said as agent text). A replay tells
+        the conversation, not the states it went through: `state()` says the state it ends in."""
         kind = event.kind
+        states: list[Update] = []
         if isinstance(kind, TurnStarted):
             self.in_turn = True
-            return [b.state_update("running")]
-        if isinstance(kind, RequestOpened):
-            return [b.state_update("requires_action")]
-        if isinstance(kind, RequestClosed):
-            return [b.state_update("running")] if self.in_turn else []
-        if isinstance(kind, TurnEnded):
+            states = [b.state_update("running")]
+        elif isinstance(kind, RequestOpened):
+            self._waiting.add(kind.request.request.id)
+            states = [b.state_update("requires_action")]
+        elif isinstance(kind, RequestClosed):
+            self._waiting.discard(kind.request_id)
+            states = [b.state_update("running")] if self.in_turn else []
+        elif isinstance(kind, TurnEnded):
             self.in_turn = False
+            self._waiting.clear()
             said = failure(kind.stop)
             if said is None:
-                return [b.state_update("idle", stop_reason(kind.stop))]
-            # The draft's `error` stop reason carries the failure; said as agent text too, for an alpha.2 client,
-            # which does not know that stop reason.
-            turn = event.turn_info.id if event.turn_info is not None else str(event.sequence)
-            told = b.chunk("agent_message_chunk", f"{turn}.failure", f"The turn failed: {said}")
-            return [told, b.failed_idle(INTERNAL_ERROR, f"the turn failed: {said}")]
-        return []
+                states = [b.state_update("idle", stop_reason(kind.stop))]
+            else:
+                # The draft's `error` stop reason carries the failure; said as agent text too, for an alpha.2
+                # client, which does not know that stop reason.
+                turn = event.turn_info.id if event.turn_info is not None else str(event.sequence)
+                told = b.chunk("agent_message_chunk", f"{turn}.failure", f"The turn failed: {said}")
+                return [told] if self.replaying else [told, b.failed_idle(INTERNAL_ERROR, f"the turn failed: {said}")]
+        return [] if self.replaying else states
+
+    def state(self) -> list[Update]:
+        """v2: the session's state now, after a replay (none when idle, the state a client starts from)."""
+        if not self.shapes.state_updates or not self.in_turn:
+            return []
+        return [b.state_update("requires_action" if self._waiting else "running")]
 
     # --- subagents -------------------------------------------------------------------------------------------------
 

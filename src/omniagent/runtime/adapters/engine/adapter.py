@@ -90,7 +90,8 @@ class EngineAdapter:
                 raise SpawnFailed(f"the engine could not start: {exc}") from exc
             driver = _EngineDriver(engine, request, events)
             session = await driver.open_session()
-            # The session's MCP servers start with its first turn and stop when it closes here.
+            # The session's MCP servers start with its first turn and stop when it closes here (before the close
+            # returns: `run`; here too for a driver that never ran).
             await engine.attach_mcp(session.id, servers)
             stack.push_async_callback(engine.detach_mcp, session.id)
             stack.callback(driver.subscribe(session).close)
@@ -125,6 +126,7 @@ class _EngineDriver:
         self._queued_input: int | None = None  # the input of a StartTurn the engine queued (not started yet)
         self._compaction_after: int | None = None  # a Compact the engine queued: the run id it reserved
         self._closing = False
+        self._forget = False  # the close deletes the engine session and its children
 
     @property
     def _turn(self) -> Subscription:
@@ -167,6 +169,7 @@ class _EngineDriver:
         try:
             while (command := await self._commands.get()) is not None:
                 if isinstance(command, d.Close):
+                    self._forget = command.forget
                     break
                 await self._handle(command)
         finally:
@@ -176,7 +179,8 @@ class _EngineDriver:
                 self._subscription.close()
             if not ended.is_set():
                 await self._cancel_run()  # nobody will read this session's run any more
-                await self._forget_if_unused()
+                await self._engine.detach_mcp(self._session_id)  # its servers stop before the close returns
+                await (self._remove() if self._forget else self._forget_if_unused())
             self._wake.set()
             await pump
             self._events.close()
@@ -268,6 +272,12 @@ class _EngineDriver:
             self._push(d.TurnStopped(Cancelled()))
             return
         await self._cancel_run()
+
+    async def _remove(self) -> None:
+        """Delete the session and its children from the engine (a deleted session), once their runs stopped."""
+        with suppress(EngineError):
+            await self._engine.stop_tree(self._session_id)
+            await self._engine.remove_session(self._session_id, with_children=True)
 
     async def _forget_if_unused(self) -> None:
         """Remove a session this open created and nobody prompted (a `probe`, an open then close): it holds
