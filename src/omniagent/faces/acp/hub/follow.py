@@ -69,6 +69,7 @@ class Follower:
         *,
         elicits: bool,
         catch_up: bool,
+        primes: bool = False,
         seen: SessionInfo | None = None,
         on_end: Callable[[Follower], None] | None = None,
     ) -> None:
@@ -77,6 +78,8 @@ class Follower:
         self.attachment = attachment
         session = attachment.session
         self.view = SessionView(shapes, attachment.id, session.directory, seen)
+        # `primes`: the catch-up replays the history from its start (the view primes each message it streams).
+        self.view.priming = primes and catch_up
         self._elicits = elicits
         self._on_end = on_end
         self._holds = 0
@@ -216,6 +219,7 @@ class Follower:
     def _arrive(self) -> None:
         if not self._early:
             self.hold()
+        self.view.priming = False  # what follows is live: chunks stream as the agent sends them
         self._caught_up.set_result(None)
 
     def _handle(self, event: Event, settled: set[str]) -> None:

@@ -7,6 +7,10 @@ test; the shared builders are the engine face's (`faces/acp/translate.py`). Requ
 `faces/acp/hub/asks.py`'s; turn ends also answer prompts (`faces/acp/hub/follow.py`).
 
 Ids: a message keeps the agent's message id, a tool call the agent's tool id, so a replay repeats them.
+
+Replay (v2): the hub keeps a message as the chunks it streamed, and v2's whole-message updates are upserts that
+chunks append to, so a replay from the start (`priming`) says each message whole and empty before its first chunk:
+the draft asks that a replayed chunk follow the whole-message update of its `messageId` (`session-setup`, replay).
 """
 
 from __future__ import annotations
@@ -238,21 +242,24 @@ class SessionView:
         self._options = _options_key(info) if info is not None else None
         self._mode = self._mode_of(info) if info is not None else None
         self.in_turn = False
+        # True while replaying a session's history from its start (v2): see the module docstring.
+        self.priming = False
+        self._primed: set[str] = set()
 
     def updates(self, event: Event) -> list[Update]:
         """The updates that tell `event` (none for what ACP cannot say: statuses, diagnostics, plan quota)."""
         kind = event.kind
         shapes = self.shapes
         if isinstance(kind, TextDelta):
-            return [t.chunk("agent_message_chunk", kind.message_id, kind.text)]
+            return self._chunk("agent_message_chunk", kind.message_id, kind.text)
         if isinstance(kind, ReasoningDelta):
-            return [t.chunk("agent_thought_chunk", kind.message_id, kind.text)]
+            return self._chunk("agent_thought_chunk", kind.message_id, kind.text)
         if isinstance(kind, UserMessage):
             m = shapes.models
             if shapes.whole_messages:
                 said = [m.ContentBlockText(text=kind.text)]
                 return [m.SessionUpdateUserMessage(message_id=kind.message_id, content=said)]
-            return [t.chunk("user_message_chunk", kind.message_id, kind.text)]
+            return self._chunk("user_message_chunk", kind.message_id, kind.text)
         if isinstance(kind, ToolUpdated):
             return [self._tool(kind.tool)]
         if isinstance(kind, ToolOutputDelta):
@@ -291,9 +298,23 @@ class SessionView:
             self.in_turn = False
             said = failure(kind.stop)
             turn = event.turn_info.id if event.turn_info is not None else str(event.sequence)
-            told = [t.chunk("agent_message_chunk", f"{turn}.failure", f"The turn failed: {said}")] if said else []
+            told = self._chunk("agent_message_chunk", f"{turn}.failure", f"The turn failed: {said}") if said else []
             return [*told, t.state_update("idle", stop_reason(kind.stop))]
         return []
+
+    def _chunk(self, kind: str, message_id: str, text: str) -> list[Update]:
+        """A message chunk; while `priming`, a message's first chunk comes after the message itself, empty."""
+        update = t.chunk(kind, message_id, text)
+        if not (self.priming and self.shapes.whole_messages) or message_id in self._primed:
+            return [update]
+        self._primed.add(message_id)
+        m = self.shapes.models
+        whole = {
+            "agent_message_chunk": m.SessionUpdateAgentMessage,
+            "agent_thought_chunk": m.SessionUpdateAgentThought,
+            "user_message_chunk": m.SessionUpdateUserMessage,
+        }[kind]
+        return [whole(message_id=message_id, content=[]), update]
 
     def _tool(self, tool: ToolUpdate) -> Update:
         m = self.shapes.models
