@@ -42,7 +42,7 @@ INVALID_REQUEST = -32600
 RESOURCE_NOT_FOUND = -32002
 AUTH_REQUIRED = -32000
 
-Turn = Literal["short", "long"]
+Turn = Literal["short", "long", "permission"]
 
 
 class Tier(Enum):
@@ -64,12 +64,14 @@ class Launcher:
     # Per version, the capability gates (`Check.gate` names) it is expected to advertise.
     capabilities: Mapping[int, frozenset[str]]
     env: Mapping[str, str] | None = None
-    # Called before each prompt: "short" (a turn that ends by itself) or "long" (one that runs until cancelled).
+    # Called before each prompt: "short" (a turn that ends by itself), "long" (one that runs until cancelled) or
+    # "permission" (one in which the agent asks `session/request_permission` once, and ends whatever the answer).
     prepare: Callable[[Turn], Awaitable[None]] | None = None
     prompts: Mapping[Turn, str] = field(
         default_factory=lambda: {
             "short": "Reply with the single word: hello.",
             "long": "Count from 1 to 100000, one number per line, without skipping any.",
+            "permission": "Create the file kit-permission.txt holding one line.",
         }
     )
     advisory: bool = False  # advisory checks fail (else they pass whatever they find)
@@ -87,7 +89,8 @@ class Launcher:
 
 class Connection:
     """One ACP connection to the agent: raw JSON lines, every message kept in order, the agent's requests answered
-    (a permission request with its first `allow` option, anything else with -32601)."""
+    (a permission request with its first `allow` option, or `permission_outcome` when a check sets one; anything else
+    with -32601)."""
 
     def __init__(self, proc: asyncio.subprocess.Process, version: int) -> None:
         self.proc = proc
@@ -99,14 +102,19 @@ class Connection:
         self._waiting: dict[Any, asyncio.Future[dict[str, Any]]] = {}
         self._changed = asyncio.Event()
         self.probes: set[Any] = set()  # ids of the requests the kit sent off-schema on purpose
+        self.permission_outcome: dict[str, Any] | None = None  # set: every permission request is answered this
         self._reader = asyncio.ensure_future(self._read())
 
     # Sending --------------------------------------------------------------------------------------------------------
 
     async def send(self, message: Any, *, probe: bool = False) -> None:
-        """Write one message (or batch) as one line; a `probe` is off-schema on purpose (not validated)."""
-        if isinstance(message, dict) and not probe:
-            self.transcript.append(("in", message))
+        """Write one message (or batch) as one line; a `probe` is off-schema on purpose (not validated: the answers to
+        its requests are known by their ids)."""
+        for item in message if isinstance(message, list) else [message]:
+            if isinstance(item, dict) and not probe:
+                self.transcript.append(("in", item))
+            elif isinstance(item, dict) and "method" in item and "id" in item:
+                self.probes.add(item["id"])
         assert self.proc.stdin is not None
         self.proc.stdin.write(json.dumps(message).encode() + b"\n")
         await self.proc.stdin.drain()
@@ -193,6 +201,8 @@ class Connection:
                 answer.set_result(item)
 
     def _answer(self, request: dict[str, Any]) -> dict[str, Any]:
+        if request["method"] == "session/request_permission" and self.permission_outcome is not None:
+            return {"result": {"outcome": self.permission_outcome}}
         if request["method"] == "session/request_permission":
             options = request.get("params", {}).get("options") or []
             allow = [o["optionId"] for o in options if str(o.get("kind", "")).startswith("allow")]
@@ -550,6 +560,46 @@ async def _jsonrpc_empty_batch(launcher: Launcher, version: int) -> None:
         await conn.call("_kit/after", {}, probe=True)
 
 
+def _replies(conn: Connection, start: int) -> list[Any]:
+    """The lines the agent wrote from line `start` on that hold a reply, parsed: a line made only of the agent's own
+    notifications and requests (bare or batched) is no reply."""
+    out = []
+    for line in conn.lines[start:]:
+        message = json.loads(line)
+        items = message if isinstance(message, list) else [message]
+        if not all(isinstance(item, dict) and "method" in item for item in items):
+            out.append(message)
+    return out
+
+
+@check("jsonrpc.batch_notifications", Tier.MANDATORY, versions=(2,))
+async def _jsonrpc_batch_notifications(launcher: Launcher, version: int) -> None:
+    """A batch of notifications only gets no reply at all, not even an empty array or an error (acp-tck
+    ACP-BATCH-202, and ACP-JSONRPC-003's batch half); the next request is served, and its answer is the first
+    reply."""
+    async with connect(launcher, version) as conn:
+        start = len(conn.lines)
+        await conn.send([{"jsonrpc": "2.0", "method": "_kit/notify_only"}], probe=True)
+        after = await conn.call("_kit/after", {}, request_id="kit-after-batch", probe=True)
+        replies = _replies(conn, start)
+        assert replies and replies[0] == after, f"replies to a batch of notifications only: {replies}"
+
+
+@check("jsonrpc.batch_requests", Tier.MANDATORY, versions=(2,))
+async def _jsonrpc_batch_requests(launcher: Launcher, version: int) -> None:
+    """A batch of two requests (`session/list`, side-effect free) is answered by one array holding both responses,
+    matched by id (in any order), each a result (acp-tck ACP-JSONRPC-001's batch half, with ACP-BATCH-204/205)."""
+    async with connect(launcher, version) as conn:
+        start = len(conn.lines)
+        ids = ("kit-batch-a", "kit-batch-b")
+        await conn.send([{"jsonrpc": "2.0", "id": i, "method": "session/list"} for i in ids], probe=True)
+        reply = (await conn.wait_for(lambda: _replies(conn, start)))[0]  # the first reply is judged
+        assert isinstance(reply, list) and len(reply) == 2, f"not one array of both responses: {reply}"
+        by_id = {item.get("id"): item for item in reply if isinstance(item, dict)}
+        assert set(by_id) == set(ids), f"the array's ids are not the requests': {reply}"
+        assert all("result" in by_id[i] for i in ids), f"a batched session/list did not succeed: {reply}"
+
+
 @check("auth.methods", Tier.MANDATORY)
 async def _auth_methods(launcher: Launcher, version: int) -> None:
     """Auth methods: v2 types are `agent`, `terminal` or `_`-prefixed (v1: also `env_var`); no `terminal` method
@@ -668,6 +718,26 @@ async def _prompt_invalid(launcher: Launcher, version: int) -> None:
         assert known_stop(version, (await conn.turn(launcher, session_id)).stop_reason)
 
 
+@check("prompt.permission_unknown_outcome", Tier.ADVISORY, versions=(2,), gate=SESSION)
+async def _prompt_permission_unknown(launcher: Launcher, version: int) -> None:
+    """A permission request answered with an outcome the agent cannot know (`_`-prefixed: an extension's) is
+    tolerated: the prompt is not refused -32602 and the turn goes on to its idle (acp-tck ACP-ENUM-203; ACP: such an
+    outcome is no approval, and the agent declines it). The launcher's permission turn must ask once."""
+    async with connect(launcher, version) as conn:
+        conn.permission_outcome = {"outcome": "_kit/unknown"}
+        session_id = await conn.new_session(launcher.workspace)
+        start = len(conn.received())
+        response = await conn.call("session/prompt", conn.prompt_params(session_id, await launcher.turn("permission")))
+        advise(launcher, response.get("error", {}).get("code") != INVALID_PARAMS, f"the prompt was refused: {response}")
+        with contextlib.suppress(TimeoutError):  # judged below: the turn would hang on a request nobody closed
+            await conn.wait_for(lambda: _idle_after(conn.updates(session_id, start)))
+        asked = [m for m in conn.received()[start:] if m.get("method") == "session/request_permission"]
+        advise(launcher, bool(asked), "the permission turn asked no permission: the launcher's prompt must make it")
+        kinds = [u.get("sessionUpdate") for u in conn.updates(session_id, start)]
+        ended = _idle_after(conn.updates(session_id, start)) is not None
+        advise(launcher, ended, f"no idle after a `_` permission outcome within {WAIT}s: {kinds}")
+
+
 @check("prompt.embedded_context", Tier.CAPABILITY, gate="embeddedContext")
 async def _prompt_embedded(launcher: Launcher, version: int) -> None:
     """Where embedded context is advertised, a prompt of text and an embedded text resource is taken and its turn
@@ -705,17 +775,51 @@ async def _session_list(launcher: Launcher, version: int) -> None:
         assert _sessions(await conn.result("session/list", {"cwd": nowhere})) == []
 
 
+def _replay_window(conn: Connection, session_id: str, start: int, request_id: Any) -> list[dict[str, Any]]:
+    """The session's updates between message `start` and the answer to `request_id`: what a resume replayed."""
+    answered = conn.answer_index(request_id)
+    return [u for u in conn.updates(session_id, start) if conn.update_index(u) < answered]
+
+
+def _check_replay(replayed: list[dict[str, Any]], message_id: Any) -> None:
+    """A v2 replay: the user message under the id its prompt's receipt named (acp-tck ACP-RESUME-204), and each
+    `*_chunk` after the whole-message update of its `messageId` with `content: []` (ACP-RESUME-205: whole messages
+    are upserts that chunks append to, so a replayed chunk needs its message first; a replay of whole messages
+    only has nothing to check)."""
+    users = [u for u in replayed if u.get("sessionUpdate") in ("user_message", "user_message_chunk")]
+    assert users == [] or users[0]["messageId"] == message_id, f"replayed as {users[0]}, receipt {message_id}"
+    for index, update in enumerate(replayed):
+        kind = str(update.get("sessionUpdate"))
+        if not kind.endswith("_chunk") or kind == "tool_call_content_chunk":
+            continue
+        whole = kind.removesuffix("_chunk")
+        primed = any(
+            u.get("sessionUpdate") == whole and u.get("messageId") == update.get("messageId") and u.get("content") == []
+            for u in replayed[:index]
+        )
+        kinds = [u.get("sessionUpdate") for u in replayed]
+        assert primed, f"replayed {kind} of {update.get('messageId')} without an empty {whole} first: {kinds}"
+
+
 @check("session.resume", Tier.CAPABILITY, gate="resume")
 async def _session_resume(launcher: Launcher, version: int) -> None:
     """A session resumed on a new connection answers an object and replays nothing first; v2 with
-    `replayFrom: start` replays its history before the answer, the user message under the id its prompt's receipt
-    named."""
-    async with connect(launcher, version) as conn:
-        session_id = await conn.new_session(launcher.workspace)
-        message_id = (await conn.turn(launcher, session_id)).result.get("messageId")
-    params: dict[str, Any] = {"sessionId": session_id, "cwd": str(launcher.workspace)}
+    `replayFrom: start` replays its history before the answer, on the connection that made it (as acp-tck resumes
+    it) and on a new one: the user message under the id its prompt's receipt named, and a chunk only after its
+    message, whole and empty."""
+    params: dict[str, Any] = {"cwd": str(launcher.workspace)}
     if version == 1:
         params["mcpServers"] = []
+    replay_from = {"replayFrom": {"type": "start"}}
+    async with connect(launcher, version) as conn:
+        session_id = await conn.new_session(launcher.workspace)
+        params["sessionId"] = session_id
+        message_id = (await conn.turn(launcher, session_id)).result.get("messageId")
+        if version == 2:
+            start, request_id = len(conn.received()), next(conn._ids)
+            response = await conn.call("session/resume", params | replay_from, request_id=request_id)
+            assert "result" in response, response
+            _check_replay(_replay_window(conn, session_id, start, request_id), message_id)
     async with connect(launcher, version) as conn:
         await conn.result("session/resume", params)
         history = [
@@ -727,15 +831,12 @@ async def _session_resume(launcher: Launcher, version: int) -> None:
     if version == 1:
         return
     async with connect(launcher, version) as conn:
-        response = await conn.call("session/resume", params | {"replayFrom": {"type": "start"}})
+        response = await conn.call("session/resume", params | replay_from)
         assert "result" in response, response
         answered = conn.received().index(response)
         after = [m for m in conn.received()[answered:] if m.get("method") == "session/update"]
         assert after == [], f"replay after the answer: {after}"
-        users = [
-            u for u in conn.updates(session_id) if u.get("sessionUpdate") in ("user_message", "user_message_chunk")
-        ]
-        assert users == [] or users[0]["messageId"] == message_id, f"replayed as {users[0]}, receipt {message_id}"
+        _check_replay(conn.updates(session_id), message_id)
 
 
 @check("session.load", Tier.CAPABILITY, versions=(1,), gate="load")

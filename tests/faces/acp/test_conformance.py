@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from omniagent.testing import FakeLLMServer, Reply, Scenario
+from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
 from tests.faces.acp import conformance
 from tests.faces.acp.agent_harness import agent_env, prepare
 
@@ -30,7 +30,8 @@ FAKE_AGENT = Path(__file__).resolve().parents[2] / "fixtures" / "acp_agents" / "
 @pytest.fixture
 async def omniagent(tmp_path: Path) -> AsyncIterator[conformance.Launcher]:
     """`omniagent acp` with its model the fake LLM: a short turn is one reply; a long one streams a little, then
-    holds until the turn is cancelled."""
+    holds until the turn is cancelled; a permission turn writes a file (asked first: the default mode asks), then
+    replies whatever the answer."""
     async with FakeLLMServer(Scenario()) as llm:
         data, workspace, _ = prepare(tmp_path, llm)
         gates = itertools.count()
@@ -38,6 +39,9 @@ async def omniagent(tmp_path: Path) -> AsyncIterator[conformance.Launcher]:
         async def script(kind: conformance.Turn) -> None:
             if kind == "short":
                 llm.enqueue(Reply(text="Hello."))
+            elif kind == "permission":
+                write = FakeToolCall("write", {"path": "kit-permission.txt", "content": "one\n"}, "call_kit")
+                llm.enqueue(Reply(tool_calls=(write,)), Reply(text="Done."))
             else:
                 llm.enqueue(Reply(text="1\n2\n3\n" * 40, chunk_size=6, gate=f"long-{next(gates)}"))
 
@@ -82,7 +86,7 @@ async def test_an_agent_answering_the_alpha2_prompt_receipt_fails_the_v2_turn_ch
         workspace=workspace,
         versions=(2,),
         capabilities={2: frozenset({"session"})},
-        prompts={"short": "hello", "long": "wait"},
+        prompts={"short": "hello", "long": "wait", "permission": "ask"},
     )
     turn = next(c for v, c in conformance.cases((2,), launcher.capabilities) if c.id == "prompt.turn")
     with pytest.raises(AssertionError, match="no messageId"):

@@ -28,7 +28,7 @@ import pytest
 import pytest_asyncio
 
 from tests.e2e.agents.harness import agent_world
-from tests.e2e.agents.peers import TEXT
+from tests.e2e.agents.peers import PEERS, TEXT
 from tests.faces.acp import conformance
 
 VERSIONS = (1, 2)
@@ -36,9 +36,13 @@ VERSIONS = (1, 2)
 # holds (the turn runs until cancelled). The fake LLM lives in the agents' network namespace, another process, so it
 # is scripted by what the prompts say, not per turn (`Launcher.prepare` stays unset).
 LONG = "kit-long-turn"
+# The permission prompt carries this one: the fake LLM's answer to the first call naming it is the agent's shell call
+# (which the agent asks to run), and later calls answer TEXT whatever the client chose.
+ASK = "kit-permission-turn"
 PROMPTS: Mapping[conformance.Turn, str] = {
     "short": "Reply with the single word: hello.",
     "long": f"Count from 1 to 100000, one number per line ({LONG}).",
+    "permission": f"Run the shell command you are given ({ASK}).",
 }
 # What the hub's ACP face advertises (init.negotiates compares these with its initialize answers). Over stdio a
 # later connection is a later process, which resumes the session by its agent's resume token (the hub's session
@@ -54,10 +58,14 @@ SERVER_CAPABILITIES: Mapping[int, frozenset[str]] = {1: STDIO_CAPABILITIES[1] | 
 KNOWN_GAPS_STDIO: Mapping[tuple[int, str], str] = {}
 
 
-def scenario() -> dict[str, Any]:
-    """Every model call answers TEXT, except one naming the long prompt: a few text events, then silence."""
+def scenario(agent: str) -> dict[str, Any]:
+    """Every model call of `agent` answers TEXT, except one naming the long prompt: a few text events, then silence;
+    and the first naming the permission prompt: the agent's shell call (once: the calls after it, which name the
+    prompt too, answer TEXT)."""
     long = {"kind": "reply", "text": "1\n2\n3\n4\n5\n", "chunk_size": 2, "stall_after_events": 6, "match": LONG}
-    return {"steps": [long | {"sticky": True}], "fallback": {"kind": "reply", "text": TEXT}}
+    peer = PEERS[agent]
+    ask = {"kind": "reply", "tool_calls": [{"name": peer.shell_tool, "arguments": peer.shell_arguments}], "match": ASK}
+    return {"steps": [long | {"sticky": True}, ask], "fallback": {"kind": "reply", "text": TEXT}}
 
 
 def launcher(
@@ -70,7 +78,7 @@ def launcher(
     advisory: bool = True,
 ) -> conformance.Launcher:
     """The kit's launcher for a command serving the hub's ACP face (`argv`: `omniagent acp --agent ID`, or a relay
-    to a hub's `/acp`), whose agents' model answers `scenario()`."""
+    to a hub's `/acp`), whose agents' model answers `scenario(agent)`."""
     return conformance.Launcher(
         name=name,
         argv=list(argv),
@@ -124,7 +132,7 @@ async def world_of(
     process reads to resume a session)."""
     agent = str(request.param)
     root = tmp_path_factory.mktemp(agent)
-    async with agent_world(agent, root, scenario()) as world:
+    async with agent_world(agent, root, scenario(agent)) as world:
         yield world.work, {**world.runtime_env, "OMNIAGENT_DATA_DIR": str(root / "omniagent-data")}
 
 
@@ -169,7 +177,7 @@ HUB_CASES = cases("hub-codex", SERVER_CAPABILITIES, {}, ALL_TIERS)
 async def hub_of(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple[Path, dict[str, str], str]]:
     """A real `omniagent hub --agent codex` in Codex's world: (work dir, the bridge's environment, the hub's URL)."""
     root = tmp_path_factory.mktemp("hub-codex")
-    async with agent_world("codex", root / "world", scenario()) as world:
+    async with agent_world("codex", root / "world", scenario("codex")) as world:
         data = root / "data"
         data.mkdir()
         with (root / "hub.stderr").open("wb") as stderr:

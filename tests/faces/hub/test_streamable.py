@@ -100,7 +100,13 @@ async def test_a_server_request_is_answered_by_a_post(tmp_path: Path) -> None:
     [
         ({"Content-Type": "text/plain"}, b"{}", 415, "application/json"),
         ({"Content-Type": "application/json"}, b"{not json", 400, "parse error"),
-        ({"Content-Type": "application/json"}, b'[{"jsonrpc":"2.0","id":1,"method":"initialize"}]', 501, "batch"),
+        ({"Content-Type": "application/json"}, b"[]", 400, "empty batch"),
+        (
+            {"Content-Type": "application/json"},
+            b'[{"jsonrpc":"2.0","id":1,"method":"initialize"}]',
+            400,
+            "Acp-Connection-Id",  # a batch is not the initialize that opens a connection
+        ),
         ({"Content-Type": "application/json"}, b'"hello"', 400, "invalid request"),
         ({"Content-Type": "application/json"}, json.dumps(call(2, "session/new")).encode(), 400, "Acp-Connection-Id"),
         (
@@ -121,6 +127,27 @@ async def test_posts_the_transport_refuses(
         assert body["jsonrpc"] == "2.0" and "id" in body and says in body["error"]["message"]
         if "parse error" in says:
             assert body["error"]["code"] == -32700 and body["id"] is None
+
+
+async def test_a_batch_is_answered_with_one_array_on_the_connection_stream(tmp_path: Path) -> None:
+    """A batch POST is 202 (it is about no one session: no Acp-Session-Id needed); its answers come as one array on
+    the connection stream, matched by id, none for its notifications; a batch of notifications only gets nothing
+    (the next event is the answer to the next request)."""
+    note = {"jsonrpc": "2.0", "method": "_kit/note"}
+    async with serving(tmp_path) as hub, httpx.AsyncClient() as client:
+        connection, _ = await _connect(client, hub)
+        async with _stream(client, hub, connection) as stream:
+            events = sse_events(stream)
+            batch = [call("a", "test/echo", {"n": 1}), note, call(7, "test/echo", {"n": 2})]
+            posted = await _post(client, hub, connection, batch)
+            assert posted.status_code == 202 and posted.content == b""
+            [(_, answers)] = await take(events, 1)
+            assert isinstance(answers, list) and len(answers) == 2
+            assert {a["id"]: a["result"] for a in answers} == {"a": {"n": 1}, 7: {"n": 2}}
+            assert (await _post(client, hub, connection, [note, note])).status_code == 202
+            assert (await _post(client, hub, connection, call(8, "test/echo", {}))).status_code == 202
+            [(_, answer)] = await take(events, 1)
+            assert answer == {"jsonrpc": "2.0", "id": 8, "result": {}}
 
 
 async def test_a_session_message_needs_its_session_header(tmp_path: Path) -> None:

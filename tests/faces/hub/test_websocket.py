@@ -55,7 +55,7 @@ async def test_the_first_message_must_be_initialize(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("frame", "code"),
-    [("{oops", -32700), ("[1, 2]", -32600), ("42", -32600), ('{"jsonrpc":"2.0","id":1e999,"method":"x"}', -32600)],
+    [("{oops", -32700), ("[]", -32600), ("42", -32600), ('{"jsonrpc":"2.0","id":1e999,"method":"x"}', -32600)],
 )
 async def test_a_bad_frame_is_answered_in_the_wire_error_shape_and_the_connection_goes_on(
     tmp_path: Path, frame: str, code: int
@@ -66,6 +66,26 @@ async def test_a_bad_frame_is_answered_in_the_wire_error_shape_and_the_connectio
         assert refused["jsonrpc"] == "2.0" and refused["id"] is None and refused["error"]["code"] == code
         await ws.send(json.dumps(initialize()))
         assert (await _answer(ws))["id"] == 1
+
+
+async def test_a_batch_is_answered_with_one_array_and_a_batch_of_notifications_not_at_all(tmp_path: Path) -> None:
+    """JSON-RPC 2.0 batches, as ACP v2 and a stdio peer take them: one frame of the answers to the batch's requests
+    (matched by id: a notification in it gets none), per-entry -32600 for entries that are no message, and nothing
+    for a batch of notifications only (the next frame is the answer to the next request)."""
+    note = {"jsonrpc": "2.0", "method": "_kit/note"}
+    async with serving(tmp_path) as hub, connect(_ws(hub), additional_headers=hub.headers()) as ws:
+        await ws.send(json.dumps(initialize()))
+        await _answer(ws)
+        await ws.send(json.dumps([call("a", "test/echo", {"n": 1}), note, call(7, "test/echo", {"n": 2})]))
+        answers = json.loads(await ws.recv())
+        assert isinstance(answers, list) and len(answers) == 2
+        assert {a["id"]: a["result"] for a in answers} == {"a": {"n": 1}, 7: {"n": 2}}
+        await ws.send(json.dumps([note, note]))
+        await ws.send(json.dumps([17, True, None]))
+        invalid = json.loads(await ws.recv())  # the first frame after the notifications: nothing answered them
+        assert [(e["id"], e["error"]["code"]) for e in invalid] == [(None, -32600)] * 3
+        await ws.send(json.dumps(call(8, "test/echo", {})))
+        assert await _answer(ws) == {"jsonrpc": "2.0", "id": 8, "result": {}}
 
 
 async def test_a_frame_over_the_limit_closes_that_socket_only(tmp_path: Path) -> None:

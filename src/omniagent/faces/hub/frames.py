@@ -1,8 +1,12 @@
 """One JSON-RPC message as the network transports receive it (a POST body, a WebSocket text frame): made one line
 for the connection's `Peer`, and read just enough to route it (is it `initialize`, which session is it about).
 
+A batch (a JSON array of messages, JSON-RPC 2.0 §6, which ACP v2 adopts) is handed on whole: the peer answers it as
+a stdio peer does, with one array of the answers to its requests and nothing at all when it holds only notifications.
+A batch is about no one session (its answers are one array), so it is routed as a message about none.
+
 Bodies are not trusted: `read_frame` never raises, and what it refuses comes with the status and the JSON-RPC error
-line to answer with (a parse error, a batch, something that is not a message).
+line to answer with (a parse error, an empty batch, something that is not a message).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ class Frame:
     """A message fit for the peer: `line` (no newline inside), and what routing needs of it."""
 
     line: bytes
-    method: str | None  # None for a response (the client answering one of our requests)
+    method: str | None  # None for a response (the client answering one of our requests) and for a batch
     request_id: RequestId | None  # the id of a request, else None
     session_id: str | None  # `params.sessionId`, when the message has one
     exact: bool = True  # False: it holds a number out of range (the peer answers it, by its id when it can)
@@ -51,7 +55,9 @@ def read_frame(body: bytes) -> Frame | Refused:
     except BadJson as exc:
         return Refused(400, error_line(STRICT, None, PARSE_ERROR, f"parse error: {exc.reason}"))
     if isinstance(value, list):
-        return Refused(501, error_line(STRICT, None, INVALID_REQUEST, "batch requests are not supported"))
+        if not value:  # JSON-RPC: an empty array is one Invalid Request, never an (empty) array of answers
+            return Refused(400, error_line(STRICT, None, INVALID_REQUEST, "invalid request: an empty batch"))
+        return Frame(line=line, method=None, request_id=None, session_id=None, exact=exact)
     if not isinstance(value, dict):
         return Refused(400, error_line(STRICT, None, INVALID_REQUEST, "invalid request: not a JSON-RPC message"))
     method = value.get("method")

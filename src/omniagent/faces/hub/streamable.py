@@ -5,7 +5,8 @@ POST a message, GET an SSE stream, DELETE the connection.
   `connectionId` added to the result) and the `Acp-Connection-Id` header. Every other POST names its connection
   (400 without, 404 unknown) and, when it is about a session (`params.sessionId`), the session in `Acp-Session-Id`
   (400 without or different); it is answered 202 and its answer comes on a stream. Bodies must be
-  `application/json` (415), at most `Limits.max_body_bytes` (413), one JSON-RPC message (a batch: 501; not JSON:
+  `application/json` (415), at most `Limits.max_body_bytes` (413), one JSON-RPC message or a non-empty batch of
+  them (its answers: one array on the connection stream, none for notifications; `[]`: 400 with -32600; not JSON:
   400 with the JSON-RPC parse error).
 - GET with `Accept: text/event-stream` (406) and `Acp-Connection-Id`: the connection stream; with `Acp-Session-Id`
   too, that session's stream. `Last-Event-ID` resumes either (`streams.py` says how).

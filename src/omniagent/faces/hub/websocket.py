@@ -1,6 +1,7 @@
 """ACP over WebSocket on `/acp` (GET with `Upgrade: websocket`, the RFD's second profile): the upgrade answers 101
-with `Acp-Connection-Id`; each text frame is one JSON-RPC message and each message we send is one text frame; binary
-frames are ignored; the first message must be `initialize`. Closing the socket ends the connection, not its sessions.
+with `Acp-Connection-Id`; each text frame is one JSON-RPC message (or a batch: its answers come as one array in one
+frame, none for notifications) and each message we send is one text frame; binary frames are ignored; the first
+message must be `initialize`. Closing the socket ends the connection, not its sessions.
 """
 
 from __future__ import annotations

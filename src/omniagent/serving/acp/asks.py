@@ -61,12 +61,18 @@ def permission_params(
 
 
 def permission_answer(request: PermissionRequest, result: Any) -> PermissionAnswer | None:
-    """The client's reply as the answer; None when it did not choose (`cancelled`: its turn is being cancelled, which
-    closes the request) or chose what was not offered."""
+    """The client's reply as the answer: the option it selected; None for `cancelled` (its turn is being cancelled,
+    which closes the request). Anything else (an outcome we do not know, `_`-prefixed or newer than us, an option that
+    was not offered, a reply that is no outcome) is not approval, and ACP says to decline it then: it is answered
+    "reject once", so the turn goes on without the call, as the engine face's dismissed request does. None (left
+    open for a cancel or another client) only when rejecting was not offered."""
     outcome = result.get("outcome") if isinstance(result, dict) else None
-    if not isinstance(outcome, dict) or outcome.get("outcome") != "selected":
+    kind = outcome.get("outcome") if isinstance(outcome, dict) else None
+    if kind == "cancelled":
         return None
-    choice = _CHOICES.get(str(outcome.get("optionId")))
+    choice = _CHOICES.get(str(outcome.get("optionId"))) if kind == "selected" and isinstance(outcome, dict) else None
+    if choice is None or choice not in request.options:
+        choice = PermissionChoice.DENY_ONCE  # never "always": a reply we cannot read must leave no lasting rule
     return PermissionAnswer(choice=choice) if choice in request.options else None
 
 

@@ -298,7 +298,8 @@ class AcpAgent:
         # The answer tells the session's options as they are now: the replay and what follows the answer tell them
         # again only where they differ (an agent just resumed reports its options as it settles, after the answer).
         # Not its title, which the answer does not carry: the replay tells it.
-        follower = self._follow(attachment, catch_up=True, seen=replace(attachment.info(), title=None))
+        primes = history is History.FULL and after is None  # a replay from the start, to a client that has none
+        follower = self._follow(attachment, catch_up=True, primes=primes, seen=replace(attachment.info(), title=None))
         follower.start()
         try:
             await follower.caught_up()
@@ -462,7 +463,9 @@ class AcpAgent:
         except UnknownSession:
             return True
 
-    def _follow(self, attachment: Attachment, *, catch_up: bool, seen: SessionInfo | None = None) -> Follower:
+    def _follow(
+        self, attachment: Attachment, *, catch_up: bool, primes: bool = False, seen: SessionInfo | None = None
+    ) -> Follower:
         follower = Follower(
             self.peer,
             self.shapes,
@@ -470,6 +473,7 @@ class AcpAgent:
             elicits=self.handshake.elicits,
             alone=self._alone,
             catch_up=catch_up,
+            primes=primes,
             seen=seen,
             on_end=self._ended,
         )

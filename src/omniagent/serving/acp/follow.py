@@ -70,6 +70,7 @@ class Follower:
         elicits: bool,
         alone: bool = False,
         catch_up: bool,
+        primes: bool = False,
         seen: SessionInfo | None = None,
         on_end: Callable[[Follower], None] | None = None,
     ) -> None:
@@ -78,6 +79,8 @@ class Follower:
         self.attachment = attachment
         session = attachment.session
         self.view = SessionView(shapes, attachment.id, session.directory, seen)
+        # `primes`: the catch-up replays the history from its start (the view primes each message it streams).
+        self.view.priming = primes and catch_up
         self._elicits = elicits
         self._alone = alone  # no other client can answer: a question this one cannot show is declined
         self._on_end = on_end
@@ -228,6 +231,7 @@ class Follower:
             self.send(update)
         if not self._early:
             self.hold()
+        self.view.priming = False  # what follows is live: chunks stream as the agent sends them
         self._caught_up.set_result(None)
 
     def _handle(self, event: Event, settled: set[str]) -> None:

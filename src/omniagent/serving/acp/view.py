@@ -3,10 +3,14 @@
 What it is: `SessionView`, what one connection has told its client about one session (the tool calls it created,
 their streamed output, the title and the config options it last sent), turning each event into the updates that
 say it in the negotiated version. The v1/v2 differences are `Shapes` fields (`serving/acp/shapes.py`), never a version
-test; the shared builders are the engine face's (`faces/acp/translate.py`). Requests (permissions, questions) are
+test; the shared builders are `serving/acp/builders.py`. Requests (permissions, questions) are
 `serving/acp/asks.py`'s; turn ends also answer prompts (`serving/acp/follow.py`).
 
 Ids: a message keeps the agent's message id, a tool call the agent's tool id, so a replay repeats them.
+
+Replay (v2): the hub keeps a message as the chunks it streamed, and v2's whole-message updates are upserts that
+chunks append to, so a replay from the start (`priming`) says each message whole and empty before its first chunk:
+the draft asks that a replayed chunk follow the whole-message update of its `messageId` (`session-setup`, replay).
 """
 
 from __future__ import annotations
@@ -263,6 +267,9 @@ class SessionView:
         self._waiting: set[str] = set()  # the requests open now
         self.in_turn = False
         self.replaying = False  # set by the follower while it replays kept events
+        # True while replaying a session's history from its start (v2): see the module docstring.
+        self.priming = False
+        self._primed: set[str] = set()
 
     def updates(self, event: Event) -> list[Update]:
         """The updates that tell `event` (none for what ACP cannot say: statuses, plan quota)."""
@@ -278,15 +285,15 @@ class SessionView:
                 return [b.chunk("agent_message_chunk", f"notice.{event.sequence}", kind.diagnostic.message)]
             return []
         if isinstance(kind, TextDelta):
-            return [b.chunk("agent_message_chunk", kind.message_id, kind.text)]
+            return self._chunk("agent_message_chunk", kind.message_id, kind.text)
         if isinstance(kind, ReasoningDelta):
-            return [b.chunk("agent_thought_chunk", kind.message_id, kind.text)]
+            return self._chunk("agent_thought_chunk", kind.message_id, kind.text)
         if isinstance(kind, UserMessage):
             m = shapes.models
             if shapes.whole_messages:
                 said = [m.ContentBlockText(text=kind.text)]
                 return [m.SessionUpdateUserMessage(message_id=kind.message_id, content=said)]
-            return [b.chunk("user_message_chunk", kind.message_id, kind.text)]
+            return self._chunk("user_message_chunk", kind.message_id, kind.text)
         if isinstance(kind, ToolUpdated):
             return [self._tool(kind.tool)]
         if isinstance(kind, ToolOutputDelta):
@@ -335,8 +342,8 @@ class SessionView:
                 # The draft's `error` stop reason carries the failure; said as agent text too, for an alpha.2
                 # client, which does not know that stop reason.
                 turn = event.turn_info.id if event.turn_info is not None else str(event.sequence)
-                told = b.chunk("agent_message_chunk", f"{turn}.failure", f"The turn failed: {said}")
-                return [told] if self.replaying else [told, b.failed_idle(INTERNAL_ERROR, f"the turn failed: {said}")]
+                told = self._chunk("agent_message_chunk", f"{turn}.failure", f"The turn failed: {said}")
+                return told if self.replaying else [*told, b.failed_idle(INTERNAL_ERROR, f"the turn failed: {said}")]
         return [] if self.replaying else states
 
     def state(self) -> list[Update]:
@@ -390,6 +397,20 @@ class SessionView:
             for c in commands
         ]
         return [m.SessionUpdateAvailableCommandsUpdate(available_commands=listed)]
+
+    def _chunk(self, kind: str, message_id: str, text: str) -> list[Update]:
+        """A message chunk; while `priming`, a message's first chunk comes after the message itself, empty."""
+        update = b.chunk(kind, message_id, text)
+        if not (self.priming and self.shapes.whole_messages) or message_id in self._primed:
+            return [update]
+        self._primed.add(message_id)
+        m = self.shapes.models
+        whole = {
+            "agent_message_chunk": m.SessionUpdateAgentMessage,
+            "agent_thought_chunk": m.SessionUpdateAgentThought,
+            "user_message_chunk": m.SessionUpdateUserMessage,
+        }[kind]
+        return [whole(message_id=message_id, content=[]), update]
 
     def _tool(self, tool: ToolUpdate) -> Update:
         m = self.shapes.models
