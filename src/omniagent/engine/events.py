@@ -1,8 +1,8 @@
 """One engine session's broadcasts, read once for every face: text chunks, tool calls, commits, run ends, interactions.
 
-What it is: the single reading of engine events that the faces share. The ACP face (`faces/acp/relay.py`) and the
-runtime's engine adapter (`runtime/adapters/engine/adapter.py`) subscribe to the broadcaster, pass each broadcast of a
-session through that session's `SessionFeed`, and render the items it returns in their own wire. The feed keeps
+What it is: the single reading of engine events, for the runtime's engine adapter (`runtime/adapters/engine/
+adapter.py`), which subscribes to the broadcaster, passes each broadcast of a session through that session's
+`SessionFeed`, and renders the items it returns in the session language. The feed keeps
 what the reading needs between broadcasts (each part's kind, the tool calls so far), and `ToolCall` is the one
 reading of a call's arguments: so a tool call has the same title, kind, path, command and pattern everywhere.
 What it is not: a wire shape (each face has its own), or a turn rule.

@@ -3,9 +3,9 @@
 What it is: the one place that decides which engine broadcasts belong to a face's session, follows the child
 sessions below it (`Branch`), reads each broadcast once (`engine.events.SessionFeed`), acknowledges the start of a
 turn (`TurnStarted`) and ends the turn only once the session's tree has settled (`TurnEnded`): the children's reports
-start the session's next runs, which belong to the same turn. The ACP face (`faces/acp/relay.py`) and the runtime's
-engine adapter (`runtime/adapters/engine/adapter.py`) render what it delivers, each in its own wire; neither routes,
-adopts or settles on its own.
+start the session's next runs, which belong to the same turn. The runtime's engine adapter
+(`runtime/adapters/engine/adapter.py`) renders what it delivers in the session language; it neither routes, adopts
+nor settles on its own.
 What it is not: a wire shape, or a queue. Events are delivered synchronously from the engine's broadcast (in the
 order the engine emitted them) or, for `TurnEnded`, from a task of the engine's; `deliver` must never block.
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from omniagent.faces.acp.hub import asks
+from omniagent.serving.acp import asks
 
 from omniagent.hub.hub import Hub
 from omniagent.protocols.sidecar.commands import PermissionAnswer

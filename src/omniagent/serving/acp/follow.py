@@ -11,7 +11,7 @@ our request carried in `_meta.omniagent.requestId`).
 
 Ordering: a handler whose answer must precede the next updates (a v2 prompt's `{}`, a load's or attach's answer
 after the replay) `hold`s the follower and `release_soon`s it from inside the handler: `loop.call_soon` runs after
-the peer has queued the answer (`faces/acp/relay.py` does the same for the engine).
+the peer has queued the answer.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """How each ACP version spells the updates and ids the agent sends: data, no behaviour.
 
-Kept apart from `faces.acp.translate` so the `initialize` answer (which needs only `state_updates` and the id key of
+Kept apart from `serving.acp.builders` so the `initialize` answer (which needs only `state_updates` and the id key of
 auth methods) does not import `engine.events`, the yuke models or the ACP models.
 """
 
