@@ -45,6 +45,11 @@ class EventStream:
         self._ready.set()
         return True
 
+    def widen(self, extra: int) -> None:
+        """Let `extra` more events be unread before the consumer is taken to be gone: for events the loop tells at
+        once (a resumed session's history), which no consumer could have read as they came."""
+        self._capacity += extra
+
     def end(self, error: AgentError | None = None) -> None:
         """No more events; the consumer gets `error` (if any) after the buffered ones."""
         if not self._ended:
