@@ -88,6 +88,15 @@ class EventStream:
             self._items.clear()
             yield batch
 
+    def take_ready(self) -> list[Event]:
+        """The events buffered now, without waiting (the consumer's, as iterating would give them): what a consumer
+        takes when it starts, such as a resumed session's history, which the loop tells before `open` returns."""
+        batch = list(self._items)
+        self._items.clear()
+        if batch:
+            self._read.set()
+        return batch
+
     async def _more(self) -> bool:
         """Wait for events: True once some are buffered, False when the stream ended without more (raising the
         error it ended with, if any)."""
