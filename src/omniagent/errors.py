@@ -52,9 +52,9 @@ Catch `OmniagentError` to catch them all. The tree (module, then the classes it 
     ├── serving.acp.follow.SessionEnded              a hub session ended before the turn a prompt waits for did
     └── faces.hub.registry.TooManyClients           the hub has as many connections as it takes (answered 503)
 
-Each wire turns these into its own error shape in exactly one place: `faces.sidecar.commands` for the anyagent wire,
-`Engine.handle` (with `faces.rpc.connection`) for yuke, `serving.acp.connection` for ACP. Messages are fixed sentences with the
-variant's fields; they never carry a secret or a traceback. `tests/test_errors.py` checks this drawing against the code:
+Each wire turns these into its own error shape in exactly one place: `serving.sidecar.commands` for the anyagent
+wire, `Engine.handle` (with `faces.rpc.connection`) for yuke, `serving.acp.connection` for ACP. Messages are fixed
+sentences with the variant's fields; they never carry a secret or a traceback. `tests/test_errors.py` checks this drawing against the code:
 every exception class omniagent defines is under the root and named here.
 """
 

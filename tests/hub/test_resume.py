@@ -15,7 +15,7 @@ import pytest
 from omniagent.hub.hub import Hub
 from omniagent.hub.session import Attachment, ClientInfo
 from omniagent.hub.state import HubState, IndexEntry
-from omniagent.protocols.sidecar.events import Event, TextDelta, TurnEnded
+from omniagent.protocols.sidecar.events import Event, MessageEnded, TextDelta, TurnEnded, TurnStarted, UserMessage
 from omniagent.runtime.errors import ResumeFailed, UnknownSession
 from omniagent.runtime.runtime import Runtime
 from omniagent.testing import FakeLLMServer, Reply, Scenario
@@ -61,13 +61,21 @@ async def test_a_session_of_an_earlier_hub_resumes_under_its_id_and_goes_on_with
             assert resumed.id == session_id and later.session(session_id) is resumed and later.past() == []
             assert resumed.created_at == entry.created_at and resumed.directory == entry.directory
             assert await client.resume(session_id) is resumed  # live now: the same session
+            # The earlier conversation is the new log's start (the engine tells it): kept for every client at once.
+            history = resumed.log.since(0).events
+            assert [(e.sequence, e.turn_info, e.kind) for e in history] == [
+                (1, None, UserMessage(message_id="m1", text="remember the word kumquat")),
+                (2, None, TextDelta(message_id="m2", text="first answer")),
+                (3, None, MessageEnded(message_id="m2")),
+            ]
             attachment = client.attach(session_id)
             await attachment.prompt("which word?")
             events = await _turn(attachment)
+            assert events[:3] == history and isinstance(events[3].kind, TurnStarted)
             [live] = state.read_index()
             assert not live.ended and live.resume_token == token
         second = (await bodies(llm, 2))[1]
-    assert "".join(e.kind.text for e in events if isinstance(e.kind, TextDelta)) == "second answer"
+    assert "".join(e.kind.text for e in events[3:] if isinstance(e.kind, TextDelta)) == "second answer"
     assert "kumquat" in str(second["messages"][0]) and "first answer" in str(second["messages"][1])
     [again] = state.read_index()
     assert again.ended and again.resume_token == token and again.title == entry.title

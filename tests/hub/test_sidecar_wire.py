@@ -319,7 +319,8 @@ def _answer_in_chat(url: str, cwd: Path, env: dict[str, str]) -> None:
 
 async def test_attach_resumes_a_session_of_an_earlier_hub_run(tmp_path: Path) -> None:
     """The hub stops; a later hub over the same data dir lists the session as past, and the sidecar's `attach`
-    opens it again by its agent's resume token under its id: the conversation goes on (our engine, fake LLM)."""
+    opens it again by its agent's resume token under its id: its history (full, the default) replays the earlier
+    conversation, told by the engine outside any turn, and the conversation goes on (our engine, fake LLM)."""
     ws = workspace(tmp_path)
     with FakeLLMServer(Scenario([Reply(text="first answer"), Reply(text="second answer")])) as llm:
         env = child_env(tmp_path, llm)
@@ -332,6 +333,13 @@ async def test_attach_resumes_a_session_of_an_earlier_hub_run(tmp_path: Path) ->
             assert past["past"] is True
             attached = await client.ok("attach", session=session)
             assert attached["info"]["id"] == session
+            await client.event(session, "MessageEnded")
+            told = [(e["sequence"], e.get("turn_info"), e["kind"]) for e in client.events(session)][:3]
+            assert told == [
+                (1, None, {"UserMessage": {"message_id": "m1", "text": "remember the word kumquat"}}),
+                (2, None, {"TextDelta": {"message_id": "m2", "text": "first answer"}}),
+                (3, None, {"MessageEnded": {"message_id": "m2"}}),
+            ]
             await client.ok("prompt", session=session, text="which word?")
             ended = await client.until(lambda line: "TurnEnded" in str(line.get("event", {}).get("kind")))
             assert ended["event"]["session_id"] == session

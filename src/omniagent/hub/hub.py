@@ -98,9 +98,12 @@ class Hub:
     async def resume(self, session_id: str, options: OpenOptions | None = None) -> HubSession:
         """The session `session_id`: one live in this hub as it is; else one of the index (an earlier run's,
         another process's that let it go, or one of this hub's life that ended) opened again by its agent with its
-        resume token, in its directory, under the same id, and kept like a session `open` made (its events are new:
-        the hub's log of the earlier run is gone). `options` are the open options besides the token (MCP servers,
-        permission mode). An ended session the index does not have is returned as it is.
+        resume token, in its directory, under the same id, and kept like a session `open` made. Its log starts anew
+        (the hub's log of the earlier run is gone), with the conversation's history where the agent can tell it (the
+        open option `history`: our engine's whole stored conversation, outside any turn), so a client replaying it
+        from its start sees the earlier conversation; another agent's starts empty. `options` are the open options
+        besides the token (MCP servers, permission mode). An ended session the index does not have is returned as it
+        is.
 
         Raises: `UnknownSession` (neither live here nor in the index), `ResumeFailed` (the entry kept no resume
         token, another process holds the session, or the agent refused the token), and what `Runtime.open` raises.
@@ -129,7 +132,7 @@ class Hub:
             except OSError as exc:
                 raise ResumeFailed(f"the hub's folder is not writable ({exc.strerror or type(exc).__name__})") from None
             try:
-                chosen = (options or OpenOptions()).changed(resume=entry.resume_token)
+                chosen = (options or OpenOptions()).changed(resume=entry.resume_token, history=True)
                 session = await self.runtime.open(entry.agent, entry.directory, chosen, session_id=session_id)
             except BaseException:
                 self._state.release(session_id)

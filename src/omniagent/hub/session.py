@@ -111,6 +111,9 @@ class HubSession:
         self._said_waiters: dict[str, asyncio.Future[Said]] = {}
         self._on_change = on_change
         self.usage: ContextUsage | None = None  # the latest usage the agent reported (context, cost)
+        # What the session told before it was kept (a resumed session's history) is in the log at once: a client
+        # attaching right away replays it, and an ACP load answers after it.
+        self._record(session.events.take_ready())
         self._pump = asyncio.ensure_future(self._read_events())
 
     @property
@@ -212,19 +215,7 @@ class HubSession:
         error: AgentError | None = None
         try:
             async for batch in self._session.events.batches():
-                listed = False
-                for event in batch:
-                    kind = event.kind
-                    if isinstance(kind, RequestOpened):
-                        self._open_requests[kind.request.request.id] = event
-                    elif isinstance(kind, RequestClosed):
-                        self._open_requests.pop(kind.request_id, None)
-                    elif isinstance(kind, ContextUsage):
-                        self.usage = kind
-                    listed = listed or isinstance(kind, _LISTED)
-                self.log.extend(batch)
-                if listed:
-                    self._changed()
+                self._record(batch)
         except AgentError as exc:
             error = exc
         except Exception:
@@ -232,6 +223,23 @@ class HubSession:
         self._open_requests.clear()
         self.log.end(error)
         self._changed()
+
+    def _record(self, batch: list[Event]) -> None:
+        """Log a batch of the session's events, noting its open requests and usage; tell the watchers of a change
+        a list shows."""
+        listed = False
+        for event in batch:
+            kind = event.kind
+            if isinstance(kind, RequestOpened):
+                self._open_requests[kind.request.request.id] = event
+            elif isinstance(kind, RequestClosed):
+                self._open_requests.pop(kind.request_id, None)
+            elif isinstance(kind, ContextUsage):
+                self.usage = kind
+            listed = listed or isinstance(kind, _LISTED)
+        self.log.extend(batch)
+        if listed:
+            self._changed()
 
     def _changed(self) -> None:
         if self._on_change is not None:

@@ -125,6 +125,20 @@ class AdapterEvent(msgspec.Struct, frozen=True, gc=False):
 
 
 @dataclass(frozen=True, slots=True)
+class History:
+    """The session's earlier conversation, as the events its live turns showed (same ids), oldest first: what an
+    adapter asked for `ConnectRequest.history` on a resumed or forked session sends, once, from `connect` before
+    it yields its driver (so the loop takes it before any command). An adapter that cannot read the conversation
+    sends none.
+
+    The loop emits each event outside any turn (`turn_info` None; `parent_tool_id` is not kept), in order, without
+    opening a turn; requests and engine-owned kinds are dropped. A History after the session's first turn began is
+    dropped with a warning diagnostic."""
+
+    events: list[AdapterEvent]
+
+
+@dataclass(frozen=True, slots=True)
 class TurnAck:
     """The agent took the last `StartTurn`; frames before this one belong to an older turn."""
 
@@ -163,7 +177,7 @@ class Exited:
     stderr: str
 
 
-DriverEvent = AdapterEvent | TurnAck | TurnStopped | SteerResult | InfoChanged | AuthLost | Exited
+DriverEvent = AdapterEvent | History | TurnAck | TurnStopped | SteerResult | InfoChanged | AuthLost | Exited
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,8 @@
 """`OpenOptions`: how a session is opened, in one type shared by `Runtime.open`/`generate`, the sidecar's `open`
 and `generate` commands, the CLI, and (as the base of `driver.ConnectRequest`) every adapter.
 
-Add an open option here and it reaches all of them; nothing else lists the options.
+Add an open option here and it reaches all of them; nothing else lists the options. An option the sidecar wire's
+`open` does not carry (a runtime-only one, such as `history`) is marked so in its field's metadata (`RUNTIME_ONLY`).
 """
 
 from __future__ import annotations
@@ -15,13 +16,16 @@ from omniagent.protocols.sidecar.agents import ConfigValue
 from omniagent.protocols.sidecar.commands import McpServer, PermissionMode
 from omniagent.protocols.sidecar.commands import OpenOptions as WireOpenOptions
 
+# The field metadata key of an open option the sidecar wire does not carry: the runtime's callers set it in Python.
+RUNTIME_ONLY = "runtime_only"
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OpenOptions:
     """How to open a session: a new one, a resumed one (`resume` token) or a fork (`fork` token,
     optionally at message `fork_at`); who answers permissions; which MCP servers the agent gets; which session
     config options to set at open; whether a resumed or forked session first tells its earlier conversation
-    (`history`, not on the sidecar wire)."""
+    (`history`: as events outside any turn, where its adapter can read it; runtime-only, not on the sidecar wire)."""
 
     resume: str | None = None
     fork: str | None = None
@@ -29,13 +33,13 @@ class OpenOptions:
     permission_mode: PermissionMode = PermissionMode.ASK
     mcp_servers: Sequence[McpServer] = ()
     configure: Mapping[str, ConfigValue] = field(default_factory=dict)
-    history: bool = False
+    history: bool = field(default=False, metadata={RUNTIME_ONLY: True})
 
     @classmethod
     def from_wire(cls, command: WireOpenOptions) -> OpenOptions:
-        """The options of a sidecar `open` or `generate` command (absent permission mode = ask; an option the wire
-        does not carry keeps its default)."""
-        given = {name: getattr(command, name) for name in option_names() if hasattr(command, name)}
+        """The options of a sidecar `open` or `generate` command (absent permission mode = ask; the runtime-only
+        options at their defaults)."""
+        given = {name: getattr(command, name) for name in wire_option_names()}
         given["permission_mode"] = command.permission_mode or PermissionMode.ASK
         return cls(**given)
 
@@ -48,6 +52,11 @@ class OpenOptions:
 def option_names() -> tuple[str, ...]:
     """The names of the open options, in declaration order."""
     return tuple(f.name for f in dataclasses.fields(OpenOptions))
+
+
+def wire_option_names() -> tuple[str, ...]:
+    """The names of the open options the sidecar wire's `open` and `generate` carry, in declaration order."""
+    return tuple(f.name for f in dataclasses.fields(OpenOptions) if not f.metadata.get(RUNTIME_ONLY))
 
 
 def option_values(options: OpenOptions) -> dict[str, Any]:

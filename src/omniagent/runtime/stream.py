@@ -45,6 +45,11 @@ class EventStream:
         self._ready.set()
         return True
 
+    def widen(self, extra: int) -> None:
+        """Let `extra` more events be unread before the consumer is taken to be gone: for events the loop tells at
+        once (a resumed session's history), which no consumer could have read as they came."""
+        self._capacity += extra
+
     def end(self, error: AgentError | None = None) -> None:
         """No more events; the consumer gets `error` (if any) after the buffered ones."""
         if not self._ended:
@@ -82,6 +87,15 @@ class EventStream:
             batch = list(self._items)
             self._items.clear()
             yield batch
+
+    def take_ready(self) -> list[Event]:
+        """The events buffered now, without waiting (the consumer's, as iterating would give them): what a consumer
+        takes when it starts, such as a resumed session's history, which the loop tells before `open` returns."""
+        batch = list(self._items)
+        self._items.clear()
+        if batch:
+            self._read.set()
+        return batch
 
     async def _more(self) -> bool:
         """Wait for events: True once some are buffered, False when the stream ended without more (raising the

@@ -102,6 +102,8 @@ _TURN_CONTENT = frozenset({TextDelta, ReasoningDelta, UserMessage, MessageEnded,
                            PlanUpdated, RequestOpened})  # fmt: skip
 # Content that opens an agent-originated turn while idle (a ToolUpdated only while active).
 _OPENS_TURN = frozenset({TextDelta, ReasoningDelta, UserMessage, RequestOpened})
+# What a session's history cannot hold: the loop's own kinds, and requests (nobody could answer one that is past).
+_NOT_HISTORY = _ENGINE_OWNED | {RequestOpened}
 _EMPTY: Mapping[str, Any] = {}
 
 
@@ -229,6 +231,7 @@ class SessionLoop:
         self._close_deadline: float | None = None
         self._quiet_deadline: float | None = None
         self._late_end_warned = False
+        self._history_told = False
         self._error: AgentError | None = None
         self._sequence = 0
         self._turns = 0
@@ -265,6 +268,12 @@ class SessionLoop:
         self._driver = driver
         self.driver_info = driver.info
         try:
+            # What the adapter sent while connecting (a resumed session's `History` first) is the session's start:
+            # told now, in the step that hands the session to its opener, so it is in the stream when `open`
+            # returns and precedes every command.
+            while (event := self._events.take()) is not None:
+                self._handle_event(event)
+                self._sync_status()
             await self._loop()
         finally:
             self._finish()
@@ -483,6 +492,8 @@ class SessionLoop:
     def _handle_event(self, event: d.DriverEvent) -> None:
         if isinstance(event, d.AdapterEvent):
             self._on_adapter_event(event)
+        elif isinstance(event, d.History):
+            self._on_history(event.events)
         elif isinstance(event, d.TurnAck):
             if self._turn is not None:
                 self._turn.awaiting_ack = False
@@ -538,6 +549,21 @@ class SessionLoop:
         self._emit(kind, turn.context if parent is None else TurnContext(turn.id, parent), event.extensions)
         if opens or cls is ToolUpdated:
             self._arm_quiet()
+
+    def _on_history(self, events: list[d.AdapterEvent]) -> None:
+        """The earlier conversation, told once before the first turn: each event outside any turn, opening none."""
+        if self._turns or self._history_told or self._phase is not Phase.IDLE:
+            self._diagnostic(DiagnosticLevel.WARNING, "adapter sent the session's history after it began; dropped")
+            return
+        self._history_told = True
+        # Told at once, so it is not held against the consumer's lag budget (its memory is the History's already).
+        self.stream.widen(len(events))
+        for event in events:
+            kind = event.kind
+            if type(kind) in _NOT_HISTORY:
+                self._diagnostic(DiagnosticLevel.WARNING, f"adapter sent {kind.TAG} in the session's history; dropped")
+                continue
+            self._emit(kind, None, event.extensions)
 
     def _on_turn_stopped(self, stop: StopReason) -> None:
         if self._phase is Phase.RUNNING and self._turn is not None:

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from omniagent.testing import FakeLLMServer, Reply, Scenario
+from omniagent.testing import FakeLLMServer, FakeToolCall, Reply, Scenario
 from tests.runtime.adapters.engine.harness import WAIT, bodies, child_env, workspace
 
 RESOURCE_NOT_FOUND, INVALID_REQUEST = -32002, -32600
@@ -107,3 +107,60 @@ async def test_a_later_process_resumes_the_session_and_the_conversation_goes_on(
         await later.end()
         second = (await bodies(llm, 2))[1]
     assert "kumquat" in str(second["messages"][0]) and "first answer" in str(second["messages"][1])
+
+
+async def test_a_later_process_replays_the_earlier_conversation_of_our_engine_on_load_and_resume_with_replay(
+    tmp_path: Path,
+) -> None:
+    """Our engine tells a resumed session's stored conversation (the hub asks for its history): a later process's v1
+    `session/load` and v2 `session/resume` with `replayFrom: start` replay the prompt, the tool call (its final
+    status, output and diff) and the answer, with the ids the live turn used, before they answer."""
+    ws = workspace(tmp_path)
+    write = FakeToolCall("write", {"path": "hello.txt", "content": "hello\n"})
+    scenario = Scenario([Reply(tool_calls=(write,)), Reply(text="All done.")], fallback=Reply(text="Still here."))
+    async with FakeLLMServer(scenario) as llm, asyncio.timeout(WAIT * 6):
+        env = child_env(tmp_path, llm)
+        first = await Face.start(env, tmp_path / "first.stderr")
+        await first.call("initialize", {"protocolVersion": 1})
+        session_id = (await first.call("session/new", {"cwd": str(ws), "mcpServers": []}))["result"]["sessionId"]
+        said = await first.call("session/prompt", _prompt(session_id, "write hello.txt"))
+        assert said["result"] == {"stopReason": "end_turn"} and (ws / "hello.txt").read_text() == "hello\n"
+        await first.end()
+        tool = [u for u in first.updates if u["sessionUpdate"] in ("tool_call", "tool_call_update")][-1]
+        answer = [u for u in first.updates if u["sessionUpdate"] == "agent_message_chunk"]
+        assert tool["toolCallId"] == "t2.0" and tool["status"] == "completed"
+        assert {u["messageId"] for u in answer} == {"m3"} and first.text() == "All done."
+
+        later = await Face.start(env, tmp_path / "later.stderr")
+        await later.call("initialize", {"protocolVersion": 1})
+        loaded = await later.call("session/load", {"sessionId": session_id, "cwd": str(ws), "mcpServers": []})
+        assert "result" in loaded
+        # Every update below came before the answer (`call` reads up to it).
+        assert later.updates == [
+            {
+                "sessionUpdate": "user_message_chunk",
+                "messageId": "m1",
+                "content": {"type": "text", "text": "write hello.txt"},
+            },
+            tool | {"sessionUpdate": "tool_call"},  # the live call's last snapshot, created whole
+            {
+                "sessionUpdate": "agent_message_chunk",
+                "messageId": "m3",
+                "content": {"type": "text", "text": "All done."},
+            },
+        ]
+        went_on = await later.call("session/prompt", _prompt(session_id, "and now?"))
+        assert went_on["result"] == {"stopReason": "end_turn"} and later.text().endswith("Still here.")
+        await later.end()
+
+        v2 = await Face.start(env, tmp_path / "v2.stderr")
+        await v2.call("initialize", {"protocolVersion": 2})
+        params = {"sessionId": session_id, "cwd": str(ws), "replayFrom": {"type": "start"}}
+        assert "result" in await v2.call("session/resume", params)
+        replayed = [(u["sessionUpdate"], u.get("messageId") or u.get("toolCallId")) for u in v2.updates]
+        assert replayed[:3] == [("user_message", "m1"), ("tool_call_update", "t2.0"), ("agent_message_chunk", "m3")]
+        assert v2.updates[0]["content"] == [{"type": "text", "text": "write hello.txt"}]
+        assert v2.updates[1]["status"] == "completed" and v2.updates[1]["title"] == tool["title"]
+        # The turn `later` ran is history now too: its prompt, then its answer.
+        assert replayed[3:] == [("user_message", "m4"), ("agent_message_chunk", "m5")]
+        await v2.end()

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from omniagent.serving.acp import asks
 
 from omniagent.hub.hub import Hub
 from omniagent.protocols.sidecar.commands import PermissionAnswer
@@ -21,6 +20,7 @@ from omniagent.protocols.sidecar.events import (
     ToolUpdate,
 )
 from omniagent.runtime.runtime import Runtime
+from omniagent.serving.acp import asks
 from tests.faces.acp.hub_harness import RawClient, acp_server, sequences, updates_of
 
 TURN = Runtime.load_mock("turn")  # "Let me check. ", a permission (allow once / deny once), "Done.", end

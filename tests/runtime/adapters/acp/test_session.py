@@ -29,12 +29,13 @@ from omniagent.protocols.sidecar.events import (
     SessionUpdated,
     TextDelta,
     TurnEnded,
+    TurnStarted,
     UserMessage,
 )
 from omniagent.runtime.adapters import adapter_for
 from omniagent.runtime.adapters.acp.adapter import AcpAdapter
 from omniagent.runtime.adapters.acp.launch import launch_argv
-from omniagent.runtime.adapters.acp.translate import RAW_UPDATE
+from omniagent.runtime.adapters.acp.translate import DEFAULT_MESSAGE_ID, RAW_UPDATE
 from omniagent.runtime.errors import (
     AuthRequired,
     InvalidConfiguration,
@@ -196,6 +197,23 @@ async def test_resume_reopens_the_session_without_replaying_history(tmp_path: Pa
         events = await one_turn(session)
     assert not of(events, UserMessage) and texts(events) == "Hello"
     assert events[0].turn_info is not None
+
+
+@VERSIONS
+async def test_resume_with_history_tells_the_loads_replay_as_the_sessions_history(tmp_path: Path, version: int) -> None:
+    """With the open option `history`, the load's replay (v1 `session/load`, v2 `session/resume` from the start) is
+    the session's history: its user message and answer, outside any turn, before the first turn."""
+    async with acp_session(tmp_path, version, resume="s9", history=True) as (_, session):
+        await session.prompt("hello")
+        events = await one_turn(session)
+    started = next(i for i, e in enumerate(events) if isinstance(e.kind, TurnStarted))
+    told = [(e.sequence, e.turn_info, e.kind) for e in events[:started] if isinstance(e.kind, UserMessage | TextDelta)]
+    user_id = "u0" if version == 2 else DEFAULT_MESSAGE_ID  # a v1 chunk names no message
+    assert told == [
+        (1, None, UserMessage(message_id=user_id, text="old")),
+        (2, None, TextDelta(message_id="a0", text="old answer")),
+    ]
+    assert texts(events[started:]) == "Hello" and not of(events[started:], UserMessage)
 
 
 @VERSIONS

@@ -15,25 +15,39 @@ from omniagent.protocols.sidecar.events import (
     Edit,
     Failed,
     FileDiff,
+    MessageEnded,
     OtherTool,
     PathInput,
     PatternInput,
+    PlanEntry,
+    PlanStatus,
+    PlanUpdated,
     Read,
+    ReasoningDelta,
     Refused,
     Search,
     Subagent,
+    TextDelta,
     ToolStatus,
     ToolUpdated,
+    UserMessage,
 )
 from omniagent.protocols.yuke.base import YukeModel
+from omniagent.protocols.yuke.content import ContentText, SkillRef
+from omniagent.protocols.yuke.inputs import ChildReport
 from omniagent.protocols.yuke.messages import (
+    AssistantMessage,
     CompactionMessage,
     CreatedTime,
     MessageCommittedData,
     MessagePartAddedData,
+    MessageTime,
+    ReasoningPart,
+    TextPart,
     ToolPart,
     ToolStateChangedData,
 )
+from omniagent.protocols.yuke.messages import UserMessage as StoredPrompt
 from omniagent.protocols.yuke.runs import (
     RunCanceledTiming,
     RunDoneData,
@@ -43,7 +57,14 @@ from omniagent.protocols.yuke.runs import (
     RunOutcomeFailed,
     RunOutcomeTurn,
 )
-from omniagent.protocols.yuke.tools import DiffFile, DiffHunk, ToolStateCompleted, ToolStatePending, ViewDiff
+from omniagent.protocols.yuke.tools import (
+    DiffFile,
+    DiffHunk,
+    ToolStateCompleted,
+    ToolStateError,
+    ToolStatePending,
+    ViewDiff,
+)
 from omniagent.runtime import driver as d
 from omniagent.runtime.adapters.engine.translate import Translator, interaction_of, request_id, stop_reason
 from tests.sidecar_schema import validate
@@ -190,3 +211,107 @@ def test_a_spawn_call_runs_until_its_child_reports_even_when_the_report_beats_th
             tool = done.kind.tool
         assert (tool.status, tool.output) == (ToolStatus.COMPLETED, "the report")
         validate("ToolUpdate", tool.dump())
+
+
+def test_a_stored_conversation_is_told_as_its_live_turns_showed_it_with_the_same_ids() -> None:
+    """History (a resumed session's): a person's prompt as a UserMessage (a skill run as its command), an assistant
+    message's reasoning and text whole and then MessageEnded (with its fork point), each tool call once with the
+    snapshot the live mapping made of its final state, a plan call as its plan, a spawn settled by its child's
+    report; the engine's own input (a child's report) and a compaction's summary are not shown."""
+    hunk = DiffHunk(old_start=0, old_lines=0, new_start=1, new_lines=1, lines=["+hi"])
+    written = ToolStateCompleted(
+        output="wrote a.txt", view=[ViewDiff(files=[DiffFile(path="a.txt", hunks=[hunk])])], duration_ms=2
+    )
+    plan = {"entries": [{"content": "write it", "status": "completed", "priority": "high"}]}
+    spawned = ToolStateCompleted(output="{}", duration_ms=1)
+    stamp = CreatedTime(created_at_ms=1)
+    report = ChildReport(
+        session_id="1" * 32,
+        run_id=1,
+        path="alpha",
+        outcome=RunOutcomeTurn(finish="stop", rounds=1),
+        partial=False,
+        truncated=False,
+    )
+    messages = [
+        StoredPrompt(id=1, content=[ContentText(text="write a.txt")], input_id=1, time=stamp),
+        AssistantMessage(
+            id=2,
+            run_id=1,
+            config_rev=1,
+            agent="root",
+            time=MessageTime(created_at_ms=1),
+            content=[
+                ReasoningPart(id=0, text="I should write it.", signature="s"),
+                TextPart(id=1, text="Writing."),
+                ToolPart(id=2, name="write", arguments=json.dumps({"path": "a.txt", "content": "hi\n"}), state=written),
+                ToolPart(
+                    id=3, name="plan", arguments=json.dumps(plan), state=ToolStateCompleted(output="ok", duration_ms=1)
+                ),
+                ToolPart(id=4, name="plan", arguments="{}", state=ToolStateError(error="no entries", duration_ms=1)),
+                ToolPart(id=5, name="spawn_agent", arguments=json.dumps({"name": "alpha", "task": "t"}), state=spawned),
+            ],
+        ),
+        StoredPrompt(id=3, source=report, content=[ContentText(text="the report")], input_id=2, time=stamp),
+        CompactionMessage(
+            id=4, run_id=2, reason="manual", summary="all of it", tokens_before=9, tokens_after=3, time=stamp
+        ),
+        StoredPrompt(
+            id=5,
+            content=[ContentText(text="expanded")],
+            input_id=3,
+            skill=SkillRef(name="review", arguments="a.txt"),
+            time=stamp,
+        ),
+    ]
+    translator = Translator(SID, ROOT)
+    told = translator.history(messages, {(2, 5): (RunOutcomeTurn(finish="stop", rounds=1), "the report")})
+    kinds = [event.kind for event in told]
+    assert all(event.parent_tool_id is None for event in told)
+    assert [type(k).__name__ for k in kinds] == [
+        "UserMessage",
+        "ReasoningDelta",
+        "TextDelta",
+        "ToolUpdated",
+        "PlanUpdated",
+        "ToolUpdated",
+        "MessageEnded",
+        "UserMessage",
+    ]
+    assert kinds[0] == UserMessage(message_id="m1", text="write a.txt")
+    assert kinds[1] == ReasoningDelta(message_id="m2", text="I should write it.")
+    assert kinds[2] == TextDelta(message_id="m2", text="Writing.")
+    assert kinds[6] == MessageEnded(message_id="m2") and told[6].extensions == {"omniagent/fork_point": "m2"}
+    assert kinds[7] == UserMessage(message_id="m5", text="/review a.txt")
+    # The write: the snapshot the live mapping makes of the same call in the same final state.
+    live = Translator(SID, ROOT)
+    _added_at(
+        live,
+        2,
+        ToolPart(
+            id=2, name="write", arguments=json.dumps({"path": "a.txt", "content": "hi\n"}), state=ToolStatePending()
+        ),
+    )
+    (changed,) = _map(
+        live, "tool.state_changed", ToolStateChangedData(session_id=SID, message_id=2, part_id=2, state=written)
+    )
+    assert isinstance(changed, d.AdapterEvent)
+    assert kinds[3] == changed.kind
+    assert (
+        isinstance(kinds[3], ToolUpdated)
+        and kinds[3].tool.id == "t2.2"
+        and kinds[3].tool.status is ToolStatus.COMPLETED
+    )
+    assert kinds[4] == PlanUpdated(entries=[PlanEntry(text="write it", status=PlanStatus.COMPLETED)])
+    spawn = kinds[5]
+    assert isinstance(spawn, ToolUpdated) and spawn.tool.id == "t2.5"
+    assert (spawn.tool.kind, spawn.tool.status, spawn.tool.output) == (Subagent(), ToolStatus.COMPLETED, "the report")
+    # Without its child's report (the child is gone), a spawn shows as it was stored.
+    alone = Translator(SID, ROOT).history(messages[1:2], {})
+    (stored,) = [e.kind for e in alone if isinstance(e.kind, ToolUpdated) and e.kind.tool.id == "t2.5"]
+    assert (stored.tool.status, stored.tool.output) == (ToolStatus.COMPLETED, "{}")
+
+
+def _added_at(translator: Translator, message_id: int, part: ToolPart) -> None:
+    added = MessagePartAddedData(session_id=SID, message_id=message_id, part=part)
+    _map(translator, "message.part_added", added)

@@ -3,7 +3,8 @@
 Over `client.py`: `connect` spawns the agent (its catalog row's launch args, or an inline agent's `acp_args`),
 negotiates the version, opens the session (new, load or fork) with the caller's MCP servers and creation-time
 options, and yields a driver that turns commands into client calls and client callbacks into driver events
-(docs/agents.md "ACP agents"). What each update means lives in `translate.py`; capabilities, options and logins in
+(docs/agents.md "ACP agents"); with the open option `history`, a load's replay of the conversation is the session's
+`History` instead of dropped. What each update means lives in `translate.py`; capabilities, options and logins in
 `info.py`; the command line, MCP servers and failures in `launch.py`; vendor extensions in `extensions.py`.
 Turn rules are the session loop's: this module never decides when a turn starts or ends.
 """
@@ -86,6 +87,8 @@ class AcpAdapter:
                         )
                     )
                     await driver.open_session(client)
+            if driver.history is not None:
+                await events.send(d.History(driver.history))
             group = await stack.enter_async_context(asyncio.TaskGroup())
             driver.group = group
             group.create_task(driver.run())
@@ -107,8 +110,10 @@ class _AcpDriver(DriverLoop):
         self._client: AcpClient | None = None
         self._state = SessionState(AgentFacts())
         self._mapper = UpdateMapper(self._state, version=1)
-        # Events flow once the session is open: a load's history replay is not news to the caller.
+        # Events flow once the session is open: a load's history replay is not news to the caller, unless it asked
+        # for the session's history (the open option `history`), which the replay then is (sent as `History`).
         self._live = False
+        self.history: list[d.AdapterEvent] | None = None
         self._pending: dict[str, asyncio.Future[Answer | None]] = {}  # open requests: the caller's answer
         self._turn = 0  # bumps per StartTurn, so a superseded prompt's end is not taken for the current one
         self._ended = 0  # the last turn whose end was reported: a wire may end a turn twice (Grok)
@@ -141,6 +146,8 @@ class _AcpDriver(DriverLoop):
         )
         self._mapper = UpdateMapper(self._state, version=client.version)
         servers = mcp_servers(self._request, self._state.facts)
+        if self._request.history and self._request.resume is not None and client.supports("load"):
+            self.history, self._mapper.replaying = [], True  # a load replays the conversation before it answers
         try:
             result = await self._open(client, servers)
         except RpcError as exc:
@@ -150,6 +157,7 @@ class _AcpDriver(DriverLoop):
             if self._request.resume is not None or self._request.fork is not None:  # a bad token
                 raise ResumeFailed(rpc_message(exc)) from exc
             raise ProtocolFailed(rpc_message(exc)) from exc
+        self._mapper.replaying = False
         raw = result.dump()
         self._state.session_id = str(raw.get("sessionId") or self._request.resume or "")
         self._state.apply_session(raw)
@@ -307,6 +315,8 @@ class _AcpDriver(DriverLoop):
         for item in self._mapper.map(event.raw, parsed=event.update is not None):
             if self._live:
                 await self._events.send(item)
+            elif self._mapper.replaying and self.history is not None and isinstance(item, d.AdapterEvent):
+                self.history.append(item)  # the session's state is the mapper's already: only what was said
 
     async def _on_permission(self, request: PermissionRequest) -> str | None:
         params = request.dump()

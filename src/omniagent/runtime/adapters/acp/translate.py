@@ -100,8 +100,10 @@ _CHOICES = {
 }
 _ALLOWING = (PermissionChoice.ALLOW_ONCE, PermissionChoice.ALLOW_ALWAYS)
 # Updates that carry nothing for the caller: v2 turn states (the client ends turns on idle) and v2's echo of our
-# own prompt (anyagent: UserMessage is never a replay of the caller's prompt).
+# own prompt (anyagent: UserMessage is never a replay of the caller's prompt). A load's replay of the conversation is
+# history, whose user messages are the earlier prompts (`UpdateMapper.replaying`).
 _SILENT = frozenset({"state_update", "user_message"})
+_SILENT_IN_REPLAY = _SILENT - {"user_message"}
 _INPUT_KEYS: tuple[tuple[str, Callable[[str], ToolInput]], ...] = (
     ("url", lambda v: UrlInput(url=v)),
     ("pattern", lambda v: PatternInput(pattern=v)),
@@ -217,12 +219,17 @@ class UpdateMapper:
         self.tools = ToolSnapshots()
         # v2 agents acknowledge each prompt by echoing it as user message chunks: not the caller's news.
         self._echoes_prompt = version >= 2
+        # Mapping a load's replay of the conversation (the session's history): its user messages are shown.
+        self.replaying = False
         self._messages: dict[str, str] = {}  # v2 whole-message upserts: the text already sent, per message id
 
     def map(self, raw: Mapping[str, Any], *, parsed: bool) -> list[d.DriverEvent]:
         """The events for one update; `parsed` is False when the update did not fit the schema."""
         tag = raw.get("sessionUpdate")
-        if tag in _SILENT or (tag == "user_message_chunk" and self._echoes_prompt):
+        if self.replaying:
+            if tag in _SILENT_IN_REPLAY:
+                return []
+        elif tag in _SILENT or (tag == "user_message_chunk" and self._echoes_prompt):
             return []
         handler = _HANDLERS.get(tag) if (parsed or tag in _RAW_READ) and isinstance(tag, str) else None
         items = handler(self, raw) if handler is not None else None
@@ -398,6 +405,7 @@ _HANDLERS: Mapping[str, _Handler] = {
     "agent_message": lambda m, r: m._whole(r, lambda i, t: TextDelta(message_id=i, text=t)),
     "agent_thought": lambda m, r: m._whole(r, lambda i, t: ReasoningDelta(message_id=i, text=t)),
     "user_message_chunk": lambda m, r: m._text(r, lambda i, t: UserMessage(message_id=i, text=t)),
+    "user_message": lambda m, r: m._whole(r, lambda i, t: UserMessage(message_id=i, text=t)),  # in a replay only
     "tool_call": lambda m, r: m._tool(r, fresh=True),
     "tool_call_update": lambda m, r: m._tool(r, fresh=False),
     "tool_call_content_chunk": lambda m, r: m._tool_chunk(r),

@@ -15,6 +15,11 @@ Subagents (the `Subagents` capability): the session's `spawn_agent` calls are `S
 session (a `Branch`) is translated by a `Translator` of its own, its events nested under the call that spawned it
 (`parent_tool_id`); the child's report settles that call. `TurnEnded` (the session's tree has settled) becomes
 `TurnStopped`. Cancel stops the whole tree.
+
+History (the open option `history`, on a resumed or forked session): the stored conversation is read before the
+session is subscribed to and sent as the driver's `History` from `connect` (translate.py `Translator.history`), so
+it comes before any live event. A session resumed while a run of it is still going (in this process) may miss or
+repeat what that run commits meanwhile; a session the hub resumes from its index has none.
 """
 
 from __future__ import annotations
@@ -52,14 +57,22 @@ from omniagent.protocols.sidecar.events import (
     PermissionChoice,
 )
 from omniagent.protocols.yuke.content import ContentText, Input, InputContent, InputSkill
+from omniagent.protocols.yuke.inputs import ChildReport
 from omniagent.protocols.yuke.messages import AssistantMessage, Message, UserMessage
 from omniagent.protocols.yuke.runs import RunOutcomeFailed
-from omniagent.protocols.yuke.sessions import SendInputQueued, Session
+from omniagent.protocols.yuke.sessions import OriginChild, SendInputQueued, Session
 from omniagent.runtime import driver as d
 from omniagent.runtime.adapters.acp.prompt import prompt_text
 from omniagent.runtime.adapters.engine import info, launch
 from omniagent.runtime.adapters.engine.host import engine_host
-from omniagent.runtime.adapters.engine.translate import Translator, interaction_of, reply_of, stop_reason, tool_id
+from omniagent.runtime.adapters.engine.translate import (
+    Report,
+    Translator,
+    interaction_of,
+    reply_of,
+    stop_reason,
+    tool_id,
+)
 from omniagent.runtime.errors import ResumeFailed, SpawnFailed
 
 log = logging.getLogger(__name__)
@@ -90,6 +103,8 @@ class EngineAdapter:
                 raise SpawnFailed(f"the engine could not start: {exc}") from exc
             driver = _EngineDriver(engine, request, events)
             session = await driver.open_session()
+            if request.history and (request.resume is not None or request.fork is not None):
+                await events.send(d.History(await driver.history()))
             # The session's MCP servers start with its first turn and stop when it closes here (before the close
             # returns: `run`; here too for a driver that never ran).
             await engine.attach_mcp(session.id, servers)
@@ -154,6 +169,34 @@ class _EngineDriver:
         self._skills = await self._engine.skills(session)  # its slash commands, in the info built next
         self._set_session(session)
         return session
+
+    async def history(self) -> list[d.AdapterEvent]:
+        """The session's stored conversation as the events its live turns showed (translate.py); a warning instead
+        when the engine cannot read it (the session is open all the same)."""
+        try:
+            messages = await self._engine.conversation(self._session_id)
+        except EngineError as exc:
+            problem = f"the engine could not read the session's conversation: {exc.message}"
+            return [
+                d.AdapterEvent(DiagnosticEvent(diagnostic=Diagnostic(level=DiagnosticLevel.WARNING, message=problem)))
+            ]
+        return self._translator.history(messages, await self._reports(messages))
+
+    async def _reports(self, messages: list[Message]) -> dict[tuple[int, int], Report]:
+        """The reports the conversation holds, by the `spawn_agent` call whose child sent each (the child session's
+        origin names the call; a fork keeps its source's message ids, so its calls are found too)."""
+        reports: dict[tuple[int, int], Report] = {}
+        for message in messages:
+            if not isinstance(message, UserMessage) or not isinstance(source := message.source, ChildReport):
+                continue
+            try:
+                child = await self._engine.session(source.session_id)
+            except EngineError:
+                continue  # the child is gone: its call shows as it was stored
+            if isinstance(child.origin, OriginChild):
+                text = "".join(p.text for p in message.content if isinstance(p, ContentText))
+                reports[(child.origin.parent_message_id, child.origin.parent_part_id)] = (source.outcome, text)
+        return reports
 
     def subscribe(self, session: Session) -> Subscription:
         """Follow the session's events from now on."""

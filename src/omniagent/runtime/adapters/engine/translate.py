@@ -22,6 +22,13 @@ Ids (minted from the engine's per-session ids so they are stable): a message is 
 
 `MessageEnded` carries the extension `omniagent/fork_point` = its message id: the `fork_at` that forks after it.
 
+A resumed or forked session's history (`Translator.history`, the open option `history`) tells the stored conversation
+with the same ids and the same mappings: a prompt a person sent as a `UserMessage` (`m<id>`; a skill run as its
+`/name arguments` command; the messages the engine sends itself, such as a child's report, are not shown, as live), an
+assistant message as its reasoning and text (one `ReasoningDelta` / `TextDelta` per part, the whole text) and each tool
+call as one `ToolUpdated` with its final snapshot (a spawn's settled by its child's report when the conversation holds
+it; a plan call as the `PlanUpdated` it set), then `MessageEnded`; a compaction's summary is not shown.
+
 A `spawn_agent` call is a `Subagent` tool: its receipt leaves it Running, and `agent_done` (the child's report)
 settles it. A child session is translated by a `Translator` of its own whose ids carry the child's name path
 (`alpha/m3`, `alpha/t3.0`), so they never collide with the parent's; the driver nests its events under the
@@ -31,11 +38,12 @@ parent's call (`parent_tool_id`).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from omniagent.engine.api import (
     COST_DIGITS,
+    PLAN_TOOL,
     SPAWN_TOOL,
     Answered,
     ChildReported,
@@ -58,8 +66,11 @@ from omniagent.engine.api import (
     ToolOutput,
     describe,
     message_ref,
+    plan_of_part,
+    read_tool_call,
     tool_call_ref,
 )
+from omniagent.engine.api import PlanEntry as EnginePlanEntry
 from omniagent.engine.api import ToolKind as FeedToolKind
 from omniagent.protocols.sidecar.base import Diagnostic, DiagnosticLevel
 from omniagent.protocols.sidecar.commands import ChoicesAnswer, QuestionsAnswer, TextAnswer
@@ -108,12 +119,19 @@ from omniagent.protocols.sidecar.events import (
     ToolUpdate,
     ToolUpdated,
     UrlInput,
+    UserMessage,
 )
 from omniagent.protocols.sidecar.events import Question as QuestionShown
+from omniagent.protocols.yuke.content import ContentText
 from omniagent.protocols.yuke.messages import (
     AssistantMessage,
     CompactionMessage,
+    Message,
+    ReasoningPart,
+    TextPart,
+    ToolPart,
 )
+from omniagent.protocols.yuke.messages import UserMessage as StoredPrompt
 from omniagent.protocols.yuke.runs import (
     RunOutcome,
     RunOutcomeCanceled,
@@ -165,6 +183,8 @@ _LEVELS = {"info": DiagnosticLevel.INFO, "warn": DiagnosticLevel.WARNING, "error
 
 message_id = message_ref
 tool_id = tool_call_ref
+# What a child sent its parent when its run ended: how the run ended, and its report.
+Report = tuple[RunOutcome, str]
 
 
 def request_id(interaction_id: int) -> str:
@@ -287,8 +307,7 @@ class Translator:
             )
             return [d.AdapterEvent(RequestOpened(request=QuestionAsk(request=request)))]
         if isinstance(item, PlanChanged):
-            entries = [PlanEntry(text=e.content, status=_PLAN_STATUS[e.status]) for e in item.entries]
-            return [d.AdapterEvent(PlanUpdated(entries=entries))]
+            return [_plan(item.entries)]
         if isinstance(item, Noticed):
             level = _LEVELS[item.notice.level]
             return [d.AdapterEvent(DiagnosticEvent(diagnostic=Diagnostic(level=level, message=item.notice.message)))]
@@ -349,13 +368,59 @@ class Translator:
         """A usage report when the cost grew since the last one (a child spent after the session's last reply)."""
         return self._usage(self._used) if self._cost != self._reported else None
 
+    # --- a stored conversation ------------------------------------------------------------------------------
+
+    def history(self, messages: Iterable[Message], reports: Mapping[tuple[int, int], Report]) -> list[d.AdapterEvent]:
+        """A stored conversation (`EngineApi.conversation`, oldest first) as the events its live turns showed, with
+        the same ids (module doc). `reports`: the report each `spawn_agent` call's child sent, by the call's (message
+        id, part id), which settles the call as it settled live."""
+        events: list[d.AdapterEvent] = []
+        for message in messages:
+            if isinstance(message, StoredPrompt):
+                events += self._prompted(message)
+            elif isinstance(message, AssistantMessage):
+                events += self._replied(message, reports)
+        return events
+
+    def _prompted(self, message: StoredPrompt) -> list[d.AdapterEvent]:
+        if message.source is not None:
+            return []  # the engine's own input (a child's report, an interruption): never shown live either
+        if message.skill is not None:
+            text = f"/{message.skill.name} {message.skill.arguments}".rstrip()  # the command, not what it expanded to
+        else:
+            text = "\n".join(p.text for p in message.content if isinstance(p, ContentText))
+        mid = self.prefix + message_id(message.id)
+        return [d.AdapterEvent(UserMessage(message_id=mid, text=text))] if text else []
+
+    def _replied(self, message: AssistantMessage, reports: Mapping[tuple[int, int], Report]) -> list[d.AdapterEvent]:
+        mid = self.prefix + message_id(message.id)
+        events: list[d.AdapterEvent] = []
+        said = False
+        for part in message.content:
+            if isinstance(part, ReasoningPart | TextPart) and part.text:
+                said = True
+                kind = ReasoningDelta if isinstance(part, ReasoningPart) else TextDelta
+                events.append(d.AdapterEvent(kind(message_id=mid, text=part.text)))
+            elif isinstance(part, ToolPart) and part.name == PLAN_TOOL:
+                entries = plan_of_part(part)  # the plan it set, as live (a failed call set none)
+                events += [_plan(entries)] if entries is not None else []
+            elif isinstance(part, ToolPart):
+                tool = _Tool(read_tool_call(message.id, part.id, part.name, part.arguments), self.prefix)
+                report = reports.get((message.id, part.id)) if part.name == SPAWN_TOOL else None
+                if report is not None:
+                    _settle(tool, *report)
+                else:
+                    self._take(tool, part.state)
+                events.append(d.AdapterEvent(ToolUpdated(tool=self._snapshot(tool))))
+        if said:
+            extensions = {} if self.prefix else {FORK_POINT: mid}
+            events.append(d.AdapterEvent(MessageEnded(message_id=mid), extensions=extensions))
+        return events
+
     # --- tool snapshots ------------------------------------------------------------------------------------
 
     def _apply(self, tool: _Tool, state: ToolState) -> ToolUpdate:
-        if isinstance(state, ToolStateRunning):
-            tool.status = ToolStatus.RUNNING
-            tool.output = state.output or tool.output
-        elif isinstance(state, ToolStateCompleted) and tool.call.name == SPAWN_TOOL:
+        if isinstance(state, ToolStateCompleted) and tool.call.name == SPAWN_TOOL:
             key = (tool.call.message_id, tool.call.part_id)
             early = self._early.pop(key, None)
             if early is not None:
@@ -363,6 +428,16 @@ class Translator:
             else:
                 tool.status, tool.output = ToolStatus.RUNNING, state.output  # the receipt: the child works on
                 self._agents[key] = tool
+        else:
+            self._take(tool, state)
+        return self._snapshot(tool)
+
+    def _take(self, tool: _Tool, state: ToolState) -> None:
+        """A call's state as its status, output and diffs (a spawn's receipt as it is: its child's report is the
+        caller's to wait for)."""
+        if isinstance(state, ToolStateRunning):
+            tool.status = ToolStatus.RUNNING
+            tool.output = state.output or tool.output
         elif isinstance(state, ToolStateCompleted):
             tool.status, tool.output = ToolStatus.COMPLETED, state.output
             tool.diffs = [diff for view in state.view or [] if isinstance(view, ViewDiff) for diff in self._diffs(view)]
@@ -370,7 +445,6 @@ class Translator:
             tool.status, tool.output = ToolStatus.FAILED, state.error
         elif isinstance(state, ToolStateCanceled):
             tool.status = ToolStatus.CANCELLED
-        return self._snapshot(tool)
 
     def _snapshot(self, tool: _Tool) -> ToolUpdate:
         call = tool.call
@@ -418,6 +492,12 @@ class Translator:
 
     def _abs(self, path: str) -> str:
         return os.path.normpath(os.path.join(self.root, path))
+
+
+def _plan(entries: Sequence[EnginePlanEntry]) -> d.AdapterEvent:
+    """The session's plan now (the `plan` tool replaced it), as the sidecar's."""
+    shown = [PlanEntry(text=e.content, status=_PLAN_STATUS[e.status]) for e in entries]
+    return d.AdapterEvent(PlanUpdated(entries=shown))
 
 
 def _settle(tool: _Tool, outcome: RunOutcome, report: str) -> None:
