@@ -49,13 +49,13 @@ Catch `OmniagentError` to catch them all. The tree (module, then the classes it 
     ├── batch.ray_backend.RayUnavailable            Ray is not installed, or its cluster cannot be started or joined
     ├── faces.cli.run.NoAgent                       `omniagent run` has no agent to run the prompt with
     ├── hub.state.SessionHeld                       another process runs the hub session (its lock is taken)
-    ├── serving.acp.follow.SessionEnded              a hub session ended before the turn a prompt waits for did
+    ├── serving.acp.follow.SessionEnded             a hub session ended before the turn a prompt waits for did
     └── faces.hub.registry.TooManyClients           the hub has as many connections as it takes (answered 503)
 
 Each wire turns these into its own error shape in exactly one place: `serving.sidecar.commands` for the anyagent
 wire, `Engine.handle` (with `faces.rpc.connection`) for yuke, `serving.acp.connection` for ACP. Messages are fixed
-sentences with the variant's fields; they never carry a secret or a traceback. `tests/test_errors.py` checks this drawing against the code:
-every exception class omniagent defines is under the root and named here.
+sentences with the variant's fields; they never carry a secret or a traceback. `tests/test_errors.py` checks this
+drawing against the code: every exception class omniagent defines is under the root and named here.
 """
 
 
