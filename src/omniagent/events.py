@@ -1,5 +1,6 @@
 """The events a runtime session streams (`Session.events`), as public names: `Event`, its `EventKind` arms, and the
-types those arms carry (tools, plans, requests, turn origins and stop reasons, status, plan usage, diagnostics).
+types those arms carry (tools, plans, requests, turn origins and stop reasons with their limits, status, plan usage,
+diagnostics).
 
     from omniagent.events import TextDelta, TurnEnded
 
@@ -64,6 +65,7 @@ from omniagent.protocols.sidecar.events import (
     Search,
     SessionUpdated,
     StatusChanged,
+    StopLimit,
     StopReason,
     Subagent,
     TextDelta,
@@ -136,6 +138,7 @@ __all__ = [
     "SessionStatus",
     "SessionUpdated",
     "StatusChanged",
+    "StopLimit",
     "StopReason",
     "Subagent",
     "TextDelta",
