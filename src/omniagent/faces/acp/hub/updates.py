@@ -24,6 +24,7 @@ from omniagent.protocols.acp import v2
 from omniagent.protocols.sidecar.agents import BooleanKind, ConfigOption, SelectKind, SessionInfo
 from omniagent.protocols.sidecar.events import (
     Cancelled,
+    Completed,
     ContextUsage,
     Delete,
     Edit,
@@ -43,6 +44,7 @@ from omniagent.protocols.sidecar.events import (
     RequestOpened,
     Search,
     SessionUpdated,
+    StopLimit,
     StopReason,
     TextDelta,
     Think,
@@ -55,6 +57,7 @@ from omniagent.protocols.sidecar.events import (
     TurnStarted,
     UserMessage,
 )
+from omniagent.wire.messages import INTERNAL_ERROR
 
 Update = t.Update
 
@@ -79,29 +82,26 @@ _PLAN_STATUSES = {
     PlanStatus.IN_PROGRESS: "in_progress",
     PlanStatus.COMPLETED: "completed",
 }
-# ACP's stop reasons; an agent's `Failed("turn stopped: <reason>")` (the ACP adapter's) keeps its reason.
-_ACP_STOPS = frozenset({"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"})
+# A turn that completed at a limit, as ACP says it (the one mapping of `Completed.limit` out to ACP).
+_LIMITS = {StopLimit.MAX_TOKENS: "max_tokens", StopLimit.MAX_TURN_REQUESTS: "max_turn_requests"}
 _CATEGORIES = frozenset({"mode", "model", "model_config", "thought_level", "other"})
 MODE_OPTION = "mode"
 
 
 def stop_reason(stop: StopReason) -> str:
-    """The ACP stop reason of a turn's end (a failure is `end_turn`: the failure itself is told apart)."""
+    """The ACP stop reason of a turn's end (a failure is `end_turn`: the failure itself is told apart, `failure`)."""
     if isinstance(stop, Cancelled):
         return "cancelled"
     if isinstance(stop, Refused):
         return "refusal"
-    if isinstance(stop, Failed):
-        reason = stop.message.removeprefix("turn stopped: ")
-        return reason if reason in _ACP_STOPS else "end_turn"
+    if isinstance(stop, Completed) and stop.limit is not None:
+        return _LIMITS[stop.limit]
     return "end_turn"
 
 
 def failure(stop: StopReason) -> str | None:
-    """The sentence of a turn that failed (not one the agent stopped for an ACP reason), else None."""
-    if isinstance(stop, Failed) and stop.message.removeprefix("turn stopped: ") not in _ACP_STOPS:
-        return stop.message
-    return None
+    """The sentence of a turn that failed, else None."""
+    return stop.message if isinstance(stop, Failed) else None
 
 
 # --- config options ------------------------------------------------------------------------------------------------
@@ -278,7 +278,7 @@ class SessionView:
 
     def _turn(self, event: Event) -> list[Update]:
         """v2's `state_update`s: running at a turn's start and after a request closed, requires_action while a
-        request waits, idle with the stop reason at its end (a failure first said as agent text)."""
+        request waits, idle with the stop reason at its end (a failure: `error`, first said as agent text)."""
         kind = event.kind
         if isinstance(kind, TurnStarted):
             self.in_turn = True
@@ -290,9 +290,13 @@ class SessionView:
         if isinstance(kind, TurnEnded):
             self.in_turn = False
             said = failure(kind.stop)
+            if said is None:
+                return [t.state_update("idle", stop_reason(kind.stop))]
+            # As v1 answers the prompt with the error: the draft's `error` stop reason carrying it, and the failure
+            # as agent text for a client that does not know `error` (the engine face does the same).
             turn = event.turn_info.id if event.turn_info is not None else str(event.sequence)
-            told = [t.chunk("agent_message_chunk", f"{turn}.failure", f"The turn failed: {said}")] if said else []
-            return [*told, t.state_update("idle", stop_reason(kind.stop))]
+            told = t.chunk("agent_message_chunk", f"{turn}.failure", f"The turn failed: {said}")
+            return [told, t.failed_idle(INTERNAL_ERROR, f"the turn failed: {said}")]
         return []
 
     def _tool(self, tool: ToolUpdate) -> Update:
