@@ -1,6 +1,6 @@
-"""The public models of a runtime session, as names: the events it streams (`Session.events`: `Event`, its
-`EventKind` arms, and the types those arms carry: tools, plans, requests, turn origins and stop reasons, status, plan
-usage, diagnostics), and what a program passes to it and gets back from it: the answers to its requests
+"""The public models of a runtime session, as names: the events it streams (`Session.events`: `Event`, its `EventKind`
+arms, and the types those arms carry: tools, plans, requests, turn origins and stop reasons with their limits,
+status, plan usage, diagnostics), and what a program passes to it and gets back from it: the answers to its requests
 (`PermissionAnswer` with a `PermissionChoice`; `QuestionsAnswer` with one `ChoicesAnswer` or `TextAnswer` per
 question), the options it can set (`ConfigOption`, `ConfigValue`), what became of a prompt (`Delivery`: `Started`,
 `Steered`, `Queued`), and the values the open options take (`PermissionMode`, `McpServer`, `AgentRef`, …).
@@ -105,6 +105,7 @@ from omniagent.protocols.sidecar.events import (
     Search,
     SessionUpdated,
     StatusChanged,
+    StopLimit,
     StopReason,
     Subagent,
     TextDelta,
@@ -203,6 +204,7 @@ __all__ = [
     "StatusChanged",
     "StdioMcp",
     "Steered",
+    "StopLimit",
     "StopReason",
     "Subagent",
     "TextAnswer",

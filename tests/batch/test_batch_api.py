@@ -119,6 +119,36 @@ async def test_a_task_over_its_turn_limit_is_cancelled(tmp_path: Path, monkeypat
     assert found["limited"].stop == "Cancelled"
 
 
+async def test_the_agents_own_turn_limit_is_turn_limit_and_a_cut_reply_completes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 33 (docs/batch.md): a turn the agent ends at its own limit of model requests (the engine's
+    OMNIAGENT_MAX_ROUNDS) is `turn_limit`, its stop saying the limit and `error` saying why; a reply cut at the
+    model's output limit is the agent's answer: `completed`."""
+    story = {
+        "steps": [
+            {"kind": "reply", "tool_calls": [{"name": "read", "arguments": {"path": "x"}}], "match": "ROUNDS-MARK"},
+            {"kind": "reply", "text": "cut", "stop": "length", "match": "LENGTH-MARK"},
+        ],
+        "fallback": {"kind": "reply", "text": "done"},
+    }
+    items = [
+        {"id": "rounds", "prompt": "ROUNDS-MARK", "agent": "omniagent"},
+        {"id": "length", "prompt": "LENGTH-MARK", "agent": "omniagent"},
+    ]
+    task_file = write_tasks(tmp_path / "tasks.jsonl", items)
+    async with FakeLLMServer(Scenario.from_json(story)) as llm:
+        use_engine(monkeypatch, tmp_path, llm)
+        monkeypatch.setenv("OMNIAGENT_MAX_ROUNDS", "1")
+        found = await _run_all(task_file, tmp_path / "out")
+    rounds, length = found["rounds"], found["length"]
+    assert rounds.status is Status.TURN_LIMIT and rounds.error_kind is None
+    assert rounds.stop == {"Completed": {"source": "Protocol", "limit": "MaxTurnRequests"}}
+    assert rounds.error == "the turn stopped at its limit of model requests"
+    assert length.status is Status.COMPLETED and length.error is None
+    assert length.stop == {"Completed": {"source": "Protocol", "limit": "MaxTokens"}}
+
+
 def test_the_schema_file_is_current_and_the_documented_examples_are_valid_tasks() -> None:
     """task.schema.json equals the model's schema (regenerate: python -m omniagent.batch.tasks), and every task
     line in docs/batch.md's examples passes both the schema and the model."""

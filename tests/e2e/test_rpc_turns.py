@@ -251,6 +251,25 @@ async def test_max_rounds_fails_the_run_with_max_rounds(tmp_path: Path, llm: Fak
     assert await rpc.close() == 0
 
 
+async def test_omniagent_max_rounds_is_the_cap_of_a_session_created_without_one(
+    tmp_path: Path, llm: FakeLLMServer
+) -> None:
+    """docs/engine.md: OMNIAGENT_MAX_ROUNDS is the max_rounds of a root session whose `session.create` gives none
+    (how the faces' sessions get one); a session's own max_rounds wins."""
+    llm.enqueue(Reply(tool_calls=(FakeToolCall("read", {"path": "a.txt"}),)))
+    rpc = await _engine(tmp_path, llm, {"OMNIAGENT_MAX_ROUNDS": "1"})
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    created = await rpc.call("session.create", {"workspace_path": str(workspace), "model": "fake-anthropic/fake-model"})
+    assert created["session"]["max_rounds"] == 1
+    own = await _session(rpc, tmp_path, max_rounds=5)
+    assert (await rpc.call("session.get", {"session_id": own}))["session"]["max_rounds"] == 5
+    _send(rpc, created["session"]["id"], "loop")
+    done = await rpc.broadcast("run.done")
+    assert rpc.lines[done]["params"]["outcome"]["code"] == "max_rounds"
+    assert await rpc.close() == 0
+
+
 async def test_reasoning_streams_as_a_part_finalized_with_its_signature(tmp_path: Path, llm: FakeLLMServer) -> None:
     """Reasoning parts get their signature at block stop via `message.part_finalized`; the activity
     is `reasoning` while it streams."""

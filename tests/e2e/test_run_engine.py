@@ -101,6 +101,23 @@ def test_run_json_yes_prints_schema_valid_events_and_runs_the_tool(tmp_path: Pat
     assert (ws / "hello.txt").read_text() == "hello\n"
 
 
+def test_a_turn_stopped_at_a_limit_says_which_and_only_a_turn_out_of_requests_exits_1(tmp_path: Path) -> None:
+    """Issue 33, docs/run.md: a reply cut at the model's output limit completed (exit 0), a turn out of model
+    requests (OMNIAGENT_MAX_ROUNDS) left its work undone (exit 1, as when it was a failed turn); stderr says which
+    limit, and neither is called a failure."""
+    ws = workspace(tmp_path)
+    rounds = Reply(tool_calls=(FakeToolCall("read", {"path": "missing.txt"}),), match="ROUNDS")
+    with FakeLLMServer(Scenario([rounds, Reply(text="cut", stop="length", match="LENGTH")])) as llm:
+        env = child_env(tmp_path, llm) | {"OMNIAGENT_MAX_ROUNDS": "1"}
+        cut = _run("LENGTH", cwd=ws, env=env)
+        out_of_rounds = _run("ROUNDS", cwd=ws, env=env)
+    assert cut.returncode == 0, cut.stderr
+    assert "the turn stopped at the model's output token limit" in cut.stderr and "cut" in cut.stdout
+    assert out_of_rounds.returncode == 1, out_of_rounds.stderr
+    assert "the turn stopped at its limit of model requests" in out_of_rounds.stderr
+    assert "failed" not in cut.stderr + out_of_rounds.stderr
+
+
 def test_run_without_any_key_or_other_agent_shows_the_three_ways_forward(tmp_path: Path) -> None:
     """A first run (no agent CLI, no key): the engine is the only agent, and instead of a bare login error `run`
     prints the three ways forward — install an agent CLI (with the commands), set a key (with where to get one),

@@ -27,6 +27,7 @@ from omniagent.protocols.sidecar.events import (
     CommandInput,
     CommandSpec,
     Completed,
+    CompletionSource,
     ContextCompacted,
     Event,
     EventKind,
@@ -39,6 +40,7 @@ from omniagent.protocols.sidecar.events import (
     PermissionRequest,
     RequestOpened,
     StatusChanged,
+    StopLimit,
     TextDelta,
     ToolStatus,
     ToolUpdate,
@@ -73,6 +75,20 @@ def _event(kind: Any) -> Event:
         (
             TurnEnded(stop=Completed(), background=["bg"]),
             {"TurnEnded": {"stop": {"Completed": {"source": "Protocol"}}, "background": ["bg"]}},
+        ),
+        # Our extension: a limit is written only when there is one, so the line above is the wire's as ever.
+        (
+            TurnEnded(stop=Completed(limit=StopLimit.MAX_TOKENS)),
+            {"TurnEnded": {"stop": {"Completed": {"source": "Protocol", "limit": "MaxTokens"}}, "background": []}},
+        ),
+        (
+            TurnEnded(stop=Completed(source=CompletionSource.INFERRED, limit=StopLimit.MAX_TURN_REQUESTS)),
+            {
+                "TurnEnded": {
+                    "stop": {"Completed": {"source": "Inferred", "limit": "MaxTurnRequests"}},
+                    "background": [],
+                }
+            },
         ),
         (StatusChanged(status=SessionStatus.WORKING), {"StatusChanged": "Working"}),
         (TextDelta(message_id="m1", text="hi"), {"TextDelta": {"message_id": "m1", "text": "hi"}}),

@@ -1,6 +1,7 @@
-"""Every sidecar model against the anyagent schema: it has exactly the schema's fields, and an absent optional is
-written as `null`, never left out, except the fields the wire omits (`AgentInstallation.upgrade` and `acp_args`;
-docs/sidecar.md "absent optional fields are `null`, not omitted").
+"""Every sidecar model against the anyagent schema: it has exactly the schema's fields (and our extensions of the
+wire, where the schema leaves the shape open), and an absent optional is written as `null`, never left out, except
+the fields the wire omits (`AgentInstallation.upgrade` and `acp_args`; docs/sidecar.md "absent optional fields are
+`null`, not omitted") and our extensions, which an absent value leaves out so the line is the wire's own.
 
 The models are found by walking the package, so a model added later is checked too (or fails to find its shape).
 `ErrorBody`'s own fields (`detail`, `login`, …) are the open part of its schema (`additionalProperties`): each is
@@ -26,8 +27,10 @@ from omniagent.protocols.sidecar.base import Newtype, SidecarModel, Variant
 from omniagent.protocols.sidecar.commands import EXTENSIONS
 from tests.sidecar_schema import SPEC
 
-# The only fields the wire omits when absent.
-OMITTED = {("AgentInstallation", "upgrade"), ("AgentInstallation", "acp_args")}
+# Our extensions of the wire (docs/sidecar.md): fields the schema does not name, in shapes it leaves open.
+EXTENDED = {("Completed", "limit")}
+# The only fields the wire omits when absent, and our extensions (absent, the line is the wire's own).
+OMITTED = {("AgentInstallation", "upgrade"), ("AgentInstallation", "acp_args"), *EXTENDED}
 # Models that are not a wire shape of their own: bases, and the open/generate options mixed into both commands.
 NOT_SHAPES = {"SidecarModel", "Variant", "Newtype", "_Command", "OpenOptions"}
 
@@ -139,7 +142,9 @@ def test_the_model_has_exactly_the_schemas_fields(model: type[SidecarModel]) -> 
     assert candidates, f"{model.__name__} matches no shape of the schema"
     open_fields = {field.encode_name for field in msgspec.structs.fields(model) if _open(field)}
     assert not open_fields or all(shape.get("additionalProperties") is True for shape in candidates)
-    fields = set(_aliases(model).values()) - open_fields
+    extended = {name for owner, name in EXTENDED if owner == model.__name__}
+    assert not extended or all(shape.get("additionalProperties") is not False for shape in candidates)
+    fields = set(_aliases(model).values()) - open_fields - extended
     assert any(set(shape["properties"]) == fields for shape in candidates), (
         f"{model.__name__} fields {sorted(fields)} vs schema {[sorted(s['properties']) for s in candidates]}"
     )

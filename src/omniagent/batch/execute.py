@@ -38,6 +38,7 @@ from omniagent.protocols.sidecar.events import (
     Failed,
     Refused,
     RequestOpened,
+    StopLimit,
     StopReason,
     TextDelta,
     ToolUpdated,
@@ -356,6 +357,11 @@ def _status(turn: _Turn) -> Status:
     if turn.reason is not None:
         return turn.reason
     if isinstance(turn.stop, Completed) and turn.error is None:
+        if turn.stop.limit is StopLimit.MAX_TURN_REQUESTS:
+            # The agent's own turn limit: its work is undone, as when the task's `max_turns` stops it (a reply cut
+            # at the output limit is the agent's answer, and completes).
+            turn.error = f"the turn stopped at {turn.stop.limit.reached}"
+            return Status.TURN_LIMIT
         return Status.COMPLETED
     if turn.error is None:
         turn.error, turn.kind = _describe(turn.stop), ErrorKind.TURN_FAILED

@@ -44,7 +44,7 @@ class Status(StrEnum):
     COMPLETED = "completed"
     FAILED = "failed"  # the turn failed or was refused, the agent died or could not start
     TIMED_OUT = "timed_out"  # the time limit passed; the turn was cancelled
-    TURN_LIMIT = "turn_limit"  # the agent tried more tool calls than `max_turns`; the turn was cancelled
+    TURN_LIMIT = "turn_limit"  # more tool calls than `max_turns` (the turn was cancelled), or the agent's own limit
     INTERRUPTED = "interrupted"  # the batch was stopped (Ctrl-C) or the worker was lost; never written
 
 

@@ -41,7 +41,7 @@ from omniagent.engine.model_access import ModelAccess
 from omniagent.engine.run.context import RunDeps
 from omniagent.engine.run.inputs import Inputs
 from omniagent.engine.run.instructions import ProjectInstructions
-from omniagent.engine.run.limits import ChildLimits
+from omniagent.engine.run.limits import ChildLimits, root_max_rounds
 from omniagent.engine.sandbox_file import params_of
 from omniagent.engine.sandboxes import SET_SANDBOX_METHOD, Sandboxes, SandboxResult, SetSandboxParams
 from omniagent.engine.session.lifecycle import Sessions
@@ -85,6 +85,8 @@ class EngineConfig:
     lease_seconds: float = DEFAULT_LEASE_SECONDS
     tool_limits: ToolLimits = field(default_factory=ToolLimits)
     child_limits: ChildLimits = field(default_factory=ChildLimits)
+    # The max_rounds of a root session created without one (OMNIAGENT_MAX_ROUNDS); None: no cap.
+    max_rounds: int | None = None
     # A shared store's URL (OMNIAGENT_STORE, docs/fleet.md); None: the SQLite file in `data_dir`.
     store_url: str | None = None
 
@@ -109,6 +111,7 @@ def engine_config(data_dir: Path | None) -> EngineConfig:
         lease_seconds=lease_from_env(),
         tool_limits=limits,
         child_limits=ChildLimits.from_env(),
+        max_rounds=root_max_rounds(),
         store_url=os.environ.get(STORE_ENV) or None,
     )
 
@@ -161,7 +164,9 @@ class Engine:
         agents_file = AgentsFile(config.config_dir, model_access)
         limits, inherit = config.child_limits, self._inherit
         self.children = Children(store, self.live, model_access, self.inputs, self.skills, agents_file, limits, inherit)
-        self.sessions = Sessions(store, self.live, model_access, self.inputs, self.skills, self.children)
+        self.sessions = Sessions(
+            store, self.live, model_access, self.inputs, self.skills, self.children, max_rounds=config.max_rounds
+        )
         self.agents = Agents(agents_file, store, self.live, self.sessions)
         self.accounts = Accounts(model_access, self.broadcaster)
         self._handlers: dict[str, Handler] = self._handler_table()

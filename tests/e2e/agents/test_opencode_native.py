@@ -163,6 +163,17 @@ async def test_cancel_mid_turn_ends_cancelled_and_the_next_prompt_completes(tmp_
         assert TEXT in "".join(texts(events))
 
 
+async def test_a_reply_cut_at_the_models_output_limit_completes_the_turn_at_that_limit(tmp_path: Path) -> None:
+    """Issue 33: the model's reply stops at its length limit; opencode marks the assistant message with its
+    `MessageOutputLengthError` (which its own ACP face says as `max_tokens`): `Completed` at limit MaxTokens."""
+    step = {"kind": "reply", "text": "cut short", "stop": "length", "match": '"bash"'}
+    scenario = {"steps": [step], "fallback": {"kind": "reply", "text": "title"}}
+    async with world_of(tmp_path, scenario) as world, sidecar_in(world) as sidecar:
+        session = (await open_session(sidecar, world))["id"]
+        events = await prompt(sidecar, session, "say something long")
+        assert events[-1]["kind"]["TurnEnded"]["stop"] == {"Completed": {"source": "Protocol", "limit": "MaxTokens"}}
+
+
 async def test_killing_the_server_fails_the_turn_and_ends_the_session_with_process_exited(tmp_path: Path) -> None:
     """SIGKILL to opencode's server mid-turn: `TurnEnded Failed`, then the session's error line `ProcessExited`
     (status = the signal), then `closed`."""

@@ -32,6 +32,7 @@ from omniagent.protocols.sidecar.events import (
     QuestionAsk,
     RequestOpened,
     SessionUpdated,
+    StopLimit,
     TextDelta,
     ToolStatus,
     ToolUpdated,
@@ -41,8 +42,8 @@ from omniagent.runtime.errors import AuthRequired, InvalidConfiguration, ResumeF
 from omniagent.runtime.runtime import Runtime
 from omniagent.runtime.session import Session
 from tests.e2e.agents.drive import is_text, is_turn_end, text_of, turn_end, until
-from tests.e2e.agents.harness import World, agent_world, plain_scenario, slow_scenario, tool_scenario
-from tests.e2e.agents.peers import COMMAND, PI_MODELS, TEXT
+from tests.e2e.agents.harness import ROUTER, World, agent_world, plain_scenario, slow_scenario, tool_scenario
+from tests.e2e.agents.peers import COMMAND, PEERS, PI_MODELS, TEXT
 from tests.event_stream import of
 from tests.sidecar_schema import validate
 
@@ -198,6 +199,18 @@ async def test_a_provider_error_fails_the_turn_and_the_session_goes_on(tmp_path:
         await session.prompt("say hello")
         events = await until(session, is_turn_end)
         assert isinstance(turn_end(events).stop, Completed) and text_of(events) == TEXT
+
+
+async def test_a_reply_cut_at_the_models_output_limit_completes_the_turn_at_that_limit(tmp_path: Path) -> None:
+    """Issue 33: the model's reply stops at its length limit (`finish_reason: length`); pi ends the run with
+    `stopReason: "length"`, which is `Completed` at limit MaxTokens."""
+    step = {"kind": "reply", "text": "cut short", "stop": "length", "match": PEERS["pi"].main_marker}
+    scenario = {"steps": [ROUTER, step], "fallback": {"kind": "reply", "text": TEXT}}
+    async with agent_world("pi", tmp_path, scenario) as world, pi_session(world) as session:
+        await session.prompt("say something long")
+        events = await until(session, is_turn_end)
+        assert turn_end(events).stop == Completed(limit=StopLimit.MAX_TOKENS)
+        assert text_of(events) == "cut short"
 
 
 async def test_pis_own_retry_of_a_transient_error_stays_in_the_same_turn(tmp_path: Path) -> None:

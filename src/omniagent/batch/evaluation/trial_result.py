@@ -30,7 +30,7 @@ _PHASE = {
     ErrorKind.AGENT_START: "agent_setup",
     ErrorKind.RAY: None,
 }
-# What a cancelled turn without an error of its own says.
+# What a cancelled turn without an error of its own says (an agent that stopped at its own turn limit has one).
 _STOPPED = {
     Status.TIMED_OUT: "the time limit passed; the turn was cancelled",
     Status.TURN_LIMIT: "the agent made more tool calls than max_turns allows; the turn was cancelled",

@@ -1,8 +1,9 @@
-"""The limits of child sessions (docs/engine.md "Child sessions"), and reading them from the environment.
+"""The limits of child sessions (docs/engine.md "Child sessions") and the rounds of a root session's run, and
+reading them from the environment.
 
 yuke's agents.json holds only the model slots (and is parsed strictly), so these are engine settings:
-`OMNIAGENT_CHILD_MAX_DEPTH`, `OMNIAGENT_CHILD_MAX_CONCURRENT` and `OMNIAGENT_CHILD_MAX_ROUNDS`, each a positive
-integer; anything else keeps the default.
+`OMNIAGENT_CHILD_MAX_DEPTH`, `OMNIAGENT_CHILD_MAX_CONCURRENT`, `OMNIAGENT_CHILD_MAX_ROUNDS` and
+`OMNIAGENT_MAX_ROUNDS`, each a positive integer; anything else keeps the default.
 
 They live with the runs, which enforce them (admission counts a tree's active children; the executor gives the agent
 tools only to a session less than `max_depth` below its root), and the child tree (`children/tree.py`, above the runs)
@@ -36,6 +37,13 @@ class ChildLimits:
             max_concurrent=_positive("OMNIAGENT_CHILD_MAX_CONCURRENT") or DEFAULT_MAX_CONCURRENT,
             max_rounds=_positive("OMNIAGENT_CHILD_MAX_ROUNDS"),
         )
+
+
+def root_max_rounds() -> int | None:
+    """The rounds a run of a root session created without its own `max_rounds` may take (`OMNIAGENT_MAX_ROUNDS`;
+    None: no cap). The faces (`acp`, `serve`, `run`, the hub) create sessions with no `max_rounds` of their own, so
+    this is how their sessions get one."""
+    return _positive("OMNIAGENT_MAX_ROUNDS")
 
 
 def _positive(name: str) -> int | None:

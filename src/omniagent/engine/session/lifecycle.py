@@ -61,7 +61,8 @@ HISTORY_DEFAULT, HISTORY_MAX = 50, 500  # session.history page size (the yuke wi
 class Sessions:
     """The session methods of one engine, built with what they use: the store, the live sessions, the
     engine's model access, input admission (for `initial_input`), the sessions' skills (discovered when a session
-    starts) and the child machinery (for `child`)."""
+    starts) and the child machinery (for `child`). `max_rounds`: a root session's when `session.create` gives none
+    (the engine setting OMNIAGENT_MAX_ROUNDS)."""
 
     def __init__(
         self,
@@ -71,6 +72,8 @@ class Sessions:
         inputs: Inputs,
         skills: Skills,
         children: Children,
+        *,
+        max_rounds: int | None = None,
     ) -> None:
         self._store = store
         self._live = live
@@ -78,6 +81,7 @@ class Sessions:
         self._inputs = inputs
         self._skills = skills
         self._children = children
+        self._max_rounds = max_rounds
 
     async def create(self, params: CreateSession) -> SessionResult:
         """session.create: validate the workspace and model, store the session and its first config (a child
@@ -96,12 +100,13 @@ class Sessions:
                 raise
         profile = params.profile or DEFAULT_PROFILE
         origin, agent = OriginRoot(), ROOT_AGENT
-        session = new_session(session_id, root, profile, model, reasoning, params.max_rounds, origin, agent)
+        max_rounds = params.max_rounds if params.max_rounds is not None else self._max_rounds
+        session = new_session(session_id, root, profile, model, reasoning, max_rounds, origin, agent)
         system_prompt = resolve_placeholders(params.system_prompt, root, session.id, ROOT_AGENT)
 
         def txn(conn: Connection) -> None:
             q.insert_session(conn, session, system_prompt)
-            q.insert_config(conn, session.id, 0, model, reasoning, params.max_rounds)
+            q.insert_config(conn, session.id, 0, model, reasoning, max_rounds)
 
         await self._store.write(txn)
         self._live.summary_changed(session)

@@ -48,6 +48,7 @@ from omniagent.protocols.sidecar.agents import AgentInstallation, SessionStatus
 from omniagent.protocols.sidecar.commands import PermissionMode, Queued, Steered
 from omniagent.protocols.sidecar.events import (
     Cancelled,
+    Completed,
     ContextUsage,
     Failed,
     Refused,
@@ -380,6 +381,8 @@ class Chat:
     def _say_end(self, stop: StopReason) -> None:
         if isinstance(stop, Cancelled):
             self.renderer.note("turn cancelled", style="yellow")
+        elif isinstance(stop, Completed) and stop.limit is not None:
+            self.renderer.note(f"the turn stopped at {stop.limit.reached}", style="yellow")
         elif isinstance(stop, Failed):
             self.renderer.note(f"the turn failed: {stop.message}", style="red")
         elif isinstance(stop, Refused):

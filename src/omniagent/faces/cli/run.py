@@ -35,6 +35,7 @@ from omniagent.protocols.sidecar.events import (
     Request,
     RequestClosed,
     RequestOpened,
+    StopLimit,
     StopReason,
     TurnEnded,
 )
@@ -317,7 +318,12 @@ def _exit_code(renderer: Renderer, outcome: _Outcome) -> int:
         return EXIT_INTERRUPTED
     stop = outcome.stop
     if isinstance(stop, Completed):
-        return EXIT_COMPLETED
+        if stop.limit is None:
+            return EXIT_COMPLETED
+        renderer.note(f"the turn stopped at {stop.limit.reached}", style="yellow")
+        # A limit is no failure, but a turn out of model requests left its work undone: exit 1, as when that was
+        # a failed turn; a reply cut at the output limit exits 0, as it always has.
+        return EXIT_TURN_FAILED if stop.limit is StopLimit.MAX_TURN_REQUESTS else EXIT_COMPLETED
     if isinstance(stop, Failed):
         reason = f"the turn failed: {stop.message}"
         # An agent's death is already in the turn's message, with its status and stderr: not said twice.

@@ -256,9 +256,35 @@ class Refused(Variant):
     TAG = "Refused"
 
 
-class Completed(Variant):
+class StopLimit(StrEnum):
+    """Why a completed turn stopped short: a limit, not the agent's choice (our extension of the anyagent wire)."""
+
+    MAX_TOKENS = "MaxTokens"  # the model's reply reached its output token limit
+    MAX_TURN_REQUESTS = "MaxTurnRequests"  # the turn reached its limit of model requests (rounds, turns)
+
+    @property
+    def reached(self) -> str:
+        """The limit in words, for a person: "the turn stopped at {reached}"."""
+        if self is StopLimit.MAX_TOKENS:
+            return "the model's output token limit"
+        return "its limit of model requests"
+
+
+def _protocol() -> CompletionSource:
+    return CompletionSource.PROTOCOL
+
+
+class Completed(Variant, omit_defaults=True):
+    """The turn ended normally; `limit` says it stopped short at one (absent: the agent was done).
+
+    `limit` is our extension of the anyagent wire: left out when absent (`omit_defaults`), so a turn without one is
+    the same line as ever. `source` stays on every line, as the wire has it: its default comes from a factory, which
+    `omit_defaults` leaves alone (msgspec omits a factory's value only when it is an empty collection), where a
+    plain default would be omitted."""
+
     TAG = "Completed"
-    source: CompletionSource = CompletionSource.PROTOCOL
+    source: CompletionSource = msgspec.field(default_factory=_protocol)
+    limit: StopLimit | None = None
 
 
 class Failed(Variant):

@@ -27,6 +27,7 @@ from omniagent.protocols.sidecar.agents import BooleanKind, ConfigOption, Select
 from omniagent.protocols.sidecar.base import DiagnosticLevel
 from omniagent.protocols.sidecar.events import (
     Cancelled,
+    Completed,
     ContextUsage,
     Delete,
     DiagnosticEvent,
@@ -48,6 +49,7 @@ from omniagent.protocols.sidecar.events import (
     RequestOpened,
     Search,
     SessionUpdated,
+    StopLimit,
     StopReason,
     Subagent,
     TextDelta,
@@ -88,29 +90,26 @@ _PLAN_STATUSES = {
     PlanStatus.IN_PROGRESS: "in_progress",
     PlanStatus.COMPLETED: "completed",
 }
-# ACP's stop reasons; an agent's `Failed("turn stopped: <reason>")` (the ACP adapter's) keeps its reason.
-_ACP_STOPS = frozenset({"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"})
+# A turn that completed at a limit, as ACP says it (the one mapping of `Completed.limit` out to ACP).
+_LIMITS = {StopLimit.MAX_TOKENS: "max_tokens", StopLimit.MAX_TURN_REQUESTS: "max_turn_requests"}
 _CATEGORIES = frozenset({"mode", "model", "model_config", "thought_level", "other"})
 MODE_OPTION = "mode"
 
 
 def stop_reason(stop: StopReason) -> str:
-    """The ACP stop reason of a turn's end (a failure is `end_turn`: the failure itself is told apart)."""
+    """The ACP stop reason of a turn's end (a failure is `end_turn`: the failure itself is told apart, `failure`)."""
     if isinstance(stop, Cancelled):
         return "cancelled"
     if isinstance(stop, Refused):
         return "refusal"
-    if isinstance(stop, Failed):
-        reason = stop.message.removeprefix("turn stopped: ")
-        return reason if reason in _ACP_STOPS else "end_turn"
+    if isinstance(stop, Completed) and stop.limit is not None:
+        return _LIMITS[stop.limit]
     return "end_turn"
 
 
 def failure(stop: StopReason) -> str | None:
-    """The sentence of a turn that failed (not one the agent stopped for an ACP reason), else None."""
-    if isinstance(stop, Failed) and stop.message.removeprefix("turn stopped: ") not in _ACP_STOPS:
-        return stop.message
-    return None
+    """The sentence of a turn that failed, else None."""
+    return stop.message if isinstance(stop, Failed) else None
 
 
 # --- config options ------------------------------------------------------------------------------------------------
@@ -319,8 +318,8 @@ class SessionView:
 
     def _turn(self, event: Event) -> list[Update]:
         """v2's `state_update`s: running at a turn's start and after a request closed, requires_action while a
-        request waits, idle with the stop reason at its end (a failure first said as agent text). A replay tells
-        the conversation, not the states it went through: `state()` says the state it ends in."""
+        request waits, idle with the stop reason at its end (a failure: `error`, first said as agent text). A replay
+        tells the conversation, not the states it went through: `state()` says the state it ends in."""
         kind = event.kind
         states: list[Update] = []
         if isinstance(kind, TurnStarted):

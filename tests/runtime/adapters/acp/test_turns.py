@@ -23,6 +23,7 @@ from omniagent.protocols.sidecar.events import (
     Refused,
     RequestClosed,
     RequestOpened,
+    StopLimit,
     TextDelta,
     ToolOutputDelta,
     ToolStatus,
@@ -177,10 +178,19 @@ async def test_an_agent_dying_mid_turn_fails_the_turn_and_closes_the_session(tmp
 
 @VERSIONS
 @pytest.mark.parametrize(
-    ("prompt", "stop"), [("refuse", Refused()), ("max", Failed(message="turn stopped: max_tokens"))]
+    ("prompt", "stop"),
+    [
+        ("refuse", Refused()),
+        ("max", Completed(limit=StopLimit.MAX_TOKENS)),
+        ("turns", Completed(limit=StopLimit.MAX_TURN_REQUESTS)),
+        ("odd", Failed(message="turn stopped: odd")),
+    ],
 )
-async def test_stop_reasons_map_refusal_and_others(tmp_path: Path, version: int, prompt: str, stop: object) -> None:
-    """Refusal → Refused, any other reason → Failed("turn stopped: X")."""
+async def test_stop_reasons_map_refusal_limits_and_others(
+    tmp_path: Path, version: int, prompt: str, stop: object
+) -> None:
+    """Refusal → Refused; max_tokens / max_turn_requests → Completed at that limit (issue 33); a reason no version
+    names → Failed("turn stopped: X")."""
     async with acp_session(tmp_path, version) as (_, session):
         await session.prompt(prompt)
         assert of(await one_turn(session), TurnEnded)[0].stop == stop

@@ -22,6 +22,7 @@ from omniagent.protocols.sidecar.events import (
     PermissionChoice,
     QuestionAsk,
     ReasoningDelta,
+    StopLimit,
     TextDelta,
     ToolStatus,
     ToolUpdated,
@@ -157,3 +158,21 @@ def test_result_verdicts() -> None:
     assert result_stop(api_error, interrupted=False) == Failed(message="API Error: 500")
     refused = {"subtype": "success", "is_error": False, "result": "Not enough messages to compact."}
     assert result_stop(refused, interrupted=False, compact_error="Not enough") == Failed(message="Not enough")
+
+
+def test_the_clis_max_turns_completes_the_turn_at_that_limit_and_its_output_limit_fails_it() -> None:
+    """Issue 33: the CLI's max turns (`error_max_turns`, which says `is_error`, shaped as 2.1.197 writes it) is
+    Completed at MaxTurnRequests; an interrupt still cancels. The output limit reaches us as 2.1.197 ends it after
+    its own attempts to go on (observed against the fake LLM): an `is_error` success with an "API Error" text and no
+    `max_tokens` anywhere, so it fails the turn with that text."""
+    max_turns = {
+        "subtype": "error_max_turns",
+        "is_error": True,
+        "errors": ["Reached maximum number of turns (1)"],
+        "stop_reason": "tool_use",
+    }
+    assert result_stop(max_turns, interrupted=False) == Completed(limit=StopLimit.MAX_TURN_REQUESTS)
+    assert result_stop(max_turns, interrupted=True) == Cancelled()
+    text = "API Error: Claude's response exceeded the 64000 output token maximum."
+    cut = {"subtype": "success", "is_error": True, "result": text, "stop_reason": "stop_sequence"}
+    assert result_stop(cut, interrupted=False) == Failed(message=text)

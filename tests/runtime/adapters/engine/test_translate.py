@@ -26,6 +26,7 @@ from omniagent.protocols.sidecar.events import (
     ReasoningDelta,
     Refused,
     Search,
+    StopLimit,
     Subagent,
     TextDelta,
     ToolStatus,
@@ -128,12 +129,16 @@ def test_an_edit_carries_one_diff_per_hunk_from_the_engines_diff_view() -> None:
 
 def test_run_outcomes_become_stop_reasons() -> None:
     """Issue: run.done completed → Completed/Protocol, canceled → Cancelled, failed → Failed(message); a refusal
-    or content filter finish → Refused."""
+    or content filter finish → Refused. Issue 33: the model's length limit and the run's max rounds completed at a
+    limit (MaxTokens, MaxTurnRequests), not failed."""
     cases: list[tuple[RunOutcome, object]] = [
         (RunOutcomeTurn(finish="stop", rounds=1), Completed()),
+        (RunOutcomeTurn(finish="length", rounds=1), Completed(limit=StopLimit.MAX_TOKENS)),
         (RunOutcomeTurn(finish="refusal", rounds=1), Refused()),
         (RunOutcomeTurn(finish="content_filter", rounds=1), Refused()),
+        (RunOutcomeTurn(finish="canceled", rounds=1), Cancelled()),
         (RunOutcomeCanceled(), Cancelled()),
+        (RunOutcomeFailed(code="max_rounds", message="out of rounds"), Completed(limit=StopLimit.MAX_TURN_REQUESTS)),
         (RunOutcomeFailed(code="network", message="the connection dropped"), None),
     ]
     for outcome, expected in cases:

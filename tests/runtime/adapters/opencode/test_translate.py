@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from omniagent.protocols.sidecar.events import ContextUsage, MessageEnded, ReasoningDelta, TextDelta
+from omniagent.protocols.sidecar.events import ContextUsage, MessageEnded, ReasoningDelta, StopLimit, TextDelta
 from omniagent.runtime.adapters.opencode.info import ModelFacts, ServerFacts
 from omniagent.runtime.adapters.opencode.translate import FORK_POINT, EventMapper, Signals
 
@@ -95,6 +95,17 @@ def test_a_completed_answer_ends_its_message_with_a_fork_point_then_reports_usag
     ]
     assert signals.events[0].extensions == {FORK_POINT: "msg_1"}
     assert mapped.map(done).events == []  # opencode repeats the update: ended once
+
+
+def test_a_completed_reply_signals_the_limit_its_finish_says() -> None:
+    """Issue 33: opencode 1.18.33 marks a reply cut at the model's output limit with `finish: "length"` (no error);
+    the signal carries MaxTokens, and a reply that finished otherwise carries no limit."""
+    mapped = mapper()
+    cut = mapped.map(message("msg_1", "assistant", time={"created": 1, "completed": 2}, finish="length"))
+    assert cut.reply_ended and cut.limit is StopLimit.MAX_TOKENS
+    done = mapped.map(message("msg_2", "assistant", time={"created": 3, "completed": 4}, finish="stop"))
+    assert done.reply_ended and done.limit is None
+    assert not mapped.map(message("msg_3", "assistant", finish="length")).reply_ended  # not completed yet
 
 
 def test_turn_signals_busy_idle_and_an_abort_are_told_apart() -> None:

@@ -45,6 +45,7 @@ from omniagent.protocols.sidecar.events import (
     Refused,
     RequestOpened,
     Search,
+    StopLimit,
     StopReason,
     TextDelta,
     Think,
@@ -111,14 +112,22 @@ _INPUT_KEYS: tuple[tuple[str, Callable[[str], ToolInput]], ...] = (
 )
 
 
+# ACP's stop reasons for a turn that ended at a limit: completed, short of what the agent would have done.
+_LIMITS = {"max_tokens": StopLimit.MAX_TOKENS, "max_turn_requests": StopLimit.MAX_TURN_REQUESTS}
+
+
 def stop_reason(reason: str | None) -> StopReason:
-    """An ACP `stopReason` as ours; a turn that ended without a reason completed."""
+    """An ACP `stopReason` as ours; a turn that ended without a reason completed. A reason no version names fails
+    the turn, naming it."""
     if reason in (None, "end_turn"):
         return Completed()
     if reason == "cancelled":
         return Cancelled()
     if reason == "refusal":
         return Refused()
+    limit = _LIMITS.get(reason)
+    if limit is not None:
+        return Completed(limit=limit)
     return Failed(message=f"turn stopped: {reason}")
 
 

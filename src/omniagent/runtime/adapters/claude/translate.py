@@ -37,6 +37,7 @@ from omniagent.protocols.sidecar.events import (
     QuestionRequest,
     ReasoningDelta,
     RequestOpened,
+    StopLimit,
     StopReason,
     TextDelta,
     ToolOutputDelta,
@@ -356,11 +357,16 @@ def result_stop(result: Mapping[str, Any], *, interrupted: bool, compact_error: 
     """How a `result` ends the turn. After our interrupt it is a cancel (the CLI then reports
     `error_during_execution`, or success when the turn finished first); otherwise `is_error` is the verdict (an API
     error still says subtype success), and a stream the CLI aborted is a cancel too. A refused compaction ends with
-    a success result whose text is the reason; it fails the turn."""
+    a success result whose text is the reason; it fails the turn. `error_max_turns` (the CLI's max turns; it says
+    `is_error` too) completes the turn at that limit. A reply cut at the model's output limit has no such mark:
+    2.1.197 asks the model to go on a few times, then ends with an `is_error` result whose text is an "API Error"
+    (its `stop_reason` is not `max_tokens`), so it fails the turn with that text."""
     if interrupted or result.get("terminal_reason") == "aborted_streaming":
         return Cancelled()
     if compact_error is not None:
         return Failed(message=compact_error)
+    if result.get("subtype") == "error_max_turns":
+        return Completed(limit=StopLimit.MAX_TURN_REQUESTS)
     if result.get("is_error") is not True and result.get("subtype") == "success":
         return Completed()
     errors = result.get("errors")

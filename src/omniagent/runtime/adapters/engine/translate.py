@@ -16,7 +16,7 @@ Ids (minted from the engine's per-session ids so they are stable): a message is 
 | `interaction.requested` (a permission ask) | `RequestOpened(Permission)` with AllowOnce, AllowAlways, DenyOnce |
 | `interaction.requested` (the model's question) | `RequestOpened(Question)`: one question `q0` (`question_shown`) |
 | `plan.updated` (engine extension; the `plan` call itself is not shown) | `PlanUpdated` with every entry |
-| `run.done` | `TurnStopped`: Completed (Refused for a refusal), canceled → Cancelled, failed → Failed |
+| `run.done` | `TurnStopped` (`stop_reason`): Completed, Refused, Cancelled, Failed; a limit is Completed with it |
 | `run.done` of a compaction run | `TurnStopped`: Completed (compacted or skipped), Failed, Cancelled |
 | `notice` about the session (an MCP server that did not start or stopped) | `Diagnostic` (warn → Warning) |
 
@@ -109,6 +109,7 @@ from omniagent.protocols.sidecar.events import (
     Refused,
     RequestOpened,
     Search,
+    StopLimit,
     StopReason,
     Subagent,
     TextDelta,
@@ -222,16 +223,23 @@ def reply_of(question: Question, answer: QuestionsAnswer) -> Reply:
 
 
 def stop_reason(outcome: RunOutcome) -> StopReason:
-    """A finished run as the turn's stop reason."""
+    """A finished run as the turn's stop reason: the one place an engine outcome enters the session language.
+
+    A run out of rounds (`max_rounds`) and a reply cut at the model's output limit (finish `length`) completed at a
+    limit, not failed: every face then says them alike (ACP `max_turn_requests` / `max_tokens`)."""
     if isinstance(outcome, RunOutcomeCanceled):
         return Cancelled()
     if isinstance(outcome, RunOutcomeFailed):
+        if outcome.code == "max_rounds":
+            return Completed(limit=StopLimit.MAX_TURN_REQUESTS)
         return Failed(message=f"{outcome.message} ({outcome.code})")
     if isinstance(outcome, RunOutcomeTurn):
         if outcome.finish in _REFUSING_FINISH:
             return Refused()
         if outcome.finish == "canceled":
             return Cancelled()
+        if outcome.finish == "length":
+            return Completed(limit=StopLimit.MAX_TOKENS)
     return Completed()
 
 

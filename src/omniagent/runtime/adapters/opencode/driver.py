@@ -25,7 +25,7 @@ from omniagent.protocols.sidecar.commands import (
     PermissionAnswer,
     QuestionsAnswer,
 )
-from omniagent.protocols.sidecar.events import Cancelled, Completed, DiagnosticEvent, Failed, StopReason
+from omniagent.protocols.sidecar.events import Cancelled, Completed, DiagnosticEvent, Failed, StopLimit, StopReason
 from omniagent.runtime import driver as d
 from omniagent.runtime.adapters.acp.prompt import INLINE_ATTACHMENT_CAP, prompt_text
 from omniagent.runtime.adapters.opencode.info import ServerFacts, SessionSettings, apply_option, driver_info, real_title
@@ -71,6 +71,7 @@ class OpencodeDriver:
         self._admitted = asyncio.Event()
         self._cancelled = False
         self._error: str | None = None
+        self._limit: StopLimit | None = None  # the limit the turn's last reply stopped at
 
     @property
     def info(self) -> d.DriverInfo:
@@ -123,7 +124,7 @@ class OpencodeDriver:
             self._spawn(self._summarize())
 
     def _open_turn(self) -> None:
-        self._turn_open, self._cancelled, self._error = True, False, None
+        self._turn_open, self._cancelled, self._error, self._limit = True, False, None, None
         self._admitted = asyncio.Event()
 
     async def _start(self, prompt: d.PromptInput) -> None:
@@ -237,10 +238,12 @@ class OpencodeDriver:
         if signals.error is not None and self._turn_open:
             self._error = None if signals.aborted else signals.error
             self._cancelled = self._cancelled or signals.aborted
+        if signals.reply_ended and self._turn_open:
+            self._limit = signals.limit
         if signals.busy:
             self._admitted.set()
         if signals.idle and self._turn_open:
-            stop: StopReason = Completed()
+            stop: StopReason = Completed(limit=self._limit)
             if self._cancelled:
                 stop = Cancelled()
             elif self._error is not None:

@@ -4,7 +4,7 @@
   opencode's); `message.part.updated` text / reasoning → whatever of the part was not streamed yet (a part may
   arrive whole); `message.part.updated` tool → `ToolUpdated` (kind, title, input, output capped at 16 KiB).
 - `message.updated` of a completed assistant message → `MessageEnded` (when it streamed text; extension
-  `opencode/fork_point`), then `ContextUsage`.
+  `opencode/fork_point`), then `ContextUsage`; its `finish` (`length`: the model's output limit) is a signal.
 - `permission.asked` / `question.asked` → `RequestOpened` Permission (AllowOnce, AllowAlways, DenyOnce) / Question;
   `todo.updated` → `PlanUpdated`; `session.compacted` → `ContextCompacted`.
 - `session.status` busy, `session.idle`, `session.error`, `session.updated` → `Signals` for the driver (admission,
@@ -49,6 +49,7 @@ from omniagent.protocols.sidecar.events import (
     ReasoningDelta,
     RequestOpened,
     Search,
+    StopLimit,
     Subagent,
     TextDelta,
     Think,
@@ -112,6 +113,9 @@ class Signals:
     aborted: bool = False
     session: Mapping[str, Any] | None = None
     """A `session.updated` info (title, model, agent)."""
+    reply_ended: bool = False
+    """An assistant message completed; `limit` is the one its `finish` says it stopped at (None: none)."""
+    limit: StopLimit | None = None
 
 
 class EventMapper:
@@ -171,6 +175,10 @@ class EventMapper:
         if not completed or message_id in self._ended:
             return
         self._ended.add(message_id)
+        # opencode 1.18.33 says a reply cut at the model's output limit only here (`finish`, no error); its own
+        # ACP face reads the same as `max_tokens`.
+        signals.reply_ended = True
+        signals.limit = StopLimit.MAX_TOKENS if info.get("finish") == "length" else None
         if message_id in self._with_text:
             signals.events.append(
                 d.AdapterEvent(MessageEnded(message_id=message_id), extensions={FORK_POINT: message_id})

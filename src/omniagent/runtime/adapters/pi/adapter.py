@@ -14,6 +14,8 @@ Turn ends, as pi 0.73.1 behaves:
 - A prompt that starts no run (an extension's `/command`, which may ask dialogs and then return) is over when
   its answer has come, no `agent_start` was seen and `get_state` says pi is not streaming.
 - `abort` gives `agent_end` with an aborted message within a few ms: `Cancelled`.
+- A last assistant message that stopped at `length` (the model's output limit) ends the turn `Completed` at limit
+  `MaxTokens`; pi has no limit of its own on a run's model calls.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from typing import Any
 
 from omniagent.protocols.sidecar.agents import AgentInstallation, ConfigValue
-from omniagent.protocols.sidecar.events import Cancelled, Completed, Failed, StopReason
+from omniagent.protocols.sidecar.events import Cancelled, Completed, Failed, StopLimit, StopReason
 from omniagent.runtime import catalog
 from omniagent.runtime import driver as d
 from omniagent.runtime.adapters.driver_loop import DriverLoop, stderr_tail
@@ -341,6 +343,8 @@ class _PiDriver(DriverLoop):
         elif reason == "error":
             error = str(message.get("errorMessage") or "pi reported an error") if message is not None else ""
             self._spawn(self._end_unless_retrying(self._turn, error))
+        elif reason == "length":  # the model's reply reached its output limit: pi ends the run there
+            await self._end(self._turn, Completed(limit=StopLimit.MAX_TOKENS))
         else:
             await self._end(self._turn, Completed())
 

@@ -88,9 +88,13 @@ export function toolBody(update, streamed) {
   return parts;
 }
 
+// A completed turn's limit (the sidecar's `Completed.limit`, our extension of the wire), in words.
+const LIMITS = { MaxTokens: "the model's output token limit", MaxTurnRequests: "its limit of model requests" };
+
 /** A stop reason in words, and a class for it. */
 export function stopText(stop) {
   const [name, body] = variant(stop);
+  if (name === "Completed" && body && body.limit) return [`stopped at ${LIMITS[body.limit] || body.limit}`, "completed"];
   if (name === "Completed") return body && body.source === "Inferred" ? ["idle", "idle"] : ["turn complete", "completed"];
   if (name === "Cancelled") return ["cancelled", "cancelled"];
   if (name === "Refused") return ["refused by the agent", "refused"];
