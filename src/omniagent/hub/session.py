@@ -173,6 +173,13 @@ class HubSession:
         self._changed()
         return attachment
 
+    async def taken(self, prompt_id: str) -> str | None:
+        """`Session.taken`: the agent's id of a prompt's message once it took it (None: it names none)."""
+        try:
+            return await self._session.taken(prompt_id)
+        except SessionClosed:
+            return None
+
     async def said(self, prompt_id: str, within: float = 2.0) -> Said | None:
         """What prompt `prompt_id` said, waiting up to `within` seconds for its `prompt` call to return (its turn
         may start first); None for a prompt this hub did not send, or one forgotten (the last `retention` kept)."""

@@ -140,7 +140,10 @@ class History:
 
 @dataclass(frozen=True, slots=True)
 class TurnAck:
-    """The agent took the last `StartTurn`; frames before this one belong to an older turn."""
+    """The agent took the last `StartTurn`; frames before this one belong to an older turn. `message_id`: the id the
+    agent gave the prompt's message, where it names one (our engine: the id its history tells the message by)."""
+
+    message_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

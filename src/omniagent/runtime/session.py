@@ -21,6 +21,7 @@ from omniagent.runtime.turns import (
     PromptCommand,
     RollbackCommand,
     SessionLoop,
+    TakenCommand,
 )
 
 
@@ -94,6 +95,13 @@ class Session:
     async def cancel(self, clear_queue: bool = False) -> None:
         """Cancel the running turn (idempotent); optionally drop every queued prompt."""
         await self._loop.submit(CancelCommand(clear_queue))
+
+    async def taken(self, prompt_id: str) -> str | None:
+        """The id the agent gave prompt `prompt_id`'s message, once it took the prompt (at once when it already did;
+        a queued prompt waits for its turn): the id its history tells the message by. None when the agent names no
+        id (most agents), or the prompt never reached it (dequeued, cancelled, the session ended)."""
+        reply: str | None = await self._loop.submit(TakenCommand(prompt_id))
+        return reply
 
     async def close(self, *, forget: bool = False) -> None:
         """End the session; returns once the agent finished (at most the close grace). `forget`: the agent's own

@@ -105,6 +105,8 @@ _OPENS_TURN = frozenset({TextDelta, ReasoningDelta, UserMessage, RequestOpened})
 # What a session's history cannot hold: the loop's own kinds, and requests (nobody could answer one that is past).
 _NOT_HISTORY = _ENGINE_OWNED | {RequestOpened}
 _EMPTY: Mapping[str, Any] = {}
+# Prompts whose message id the loop remembers (a caller asks right after its prompt).
+_TAKEN_KEPT = 256
 
 
 class Phase(Enum):
@@ -128,6 +130,7 @@ class Turn:
     id: str
     prompted: bool
     awaiting_ack: bool
+    prompt_id: str | None = None
     open_requests: dict[str, Request] = field(default_factory=dict)
     running_tools: set[str] = field(default_factory=set)
     open_messages: dict[str, None] = field(default_factory=dict)  # insertion-ordered set
@@ -186,6 +189,11 @@ class CancelCommand:
 
 
 @dataclass(frozen=True, slots=True)
+class TakenCommand:
+    prompt_id: str
+
+
+@dataclass(frozen=True, slots=True)
 class CloseCommand:
     forget: bool = False
 
@@ -199,6 +207,7 @@ LoopCommand = (
     | CompactCommand
     | CancelCommand
     | CloseCommand
+    | TakenCommand
 )
 
 
@@ -228,6 +237,8 @@ class SessionLoop:
         self._queue: deque[_Queued] = deque()
         self._steer: tuple[_Queued, asyncio.Future[Any]] | None = None
         self._close_waiters: list[asyncio.Future[Any]] = []
+        self._taken: dict[str, str | None] = {}  # prompt id → the agent's id of its message, once it took it
+        self._taken_waiters: dict[str, list[asyncio.Future[Any]]] = {}
         self._close_deadline: float | None = None
         self._quiet_deadline: float | None = None
         self._late_end_warned = False
@@ -362,6 +373,11 @@ class SessionLoop:
         for waiter in self._close_waiters:
             if not waiter.done():
                 waiter.set_result(None)
+        for waiters in self._taken_waiters.values():
+            for waiter in waiters:
+                if not waiter.done():
+                    waiter.set_result(None)
+        self._taken_waiters.clear()
         self.stream.end(self._error)
         self._done.set()
 
@@ -369,6 +385,10 @@ class SessionLoop:
 
     def _handle_command(self, command: LoopCommand, future: asyncio.Future[Any]) -> None:
         try:
+            if isinstance(command, TakenCommand):
+                self._taken_waiters.setdefault(command.prompt_id, []).append(future)
+                self._settle_taken(command.prompt_id)
+                return
             if isinstance(command, CloseCommand):
                 self._close_waiters.append(future)
                 self._begin_close(command.forget)
@@ -416,10 +436,32 @@ class SessionLoop:
         self._queue.append(queued)
         return Delivery(prompt_id=queued.prompt_id, kind=Queued(position=len(self._queue) - 1))
 
+    def _took(self, turn: Turn, message_id: str | None) -> None:
+        """The agent took (or will never take) the prompt that started `turn`: its message id is known."""
+        if turn.prompt_id is None:
+            return
+        self._taken[turn.prompt_id] = message_id
+        while len(self._taken) > _TAKEN_KEPT:
+            del self._taken[next(iter(self._taken))]
+        self._settle_taken(turn.prompt_id)
+
+    def _settle_taken(self, prompt_id: str) -> None:
+        waiting = (self._turn is not None and self._turn.prompt_id == prompt_id) or any(
+            item.prompt_id == prompt_id for item in self._queue
+        )
+        if not waiting:
+            self._taken.setdefault(prompt_id, None)  # not this session's, or long forgotten
+        if prompt_id in self._taken:
+            for waiter in self._taken_waiters.pop(prompt_id, []):
+                if not waiter.done():
+                    waiter.set_result(self._taken[prompt_id])
+
     def _dequeue(self, prompt_id: str) -> None:
         for item in self._queue:
             if item.prompt_id == prompt_id:
                 self._queue.remove(item)
+                self._taken[prompt_id] = None  # never reaches the agent
+                self._settle_taken(prompt_id)
                 return None
         raise InvalidRequest(f"prompt {prompt_id} is not queued")
 
@@ -497,6 +539,7 @@ class SessionLoop:
         elif isinstance(event, d.TurnAck):
             if self._turn is not None:
                 self._turn.awaiting_ack = False
+                self._took(self._turn, event.message_id)
         elif isinstance(event, d.TurnStopped):
             self._on_turn_stopped(event.stop)
         elif isinstance(event, d.SteerResult):
@@ -617,7 +660,10 @@ class SessionLoop:
 
     def _start_turn(self, origin: TurnOrigin, prompt: d.PromptInput | None) -> Turn:
         self._turns += 1
-        turn = Turn(id=f"t{self._turns}", prompted=prompt is not None, awaiting_ack=prompt is not None)
+        prompt_id = origin.prompt_id if isinstance(origin, FromPrompt) else None
+        turn = Turn(
+            id=f"t{self._turns}", prompted=prompt is not None, awaiting_ack=prompt is not None, prompt_id=prompt_id
+        )
         self._turn = turn
         self._phase = Phase.RUNNING
         self._late_end_warned = False
@@ -635,6 +681,8 @@ class SessionLoop:
             self._emit(MessageEnded(message_id=message_id), turn.context)
         self._close_requests(turn)
         self._emit(TurnEnded(stop=stop, background=sorted(turn.running_tools)), turn.context)
+        if turn.awaiting_ack:
+            self._took(turn, None)  # ended before the agent took it
         self._turn = None
         self._phase = Phase.IDLE
         self._quiet_deadline = None

@@ -227,8 +227,10 @@ async def test_list_and_resume_with_replay_rebuild_the_conversation_in_a_new_pro
     assert [(u["sessionUpdate"], u.get("messageId") or u.get("toolCallId")) for u in replayed] == [
         ("user_message", "m1"),
         ("tool_call_update", "t2.0"),
-        ("agent_message", "m3"),
+        ("agent_message", "m3"),  # the message whole and empty, then its text as the chunk it streamed
+        ("agent_message_chunk", "m3"),
     ]
+    assert replayed[2]["content"] == [] and replayed[3]["content"] == {"type": "text", "text": "All written."}
     assert replayed[1]["status"] == "completed" and replayed[1]["title"] == "Write notes.txt"
     live_user = next(e.raw for e in first.events if e.raw["sessionUpdate"] == "user_message")
     assert replayed[0] == live_user

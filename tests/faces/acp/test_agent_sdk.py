@@ -41,7 +41,7 @@ async def test_the_sdk_v2_client_runs_prompt_permission_cancel_list_and_replay(t
     assert report["ok"], (report, err[-2000:])
     assert report["protocolVersion"] == 2 and report["agentName"] == "omniagent"
     # The draft's receipt (the user message's id) is additive: this alpha.2-era client takes it.
-    assert report["promptAnswer"]["messageId"] == "prompt.p1" and report["firstStop"] == "end_turn"
+    assert report["promptAnswer"]["messageId"] == "m1" and report["firstStop"] == "end_turn"
     assert report["text"] == "Hello from omniagent."
     assert report["permissionStop"] == "end_turn"
     kinds = report["permissionKinds"]
@@ -72,7 +72,7 @@ async def test_the_sdk_v2_client_passes_an_mcp_server_whose_tool_is_asked_and_re
     report = json.loads(out.strip().splitlines()[-1])
     assert report["ok"], (report, err[-2000:])
     assert report["mcp"] == {"stdio": {}, "http": {}}
-    assert report["promptAnswer"]["messageId"] == "prompt.p1"
+    assert report["promptAnswer"]["messageId"] == "m1"
     assert report["stop"] == "end_turn" and report["text"] == "Echoed."
     assert report["asked"] == ['Call `echo` of the MCP server `fixture` with {"text": "from the sdk"}.']
     assert report["titles"] == ["fixture: echo"] and report["statuses"][-1] == "completed"

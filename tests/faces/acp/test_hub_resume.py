@@ -158,9 +158,11 @@ async def test_a_later_process_replays_the_earlier_conversation_of_our_engine_on
         params = {"sessionId": session_id, "cwd": str(ws), "replayFrom": {"type": "start"}}
         assert "result" in await v2.call("session/resume", params)
         replayed = [(u["sessionUpdate"], u.get("messageId") or u.get("toolCallId")) for u in v2.updates]
-        assert replayed[:3] == [("user_message", "m1"), ("tool_call_update", "t2.0"), ("agent_message_chunk", "m3")]
+        # A message whole and empty (the draft's primer), then its text as the chunk it streamed.
+        primed = [("agent_message", "m3"), ("agent_message_chunk", "m3")]
+        assert replayed[:4] == [("user_message", "m1"), ("tool_call_update", "t2.0"), *primed]
         assert v2.updates[0]["content"] == [{"type": "text", "text": "write hello.txt"}]
         assert v2.updates[1]["status"] == "completed" and v2.updates[1]["title"] == tool["title"]
         # The turn `later` ran is history now too: its prompt, then its answer.
-        assert replayed[3:] == [("user_message", "m4"), ("agent_message_chunk", "m5")]
+        assert replayed[4:] == [("user_message", "m4"), ("agent_message", "m5"), ("agent_message_chunk", "m5")]
         await v2.end()

@@ -75,7 +75,6 @@ async def test_a_choice_that_was_not_offered_is_rejected_and_the_request_stays_o
 @pytest.mark.parametrize(
     ("fields", "answer", "detail"),
     [
-        ({}, [], "expected 1 answers, got 0"),
         ({}, [TextAnswer(text="free")], "question q0 does not allow free text"),
         ({}, [ChoicesAnswer(ids=[])], "no choice given"),
         ({}, [ChoicesAnswer(ids=["a", "b"])], "question q0 allows one choice"),
@@ -91,6 +90,16 @@ async def test_question_answers_must_fit_their_questions(
         await collect(session, is_kind(RequestOpened))
         await _rejects(session, "q", QuestionsAnswer(answers=answer), detail)
         await session.answer("q", QuestionsAnswer(answers=[ChoicesAnswer(ids=["a"])]))
+
+
+async def test_no_answers_at_all_decline_the_questions() -> None:
+    """An answer with no answers declines the request (the user dismissed it, or no client can show it): it closes
+    and the turn goes on."""
+    async with mock_session({"turns": [[question("q"), "AwaitAnswer", END]]}) as (_, session):
+        await session.prompt("go")
+        await collect(session, is_kind(RequestOpened))
+        await session.answer("q", QuestionsAnswer(answers=[]))
+        assert tags(without_status(await one_turn(session)))[0] == "RequestClosed"
 
 
 async def test_multi_select_and_free_text_questions_accept_their_answers() -> None:

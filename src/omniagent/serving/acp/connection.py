@@ -56,7 +56,7 @@ from omniagent.runtime.errors import (
 )
 from omniagent.runtime.options import OpenOptions
 from omniagent.serving.acp import builders as b
-from omniagent.serving.acp.follow import Follower, SessionEnded
+from omniagent.serving.acp.follow import Follower, SessionEnded, prompt_message_id
 from omniagent.serving.acp.handshake import Handshake
 from omniagent.serving.acp.requests import agent_of, directory, listed, mcp_servers, prompt_text
 from omniagent.serving.acp.shapes import Shapes
@@ -398,7 +398,7 @@ class AcpAgent:
         follower.hold()
         try:
             delivery = await attachment.prompt(text)
-            message_id = f"prompt.{delivery.prompt_id}"
+            message_id = await prompt_message_id(attachment.session, delivery)
             m = self.shapes.models
             echo = m.SessionUpdateUserMessage(message_id=message_id, content=[m.ContentBlockText(text=text)])
             asyncio.get_running_loop().call_soon(follower.send, echo)

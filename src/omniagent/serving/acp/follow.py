@@ -24,7 +24,7 @@ from functools import partial
 from typing import Any
 
 from omniagent.errors import OmniagentError
-from omniagent.hub.session import Attachment, Role
+from omniagent.hub.session import Attachment, HubSession, Role
 from omniagent.protocols.sidecar.agents import SessionInfo
 from omniagent.protocols.sidecar.commands import DECLINED, Answer, Delivery, Queued
 from omniagent.protocols.sidecar.events import (
@@ -215,7 +215,7 @@ class Follower:
         said = await self.attachment.session.said(kind.origin.prompt_id)
         if said is None or said.by == self.attachment.number:
             return  # the prompting connection answers (v1) or echoes (v2) its own
-        message_id = f"prompt.{kind.origin.prompt_id}"
+        message_id = await prompt_message_id(self.attachment.session, kind.origin.prompt_id)
         if self.shapes.whole_messages:
             m = self.shapes.models
             update: b.Update = m.SessionUpdateUserMessage(
@@ -337,3 +337,16 @@ def _keep(kept: dict[str, Any], key: str, value: Any) -> None:
 
 def _request_id(opened: RequestOpened) -> str:
     return opened.request.request.id
+
+
+async def prompt_message_id(session: HubSession, prompt: Delivery | str) -> str:
+    """The id ACP names a prompt's user message by (a v2 receipt, its echo, another client's view of it): the agent's
+    own where it names one (our engine: the id its history replays the message under, so a later process names it as
+    the receipt did), else `prompt.<prompt id>`. A prompt queued behind a turn is named at once, before the agent
+    has it."""
+    if isinstance(prompt, str):
+        prompt_id, queued = prompt, False
+    else:
+        prompt_id, queued = prompt.prompt_id, isinstance(prompt.kind, Queued)
+    taken = None if queued else await session.taken(prompt_id)
+    return taken or f"prompt.{prompt_id}"

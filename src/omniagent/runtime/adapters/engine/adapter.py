@@ -69,6 +69,7 @@ from omniagent.runtime.adapters.engine.translate import (
     Report,
     Translator,
     interaction_of,
+    message_id,
     reply_of,
     stop_reason,
     tool_id,
@@ -141,6 +142,7 @@ class _EngineDriver:
         self._queued_input: int | None = None  # the input of a StartTurn the engine queued (not started yet)
         self._compaction_after: int | None = None  # a Compact the engine queued: the run id it reserved
         self._closing = False
+        self._prompted: str | None = None  # the id of the last message a person's prompt committed
         self._forget = False  # the close deletes the engine session and its children
 
     @property
@@ -357,7 +359,9 @@ class _EngineDriver:
             self._refresh(announce=True)
         elif isinstance(event, TurnStarted):
             self._queued_input = None
-            self._push(d.TurnAck())
+            # The prompt's message was committed before its run started: its id is the one the history tells.
+            prompted, self._prompted = self._prompted, None
+            self._push(d.TurnAck(message_id=prompted))
         elif isinstance(event, TurnEnded):
             self._turn_ended(event)
         else:
@@ -367,6 +371,8 @@ class _EngineDriver:
         if isinstance(event, ChildFollowed):
             self._follow(event.branch)
             return
+        if isinstance(event, Committed) and isinstance(event.message, UserMessage) and event.message.source is None:
+            self._prompted = message_id(event.message.id)
         for out in self._translator.map(event):
             self._push(out)
         failed = event.data.outcome if isinstance(event, RunEnded) else None
