@@ -44,14 +44,15 @@ PROMPTS: Mapping[conformance.Turn, str] = {
     "long": f"Count from 1 to 100000, one number per line ({LONG}).",
     "permission": f"Run the shell command you are given ({ASK}).",
 }
-# What the hub's ACP face advertises (init.negotiates compares these with its initialize answers). Over stdio a
-# later connection is a later process, which resumes the session by its agent's resume token (the hub's session
-# index in the data dir); the hub keeps events in memory, so that process replays only the history the agent tells
-# (our engine's conversation, an ACP agent's load replay; Claude Code and Codex natively tell none), and v1 offers
-# resume but not load (which promises the conversation). A hub server's own sessions outlive a connection with their
-# events, so its face offers both. v2's `capabilities.session` opens the whole baseline.
-_V2 = frozenset({"session", "list", "resume", "close", "embeddedContext"})
-_V1 = frozenset({"list", "resume", "close", "embeddedContext"})
+# What the ACP face advertises for these agents (init.negotiates compares these with its initialize answers). Over
+# stdio a later connection is a later process, which resumes the session by its agent's resume token (the hub's
+# session index in the data dir); the hub keeps events in memory, so that process replays only the history the agent
+# tells (our engine's conversation, an ACP agent's load replay; Claude Code and Codex natively tell none), and v1
+# offers resume but not load (which promises the conversation). A hub server's own sessions outlive a connection with
+# their events, so its face offers both. v2's `capabilities.session` opens the whole baseline; delete is every
+# agent's (the session leaves the hub and its index), fork our engine's only.
+_V2 = frozenset({"session", "list", "resume", "close", "delete", "embeddedContext"})
+_V1 = frozenset({"list", "resume", "close", "delete", "embeddedContext"})
 STDIO_CAPABILITIES: Mapping[int, frozenset[str]] = {1: _V1, 2: _V2}
 SERVER_CAPABILITIES: Mapping[int, frozenset[str]] = {1: STDIO_CAPABILITIES[1] | {"load"}, 2: _V2}
 # Checks the stdio face fails today, by (version, check id), and why. Strict: one that passes fails the run, so the
