@@ -168,7 +168,7 @@ def _serve_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _engine_arguments(parser: argparse.ArgumentParser) -> None:
-    """The arguments of the engine's faces, `rpc` and `acp`."""
+    """The data dir of `rpc` and `acp` (whose hub keeps its session index in `hub/` there)."""
     parser.add_argument("--data-dir", type=Path, help="where the engine keeps its store and credentials")
 
 

@@ -64,8 +64,8 @@ def permission_answer(request: PermissionRequest, result: Any) -> PermissionAnsw
     """The client's reply as the answer: the option it selected; None for `cancelled` (its turn is being cancelled,
     which closes the request). Anything else (an outcome we do not know, `_`-prefixed or newer than us, an option that
     was not offered, a reply that is no outcome) is not approval, and ACP says to decline it then: it is answered
-    "reject once", so the turn goes on without the call, as the engine face's dismissed request does. None (left
-    open for a cancel or another client) only when rejecting was not offered."""
+    "reject once", so the turn goes on without the call. None (left open for a cancel or another client) only when
+    rejecting was not offered."""
     outcome = result.get("outcome") if isinstance(result, dict) else None
     kind = outcome.get("outcome") if isinstance(outcome, dict) else None
     if kind == "cancelled":

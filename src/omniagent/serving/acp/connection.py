@@ -5,25 +5,29 @@
     ...                                  # the peer runs; the client calls initialize, session/new, session/prompt, …
     await connection.aclose()            # detach from everything
 
-Decisions (docs/acp.md, "Any agent through the hub"):
-- Versions as the engine face negotiates them (`serving/acp/handshake.py`): 2 when asked for 2 or more, else 1.
+Every ACP face serves this one agent: `omniagent acp [--agent ID]` on stdio, the hub's `/acp` over HTTP and
+WebSocket, `acp --hub`. Decisions (docs/acp.md, "What it offers"):
+- Versions (`serving/acp/handshake.py`): 2 when asked for 2 or more, else 1. What `initialize` advertises depends
+  on the agent (`AgentFacts`: our engine also forks, loads and names auth methods), never how ACP is spoken.
 - `session/new` opens a session of the connection's default agent, or of `_meta.omniagent.agent` when the params
   name one (an id of `omniagent agents`); the client is its controller. `mcpServers` become the session's MCP servers.
 - `session/load` (v1) and `session/resume` with `replayFrom: {type: "start"}` (v2) attach to a hub session as its
   controller and replay its kept events before answering; a plain `session/resume` attaches without replay. A
-  session the hub has only in its index (an earlier process's) is first resumed by its agent (`Hub.resume`: its
-  resume token, its directory, the same id; the request's `mcpServers` as its MCP servers); its kept events are
-  then only those since (the hub keeps events in memory), so a face whose sessions are all of earlier processes (a
-  stdio face, one process per connection) does not advertise v1 `loadSession`, which promises the conversation.
+  session the hub has only in its index (an earlier process's, or one that ended) is first resumed by its agent
+  (`Hub.resume`: its resume token, its directory, the same id; the request's `mcpServers` as its MCP servers), with
+  its history where the agent tells one (our engine's stored conversation).
+- `session/fork` (agents that fork) opens a new session of the source's agent from its resume token, history first;
+  `session/delete` closes a session for every client and forgets it (our engine removes it from its store).
 - The multi-client extension (ACP's draft RFD "multi-client session attach"): `session/attach {sessionId, role:
   controller|observer, historyPolicy: full|pending_only|none, after?}` (`after`: the last sequence the client has;
   it wins over `historyPolicy`) replays, answers, then follows live; `session/detach {sessionId}` stops following
   (the session goes on). Advertised as `sessionCapabilities.attach` (v1) / `capabilities.session.attach` (v2).
 - Every `session/update` of an event carries `_meta.omniagent.sequence`.
 - A v1 `session/prompt` answers when the turn it started, steered or was queued into ends, with its stop reason (a
-  failed turn is error -32603 naming the failure); a v2 prompt answers `{}` once the session took it (`_meta.omniagent`
-  says `promptId`, how it was delivered and the `userMessageId` of the `user_message` that echoes it), and the turn
-  ends with `state_update` idle. Two controllers' prompts follow the session loop's turn rules (queue or steer).
+  failed turn is error -32603 naming the failure); a v2 prompt answers its receipt `{messageId}` once the session took
+  it (the agent's own id for the message where it names one; `_meta.omniagent` says `promptId`, how it was delivered
+  and the `userMessageId` of the `user_message` that echoes it), and the turn ends with `state_update` idle. Two
+  controllers' prompts follow the session loop's turn rules (queue or steer).
 - `session/close` ends the session for every client; an observer may not prompt, answer, cancel, configure or close
   (-32600).
 """
