@@ -109,11 +109,10 @@ class Hub:
         token, another process holds the session, or the agent refused the token), and what `Runtime.open` raises.
         """
         found = self._sessions.get(session_id)
-        if found is not None and (
-            not found.closed or self._state is None or self._state.read_entry(session_id) is None
-        ):
+        indexed = self.indexed(session_id) is not None
+        if found is not None and (not found.closed or not indexed):
             return found
-        if self._state is None or self._state.read_entry(session_id) is None:
+        if not indexed or self._state is None:
             raise UnknownSession(session_id)
         # Two clients resuming one session at once get one session (a lock per index entry, never per any id asked).
         async with self._resuming.setdefault(session_id, asyncio.Lock()):
@@ -149,13 +148,17 @@ class Hub:
             await live.close(forget=True)
         self._indexed.discard(session_id)
         self._earlier.pop(session_id, None)
-        if self._state is not None and self._state.read_entry(session_id) is not None:
+        if self._state is not None and self.indexed(session_id) is not None:
             try:
                 self._state.hold(session_id)
             except SessionHeld:
                 raise ResumeFailed(f"{session_id} is open in another process sharing the hub's folder") from None
             self._state.release(session_id, forget=True)
         self._bump()
+
+    def indexed(self, session_id: str) -> IndexEntry | None:
+        """The index's entry of `session_id` (read now), or None: no folder, or no such session in it."""
+        return self._state.read_entry(session_id) if self._state is not None else None
 
     def session(self, session_id: str) -> HubSession:
         """A session of this hub's life (ended ones included). Raises: `UnknownSession`."""

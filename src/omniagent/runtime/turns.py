@@ -446,22 +446,23 @@ class SessionLoop:
         self._settle_taken(turn.prompt_id)
 
     def _settle_taken(self, prompt_id: str) -> None:
-        waiting = (self._turn is not None and self._turn.prompt_id == prompt_id) or any(
-            item.prompt_id == prompt_id for item in self._queue
-        )
-        if not waiting:
-            self._taken.setdefault(prompt_id, None)  # not this session's, or long forgotten
-        if prompt_id in self._taken:
-            for waiter in self._taken_waiters.pop(prompt_id, []):
-                if not waiter.done():
-                    waiter.set_result(self._taken[prompt_id])
+        """Answer who waits for `prompt_id`'s message id once it is known, or known never to come: a prompt neither
+        starting the running turn nor queued (dequeued, not this session's, or long forgotten) names none."""
+        if prompt_id not in self._taken and (
+            (self._turn is not None and self._turn.prompt_id == prompt_id)
+            or any(item.prompt_id == prompt_id for item in self._queue)
+        ):
+            return  # the agent has not taken it yet
+        message_id = self._taken.get(prompt_id)
+        for waiter in self._taken_waiters.pop(prompt_id, []):
+            if not waiter.done():
+                waiter.set_result(message_id)
 
     def _dequeue(self, prompt_id: str) -> None:
         for item in self._queue:
             if item.prompt_id == prompt_id:
                 self._queue.remove(item)
-                self._taken[prompt_id] = None  # never reaches the agent
-                self._settle_taken(prompt_id)
+                self._settle_taken(prompt_id)  # it never reaches the agent
                 return None
         raise InvalidRequest(f"prompt {prompt_id} is not queued")
 

@@ -237,7 +237,7 @@ class AcpAgent:
         try:
             live = hub.session(session_id)
         except UnknownSession:
-            entry = next((e for e in hub.past() if e.id == session_id), None)
+            entry = hub.indexed(session_id)
             if entry is None:
                 raise RpcError(RESOURCE_NOT_FOUND, "unknown session", {"sessionId": session_id}) from None
             agent, token = entry.agent, entry.resume_token

@@ -79,7 +79,9 @@ class Follower:
         self.attachment = attachment
         session = attachment.session
         self.view = SessionView(shapes, attachment.id, session.directory, seen)
-        # `primes`: the catch-up replays the history from its start (the view primes each message it streams).
+        # The catch-up is a replay (states are summed up at its end); `primes`: one from the history's start (the
+        # view primes each message it streams).
+        self.view.replaying = catch_up
         self.view.priming = primes and catch_up
         self._elicits = elicits
         self._alone = alone  # no other client can answer: a question this one cannot show is declined
@@ -96,7 +98,6 @@ class Follower:
         if not catch_up:
             self._caught_up.set_result(None)
         self._target = session.log.last
-        self.view.replaying = catch_up
         self._early = False
         self._task: asyncio.Task[None] | None = None
 
